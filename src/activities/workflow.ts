@@ -1,0 +1,78 @@
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { CompliancePolicy } from '../contracts/policy';
+import { durationMs } from '../contracts/policy';
+import type { AnnouncementRef, EscalationNotifier } from '../escalation/notifier';
+import { PROPOSAL_WORKFLOW_TYPE, SA, type TaskQueues } from '../names';
+import type { RejectionInput, WorkflowActivities } from './types';
+
+export interface WorkflowActivityDeps {
+  policy: CompliancePolicy;
+  taskQueues: TaskQueues;
+  notifiers: EscalationNotifier[];
+  /** Used to count recent rejections through visibility (the audit flag). */
+  client: Client;
+  logger: Logger;
+}
+
+/** Activities of the workflow worker: policy snapshot, escalation notices, audit bookkeeping. */
+export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowActivities {
+  const { logger } = deps;
+
+  /** Runs every notifier; one failing channel does not silence the others, but is retried. */
+  async function each<T>(what: string, fn: (n: EscalationNotifier) => Promise<T>): Promise<T[]> {
+    const results = await Promise.allSettled(deps.notifiers.map(fn));
+    const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`${deps.notifiers[i]!.name}: ${String(r.reason)}`] : []));
+    if (failed.length > 0) throw new Error(`${what} failed: ${failed.join('; ')}`);
+    return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+  }
+
+  return {
+    async policySnapshot() {
+      return { policy: deps.policy, taskQueues: deps.taskQueues };
+    },
+
+    async announceEscalation(notice) {
+      logger.warn(
+        {
+          event: 'escalation',
+          workflow_id: notice.workflow_id,
+          proposal_id: notice.proposal.proposal_id,
+          agent_id: notice.proposal.agent_id,
+          action_type: notice.proposal.action_type,
+          tier: notice.tier,
+          deadline: notice.deadline,
+          approvers: notice.approvers,
+        },
+        `proposal ${notice.proposal.proposal_id} awaits a human decision: agent-judge decide ${notice.proposal.proposal_id} approve|reject --approver <id>`,
+      );
+      const refs = await each('announce', (n) => n.announce(notice));
+      return refs.flat() as AnnouncementRef[];
+    },
+
+    async announceReminder(reminder) {
+      logger.warn({ event: 'escalation.reminder', workflow_id: reminder.notice.workflow_id }, 'escalation still waiting for a decision');
+      await each('remind', (n) => n.remind(reminder));
+    },
+
+    async announceResolution(resolution) {
+      logger.info({ event: 'escalation.resolved', workflow_id: resolution.workflow_id, status: resolution.status }, 'escalation resolved');
+      await each('resolve', (n) => n.resolve(resolution));
+    },
+
+    async recordRejection(input: RejectionInput) {
+      const { repeatRejections, window } = deps.policy.spec.audit;
+      const since = new Date(Date.now() - durationMs(window)).toISOString();
+      const query =
+        `WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}' AND ${SA.Target.name} = '${input.target}' AND ` +
+        `${SA.Verdict.name} = 'REJECT' AND StartTime > '${since}' AND WorkflowId != '${input.workflow_id}'`;
+      const { count } = await deps.client.workflow.count(query);
+      const recent = count + 1;
+      const flag = recent >= repeatRejections;
+      if (flag) {
+        logger.warn({ event: 'audit.flag', target: input.target, recent, window }, `audit flag: ${recent} rejections on ${input.target} within ${window}`);
+      }
+      return { recent, flag };
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import { readFile } from 'node:fs/promises';
+import { AgentJudgeError, BadInputError, PolicyError } from '../errors';
+
+/** Prints one JSON document on stdout: what scripts read. */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Reads a JSON document from a file path or `-` (stdin); bad JSON is bad input (exit 2). */
+export async function readJsonInput(source: string, what: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = source === '-' ? await readStdin() : await readFile(source, 'utf8');
+  } catch (err) {
+    throw new BadInputError(`${what}: cannot read ${source === '-' ? 'stdin' : source} (${(err as Error).message})`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new BadInputError(`${what}: not valid JSON (${(err as Error).message})`);
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Exit codes: 0 ok, 2 bad input, 1 anything else. */
+export function exitCodeFor(err: unknown): number {
+  if (err instanceof BadInputError || err instanceof PolicyError) return 2;
+  if (err && typeof err === 'object' && (err as { exitCode?: unknown }).exitCode === 2) return 2;
+  return 1;
+}
+
+/** One readable line on stderr. */
+export function describeError(err: unknown): string {
+  if (err instanceof AgentJudgeError) return `agent-judge: ${err.message}`;
+  if (err instanceof Error) {
+    const cause = (err as { cause?: unknown }).cause;
+    const detail = cause instanceof Error && cause.message !== err.message ? ` (${cause.message})` : '';
+    return `agent-judge: ${err.message}${detail}`.replace(/\s*\n\s*/g, ' ');
+  }
+  return `agent-judge: ${String(err)}`;
+}

@@ -1,0 +1,262 @@
+/**
+ * The actor-runtime API: submit a proposal, follow it, clarify it, decide it. The CLI is a thin
+ * layer over these functions; agent runtimes call them directly.
+ */
+import { createHash } from 'node:crypto';
+import {
+  type Client,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
+import { ClarificationSchema, HumanDecisionSchema, type Clarification, type HumanDecision } from '../contracts/messages';
+import { canonicalJson, parseProposal, searchableTarget, type Proposal } from '../contracts/proposal';
+import { outcomeOf, type OutcomeStatus, type ProposalOutcome, type ProposalStatus } from '../contracts/status';
+import { describeIssues } from '../contracts/zod-error';
+import { AgentJudgeError, BadInputError, DuplicateProposalError, NotFoundError } from '../errors';
+import {
+  awaitSettledUpdate,
+  clarifyUpdate,
+  DEFAULT_TASK_QUEUES,
+  humanDecisionUpdate,
+  PROPOSAL_WORKFLOW_ID_PREFIX,
+  PROPOSAL_WORKFLOW_TYPE,
+  SA,
+  statusQuery,
+} from '../names';
+import type { proposalWorkflow } from '../workflows/proposal';
+
+/** A proposal, decision or clarification the workflow refused (not authorized, not waiting...). */
+export class RefusedError extends AgentJudgeError {}
+
+export interface SubmitOptions {
+  /** The workflow task queue (default `agent-judge`). */
+  taskQueue?: string;
+}
+
+/**
+ * The workflow id of a proposal: a fingerprint of everything but `proposal_id`. Identical content
+ * maps to the same id, so Temporal itself refuses a resubmission (seed 000 §3.3: the actor may not
+ * retry the same proposal); any revision of scope or justification gets a new id.
+ */
+export function proposalWorkflowId(proposal: Proposal): string {
+  const { proposal_id: _ignored, ...content } = proposal;
+  const digest = createHash('sha256').update(canonicalJson(content)).digest('hex');
+  return `${PROPOSAL_WORKFLOW_ID_PREFIX}${digest.slice(0, 32)}`;
+}
+
+const WORKFLOW_ID_RE = /^proposal-[0-9a-f]{32}$/;
+const PROPOSAL_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+/** Validates and submits a proposal; starts nothing when it is malformed or a duplicate. */
+export async function submitProposal(
+  client: Client,
+  input: unknown,
+  options: SubmitOptions = {},
+): Promise<{ proposal_id: string; workflow_id: string }> {
+  const proposal = parseProposal(input);
+  const workflowId = proposalWorkflowId(proposal);
+  const reuse = await findWorkflowId(client, proposal.proposal_id, { retries: 0 });
+  if (reuse && reuse !== workflowId) {
+    throw new BadInputError(
+      `proposal.proposal_id: ${proposal.proposal_id} is already used by another proposal (${reuse}); give a revision a new proposal_id`,
+    );
+  }
+  try {
+    await client.workflow.start<typeof proposalWorkflow>(PROPOSAL_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUES.workflow,
+      args: [{ proposal }],
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+      typedSearchAttributes: [
+        { key: SA.ProposalId, value: proposal.proposal_id },
+        { key: SA.AgentId, value: proposal.agent_id },
+        { key: SA.ActionType, value: proposal.action_type },
+        { key: SA.Target, value: searchableTarget(proposal) },
+        { key: SA.Stage, value: 'judging' },
+      ],
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      throw new DuplicateProposalError(
+        `an identical proposal was already submitted (${workflowId}); a proposal may not be retried: ` +
+          'revise its scope or justification to submit a new one',
+        workflowId,
+      );
+    }
+    throw err;
+  }
+  return { proposal_id: proposal.proposal_id, workflow_id: workflowId };
+}
+
+/** Submits and waits until the proposal is finished or waiting on someone. */
+export async function submitAndWait(client: Client, input: unknown, options: SubmitOptions = {}): Promise<ProposalOutcome> {
+  const { workflow_id } = await submitProposal(client, input, options);
+  return waitUntilSettled(client, workflow_id);
+}
+
+/** Returns once the proposal is finished or waiting on a person or the actor. */
+export async function waitUntilSettled(client: Client, workflowId: string): Promise<ProposalOutcome> {
+  const handle = client.workflow.getHandle<typeof proposalWorkflow>(workflowId);
+  try {
+    return outcomeOf(await handle.executeUpdate(awaitSettledUpdate));
+  } catch (err) {
+    // The run may have closed before the Update arrived: its result is the outcome.
+    if (err instanceof WorkflowUpdateFailedError || isClosedError(err)) return resultOf(client, workflowId);
+    throw err;
+  }
+}
+
+function isClosedError(err: unknown): boolean {
+  const msg = String((err as Error)?.message ?? '');
+  return /already completed|workflow execution already completed|not found/i.test(msg) && !(err instanceof WorkflowNotFoundError);
+}
+
+async function resultOf(client: Client, workflowId: string): Promise<ProposalOutcome> {
+  try {
+    return await client.workflow.getHandle<typeof proposalWorkflow>(workflowId).result();
+  } catch (err) {
+    if (err instanceof WorkflowFailedError) {
+      throw new AgentJudgeError(`proposal workflow ${workflowId} failed: ${err.cause?.message ?? err.message}`);
+    }
+    throw err;
+  }
+}
+
+/** Finds a proposal's workflow id from its proposal_id (or passes a workflow id through). */
+export async function findWorkflowId(
+  client: Client,
+  idOrWorkflowId: string,
+  { retries = 8 }: { retries?: number } = {},
+): Promise<string | null> {
+  if (WORKFLOW_ID_RE.test(idOrWorkflowId)) return idOrWorkflowId;
+  if (!PROPOSAL_ID_RE.test(idOrWorkflowId)) {
+    throw new BadInputError(`proposal_id: ${JSON.stringify(idOrWorkflowId)} is not a valid proposal id`);
+  }
+  // Visibility is eventually consistent: a proposal submitted a moment ago may take a beat to show.
+  for (let attempt = 0; ; attempt++) {
+    for await (const wf of client.workflow.list({
+      query: `WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}' AND ${SA.ProposalId.name} = '${idOrWorkflowId}'`,
+      pageSize: 2,
+    })) {
+      return wf.workflowId;
+    }
+    if (attempt >= retries) return null;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function requireWorkflowId(client: Client, id: string): Promise<string> {
+  const wf = await findWorkflowId(client, id);
+  if (!wf) throw new NotFoundError(`no proposal with id ${id}`);
+  return wf;
+}
+
+/** The full status of a proposal (stage, verdicts, clarify rounds, deadlines, execution). */
+export async function getStatus(client: Client, id: string): Promise<ProposalStatus> {
+  const workflowId = await requireWorkflowId(client, id);
+  try {
+    return await client.workflow.getHandle(workflowId).query(statusQuery);
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw new NotFoundError(`no proposal with id ${id}`);
+    throw err;
+  }
+}
+
+export async function getOutcome(client: Client, id: string): Promise<ProposalOutcome> {
+  return outcomeOf(await getStatus(client, id));
+}
+
+function refusal(err: unknown, what: string): never {
+  if (err instanceof WorkflowUpdateFailedError) {
+    throw new RefusedError(`${what} refused: ${err.cause?.message ?? err.message}`);
+  }
+  if (err instanceof WorkflowNotFoundError || isClosedError(err)) {
+    throw new RefusedError(`${what} refused: the proposal is already closed`);
+  }
+  throw err;
+}
+
+/** Answers a CLARIFY; returns the outcome after the proposal was judged again. */
+export async function clarify(client: Client, id: string, input: unknown): Promise<ProposalOutcome> {
+  const parsed = ClarificationSchema.safeParse(input);
+  if (!parsed.success) throw new BadInputError(describeIssues('clarification', parsed.error.issues));
+  const clarification: Clarification = parsed.data;
+  const workflowId = await requireWorkflowId(client, id);
+  try {
+    return outcomeOf(await client.workflow.getHandle(workflowId).executeUpdate(clarifyUpdate, { args: [clarification] }));
+  } catch (err) {
+    return refusal(err, 'clarification');
+  }
+}
+
+/** A person's decision on an escalated proposal; returns the outcome after it took effect. */
+export async function decide(client: Client, id: string, input: unknown): Promise<ProposalOutcome> {
+  const parsed = HumanDecisionSchema.safeParse(input);
+  if (!parsed.success) throw new BadInputError(describeIssues('decision', parsed.error.issues));
+  const decision: HumanDecision = parsed.data;
+  const workflowId = await requireWorkflowId(client, id);
+  try {
+    return outcomeOf(
+      await client.workflow.getHandle(workflowId).executeUpdate(humanDecisionUpdate, { args: [decision] }),
+    );
+  } catch (err) {
+    return refusal(err, 'decision');
+  }
+}
+
+export interface ListedProposal {
+  proposal_id: string;
+  workflow_id: string;
+  status: OutcomeStatus;
+  agent_id: string | null;
+  action_type: string | null;
+  tier: string | null;
+  verdict: string | null;
+  target: string | null;
+  audit_flag: boolean;
+  started_at: string;
+  closed_at: string | null;
+}
+
+const STATUSES: readonly OutcomeStatus[] = ['executed', 'approved', 'rejected', 'awaiting_clarification', 'awaiting_human', 'failed', 'pending'];
+
+/** Proposals from visibility, newest first; filters by status and start time. */
+export async function listProposals(
+  client: Client,
+  { status, sinceMs, limit = 1000, auditFlag }: { status?: string; sinceMs?: number; limit?: number; auditFlag?: boolean } = {},
+): Promise<ListedProposal[]> {
+  const clauses = [`WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}'`];
+  if (status !== undefined) {
+    if (!STATUSES.includes(status as OutcomeStatus)) {
+      throw new BadInputError(`--status: expected one of ${STATUSES.join(', ')}`);
+    }
+    if (status === 'pending') clauses.push(`${SA.Stage.name} IN ('judging', 'executing')`);
+    else clauses.push(`${SA.Stage.name} = '${status}'`);
+  }
+  if (sinceMs !== undefined) clauses.push(`StartTime > '${new Date(Date.now() - sinceMs).toISOString()}'`);
+  if (auditFlag) clauses.push(`${SA.AuditFlag.name} = true`);
+  const rows: ListedProposal[] = [];
+  for await (const wf of client.workflow.list({ query: clauses.join(' AND ') })) {
+    const sa = wf.typedSearchAttributes;
+    const stage = sa.get(SA.Stage) ?? 'judging';
+    rows.push({
+      proposal_id: sa.get(SA.ProposalId) ?? '',
+      workflow_id: wf.workflowId,
+      status: stage === 'judging' || stage === 'executing' ? (wf.closeTime ? 'failed' : 'pending') : (stage as OutcomeStatus),
+      agent_id: sa.get(SA.AgentId) ?? null,
+      action_type: sa.get(SA.ActionType) ?? null,
+      tier: sa.get(SA.Tier) ?? null,
+      verdict: sa.get(SA.Verdict) ?? null,
+      target: sa.get(SA.Target) ?? null,
+      audit_flag: sa.get(SA.AuditFlag) ?? false,
+      started_at: wf.startTime.toISOString(),
+      closed_at: wf.closeTime?.toISOString() ?? null,
+    });
+    if (rows.length >= limit) break;
+  }
+  return rows;
+}

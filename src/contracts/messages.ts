@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { EvidenceSchema, ScopeClaimSchema } from './proposal';
+
+/**
+ * The actor's answer to a CLARIFY: more evidence, a narrower scope, or a better justification.
+ * Anything else about the proposal stays as it was judged.
+ */
+export const ClarificationSchema = z
+  .strictObject({
+    justification: z.string().min(1).max(16 * 1024).optional(),
+    cited_evidence: z.array(EvidenceSchema).max(50).optional(),
+    scope_claim: ScopeClaimSchema.optional(),
+  })
+  .refine(
+    (c) => c.justification !== undefined || (c.cited_evidence?.length ?? 0) > 0 || c.scope_claim !== undefined,
+    'a clarification needs at least one of justification, cited_evidence, scope_claim',
+  );
+export type Clarification = z.infer<typeof ClarificationSchema>;
+
+export const ApproverIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9@][A-Za-z0-9@._:-]{0,127}$/, 'expected an approver id such as scott or discord:1234');
+
+/** A person's decision on an escalated proposal, sent as the `humanDecision` Update. */
+export const HumanDecisionSchema = z.strictObject({
+  decision: z.enum(['approve', 'reject']),
+  approver: ApproverIdSchema,
+  reason: z.string().max(4096).optional(),
+  via: z.enum(['cli', 'discord', 'api']).default('api'),
+});
+export type HumanDecision = z.infer<typeof HumanDecisionSchema>;

@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import { ActionTypeSchema } from './proposal';
+import { TierSchema } from './verdict';
+import { ApproverIdSchema } from './messages';
+import { JudgeSettingsSchema } from './judge-settings';
+
+/** A duration such as `90s`, `5m`, `1h`, `7d`, or a number of milliseconds. */
+export const DurationSchema = z.union([
+  z.int().positive(),
+  z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/, 'expected a duration such as 30s, 5m, 1h or 7d'),
+]);
+export type Duration = z.infer<typeof DurationSchema>;
+
+/** Milliseconds in a {@link Duration}; pure, so workflow code can use it. */
+export function durationMs(d: Duration): number {
+  if (typeof d === 'number') return d;
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$/.exec(d);
+  if (!m) throw new Error(`not a duration: ${d}`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'ms' | 's' | 'm' | 'h' | 'd'];
+  return Math.round(Number(m[1]) * unit);
+}
+
+const RegexSource = z.string().refine((src) => {
+  try {
+    new RegExp(src, 'u');
+    return true;
+  } catch {
+    return false;
+  }
+}, 'expected a valid regular expression');
+
+export const RiskEntrySchema = z.strictObject({
+  actionType: ActionTypeSchema,
+  surface: z.string().max(256),
+  surfaceArea: z.int().min(1).max(5),
+  actionRisk: z.int().min(1).max(5),
+  tier: TierSchema,
+});
+
+export const ExecAllowSchema = z.strictObject({
+  command: z.string().regex(/^[A-Za-z0-9._+-]+$/, 'expected a bare program name such as git'),
+  /** When set, argv[1] must be one of these (e.g. git status|log|diff). */
+  subcommands: z.array(z.string().min(1)).optional(),
+});
+
+export const PatternRuleSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'expected a rule name such as secrets.private-key'),
+  pattern: RegexSource,
+  /** Dotted path into the proposal (e.g. `target.path`); the whole proposal text when omitted. */
+  field: z.string().max(128).optional(),
+});
+
+/** The CompliancePolicy resource, shaped like a Kubernetes object so it can later be a CRD. */
+export const CompliancePolicySchema = z.strictObject({
+  apiVersion: z.literal('agent-judge.dev/v1alpha1'),
+  kind: z.literal('CompliancePolicy'),
+  metadata: z.strictObject({
+    name: z.string().min(1).max(253),
+    namespace: z.string().max(253).optional(),
+    labels: z.record(z.string(), z.string()).optional(),
+    annotations: z.record(z.string(), z.string()).optional(),
+  }),
+  spec: z.strictObject({
+    /** Tier for action types the risk matrix does not list. Never no-judge. */
+    defaultTier: z.enum(['human-only', 'full-judge-review']).default('human-only'),
+    riskMatrix: z.array(RiskEntrySchema).min(1),
+    thresholds: z
+      .strictObject({ clarify: z.number().min(0).max(1), human: z.number().min(0).max(1) })
+      .refine((t) => t.human <= t.clarify, 'thresholds.human must not be above thresholds.clarify'),
+    clarify: z.strictObject({ maxRounds: z.int().min(0).max(10), timeout: DurationSchema }),
+    escalation: z.strictObject({
+      timeout: DurationSchema,
+      approvers: z.array(ApproverIdSchema).default([]),
+      /** Distinct approvals needed per tier (default 1); a single reject always ends it. */
+      quorum: z.partialRecord(TierSchema, z.int().min(1).max(10)).default({}),
+      /** Share of the deadline after which approvers are reminded (0 disables). */
+      reminderAt: z.number().min(0).max(1).default(0.5),
+    }),
+    exec: z.strictObject({
+      allowlist: z.array(ExecAllowSchema),
+      /** Directories a command may run in; the first is the default working directory. */
+      cwdRoots: z.array(z.string().min(1)).min(1),
+      defaultTimeoutMs: z.int().positive().default(10_000),
+      maxOutputBytes: z.int().positive().default(64 * 1024),
+    }),
+    files: z.strictObject({
+      /** Directories file writes may touch, after resolving `..` and symlinks. */
+      roots: z.array(z.string().min(1)).min(1),
+    }),
+    memory: z.strictObject({ dir: z.string().min(1) }).default({ dir: '.agent-judge/memory' }),
+    lightweight: z.strictObject({
+      /** A match anywhere rejects, naming the rule. */
+      deny: z.array(PatternRuleSchema).default([]),
+      /** Per action type: when listed, one of these must match for an approval. */
+      topics: z.record(ActionTypeSchema, z.array(PatternRuleSchema)).default({}),
+    }),
+    /** Action types whose verdicts are recorded but not enforced (seed 000 §7 phase 2). */
+    shadow: z.array(ActionTypeSchema).default([]),
+    audit: z
+      .strictObject({ repeatRejections: z.int().min(2).default(3), window: DurationSchema.default('24h') })
+      .default({ repeatRejections: 3, window: '24h' }),
+    webhook: z
+      .strictObject({
+        /**
+         * Action types delivered to an HTTP endpoint of the operator's (the generic webhook
+         * executor): the approved proposal and verdict are POSTed there with an Idempotency-Key.
+         */
+        routes: z.record(ActionTypeSchema, z.url({ protocol: /^https?$/ })).default({}),
+        timeoutMs: z.int().positive().default(10_000),
+      })
+      .default({ routes: {}, timeoutMs: 10_000 }),
+    /** Model-backed judge settings (see the judge docs); optional so the rules judge runs alone. */
+    judge: JudgeSettingsSchema.optional(),
+  }),
+});
+export type CompliancePolicy = z.infer<typeof CompliancePolicySchema>;

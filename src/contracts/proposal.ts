@@ -1,0 +1,262 @@
+import { z } from 'zod';
+import { BadInputError } from '../errors';
+import { describeIssues } from './zod-error';
+
+/** Largest proposal accepted, as UTF-8 JSON. Temporal's own payload limit is 2 MB. */
+export const MAX_PROPOSAL_BYTES = 256 * 1024;
+
+const Identifier = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, 'expected 1-128 characters of letters, digits, . _ : -');
+
+export const AgentIdSchema = z
+  .string()
+  .regex(/^@?[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, 'expected an agent id such as @engineering');
+
+/** Action types are snake_case words; unknown (but well-formed) types are routed to a human. */
+export const ActionTypeSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9_]{0,63}$/, 'expected a snake_case action type such as forgejo_pr_create');
+
+const RepoName = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}$/, 'expected owner/name with ASCII letters, digits, _ . -');
+const BranchName = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^(?!.*\.\.)(?!\/)[A-Za-z0-9._/-]+$/, 'expected a git branch name');
+const RelativeOrAbsolutePath = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((p) => !p.includes('\0'), 'must not contain NUL bytes');
+const Snowflake = z.string().regex(/^[0-9]{15,25}$/, 'expected a Discord snowflake id');
+const HttpUrl = z
+  .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
+  .max(2048);
+
+export const EvidenceSchema = z.strictObject({
+  type: z.string().min(1).max(64),
+  url: HttpUrl.optional(),
+  source: z.string().min(1).max(512).optional(),
+  title: z.string().max(512).optional(),
+});
+export type Evidence = z.infer<typeof EvidenceSchema>;
+
+export const ScopeClaimSchema = z.strictObject({
+  files_only: z.array(RelativeOrAbsolutePath).max(1000).optional(),
+  max_lines: z.int().nonnegative().optional(),
+  no_existing_code_deletion: z.boolean().optional(),
+});
+export type ScopeClaim = z.infer<typeof ScopeClaimSchema>;
+
+/** Target and parameter shapes of the action types this project knows (seed 000 §2). */
+export const actionShapes = {
+  memory_write: {
+    target: z.strictObject({ store: Identifier.default('memory') }),
+    parameters: z.strictObject({ content: z.string().min(1).max(64 * 1024) }),
+  },
+  vault_note_create: {
+    target: z.strictObject({ vault: Identifier, path: RelativeOrAbsolutePath }),
+    parameters: z.strictObject({ title: z.string().max(256).optional(), content: z.string().max(128 * 1024) }),
+  },
+  issue_comment: {
+    target: z.strictObject({ repo: RepoName, issue: z.int().positive() }),
+    parameters: z.strictObject({ body: z.string().min(1).max(64 * 1024) }),
+  },
+  discord_message: {
+    target: z.strictObject({ channel_id: Snowflake }),
+    parameters: z.strictObject({ content: z.string().min(1).max(2000) }),
+  },
+  forgejo_pr_create: {
+    target: z.strictObject({ repo: RepoName, branch: BranchName, base: BranchName }),
+    parameters: z.strictObject({
+      files_changed: z.array(RelativeOrAbsolutePath).min(1).max(10_000),
+      estimated_diff_lines: z.int().nonnegative(),
+      title: z.string().max(256).optional(),
+      body: z.string().max(64 * 1024).optional(),
+    }),
+  },
+  file_write: {
+    target: z.strictObject({ path: RelativeOrAbsolutePath }),
+    parameters: z.strictObject({
+      content: z.string().max(1024 * 1024),
+      mode: z.enum(['overwrite', 'append', 'create']).default('create'),
+    }),
+  },
+  exec: {
+    target: z.strictObject({ host: Identifier.default('local') }),
+    parameters: z.strictObject({
+      command: z.array(z.string().max(4096).refine((a) => !a.includes('\0'), 'must not contain NUL bytes')).min(1).max(256),
+      cwd: RelativeOrAbsolutePath.optional(),
+      timeout_ms: z.int().positive().max(3_600_000).optional(),
+    }),
+  },
+  web_publish: {
+    target: z.strictObject({ url: HttpUrl }),
+    parameters: z.strictObject({
+      body: z.string().max(1024 * 1024),
+      content_type: z.string().max(128).default('text/plain; charset=utf-8'),
+      method: z.enum(['POST', 'PUT']).default('POST'),
+    }),
+  },
+  financial_op: {
+    target: z.strictObject({ account: z.string().min(1).max(128) }),
+    parameters: z.strictObject({
+      amount: z.number().positive().finite(),
+      currency: z.string().regex(/^[A-Z]{3}$/, 'expected an ISO 4217 code such as EUR'),
+      memo: z.string().max(1024).optional(),
+    }),
+  },
+  impersonation: {
+    target: z.strictObject({ identity: z.string().min(1).max(256) }),
+    parameters: z.strictObject({ purpose: z.string().min(1).max(4096) }),
+  },
+  credential_rotation: {
+    target: z.strictObject({ credential: z.string().min(1).max(256) }),
+    parameters: z.strictObject({ reason: z.string().max(4096).optional() }),
+  },
+} as const;
+
+export type KnownActionType = keyof typeof actionShapes;
+export const KNOWN_ACTION_TYPES = Object.keys(actionShapes) as KnownActionType[];
+
+export function isKnownActionType(t: string): t is KnownActionType {
+  return Object.prototype.hasOwnProperty.call(actionShapes, t);
+}
+
+const GenericObject = z.record(z.string(), z.unknown());
+
+/** The envelope of seed 000 §3.1; `target` and `parameters` are refined per action type below. */
+export const ProposalEnvelopeSchema = z.strictObject({
+  proposal_id: Identifier,
+  agent_id: AgentIdSchema,
+  action_type: ActionTypeSchema,
+  target: GenericObject,
+  parameters: GenericObject,
+  justification: z.string().min(1).max(16 * 1024),
+  cited_evidence: z.array(EvidenceSchema).max(50).default([]),
+  scope_claim: ScopeClaimSchema.default({}),
+  revision_of: Identifier.optional(),
+});
+
+/** A proposal: what an actor wants to do, where, and why. */
+export type Proposal = z.infer<typeof ProposalEnvelopeSchema>;
+
+/**
+ * The proposal schema with every known action type spelled out. Used for JSON Schema export; code
+ * validates with {@link parseProposal}, which gives field-level errors for one action type only.
+ */
+export const ProposalSchema = z.union([
+  ...KNOWN_ACTION_TYPES.map((t) =>
+    ProposalEnvelopeSchema.extend({
+      action_type: z.literal(t),
+      target: actionShapes[t].target,
+      parameters: actionShapes[t].parameters,
+    }),
+  ),
+  ProposalEnvelopeSchema.extend({
+    action_type: ActionTypeSchema.describe('Any other action type: always routed to a human.'),
+  }),
+] as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]]);
+
+export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** Validates a proposal: the envelope, then the target and parameters of its action type. */
+export function safeParseProposal(input: unknown): ParseResult<Proposal> {
+  const envelope = ProposalEnvelopeSchema.safeParse(input);
+  if (!envelope.success) return { ok: false, error: describeIssues('proposal', envelope.error.issues) };
+  const proposal = envelope.data;
+  if (!isKnownActionType(proposal.action_type)) return { ok: true, value: proposal };
+  const shape = actionShapes[proposal.action_type];
+  const target = shape.target.safeParse(proposal.target);
+  const parameters = shape.parameters.safeParse(proposal.parameters);
+  const problems = [
+    ...(target.success ? [] : [describeIssues('proposal.target', target.error.issues)]),
+    ...(parameters.success ? [] : [describeIssues('proposal.parameters', parameters.error.issues)]),
+  ];
+  if (problems.length > 0) return { ok: false, error: problems.join('; ') };
+  return {
+    ok: true,
+    value: {
+      ...proposal,
+      target: target.data as Record<string, unknown>,
+      parameters: parameters.data as Record<string, unknown>,
+    },
+  };
+}
+
+/** Like {@link safeParseProposal} but throws {@link BadInputError}; also checks the size limit. */
+export function parseProposal(input: unknown): Proposal {
+  const size = new TextEncoder().encode(JSON.stringify(input) ?? '').length;
+  if (size > MAX_PROPOSAL_BYTES) {
+    throw new BadInputError(`proposal: ${size} bytes is over the ${MAX_PROPOSAL_BYTES}-byte limit`);
+  }
+  const result = safeParseProposal(input);
+  if (!result.ok) throw new BadInputError(result.error);
+  return result.value;
+}
+
+/** Typed view of a known action's target and parameters (already validated by parseProposal). */
+export function actionOf<T extends KnownActionType>(
+  proposal: Proposal,
+  type: T,
+): { target: z.output<(typeof actionShapes)[T]['target']>; parameters: z.output<(typeof actionShapes)[T]['parameters']> } {
+  const shape = actionShapes[type];
+  return {
+    target: shape.target.parse(proposal.target) as z.output<(typeof actionShapes)[T]['target']>,
+    parameters: shape.parameters.parse(proposal.parameters) as z.output<(typeof actionShapes)[T]['parameters']>,
+  };
+}
+
+/**
+ * A short, stable name for where an action lands; the audit flag counts rejections per target
+ * ("repeat rejections on one target", seed 000 §3.3).
+ */
+export function targetKey(proposal: Proposal): string {
+  const t = proposal.target;
+  const s = (v: unknown) => String(v ?? '');
+  switch (proposal.action_type) {
+    case 'memory_write':
+      return `memory:${s(t.store ?? 'memory')}`;
+    case 'vault_note_create':
+      return `vault:${s(t.vault)}/${s(t.path)}`;
+    case 'issue_comment':
+      return `${s(t.repo)}#${s(t.issue)}`;
+    case 'discord_message':
+      return `discord:${s(t.channel_id)}`;
+    case 'forgejo_pr_create':
+      return `forgejo:${s(t.repo)}`;
+    case 'file_write':
+      return `file:${s(t.path)}`;
+    case 'exec': {
+      const argv0 = Array.isArray(proposal.parameters.command) ? s(proposal.parameters.command[0]) : '';
+      return `exec:${s(t.host ?? 'local')}:${argv0}`;
+    }
+    case 'web_publish':
+      return `web:${s(t.url)}`;
+    default:
+      return `${proposal.action_type}:${canonicalJson(t)}`.slice(0, 256);
+  }
+}
+
+/**
+ * The target key as stored in the `Target` search attribute: quotes and backslashes replaced so it
+ * can sit inside a visibility query literal, and bounded in length.
+ */
+export function searchableTarget(proposal: Proposal): string {
+  return targetKey(proposal).replace(/["'\\]/g, '_').slice(0, 256);
+}
+
+/** JSON with object keys sorted, so equal content always serialises to equal text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

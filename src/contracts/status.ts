@@ -1,0 +1,92 @@
+import type { Proposal } from './proposal';
+import type { Dispute, Tier, Verdict } from './verdict';
+import type { HumanDecision } from './messages';
+
+/** Where a proposal's workflow is. `judging` and `executing` are transient. */
+export type Stage =
+  | 'judging'
+  | 'awaiting_clarification'
+  | 'awaiting_human'
+  | 'executing'
+  | 'executed'
+  | 'approved'
+  | 'rejected'
+  | 'failed';
+
+/** The outcome statuses users script against; `pending` while judging or executing. */
+export type OutcomeStatus =
+  | 'executed'
+  | 'approved'
+  | 'rejected'
+  | 'awaiting_clarification'
+  | 'awaiting_human'
+  | 'failed'
+  | 'pending';
+
+export const SETTLED_STAGES: readonly Stage[] = [
+  'awaiting_clarification',
+  'awaiting_human',
+  'executed',
+  'approved',
+  'rejected',
+  'failed',
+];
+export const FINAL_STAGES: readonly Stage[] = ['executed', 'approved', 'rejected', 'failed'];
+
+/** What an executor did. `not_executed` means no executor exists here: the caller acts. */
+export interface ExecutionResult {
+  status: 'succeeded' | 'failed' | 'refused' | 'unknown';
+  executor: string;
+  output?: unknown;
+  error?: string;
+  shadow: boolean;
+  started_at: string;
+  finished_at: string;
+}
+
+export interface DecisionRecord extends HumanDecision {
+  at: string;
+}
+
+/** The status Query's answer. */
+export interface ProposalStatus {
+  proposal_id: string;
+  workflow_id: string;
+  status: OutcomeStatus;
+  stage: Stage;
+  tier: Tier;
+  shadow: boolean;
+  proposal: Proposal;
+  verdict: Verdict | null;
+  verdicts: Verdict[];
+  clarify_rounds: number;
+  max_clarify_rounds: number;
+  deadlines: { clarification: string | null; human: string | null };
+  dispute: Dispute | null;
+  decisions: DecisionRecord[];
+  approvals_needed: number;
+  execution: ExecutionResult | null;
+  audit_flag: boolean;
+  policy: string;
+}
+
+/** The outcome JSON the CLI prints for propose --wait, status, clarify and decide. */
+export interface ProposalOutcome {
+  proposal_id: string;
+  workflow_id: string;
+  status: OutcomeStatus;
+  verdict: Verdict | null;
+  verdicts: Verdict[];
+  execution: ExecutionResult | null;
+}
+
+export function outcomeOf(s: ProposalStatus): ProposalOutcome {
+  return {
+    proposal_id: s.proposal_id,
+    workflow_id: s.workflow_id,
+    status: s.status,
+    verdict: s.verdict,
+    verdicts: s.verdicts,
+    execution: s.execution,
+  };
+}

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+
+export const TIERS = ['no-judge', 'lightweight-approval', 'full-judge-review', 'human-only'] as const;
+/** Autonomy tier of seed 000 §2: how much scrutiny an action gets before it runs. */
+export const TierSchema = z.enum(TIERS);
+export type Tier = z.infer<typeof TierSchema>;
+
+export const VerdictKindSchema = z.enum(['APPROVE', 'REJECT', 'CLARIFY']);
+export type VerdictKind = z.infer<typeof VerdictKindSchema>;
+
+/** Who decided: the policy table, the deterministic rules, the judge model, a person, or the clock. */
+export const DecidedBySchema = z.union([
+  z.enum(['policy', 'rules', 'judge', 'timeout']),
+  z.string().regex(/^human:[A-Za-z0-9@._:-]{1,128}$/, 'expected human:<approver id>'),
+]);
+export type DecidedBy = z.infer<typeof DecidedBySchema>;
+
+/**
+ * Conditions an approval carries. The executor checks them again right before acting, so a
+ * verdict can only ever narrow what the proposal asked for.
+ */
+export const ConstraintsSchema = z.strictObject({
+  scope_limit: z.string().max(2048).optional(),
+  require_human_review: z.boolean().default(false),
+  files_only: z.array(z.string().max(4096)).max(1000).optional(),
+  max_lines: z.int().nonnegative().optional(),
+  no_existing_code_deletion: z.boolean().optional(),
+});
+export type Constraints = z.infer<typeof ConstraintsSchema>;
+
+/** The structured dispute a human sees: both positions side by side (seed 000 §3.3, §8). */
+export const DisputeSchema = z.strictObject({
+  reason: z.string().max(4096),
+  actor_position: z.string().max(16 * 1024),
+  judge_position: z.string().max(16 * 1024),
+  judge_confidence: z.number().min(0).max(1).nullable(),
+});
+export type Dispute = z.infer<typeof DisputeSchema>;
+
+export const EscalationSchema = z.strictObject({
+  to: z.literal('human'),
+  reason: z.string().max(4096),
+});
+
+/** What the judge saw and said, kept so a later audit can check the model's work (issue 3). */
+export const JudgeAuditSchema = z.strictObject({
+  model: z.string().max(256),
+  prompt_hash: z.string().max(128),
+  latency_ms: z.number().nonnegative(),
+  prompt_tokens: z.int().nonnegative().nullable(),
+  completion_tokens: z.int().nonnegative().nullable(),
+  raw_answer: z.string().max(64 * 1024).nullable(),
+  error: z.string().max(4096).optional(),
+});
+export type JudgeAudit = z.infer<typeof JudgeAuditSchema>;
+
+/** Seed 000 §3.2 plus confidence, decided_by and tier. */
+export const VerdictSchema = z.strictObject({
+  proposal_id: z.string(),
+  verdict: VerdictKindSchema,
+  reason: z.string().max(8192),
+  constraints: ConstraintsSchema.default({ require_human_review: false }),
+  escalation: EscalationSchema.nullable().default(null),
+  confidence: z.number().min(0).max(1),
+  decided_by: DecidedBySchema,
+  tier: TierSchema,
+  /** Stable name of the rule that decided, when a rule did (e.g. `scope.files_only`). */
+  rule: z.string().max(128).optional(),
+  decided_at: z.string().optional(),
+  judge: JudgeAuditSchema.optional(),
+});
+export type Verdict = z.infer<typeof VerdictSchema>;

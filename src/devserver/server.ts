@@ -1,0 +1,139 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, openSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../names';
+import { AgentJudgeError } from '../errors';
+
+export interface DevServerOptions {
+  cliPath: string;
+  port?: number;
+  uiPort?: number;
+  /** SQLite file; state survives restarts. Omit for an in-memory server. */
+  dbFile?: string;
+  namespace?: string;
+  headless?: boolean;
+  /** Where the server's own output goes (a file path); discarded when omitted. */
+  logFile?: string;
+  /** Readiness budget; a cold start on a busy 2-core machine can take a while. */
+  readyTimeoutMs?: number;
+  ip?: string;
+}
+
+export interface DevServer {
+  address: string;
+  namespace: string;
+  uiUrl: string | null;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** A free TCP port on the loopback interface. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolvePort(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/**
+ * Starts `temporal server start-dev` and waits until its frontend answers health checks. We spawn
+ * it ourselves instead of using the SDK's `createLocal`, whose 5 s start budget is too short on a
+ * busy 2-core machine (see NOTES.md).
+ */
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const ip = options.ip ?? '127.0.0.1';
+  const port = options.port ?? (await freePort());
+  const namespace = options.namespace ?? 'default';
+  const headless = options.headless ?? false;
+  const uiPort = headless ? null : (options.uiPort ?? port + 1000);
+  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--namespace', namespace, '--log-level', 'warn'];
+  if (headless) args.push('--headless');
+  else args.push('--ui-port', String(uiPort));
+  if (options.dbFile) {
+    mkdirSync(dirname(options.dbFile), { recursive: true });
+    args.push('--db-filename', options.dbFile, '--sqlite-pragma', 'journal_mode=WAL');
+  }
+  for (const sa of SEARCH_ATTRIBUTE_DEFINITIONS) args.push('--search-attribute', `${sa.name}=${sa.type}`);
+  let out: 'ignore' | number = 'ignore';
+  if (options.logFile) {
+    mkdirSync(dirname(options.logFile), { recursive: true });
+    out = openSync(options.logFile, 'a');
+  }
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', out, out], detached: false });
+  let exited: { code: number | null; signal: string | null } | null = null;
+  child.on('exit', (code, signal) => {
+    exited = { code, signal };
+  });
+
+  const address = `${ip}:${port}`;
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
+  for (;;) {
+    if (exited) {
+      const e = exited as { code: number | null; signal: string | null };
+      throw new AgentJudgeError(
+        `temporal server start-dev exited early (code ${e.code}, signal ${e.signal})` +
+          (options.logFile ? `; see ${options.logFile}` : '') +
+          ` (is port ${port} or ${uiPort ?? ''} in use, or the db file locked by another server?)`,
+      );
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGTERM');
+      throw new AgentJudgeError(`temporal server start-dev did not become ready on ${address} in time`);
+    }
+    if (await isReady(address, namespace)) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+
+  return {
+    address,
+    namespace,
+    uiUrl: uiPort ? `http://${ip}:${uiPort}` : null,
+    process: child,
+    async stop() {
+      if (exited) return;
+      await new Promise<void>((resolveStop) => {
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolveStop();
+        });
+        child.kill('SIGTERM');
+      });
+    },
+  };
+}
+
+async function isReady(address: string, namespace: string): Promise<boolean> {
+  let connection: Connection | undefined;
+  try {
+    connection = await Connection.connect({ address, connectTimeout: 1000 });
+    await connection.workflowService.describeNamespace({ namespace });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await connection?.close().catch(() => {});
+  }
+}
+
+/**
+ * Registers this project's search attributes on a namespace where they are missing: a reused
+ * SQLite file or an external cluster does not get them from start-dev flags.
+ */
+export async function ensureSearchAttributes(connection: Connection, namespace: string): Promise<string[]> {
+  const existing = await connection.operatorService.listSearchAttributes({ namespace });
+  const have = new Set([...Object.keys(existing.customAttributes ?? {}), ...Object.keys(existing.systemAttributes ?? {})]);
+  const missing = SEARCH_ATTRIBUTE_DEFINITIONS.filter((sa) => !have.has(sa.name));
+  if (missing.length === 0) return [];
+  // INDEXED_VALUE_TYPE_KEYWORD = 2, INDEXED_VALUE_TYPE_BOOL = 6 (temporal.api.enums.v1).
+  const searchAttributes = Object.fromEntries(missing.map((sa) => [sa.name, sa.type === 'Bool' ? 6 : 2]));
+  await connection.operatorService.addSearchAttributes({ namespace, searchAttributes });
+  return missing.map((sa) => sa.name);
+}

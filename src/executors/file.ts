@@ -1,0 +1,53 @@
+import { constants } from 'node:fs';
+import { mkdir, open } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { actionOf } from '../contracts/proposal';
+import { ExecutionRefusedError } from '../errors';
+import { confine, isInside, realPath } from '../judge/paths';
+import type { Executor } from './types';
+
+/**
+ * file_write, confined to the policy's roots. The path is resolved again here (symlinks may have
+ * changed since the judge looked) and the final component is opened with O_NOFOLLOW.
+ */
+export const fileExecutor: Executor = {
+  name: 'file',
+  async run(ctx) {
+    const { target, parameters } = actionOf(ctx.proposal, 'file_write');
+    const roots = ctx.policy.spec.files.roots;
+    const confined = confine(target.path, roots, ctx.baseDir);
+    if (!confined) throw new ExecutionRefusedError(`path ${JSON.stringify(target.path)} resolves outside the allowed roots`);
+    const only = ctx.verdict.constraints.files_only;
+    if (only && !only.some((f) => isInside(confined.real, realPath(f, ctx.baseDir)))) {
+      throw new ExecutionRefusedError(`path ${JSON.stringify(target.path)} is outside the verdict's files_only constraint`);
+    }
+    await mkdir(dirname(confined.real), { recursive: true });
+    // The directory may have been swapped for a symlink between the check and mkdir: check again.
+    if (!confine(dirname(confined.real), [confined.root], ctx.baseDir)) {
+      throw new ExecutionRefusedError(`parent of ${JSON.stringify(target.path)} moved outside the allowed roots`);
+    }
+    const flags =
+      constants.O_WRONLY |
+      constants.O_NOFOLLOW |
+      (parameters.mode === 'append'
+        ? constants.O_CREAT | constants.O_APPEND
+        : parameters.mode === 'overwrite'
+          ? constants.O_CREAT | constants.O_TRUNC
+          : constants.O_CREAT | constants.O_EXCL);
+    let handle;
+    try {
+      handle = await open(confined.real, flags, 0o644);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') return { ok: false, error: `${target.path} already exists (mode create); use mode overwrite or append` };
+      if (code === 'ELOOP') throw new ExecutionRefusedError(`${target.path} is a symlink; refusing to follow it`);
+      throw err;
+    }
+    try {
+      await handle.writeFile(parameters.content, 'utf8');
+    } finally {
+      await handle.close();
+    }
+    return { ok: true, output: { path: confined.real, bytes: Buffer.byteLength(parameters.content), mode: parameters.mode } };
+  },
+};

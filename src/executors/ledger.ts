@@ -1,0 +1,53 @@
+import { createHash } from 'node:crypto';
+import { mkdir, open, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { canonicalJson, type Proposal } from '../contracts/proposal';
+import type { ExecutionResult } from '../contracts/status';
+
+type Entry = { state: 'started'; started_at: string } | { state: 'done'; result: ExecutionResult };
+
+/**
+ * At-most-once execution on one executor host. Before acting, an attempt claims the action's key
+ * with an exclusive create; a retry finds the claim and never acts again: it returns the recorded
+ * result, or `unknown` when the earlier attempt died mid-action (a person must look).
+ */
+export class ExecutionLedger {
+  constructor(private readonly dir: string) {}
+
+  /** The key binds the workflow to the exact action it approved. */
+  static keyFor(workflowId: string, proposal: Proposal): string {
+    const action = canonicalJson({
+      workflowId,
+      action_type: proposal.action_type,
+      target: proposal.target,
+      parameters: proposal.parameters,
+    });
+    return createHash('sha256').update(action).digest('hex');
+  }
+
+  private path(key: string): string {
+    return join(this.dir, `${key}.json`);
+  }
+
+  /** Claims the key; returns the earlier entry instead when there is one. */
+  async claim(key: string, now: Date): Promise<{ claimed: true } | { claimed: false; entry: Entry }> {
+    await mkdir(this.dir, { recursive: true });
+    try {
+      const handle = await open(this.path(key), 'wx');
+      await handle.writeFile(JSON.stringify({ state: 'started', started_at: now.toISOString() } satisfies Entry));
+      await handle.sync();
+      await handle.close();
+      return { claimed: true };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const entry = JSON.parse(await readFile(this.path(key), 'utf8')) as Entry;
+      return { claimed: false, entry };
+    }
+  }
+
+  async finish(key: string, result: ExecutionResult): Promise<void> {
+    const tmp = `${this.path(key)}.${process.pid}.tmp`;
+    await writeFile(tmp, JSON.stringify({ state: 'done', result } satisfies Entry));
+    await rename(tmp, this.path(key));
+  }
+}

@@ -1,0 +1,33 @@
+import type { CompliancePolicy } from '../contracts/policy';
+import type { Proposal } from '../contracts/proposal';
+import type { Verdict } from '../contracts/verdict';
+
+/** What an executor gets: exactly the approved action, its verdict, and the policy in force. */
+export interface ExecutionContext {
+  workflowId: string;
+  proposal: Proposal;
+  verdict: Verdict;
+  policy: CompliancePolicy;
+  /** Key that identifies this action; pass it on as an idempotency key where the far side takes one. */
+  idempotencyKey: string;
+  baseDir: string;
+  signal: AbortSignal;
+}
+
+export interface ExecutorOutput {
+  ok: boolean;
+  output?: unknown;
+  error?: string;
+}
+
+/**
+ * Performs one kind of action. Executors re-check their own guards (allowlists, roots) right before
+ * acting, and throw ExecutionRefusedError rather than act outside them.
+ */
+export interface Executor {
+  name: string;
+  run(ctx: ExecutionContext): Promise<ExecutorOutput>;
+}
+
+/** Executors by action type; the MCP proxy (seed 000 §4) plugs its own in here. */
+export type ExecutorRegistry = Record<string, Executor>;

@@ -1,0 +1,81 @@
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { CompliancePolicySchema, type CompliancePolicy } from '../contracts/policy';
+import { describeIssues } from '../contracts/zod-error';
+import { PolicyError } from '../errors';
+import { tierFor } from './classify';
+
+/** The policy shipped with the project: seed 000 §2's matrix with deny-by-default settings. */
+export const DEFAULT_POLICY_PATH = fileURLToPath(new URL('../../policies/default.yaml', import.meta.url));
+
+export interface LoadPolicyOptions {
+  /** Policy file; else `AGENT_JUDGE_POLICY`, else the default policy. */
+  path?: string;
+  /** Relative paths in the policy resolve against this directory (default: process.cwd()). */
+  baseDir?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Reads, validates and completes a CompliancePolicy: relative paths become absolute, and
+ * `AGENT_JUDGE_APPROVERS` adds approvers. A bad file throws {@link PolicyError} naming the field.
+ */
+export async function loadPolicy(options: LoadPolicyOptions = {}): Promise<CompliancePolicy> {
+  const env = options.env ?? process.env;
+  const path = options.path ?? env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH;
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new PolicyError(`policy ${path}: cannot read the file (${(err as Error).message})`);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (err) {
+    throw new PolicyError(`policy ${path}: not valid YAML (${(err as Error).message.split('\n')[0]})`);
+  }
+  return completePolicy(raw, { source: path, baseDir: options.baseDir ?? process.cwd(), env });
+}
+
+/** Validates an already-parsed policy object; see {@link loadPolicy}. */
+export function completePolicy(
+  raw: unknown,
+  { source = 'policy', baseDir = process.cwd(), env = process.env }: { source?: string; baseDir?: string; env?: NodeJS.ProcessEnv } = {},
+): CompliancePolicy {
+  const parsed = CompliancePolicySchema.safeParse(raw);
+  if (!parsed.success) throw new PolicyError(`policy ${source}: ${describeIssues('', parsed.error.issues)}`);
+  const policy = parsed.data;
+
+  const seen = new Set<string>();
+  for (const entry of policy.spec.riskMatrix) {
+    if (seen.has(entry.actionType)) {
+      throw new PolicyError(`policy ${source}: spec.riskMatrix: action type ${entry.actionType} is listed twice`);
+    }
+    seen.add(entry.actionType);
+  }
+  for (const type of policy.spec.shadow) {
+    if (tierFor(policy, type) === 'human-only') {
+      throw new PolicyError(`policy ${source}: spec.shadow: ${type} is human-only and cannot run in shadow mode`);
+    }
+  }
+
+  const abs = (p: string) => (isAbsolute(p) ? p : resolve(baseDir, p));
+  policy.spec.exec.cwdRoots = policy.spec.exec.cwdRoots.map(abs);
+  policy.spec.files.roots = policy.spec.files.roots.map(abs);
+  policy.spec.memory.dir = abs(policy.spec.memory.dir);
+
+  const extra = (env.AGENT_JUDGE_APPROVERS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const id of extra) {
+    if (!/^[A-Za-z0-9@][A-Za-z0-9@._:-]{0,127}$/.test(id)) {
+      throw new PolicyError(`AGENT_JUDGE_APPROVERS: "${id}" is not a valid approver id`);
+    }
+  }
+  policy.spec.escalation.approvers = [...new Set([...policy.spec.escalation.approvers, ...extra])];
+  return policy;
+}

@@ -1,0 +1,102 @@
+import { fileURLToPath } from 'node:url';
+import type { Client } from '@temporalio/client';
+import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { createExecutorActivities, type ExecutorDeps } from '../activities/execute';
+import { createJudgeActivities } from '../activities/judge';
+import { createWorkflowActivities } from '../activities/workflow';
+import type { CompliancePolicy } from '../contracts/policy';
+import type { EscalationNotifier } from '../escalation/notifier';
+import type { JudgeDeps } from '../judge';
+import type { TaskQueues } from '../names';
+
+/** Which workers a process runs. `judge` alone is the judge sidecar of seed 000 §4. */
+export type WorkerRole = 'workflow' | 'judge' | 'executor';
+export const WORKER_ROLES: readonly WorkerRole[] = ['workflow', 'judge', 'executor'];
+
+export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+export interface WorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueues: TaskQueues;
+  policy: CompliancePolicy;
+  roles?: readonly WorkerRole[];
+  /** Needed by the workflow role (audit flag counts through visibility). */
+  client?: Client;
+  logger: Logger;
+  notifiers?: EscalationNotifier[];
+  judge?: Partial<JudgeDeps>;
+  executor?: Partial<ExecutorDeps>;
+  /** Directory relative paths resolve against (default: cwd). */
+  baseDir?: string;
+  /** Where execution bookkeeping lives (default `<baseDir>/.agent-judge`). */
+  stateDir?: string;
+  /** A pre-built bundle (tests bundle once per file); else the workflows are bundled at start. */
+  workflowBundle?: WorkflowBundleOption;
+  /** Extra activities for the workflow worker (e.g. the circle registry's). */
+  extraWorkflowActivities?: object;
+}
+
+/**
+ * Creates the workers for the requested roles, each on its own task queue with only its own
+ * activities: the judge worker cannot execute, the executor worker cannot judge.
+ */
+export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
+  const roles = options.roles ?? WORKER_ROLES;
+  const baseDir = options.baseDir ?? process.cwd();
+  const stateDir = options.stateDir ?? `${baseDir}/.agent-judge`;
+  const common = { connection: options.connection, namespace: options.namespace };
+  const workers: Worker[] = [];
+
+  if (roles.includes('workflow')) {
+    if (!options.client) throw new Error('createWorkers: the workflow role needs a Temporal client');
+    workers.push(
+      await Worker.create({
+        ...common,
+        taskQueue: options.taskQueues.workflow,
+        ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+        activities: {
+          ...createWorkflowActivities({
+            policy: options.policy,
+            taskQueues: options.taskQueues,
+            notifiers: options.notifiers ?? [],
+            client: options.client,
+            logger: options.logger,
+          }),
+          ...(options.extraWorkflowActivities ?? {}),
+        },
+      }),
+    );
+  }
+  if (roles.includes('judge')) {
+    workers.push(
+      await Worker.create({
+        ...common,
+        taskQueue: options.taskQueues.judge,
+        activities: createJudgeActivities({ baseDir, ...options.judge }),
+      }),
+    );
+  }
+  if (roles.includes('executor')) {
+    workers.push(
+      await Worker.create({
+        ...common,
+        taskQueue: options.taskQueues.execute,
+        activities: createExecutorActivities({ baseDir, stateDir, ...options.executor }),
+      }),
+    );
+  }
+  return workers;
+}
+
+/** Runs workers until `signal` aborts, then shuts them down gracefully. */
+export async function runWorkers(workers: Worker[], signal: AbortSignal): Promise<void> {
+  const onAbort = () => workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown());
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    await Promise.all(workers.map((w) => w.run()));
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}

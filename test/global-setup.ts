@@ -1,0 +1,27 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import type {} from './provided';
+import { findTemporalCli } from '../src/devserver/temporal-cli';
+import { startDevServer, type DevServer } from '../src/devserver/server';
+
+
+let server: DevServer | undefined;
+
+/** One real Temporal dev server for the whole run; each test file uses its own task queues. */
+export async function setup(project: TestProject): Promise<void> {
+  const cliPath = findTemporalCli({ log: (line) => console.log(line) });
+  server = await startDevServer({
+    cliPath,
+    headless: true,
+    namespace: 'default',
+    logFile: join(tmpdir(), `agent-judge-test-temporal-${process.pid}.log`),
+    readyTimeoutMs: 90_000,
+  });
+  project.provide('temporalAddress', server.address);
+  project.provide('temporalNamespace', server.namespace);
+}
+
+export async function teardown(): Promise<void> {
+  await server?.stop();
+}

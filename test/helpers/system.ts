@@ -1,0 +1,142 @@
+/**
+ * A whole agent-judge (workflow, judge and executor workers) against the run's real Temporal dev
+ * server, on task queues of its own, with a temp directory as its working directory.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import pino from 'pino';
+import { inject } from 'vitest';
+import type { CompliancePolicy } from '../../src/contracts/policy';
+import type { EscalationNotifier } from '../../src/escalation/notifier';
+import type { JudgeDeps } from '../../src/judge';
+import { taskQueuesFor, type TaskQueues } from '../../src/names';
+import { completePolicy, DEFAULT_POLICY_PATH } from '../../src/policy/load';
+import { createWorkers, WORKFLOWS_PATH, type WorkerRole } from '../../src/worker';
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import type { ExecutorDeps } from '../../src/activities/execute';
+
+// Worker lifecycle chatter drowns test output; keep warnings and errors.
+try {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+} catch {
+  /* already installed in this process */
+}
+
+let bundle: Promise<{ code: string }> | undefined;
+/** Workflow code is bundled once per test file (1-2 s each time). */
+export function workflowBundle(): Promise<{ code: string }> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+  return bundle;
+}
+const quietBundlerLogger = {
+  log() {},
+  trace() {},
+  debug() {},
+  info() {},
+  warn() {},
+  error(message: string, meta?: unknown) {
+    console.error(message, meta);
+  },
+};
+
+/** The default policy with `spec` fields overridden (deep-merged one level), completed for `baseDir`. */
+export function testPolicy(baseDir: string, spec: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}): CompliancePolicy {
+  const raw = parseYaml(readFileSync(DEFAULT_POLICY_PATH, 'utf8')) as { spec: Record<string, unknown> };
+  for (const [k, v] of Object.entries(spec)) {
+    const cur = raw.spec[k];
+    raw.spec[k] =
+      v && typeof v === 'object' && !Array.isArray(v) && cur && typeof cur === 'object' && !Array.isArray(cur) ? { ...cur, ...v } : v;
+  }
+  return completePolicy(raw, { baseDir, env });
+}
+
+export interface SystemOptions {
+  /** Overrides of the default policy's spec (short timeouts, approvers...). */
+  spec?: Record<string, unknown>;
+  notifiers?: EscalationNotifier[];
+  judge?: Partial<JudgeDeps>;
+  executor?: Partial<ExecutorDeps>;
+  roles?: WorkerRole[];
+}
+
+export interface TestSystem {
+  client: Client;
+  taskQueues: TaskQueues;
+  baseDir: string;
+  policy: CompliancePolicy;
+  workers: Worker[];
+  stop(): Promise<void>;
+}
+
+export async function startSystem(options: SystemOptions = {}): Promise<TestSystem> {
+  const address = inject('temporalAddress');
+  const namespace = inject('temporalNamespace');
+  const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-test-'));
+  const policy = testPolicy(baseDir, options.spec);
+  const taskQueues = taskQueuesFor(`test-${randomUUID()}`);
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection, namespace });
+  const native = await NativeConnection.connect({ address });
+  const workers = await createWorkers({
+    connection: native,
+    namespace,
+    taskQueues,
+    policy,
+    client,
+    roles: options.roles,
+    logger: pino({ level: 'silent' }),
+    notifiers: options.notifiers,
+    judge: options.judge,
+    executor: options.executor,
+    baseDir,
+    workflowBundle: await workflowBundle(),
+  });
+  const running = workers.map((w) => w.run());
+  return {
+    client,
+    taskQueues,
+    baseDir,
+    policy,
+    workers,
+    async stop() {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+      await Promise.allSettled(running);
+      await native.close();
+      await connection.close();
+      rmSync(baseDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A valid proposal of the given action type, with overrides. */
+export function proposal(actionType: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  const base: Record<string, Record<string, unknown>> = {
+    memory_write: { target: { store: 'memory' }, parameters: { content: 'remember the milk' } },
+    vault_note_create: { target: { vault: 'main', path: 'notes/standup.md' }, parameters: { content: '# Standup' } },
+    issue_comment: { target: { repo: 'sscoble/speckl', issue: 42 }, parameters: { body: 'Looks good to me.' } },
+    discord_message: { target: { channel_id: '123456789012345678' }, parameters: { content: 'Deploy finished.' } },
+    forgejo_pr_create: {
+      target: { repo: 'sscoble/speckl', branch: 'feat/add-schema-validation', base: 'main' },
+      parameters: { files_changed: ['src/schema/validator.ts', 'src/schema/types.ts'], estimated_diff_lines: 45 },
+      scope_claim: { files_only: ['src/schema/'], max_lines: 80, no_existing_code_deletion: true },
+    },
+    file_write: { target: { path: '.agent-judge/workspace/out.txt' }, parameters: { content: 'hello\n' } },
+    exec: { target: { host: 'local' }, parameters: { command: ['echo', 'hello'] } },
+    web_publish: { target: { url: 'https://example.org/post' }, parameters: { body: 'post' } },
+    financial_op: { target: { account: 'ops' }, parameters: { amount: 100, currency: 'EUR' } },
+  };
+  return {
+    proposal_id: randomUUID(),
+    agent_id: '@engineering',
+    action_type: actionType,
+    justification: `Test ${actionType} ${randomUUID()}`,
+    cited_evidence: [{ type: 'issue', url: 'https://os.scoble.me/forgejo/sscoble/speckl/issues/42' }],
+    ...(base[actionType] ?? { target: { thing: 'x' }, parameters: {} }),
+    ...overrides,
+  };
+}

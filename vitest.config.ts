@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    // Worker-creating test files segfault under `threads` (NOTES.md); forks isolate them.
+    pool: 'forks',
+    globalSetup: ['test/global-setup.ts'],
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // Two cores: more parallel files than this only adds contention with the Temporal server.
+    maxWorkers: 2,
+  },
+});
