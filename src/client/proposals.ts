@@ -110,9 +110,9 @@ export async function waitUntilSettled(client: Client, workflowId: string): Prom
   }
 }
 
+/** The server's answer to an Update on a run that has already closed. */
 function isClosedError(err: unknown): boolean {
-  const msg = String((err as Error)?.message ?? '');
-  return /already completed|workflow execution already completed|not found/i.test(msg) && !(err instanceof WorkflowNotFoundError);
+  return /already completed/i.test(String((err as Error)?.message ?? ''));
 }
 
 async function resultOf(client: Client, workflowId: string): Promise<ProposalOutcome> {
@@ -174,9 +174,8 @@ function refusal(err: unknown, what: string): never {
   if (err instanceof WorkflowUpdateFailedError) {
     throw new RefusedError(`${what} refused: ${err.cause?.message ?? err.message}`);
   }
-  if (err instanceof WorkflowNotFoundError || isClosedError(err)) {
-    throw new RefusedError(`${what} refused: the proposal is already closed`);
-  }
+  if (isClosedError(err)) throw new RefusedError(`${what} refused: the proposal is already closed`);
+  if (err instanceof WorkflowNotFoundError) throw new NotFoundError(`${what} refused: no such proposal`);
   throw err;
 }
 

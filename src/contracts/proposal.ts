@@ -156,8 +156,16 @@ export const ProposalSchema = z.union([
       parameters: actionShapes[t].parameters,
     }),
   ),
+  // The catch-all branch must not match a known type, or a JSON Schema validator would accept a
+  // known action with any target and parameters through it.
   ProposalEnvelopeSchema.extend({
-    action_type: ActionTypeSchema.describe('Any other action type: always routed to a human.'),
+    action_type: z
+      .string()
+      .regex(
+        new RegExp(`^(?!(?:${KNOWN_ACTION_TYPES.join('|')})$)[a-z][a-z0-9_]{0,63}$`),
+        'expected a snake_case action type other than the known ones',
+      )
+      .describe('Any other action type: always routed to a human.'),
   }),
 ] as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]]);
 
@@ -236,6 +244,12 @@ export function targetKey(proposal: Proposal): string {
     }
     case 'web_publish':
       return `web:${s(t.url)}`;
+    case 'financial_op':
+      return `account:${s(t.account)}`;
+    case 'impersonation':
+      return `identity:${s(t.identity)}`;
+    case 'credential_rotation':
+      return `credential:${s(t.credential)}`;
     default:
       return `${proposal.action_type}:${canonicalJson(t)}`.slice(0, 256);
   }

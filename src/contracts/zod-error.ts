@@ -8,7 +8,8 @@ export function describeIssues(root: string, issues: readonly z.core.$ZodIssue[]
   return issues
     .map((issue) => {
       const path = [root, ...issue.path.map(String)].filter(Boolean).join('.');
-      return `${path}: ${issue.message}`;
+      // An issue at the root of an unnamed document (a policy file that is not a mapping) has no path.
+      return path ? `${path}: ${issue.message}` : issue.message;
     })
     .join('; ');
 }

@@ -1,7 +1,15 @@
 import type { CompliancePolicy } from '../contracts/policy';
 import type { Proposal } from '../contracts/proposal';
-import type { Tier, Verdict } from '../contracts/verdict';
-import { judgeByRules } from './rules';
+import { VerdictSchema, type Tier, type Verdict } from '../contracts/verdict';
+import { PolicyError } from '../errors';
+import { combineVerdict, rulesVerdict } from './combine';
+import { describeChecks, verifyEvidence } from './evidence';
+import { askModel, createOllamaModel, DEFAULT_JUDGE_MODEL, type ModelClient } from './model';
+import { lightweightCheck } from './patterns';
+import { buildPrompt, findInjectionMarkers } from './prompt';
+import { hardRules } from './rules';
+
+export type { ModelClient } from './model';
 
 /** What the judge activity receives: the proposal as it stands, and the policy snapshot in force. */
 export interface JudgeInput {
@@ -12,38 +20,187 @@ export interface JudgeInput {
   policy: CompliancePolicy;
 }
 
-/** What the judge process holds: no executor credentials, only what judging needs. */
+/** What the judge process holds: a model client and read-only lookups, never executor credentials. */
 export interface JudgeDeps {
   /** Directory relative paths resolve against. */
   baseDir: string;
   now?: () => Date;
+  /** The model behind the rules; without one the judge is the deterministic rules alone. */
+  model?: ModelClient;
+  /** Budget for one model conversation; default `policy.spec.judge.timeoutMs` (20 s). */
+  modelTimeoutMs?: number;
+  /** fetch for Forgejo evidence lookups (tests point it anywhere; default global fetch). */
+  fetch?: typeof fetch;
+  /** Where the Forgejo token variable named by the policy is read (default process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
- * The full judge for full-judge-review proposals. Here: the deterministic rules layer. The
- * model-backed layer (issue 3) sits behind this same function, after the rules, and may only
- * tighten what the rules allow.
+ * The full judge for full-judge-review proposals, in deny-wins order:
+ * 1. hard rules and deny patterns: a REJECT is final, the model is not asked;
+ * 2. no cited evidence: CLARIFY, returned as is;
+ * 3. evidence verification: evidence for another repository is a REJECT, evidence that fails
+ *    (missing, closed, host not allowed) a CLARIFY;
+ * 4. the model, whose answer can only tighten the rules' approval ({@link combineVerdict}).
+ * Model problems never throw: they come back as confidence 0 with `judge.error` set.
  */
 export async function judgeProposal(input: JudgeInput, deps: JudgeDeps): Promise<Verdict> {
-  const finding = judgeByRules(input.proposal, { policy: input.policy, baseDir: deps.baseDir });
-  const constraints = {
-    require_human_review: false,
-    ...(input.proposal.scope_claim.files_only ? { files_only: input.proposal.scope_claim.files_only } : {}),
-    ...(input.proposal.scope_claim.max_lines !== undefined ? { max_lines: input.proposal.scope_claim.max_lines } : {}),
-    ...(input.proposal.scope_claim.no_existing_code_deletion !== undefined
-      ? { no_existing_code_deletion: input.proposal.scope_claim.no_existing_code_deletion }
-      : {}),
-  };
+  const { proposal, tier, policy } = input;
+  const decidedAt = () => (deps.now?.() ?? new Date()).toISOString();
+
+  const hard = hardRules(proposal, { policy, baseDir: deps.baseDir });
+  if (hard) return rulesVerdict(proposal, tier, hard, decidedAt());
+  const patterns = lightweightCheck(proposal, policy);
+  if (patterns.verdict === 'REJECT') return rulesVerdict(proposal, tier, patterns, decidedAt());
+  if (proposal.cited_evidence.length === 0) {
+    return rulesVerdict(
+      proposal,
+      tier,
+      {
+        verdict: 'CLARIFY',
+        rule: 'evidence.missing',
+        reason:
+          'cited_evidence is empty: cite the issue, task assignment or request this action serves (for example {"type":"issue","url":"..."})',
+      },
+      decidedAt(),
+    );
+  }
+
+  const settings = policy.spec.judge;
+  const tokenEnv = settings?.forgejo?.tokenEnv;
+  const evidence = await verifyEvidence(proposal, settings, {
+    fetch: deps.fetch,
+    forgejoToken: tokenEnv ? (deps.env ?? process.env)[tokenEnv] || undefined : undefined,
+  });
+  if (evidence.otherRepo > 0) {
+    const bad = evidence.checks.filter((c) => c.status === 'other-repo');
+    return rulesVerdict(proposal, tier, { verdict: 'REJECT', rule: 'evidence.other-repo', reason: `evidence for another repository: ${describeChecks(bad)}` }, decidedAt());
+  }
+  if (evidence.failed > 0) {
+    const bad = evidence.checks.filter((c) => c.status === 'failed');
+    return rulesVerdict(
+      proposal,
+      tier,
+      { verdict: 'CLARIFY', rule: 'evidence.failed', reason: `cited evidence failed verification: ${describeChecks(bad)}; cite open issues or PRs of the target on an allowed host` },
+      decidedAt(),
+    );
+  }
+
+  if (!deps.model) {
+    return rulesVerdict(
+      proposal,
+      tier,
+      { verdict: 'APPROVE', rule: 'rules.passed', reason: 'no rule objects: scope, allowlist and paths are within policy' },
+      decidedAt(),
+    );
+  }
+
+  const markers = findInjectionMarkers(proposal);
+  const prompt = buildPrompt({ proposal, tier, policy, evidence: evidence.checks, markers, round: input.round });
+  const outcome = await askModel(deps.model, prompt, { timeoutMs: deps.modelTimeoutMs ?? settings?.timeoutMs ?? 20_000 });
+  // A schema violation here is a bug in this module, not a model problem: let it fail loudly.
+  return VerdictSchema.parse(combineVerdict({ proposal, tier, evidence, markers, model: outcome, decidedAt: decidedAt() }));
+}
+
+/** The judge model the policy and environment ask for, or null when the judge runs on rules alone. */
+export interface ModelSettings {
+  model: string;
+  host?: string;
+  /** Name of the variable the API key came from (the key itself is not kept here). */
+  apiKeyEnv: string;
+  hasApiKey: boolean;
+  timeoutMs: number;
+}
+
+const OFF = /^(?:off|none|false|0|no)$/i;
+const ON = /^(?:on|true|1|yes|default)$/i;
+
+/**
+ * Works out whether and which model judges. The model is opt-in: on when the policy's
+ * `spec.judge.model` is set (or `spec.judge.enabled: true`), or when `AGENT_JUDGE_MODEL` is set.
+ * `AGENT_JUDGE_MODEL` names the model (`on` keeps the policy's or the default), `off` turns it off.
+ * Host: `spec.judge.host`, else `OLLAMA_HOST`, else ollama-js's default (127.0.0.1:11434).
+ */
+export function resolveModelSettings(
+  policy: CompliancePolicy,
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: { model?: string; host?: string; force?: boolean } = {},
+): ModelSettings | null {
+  const s = policy.spec.judge;
+  const fromEnv = env.AGENT_JUDGE_MODEL?.trim() || undefined;
+  if (fromEnv && OFF.test(fromEnv) && !overrides.model && !overrides.force) return null;
+  const envModel = fromEnv && !ON.test(fromEnv) && !OFF.test(fromEnv) ? fromEnv : undefined;
+  const enabled =
+    overrides.force === true ||
+    overrides.model !== undefined ||
+    (fromEnv !== undefined && !OFF.test(fromEnv)) ||
+    (s?.enabled ?? s?.model !== undefined);
+  if (!enabled) return null;
+  const apiKeyEnv = s?.apiKeyEnv ?? 'OLLAMA_API_KEY';
   return {
-    proposal_id: input.proposal.proposal_id,
-    verdict: finding.verdict,
-    reason: finding.reason,
-    constraints,
-    escalation: null,
-    confidence: 1,
-    decided_by: 'rules',
-    tier: input.tier,
-    rule: finding.rule,
-    decided_at: (deps.now?.() ?? new Date()).toISOString(),
+    model: overrides.model ?? envModel ?? s?.model ?? DEFAULT_JUDGE_MODEL,
+    host: overrides.host ?? s?.host ?? (env.OLLAMA_HOST?.trim() || undefined),
+    apiKeyEnv,
+    hasApiKey: Boolean(env[apiKeyEnv]),
+    timeoutMs: s?.timeoutMs ?? 20_000,
   };
+}
+
+export interface JudgeDepsOverrides {
+  baseDir?: string;
+  /** Model name (the eval's `--model`); turns the model on. */
+  model?: string;
+  /** Ollama host (the eval's `--host`). */
+  host?: string;
+  /** Turn the model on even when neither policy nor environment does (the eval harness). */
+  force?: boolean;
+  /** fetch for both the model client and Forgejo lookups. */
+  fetch?: typeof fetch;
+}
+
+/**
+ * Builds the judge worker's {@link JudgeDeps} from the policy's `spec.judge` section and the
+ * environment (`AGENT_JUDGE_MODEL`, `OLLAMA_HOST`, the API key variable, the Forgejo token
+ * variable). Without an enabled model the deps judge by rules alone.
+ */
+export function createJudgeDepsFromEnv(
+  policy: CompliancePolicy,
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: JudgeDepsOverrides = {},
+): Omit<JudgeDeps, 'baseDir'> & { baseDir?: string } {
+  const settings = resolveModelSettings(policy, env, overrides);
+  // baseDir only when asked for: the worker supplies its own and spreads these deps over it.
+  const deps: Omit<JudgeDeps, 'baseDir'> & { baseDir?: string } = {
+    ...(overrides.baseDir !== undefined ? { baseDir: overrides.baseDir } : {}),
+    env,
+    ...(overrides.fetch ? { fetch: overrides.fetch } : {}),
+  };
+  if (!settings) return deps;
+  if (settings.host !== undefined) {
+    try {
+      new URL(settings.host.includes('://') ? settings.host : `http://${settings.host}`);
+    } catch {
+      throw new PolicyError(`judge host ${JSON.stringify(settings.host)} is not a valid host or URL`);
+    }
+  }
+  deps.model = createOllamaModel({
+    model: settings.model,
+    host: settings.host,
+    apiKey: env[settings.apiKeyEnv] || undefined,
+    seed: policy.spec.judge?.seed ?? 0,
+    think: policy.spec.judge?.think,
+    fetch: overrides.fetch,
+  });
+  deps.modelTimeoutMs = settings.timeoutMs;
+  return deps;
+}
+
+/**
+ * A start-to-close timeout for the judge activity that always outlasts the judge itself: the model
+ * budget, plus the Forgejo lookups, plus slack. A judge that hits its own budget answers
+ * confidence 0 instead of being cut off by Temporal.
+ */
+export function judgeActivityTimeoutMs(policy: CompliancePolicy): number {
+  const s = policy.spec.judge;
+  return (s?.timeoutMs ?? 20_000) + (s?.forgejo?.timeoutMs ?? 0) + 10_000;
 }

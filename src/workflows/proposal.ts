@@ -42,6 +42,59 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   const parsed = safeParseProposal(input.proposal);
   if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.error, 'BadInput');
 
+  // Handlers first, before any await: an Update that arrives with the start must find them.
+  let current: ProposalState | undefined;
+  const now = () => new Date(Date.now()).toISOString();
+  setHandler(statusQuery, () => {
+    if (!current) throw new Error('the proposal is still starting; ask again in a moment');
+    return current.snapshot();
+  });
+  setHandler(awaitSettledUpdate, async () => {
+    await condition(() => current !== undefined && current.settledCount > 0 && !['judging', 'executing'].includes(current.stage));
+    return current!.snapshot();
+  });
+  setHandler(
+    clarifyUpdate,
+    async (clarification) => {
+      const s = current!;
+      const before = s.settledCount;
+      s.pendingClarification = ClarificationSchema.parse(clarification);
+      await condition(() => s.settledCount > before);
+      return s.snapshot();
+    },
+    {
+      // Validators run synchronously and refuse before anything is written to history.
+      validator: (clarification) => {
+        const parsedC = ClarificationSchema.safeParse(clarification);
+        if (!parsedC.success) throw new Error(describeIssues('clarification', parsedC.error.issues));
+        if (!current) throw new Error('the proposal is still starting');
+        const refusal = current.refuseClarification(parsedC.data);
+        if (refusal) throw new Error(refusal);
+      },
+    },
+  );
+  setHandler(
+    humanDecisionUpdate,
+    async (decision) => {
+      const s = current!;
+      const before = s.settledCount;
+      const d = HumanDecisionSchema.parse(decision);
+      const result = s.addDecision(d, now());
+      // A partial quorum changes nothing else: answer at once. Otherwise wait for the effect.
+      if (result !== 'pending') await condition(() => s.settledCount > before);
+      return s.snapshot();
+    },
+    {
+      validator: (decision) => {
+        const parsedD = HumanDecisionSchema.safeParse(decision);
+        if (!parsedD.success) throw new Error(describeIssues('decision', parsedD.error.issues));
+        if (!current) throw new Error('the proposal is still starting');
+        const refusal = current.refuseDecision(parsedD.data);
+        if (refusal) throw new Error(refusal);
+      },
+    },
+  );
+
   const { policy, taskQueues } = await local.policySnapshot();
   const judge = proxyActivities<JudgeActivities>({
     taskQueue: taskQueues.judge,
@@ -59,56 +112,13 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   const tier = tierFor(policy, proposal.action_type);
   const shadow = isShadow(policy, proposal.action_type);
   const state = new ProposalState(proposal, policy, workflowInfo().workflowId, tier, shadow, quorumFor(policy, tier));
+  current = state;
   let refs: AnnouncementRef[] = [];
 
   const setStage = (stage: Stage) => {
     state.setStage(stage);
     upsertSearchAttributes([{ key: SA.Stage, value: stage }]);
   };
-  const now = () => new Date(Date.now()).toISOString();
-
-  setHandler(statusQuery, () => state.snapshot());
-  setHandler(awaitSettledUpdate, async () => {
-    await condition(() => state.settledCount > 0 && !['judging', 'executing'].includes(state.stage));
-    return state.snapshot();
-  });
-  setHandler(
-    clarifyUpdate,
-    async (clarification) => {
-      const before = state.settledCount;
-      state.pendingClarification = ClarificationSchema.parse(clarification);
-      await condition(() => state.settledCount > before);
-      return state.snapshot();
-    },
-    {
-      // Validators run synchronously and refuse before anything is written to history.
-      validator: (clarification) => {
-        const parsedC = ClarificationSchema.safeParse(clarification);
-        if (!parsedC.success) throw new Error(describeIssues('clarification', parsedC.error.issues));
-        const refusal = state.refuseClarification(parsedC.data);
-        if (refusal) throw new Error(refusal);
-      },
-    },
-  );
-  setHandler(
-    humanDecisionUpdate,
-    async (decision) => {
-      const before = state.settledCount;
-      const d = HumanDecisionSchema.parse(decision);
-      const result = state.addDecision(d, now());
-      // A partial quorum changes nothing else: answer at once. Otherwise wait for the effect.
-      if (result !== 'pending') await condition(() => state.settledCount > before);
-      return state.snapshot();
-    },
-    {
-      validator: (decision) => {
-        const parsedD = HumanDecisionSchema.safeParse(decision);
-        if (!parsedD.success) throw new Error(describeIssues('decision', parsedD.error.issues));
-        const refusal = state.refuseDecision(parsedD.data);
-        if (refusal) throw new Error(refusal);
-      },
-    },
-  );
 
   upsertSearchAttributes([
     { key: SA.Tier, value: tier },

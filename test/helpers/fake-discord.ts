@@ -641,7 +641,7 @@ export class FakeDiscord {
       }
     }
     const method = req.method ?? 'GET';
-    const path = url.pathname.replace(/^\/api\/v10/, '');
+    const path = decodeURIComponent(url.pathname).replace(/^\/api\/v10/, '');
     const call: RestCall = { method, path, query: url.search, body, auth: req.headers.authorization, status: 0, at: Date.now() };
     this.calls.push(call);
 

@@ -1,0 +1,76 @@
+/**
+ * Verification side of circle identities: AMID derivation, canonical statements and Ed25519
+ * signature checks. Pure JavaScript (`@noble/curves`, audited) so the registry workflow verifies
+ * every signature itself, deterministically, inside the Temporal sandbox: the registry never
+ * trusts a client's claim that a statement was checked. Signing lives in `keys.ts` (node:crypto).
+ */
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { fromBase64Url, toHex, utf8 } from './encoding';
+
+/** Raw Ed25519 public keys are 32 bytes; signatures 64. */
+export const PUBLIC_KEY_BYTES = 32;
+export const SIGNATURE_BYTES = 64;
+
+/** `amid:` + 40 hex characters: the first 160 bits of SHA-256 over the raw public key. */
+export const AMID_PATTERN = /^amid:[0-9a-f]{40}$/;
+
+/** What a signature is for. Part of the signed bytes, so a signature for one kind never passes as another. */
+export type StatementKind = 'membership' | 'knock' | 'bridge-request' | 'bridge-decision';
+
+/**
+ * Derives an agent's AMID from its public key. Binding the id to the key means nobody can
+ * register someone else's AMID with their own key.
+ */
+export function amidFromPublicKey(publicKey: string): string {
+  const raw = decodePublicKey(publicKey);
+  if (!raw) throw new TypeError('public key: expected 32 bytes as unpadded base64url');
+  return `amid:${toHex(sha256(raw)).slice(0, 40)}`;
+}
+
+/** The raw 32 bytes of a public key, or null when the text is not a valid Ed25519 point. */
+export function decodePublicKey(publicKey: string): Uint8Array | null {
+  const raw = fromBase64Url(publicKey);
+  if (!raw || raw.length !== PUBLIC_KEY_BYTES) return null;
+  return ed25519.utils.isValidPublicKey(raw, false) ? raw : null;
+}
+
+/**
+ * JSON with object keys sorted at every level and no whitespace: the one byte form that both the
+ * signer and the registry derive from a statement. Only plain data is allowed.
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new TypeError('canonical JSON: numbers must be finite');
+    return JSON.stringify(value);
+  }
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  throw new TypeError(`canonical JSON: cannot encode ${typeof value}`);
+}
+
+/** The exact bytes that get signed: a domain tag naming the kind, a newline, the canonical JSON. */
+export function signingBytes(kind: StatementKind, statement: object): Uint8Array {
+  return utf8(`agent-judge/circles/v1/${kind}\n${canonicalJson(statement)}`);
+}
+
+/**
+ * True when `signature` (unpadded base64url, 64 bytes) is a valid Ed25519 signature by
+ * `publicKey` over the statement of that kind. Strict RFC 8032 checks (no ZIP-215 leniency), so
+ * the registry agrees with OpenSSL-based signers. Never throws.
+ */
+export function verifyStatement(kind: StatementKind, statement: object, signature: string, publicKey: string): boolean {
+  try {
+    const sig = fromBase64Url(signature);
+    const key = decodePublicKey(publicKey);
+    if (!sig || sig.length !== SIGNATURE_BYTES || !key) return false;
+    return ed25519.verify(sig, signingBytes(kind, statement), key, { zip215: false });
+  } catch {
+    return false;
+  }
+}

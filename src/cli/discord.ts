@@ -1,0 +1,95 @@
+import { appendFileSync } from 'node:fs';
+import type { Client } from '@temporalio/client';
+import type { Command } from 'commander';
+import { pino, type Logger } from 'pino';
+import { connectClient, temporalTarget } from '../client/connection';
+import type { CompliancePolicy } from '../contracts/policy';
+import { discordUserIds } from '../escalation/approvers';
+import { startDiscordBot, type DiscordBot, type GovernanceEvent } from '../escalation/bot';
+import { BadInputError } from '../errors';
+import { loadPolicy } from '../policy/load';
+
+export interface DiscordEnvOptions {
+  client: Client;
+  policy: CompliancePolicy;
+  logger: Logger;
+  env?: NodeJS.ProcessEnv;
+  /** Appends governance events (refused clicks) as JSON lines to this file. */
+  governanceLog?: string;
+}
+
+/**
+ * Starts the bot when `DISCORD_TOKEN` is set (with `DISCORD_API_URL`); returns null and logs why
+ * when it is not, so `agent-judge dev` can run without Discord (the CLI `decide` still works).
+ */
+export async function startDiscordBotFromEnv(opts: DiscordEnvOptions): Promise<DiscordBot | null> {
+  const env = opts.env ?? process.env;
+  const token = env.DISCORD_TOKEN?.trim();
+  if (!token) {
+    opts.logger.info('Discord escalation is off: DISCORD_TOKEN is not set (agent-judge decide still works; see docs/discord.md)');
+    return null;
+  }
+  const approvers = discordUserIds(opts.policy.spec.escalation.approvers);
+  if (approvers.length === 0) {
+    opts.logger.warn('the policy lists no discord:<user id> approvers: nobody can decide from Discord (add them to spec.escalation.approvers or AGENT_JUDGE_APPROVERS)');
+  }
+  const bot = await startDiscordBot({
+    token,
+    apiUrl: env.DISCORD_API_URL?.trim() || undefined,
+    client: opts.client,
+    policy: opts.policy,
+    logger: opts.logger,
+    onGovernanceEvent: opts.governanceLog ? (e: GovernanceEvent) => appendFileSync(opts.governanceLog as string, `${JSON.stringify(e)}\n`) : undefined,
+  });
+  const where = env.DISCORD_CHANNEL_ID?.trim() ? `channel ${env.DISCORD_CHANNEL_ID.trim()}` : 'DMs to each approver';
+  opts.logger.info({ bot_user_id: bot.userId, approvers: approvers.length }, `Discord escalation bot connected; escalations go to ${where}`);
+  return bot;
+}
+
+function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const on = (sig: string) => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      resolve(sig);
+    };
+    const onInt = () => on('SIGINT');
+    const onTerm = () => on('SIGTERM');
+    process.once('SIGINT', onInt);
+    process.once('SIGTERM', onTerm);
+  });
+}
+
+/** `agent-judge discord`: the escalation bot on its own (e.g. next to workers elsewhere). */
+export function registerDiscordCommand(program: Command): void {
+  program
+    .command('discord')
+    .description('run the Discord escalation bot: approvers decide escalated proposals with one click (needs DISCORD_TOKEN)')
+    .option('--policy <file>', 'CompliancePolicy YAML with the discord:<user id> approvers (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')
+    .option('--governance-log <file>', 'also append governance events (refused or forged clicks) to this file as JSON lines')
+    .addHelpText(
+      'after',
+      '\nEnvironment:\n' +
+        '  DISCORD_TOKEN       bot token (required)\n' +
+        '  DISCORD_API_URL     REST base, e.g. http://127.0.0.1:PORT/api (default https://discord.com/api)\n' +
+        '  DISCORD_CHANNEL_ID  post escalations to this channel instead of DMs (read by the workers)\n' +
+        '  AGENT_JUDGE_APPROVERS  extra approvers, e.g. discord:123456789012345678\n',
+    )
+    .action(async (opts: { policy?: string; governanceLog?: string }, cmd: Command) => {
+      if (!process.env.DISCORD_TOKEN?.trim()) {
+        throw new BadInputError('DISCORD_TOKEN is not set: create a bot in the Discord developer portal and export its token (see docs/discord.md)');
+      }
+      const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { app: 'agent-judge' } }, pino.destination(2));
+      const policy = await loadPolicy({ path: opts.policy });
+      const globals = cmd.optsWithGlobals() as { address?: string; namespace?: string };
+      const client = await connectClient(temporalTarget({ address: globals.address, namespace: globals.namespace }));
+      try {
+        const bot = await startDiscordBotFromEnv({ client, policy, logger, governanceLog: opts.governanceLog });
+        const sig = await untilSignal();
+        logger.info(`${sig}: stopping the Discord bot`);
+        await bot?.stop();
+      } finally {
+        await client.connection.close();
+      }
+    });
+}

@@ -1,0 +1,121 @@
+import type { Client } from '@temporalio/client';
+import { Argument, type Command, Option } from 'commander';
+import { exportAudit, replayProposals } from '../audit';
+import { connectClient, temporalTarget } from '../client/connection';
+import {
+  clarify,
+  decide,
+  getOutcome,
+  listProposals,
+  submitProposal,
+  waitUntilSettled,
+} from '../client/proposals';
+import { durationMs, DurationSchema } from '../contracts/policy';
+import { BadInputError } from '../errors';
+import { DEFAULT_TASK_QUEUES } from '../names';
+import { printJson, readJsonInput } from './io';
+
+/** Runs `fn` with a connected client and always closes the connection. */
+export async function withClient<T>(cmd: Command, fn: (client: Client) => Promise<T>): Promise<T> {
+  const opts = cmd.optsWithGlobals() as { address?: string; namespace?: string };
+  const client = await connectClient(temporalTarget({ address: opts.address, namespace: opts.namespace }));
+  try {
+    return await fn(client);
+  } finally {
+    await client.connection.close();
+  }
+}
+
+/** `--since 24h` as milliseconds; bad values are bad input. */
+export function parseSince(value: string | undefined, flag = '--since'): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed = DurationSchema.safeParse(/^\d+$/.test(value) ? Number(value) : value);
+  if (!parsed.success) throw new BadInputError(`${flag}: expected a duration such as 30m, 24h or 7d, got ${JSON.stringify(value)}`);
+  return durationMs(parsed.data);
+}
+
+export function registerProposalCommands(program: Command): void {
+  program
+    .command('propose')
+    .description('submit a proposal (JSON file, or - for stdin); prints {"proposal_id","workflow_id"}')
+    .argument('<file>', 'proposal JSON file, or - to read stdin')
+    .option('--wait', 'wait until the proposal is finished or waiting on someone, and print the outcome')
+    .addOption(new Option('--task-queue <name>', 'workflow task queue').default(DEFAULT_TASK_QUEUES.workflow))
+    .action(async (file: string, opts: { wait?: boolean; taskQueue: string }, cmd: Command) => {
+      const input = await readJsonInput(file, 'proposal');
+      await withClient(cmd, async (client) => {
+        const started = await submitProposal(client, input, { taskQueue: opts.taskQueue });
+        printJson(opts.wait ? await waitUntilSettled(client, started.workflow_id) : started);
+      });
+    });
+
+  program
+    .command('status')
+    .description('print the outcome of a proposal')
+    .argument('<proposal_id>', 'the proposal_id (or the workflow id)')
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      await withClient(cmd, async (client) => printJson(await getOutcome(client, id)));
+    });
+
+  program
+    .command('list')
+    .description('list proposals, newest first')
+    .option('--status <status>', 'executed|approved|rejected|awaiting_clarification|awaiting_human|failed|pending')
+    .option('--since <duration>', 'only proposals started within this window, e.g. 24h')
+    .option('--audit-flag', 'only proposals that raised the repeated-rejection audit flag')
+    .action(async (opts: { status?: string; since?: string; auditFlag?: boolean }, cmd: Command) => {
+      const sinceMs = parseSince(opts.since);
+      await withClient(cmd, async (client) => printJson(await listProposals(client, { status: opts.status, sinceMs, auditFlag: opts.auditFlag })));
+    });
+
+  program
+    .command('clarify')
+    .description("answer a CLARIFY with more evidence, a narrower scope or a better justification; prints the new outcome")
+    .argument('<proposal_id>', 'the proposal_id (or the workflow id)')
+    .argument('<file>', 'clarification JSON file, or - to read stdin')
+    .action(async (id: string, file: string, _opts: unknown, cmd: Command) => {
+      const input = await readJsonInput(file, 'clarification');
+      await withClient(cmd, async (client) => printJson(await clarify(client, id, input)));
+    });
+
+  program
+    .command('decide')
+    .description('approve or reject an escalated proposal as an approver; prints the new outcome')
+    .argument('<proposal_id>', 'the proposal_id (or the workflow id)')
+    .addArgument(new Argument('<decision>', 'approve or reject').choices(['approve', 'reject']))
+    .requiredOption('--approver <id>', 'your approver id, as listed in the policy')
+    .option('--reason <text>', 'why (shown in the audit trail)')
+    .action(async (id: string, decision: string, opts: { approver: string; reason?: string }, cmd: Command) => {
+      await withClient(cmd, async (client) =>
+        printJson(await decide(client, id, { decision, approver: opts.approver, reason: opts.reason, via: 'cli' })),
+      );
+    });
+
+  const audit = program.command('audit').description('read the audit trail (workflow histories)');
+  audit
+    .command('replay')
+    .description('replay every closed proposal against the current workflow code; exits 1 on any nondeterminism')
+    .option('--since <duration>', 'only proposals started within this window', '7d')
+    .action(async (opts: { since: string }, cmd: Command) => {
+      const sinceMs = parseSince(opts.since);
+      await withClient(cmd, async (client) => {
+        const summary = await replayProposals(client, {
+          sinceMs,
+          onProgress: (n) => process.stderr.isTTY && process.stderr.write(`\rreplayed ${n}`),
+        });
+        if (process.stderr.isTTY) process.stderr.write('\n');
+        printJson(summary);
+        if (summary.nondeterministic > 0 || summary.failed > 0) process.exitCode = 1;
+      });
+    });
+  audit
+    .command('export')
+    .description('one JSON line per proposal with every verdict and decision')
+    .option('--since <duration>', 'only proposals started within this window', '7d')
+    .action(async (opts: { since: string }, cmd: Command) => {
+      const sinceMs = parseSince(opts.since);
+      await withClient(cmd, async (client) => {
+        for await (const record of exportAudit(client, { sinceMs })) process.stdout.write(`${JSON.stringify(record)}\n`);
+      });
+    });
+}

@@ -1,0 +1,143 @@
+/**
+ * The circle registry: one long-lived workflow per namespace holding the trust-circle tree and
+ * deciding every KNOCK. Updates carry statements the agents signed; the registry verifies each
+ * signature itself (pure-JS Ed25519, deterministic) against the keys it holds. All decisions live
+ * in `RegistryState`; this file only wires handlers and rolls the run over before history grows.
+ */
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  log,
+  setHandler,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { z } from 'zod';
+import { describeIssues } from '../contracts/zod-error';
+import {
+  agentQuery,
+  allowPairUpdate,
+  bridgeQuery,
+  CIRCLE_REFUSED_FAILURE_TYPE,
+  decideCrossCircleUpdate,
+  discoverQuery,
+  dumpQuery,
+  eventsQuery,
+  knockUpdate,
+  registerTopLevelUpdate,
+  requestCrossCircleUpdate,
+  retireUpdate,
+  revokePairUpdate,
+  runInfoQuery,
+  spawnSubAgentUpdate,
+  statsQuery,
+  treeQuery,
+  type CircleRegistryInput,
+} from '../circles/names';
+import {
+  AmidSchema,
+  EventsFilterSchema,
+  PairInputSchema,
+  RegisterInputSchema,
+  RetireInputSchema,
+  SignedBridgeDecisionSchema,
+  SignedBridgeRequestSchema,
+  SignedKnockSchema,
+  SignedMembershipSchema,
+} from '../circles/schemas';
+import { RegistryState, type Outcome } from '../circles/state';
+
+export type { CircleRegistryInput };
+
+/** Synchronous validator body: malformed input is refused before it reaches history or state. */
+function validate(schema: z.ZodType, value: unknown, what: string): void {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw ApplicationFailure.nonRetryable(describeIssues(what, parsed.error.issues), 'BadInput');
+}
+
+/** A refusal becomes a non-retryable failure of the Update (a plain Error would fail the task and hang). */
+function unwrap<T>(outcome: Outcome<T>): T {
+  if (outcome.ok) return outcome.value;
+  throw ApplicationFailure.create({ message: outcome.reason, type: CIRCLE_REFUSED_FAILURE_TYPE, nonRetryable: true, details: [outcome.code] });
+}
+
+export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): Promise<void> {
+  const state = RegistryState.fromSnapshot(input.snapshot, input.config ?? {}, {
+    newCircleId: uuid4,
+    // The workflow logger is replay-aware: each event is logged once, when it happens.
+    onEvent: (event) => log.warn(`circles governance event: ${event.kind} ${event.code}`, { ...event }),
+  });
+  const config = state.config;
+  let updatesThisRun = 0;
+  // Workflow time: deterministic, and the registry's clock for freshness checks.
+  const now = () => {
+    updatesThisRun++;
+    return Date.now();
+  };
+
+  setHandler(registerTopLevelUpdate, (req) => unwrap(state.registerTopLevel(req, now())), {
+    validator: (req) => validate(RegisterInputSchema, req, 'register'),
+  });
+  setHandler(spawnSubAgentUpdate, (req) => unwrap(state.spawnSubAgent(req, now())), {
+    validator: (req) => validate(SignedMembershipSchema, req, 'spawn'),
+  });
+  // KNOCK is an Update, not a Query: it needs an answer *and* it changes state (nonces, events).
+  setHandler(knockUpdate, (req) => state.knock(req, now()), {
+    validator: (req) => validate(SignedKnockSchema, req, 'knock'),
+  });
+  setHandler(retireUpdate, (req) => unwrap(state.retire(req, now())), {
+    validator: (req) => validate(RetireInputSchema, req, 'retire'),
+  });
+  setHandler(allowPairUpdate, (req) => unwrap(state.allowPair(req, now())), {
+    validator: (req) => validate(PairInputSchema, req, 'allow-pair'),
+  });
+  setHandler(
+    revokePairUpdate,
+    (req) => {
+      now();
+      return unwrap(state.revokePair(req));
+    },
+    { validator: (req) => validate(PairInputSchema, req, 'revoke-pair') },
+  );
+  setHandler(requestCrossCircleUpdate, (req) => unwrap(state.requestCrossCircle(req, now())), {
+    validator: (req) => validate(SignedBridgeRequestSchema, req, 'request_cross_circle'),
+  });
+  setHandler(decideCrossCircleUpdate, (req) => unwrap(state.decideCrossCircle(req, now())), {
+    validator: (req) => validate(SignedBridgeDecisionSchema, req, 'bridge decision'),
+  });
+
+  setHandler(agentQuery, (amid) => state.agent(amid));
+  setHandler(discoverQuery, (requester) => {
+    validate(AmidSchema, requester, 'requester');
+    return state.discover(requester);
+  });
+  setHandler(treeQuery, (opts) => state.tree(opts?.circle_id));
+  setHandler(eventsQuery, (filter) => {
+    validate(EventsFilterSchema, filter ?? {}, 'events filter');
+    return state.eventsView(filter ?? {});
+  });
+  setHandler(bridgeQuery, (amid) => state.bridgeFor(amid));
+  setHandler(statsQuery, () => state.statsView());
+  setHandler(dumpQuery, () => state.dump());
+  setHandler(runInfoQuery, () => ({
+    run_id: workflowInfo().runId,
+    history_length: workflowInfo().historyLength,
+    updates_this_run: updatesThisRun,
+    generation: state.statsView().generation,
+    agents: state.agentCount(),
+  }));
+
+  // Roll over well before the server's limits (2,000 Updates per run, 10,240-event warning).
+  await condition(
+    () =>
+      updatesThisRun >= config.maxUpdatesPerRun ||
+      workflowInfo().historyLength >= config.maxHistoryEvents ||
+      workflowInfo().continueAsNewSuggested,
+  );
+  // Handlers are synchronous today, but drain anyway so a future async handler cannot be cut off.
+  await condition(allHandlersFinished);
+  state.nextGeneration();
+  await continueAsNew<typeof circleRegistryWorkflow>({ config: input.config, snapshot: state.snapshot() });
+}

@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { askModel, MODEL_ANSWER_JSON_SCHEMA, parseModelAnswer, type ChatMessage, type ModelClient } from '../../src/judge/model';
+import { createJudgeDepsFromEnv, resolveModelSettings } from '../../src/judge';
+import { judgePolicy, tempBaseDir } from '../helpers/judge-fixtures';
+
+const prompt = { system: 'sys', user: 'user', hash: 'sha256:abc' };
+const valid = JSON.stringify({ verdict: 'APPROVE', confidence: 0.8, reason: 'fits the issue' });
+
+/** An in-process model answering from a script; fails on an extra call or a leftover answer. */
+function scripted(answers: Array<string | Error>): ModelClient & { seen: ChatMessage[][]; left: () => number } {
+  const queue = [...answers];
+  const seen: ChatMessage[][] = [];
+  return {
+    model: 'scripted',
+    seen,
+    left: () => queue.length,
+    async chat(messages) {
+      seen.push([...messages]);
+      const next = queue.shift();
+      if (next === undefined) throw new Error('unexpected model call');
+      if (next instanceof Error) throw next;
+      return { content: next, promptTokens: 100, completionTokens: 20 };
+    },
+  };
+}
+
+describe('parseModelAnswer', () => {
+  it('accepts exactly the verdict object', () => {
+    expect(parseModelAnswer(valid)).toEqual({ ok: true, answer: JSON.parse(valid) });
+  });
+  it('tolerates a code fence and a think preamble', () => {
+    expect(parseModelAnswer('```json\n' + valid + '\n```').ok).toBe(true);
+    expect(parseModelAnswer('<think>hmm</think>\n' + valid).ok).toBe(true);
+  });
+  it.each([
+    ['prose', 'Sure, APPROVE!', /not JSON/],
+    ['an unknown verdict', JSON.stringify({ verdict: 'MAYBE', confidence: 0.5, reason: 'x' }), /answer\.verdict/],
+    ['confidence above 1', JSON.stringify({ verdict: 'APPROVE', confidence: 1.5, reason: 'x' }), /answer\.confidence/],
+    ['an extra key', JSON.stringify({ verdict: 'APPROVE', confidence: 0.5, reason: 'x', escalation: null }), /escalation/],
+    ['a missing reason', JSON.stringify({ verdict: 'APPROVE', confidence: 0.5 }), /answer\.reason/],
+  ])('refuses %s, naming the field', (_what, raw, message) => {
+    const r = parseModelAnswer(raw);
+    expect(r.ok).toBe(false);
+    expect(r.ok ? '' : r.error).toMatch(message);
+  });
+  it('sends the same schema as Ollama format', () => {
+    expect(MODEL_ANSWER_JSON_SCHEMA).toMatchObject({ type: 'object', required: ['verdict', 'confidence', 'reason'], additionalProperties: false });
+  });
+});
+
+describe('askModel', () => {
+  it('returns the answer with audit fields', async () => {
+    const model = scripted([valid]);
+    const r = await askModel(model, prompt, { timeoutMs: 1000 });
+    expect(r.ok).toBe(true);
+    expect(r.audit).toMatchObject({ model: 'scripted', prompt_hash: 'sha256:abc', prompt_tokens: 100, completion_tokens: 20, raw_answer: valid });
+    expect(r.audit.error).toBeUndefined();
+    expect(model.left()).toBe(0);
+  });
+
+  it('retries invalid output once, telling the model what was wrong', async () => {
+    const model = scripted(['APPROVE!!', valid]);
+    const r = await askModel(model, prompt, { timeoutMs: 1000 });
+    expect(r.ok).toBe(true);
+    expect(model.seen).toHaveLength(2);
+    const retry = model.seen[1]!;
+    expect(retry.slice(0, 2)).toEqual([
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'user' },
+    ]);
+    expect(retry[2]).toEqual({ role: 'assistant', content: 'APPROVE!!' });
+    expect(retry[3]?.content).toMatch(/not valid: the answer is not JSON/);
+    expect(r.audit).toMatchObject({ prompt_tokens: 200, completion_tokens: 40 });
+  });
+
+  it('fails after a second invalid answer, and asks no third time', async () => {
+    const model = scripted(['nope', '{"verdict":"APPROVE"}']);
+    const r = await askModel(model, prompt, { timeoutMs: 1000 });
+    expect(r.ok).toBe(false);
+    expect(r.audit.error).toMatch(/^invalid model output twice: answer\.confidence/);
+    expect(r.audit.raw_answer).toBe('{"verdict":"APPROVE"}');
+    expect(model.left()).toBe(0);
+  });
+
+  it('reports a thrown error as a failure instead of throwing', async () => {
+    const r = await askModel(scripted([new TypeError('fetch failed')]), prompt, { timeoutMs: 1000 });
+    expect(r).toMatchObject({ ok: false, audit: { error: expect.stringMatching(/could not be reached: fetch failed/) } });
+  });
+
+  it('stops at the time budget', async () => {
+    const hang: ModelClient = {
+      model: 'hang',
+      chat: (_m, { signal }) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+    };
+    const started = Date.now();
+    const r = await askModel(hang, prompt, { timeoutMs: 100 });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(r).toMatchObject({ ok: false, audit: { error: 'the model did not answer within 100 ms' } });
+  });
+});
+
+describe('model settings: opt-in', () => {
+  it('is off without spec.judge.model and without AGENT_JUDGE_MODEL', async () => {
+    const policy = await judgePolicy(tempBaseDir());
+    expect(resolveModelSettings(policy, {})).toBeNull();
+    expect(createJudgeDepsFromEnv(policy, {}).model).toBeUndefined();
+  });
+
+  it('turns on with the policy model, host from the policy before OLLAMA_HOST', async () => {
+    const policy = await judgePolicy(tempBaseDir(), { model: 'qwen3:8b', host: 'http://gpu:11434' });
+    expect(resolveModelSettings(policy, { OLLAMA_HOST: 'http://other:1' })).toMatchObject({ model: 'qwen3:8b', host: 'http://gpu:11434' });
+  });
+
+  it('AGENT_JUDGE_MODEL names the model, "on" uses the default, "off" wins over the policy', async () => {
+    const none = await judgePolicy(tempBaseDir());
+    expect(resolveModelSettings(none, { AGENT_JUDGE_MODEL: 'llama3.2' })?.model).toBe('llama3.2');
+    expect(resolveModelSettings(none, { AGENT_JUDGE_MODEL: 'on', OLLAMA_HOST: 'http://h:1' })).toMatchObject({
+      model: 'deepseek-v4-pro:cloud',
+      host: 'http://h:1',
+    });
+    const withModel = await judgePolicy(tempBaseDir(), { model: 'qwen3:8b' });
+    expect(resolveModelSettings(withModel, { AGENT_JUDGE_MODEL: 'off' })).toBeNull();
+    expect(resolveModelSettings(none, {}, { force: true })?.model).toBe('deepseek-v4-pro:cloud');
+  });
+
+  it('reads the API key from the variable the policy names, never from the policy', async () => {
+    const policy = await judgePolicy(tempBaseDir(), { model: 'm', apiKeyEnv: 'MY_KEY' });
+    expect(resolveModelSettings(policy, { MY_KEY: 'secret' })).toMatchObject({ apiKeyEnv: 'MY_KEY', hasApiKey: true });
+    expect(JSON.stringify(resolveModelSettings(policy, { MY_KEY: 'secret' }))).not.toContain('secret');
+  });
+});
