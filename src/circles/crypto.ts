@@ -28,6 +28,16 @@ export function amidFromPublicKey(publicKey: string): string {
   return `amid:${toHex(sha256(raw)).slice(0, 40)}`;
 }
 
+/**
+ * The AMID of a key the registry already validated when it was registered. Skips the curve-point
+ * check (about 0.25 ms each), which matters when a continued run re-derives 10,000 AMIDs.
+ */
+export function amidOfRegisteredKey(publicKey: string): string {
+  const raw = fromBase64Url(publicKey);
+  if (!raw || raw.length !== PUBLIC_KEY_BYTES) throw new TypeError('public key: expected 32 bytes as unpadded base64url');
+  return `amid:${toHex(sha256(raw)).slice(0, 40)}`;
+}
+
 /** The raw 32 bytes of a public key, or null when the text is not a valid Ed25519 point. */
 export function decodePublicKey(publicKey: string): Uint8Array | null {
   const raw = fromBase64Url(publicKey);

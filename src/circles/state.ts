@@ -5,7 +5,7 @@
  * deterministic inside one. Must stay free of Node built-ins: it runs in the workflow sandbox.
  */
 import { registryConfig, type RegistryConfig } from './config';
-import { amidFromPublicKey, verifyStatement, type StatementKind } from './crypto';
+import { amidFromPublicKey, amidOfRegisteredKey, verifyStatement, type StatementKind } from './crypto';
 import { discoverFor, toDiscovered } from './discovery';
 import { decideKnock, pairKey } from './policy';
 import type {
@@ -615,7 +615,7 @@ export class RegistryState {
     const state = new RegistryState(config, hooks);
     if (!snapshot) return state;
     if (snapshot.v !== 1) throw new TypeError(`unknown registry snapshot version ${String(snapshot.v)}`);
-    const amids = snapshot.agents.map(([publicKey]) => amidFromPublicKey(publicKey));
+    const amids = snapshot.agents.map(([publicKey]) => amidOfRegisteredKey(publicKey));
     snapshot.agents.forEach(([publicKey, role, circle, parent, status, org, registeredAt, retiredAt], i) => {
       const amid = amids[i] as string;
       state.agents[amid] = {

@@ -64,6 +64,13 @@ export interface MessagePayload {
 /** An evidence item, with the judge's verification result when one is known. */
 export type EvidenceView = Evidence & { verified?: boolean | null };
 
+/** What the judge's evidence check found for one item (src/judge/evidence.ts). */
+export type EvidenceStatus = 'verified' | 'failed' | 'unverifiable' | 'other-repo';
+export interface EvidenceCheckView {
+  index: number;
+  status: EvidenceStatus;
+}
+
 /** What a decided, expired or partly approved proposal looks like, from any source. */
 export interface OutcomeView {
   workflow_id: string;
@@ -202,11 +209,37 @@ function confidenceText(c: number | null | undefined): string {
   return c === null || c === undefined ? '' : ` · confidence ${Math.round(c * 100)}%`;
 }
 
-function evidenceLines(items: readonly EvidenceView[]): string {
+const EVIDENCE_MARK: Record<EvidenceStatus, string> = {
+  verified: '✅',
+  failed: '❌ check failed:',
+  'other-repo': '❌ other repository:',
+  unverifiable: '❔ unverifiable:',
+};
+
+/**
+ * The judge's evidence checks when the notice carries them: `evidence_checks` on the notice, or
+ * `verdict.judge.evidence.checks`. Read defensively: an unknown shape means "not known".
+ */
+export function evidenceChecksOf(notice: EscalationNotice): Map<number, EvidenceStatus> {
+  const source =
+    (notice as { evidence_checks?: unknown }).evidence_checks ??
+    ((notice.verdict?.judge as { evidence?: { checks?: unknown } } | undefined)?.evidence?.checks);
+  const out = new Map<number, EvidenceStatus>();
+  if (!Array.isArray(source)) return out;
+  for (const c of source as Array<Partial<EvidenceCheckView>>) {
+    if (typeof c?.index === 'number' && typeof c.status === 'string' && c.status in EVIDENCE_MARK) out.set(c.index, c.status);
+  }
+  return out;
+}
+
+function evidenceLines(items: readonly EvidenceView[], checks: ReadonlyMap<number, EvidenceStatus> = new Map()): string {
   if (items.length === 0) return 'none cited';
   const lines: string[] = [];
+  let known = false;
   for (const [i, ev] of items.entries()) {
-    const mark = ev.verified === true ? '✅' : ev.verified === false ? '⚠️ unverified' : '▫️';
+    const status: EvidenceStatus | undefined = checks.get(i) ?? (ev.verified === true ? 'verified' : ev.verified === false ? 'failed' : undefined);
+    if (status) known = true;
+    const mark = status ? EVIDENCE_MARK[status] : '▫️';
     const label = safeText(ev.title ?? ev.source ?? ev.type, 120);
     const where = ev.url ? ` ${inlineCode(ev.url, 200)}` : ev.source && ev.title ? ` ${inlineCode(ev.source, 120)}` : '';
     const kind = ev.title || ev.source ? ` (${safeText(ev.type, 40)})` : '';
@@ -218,8 +251,7 @@ function evidenceLines(items: readonly EvidenceView[]): string {
     }
   }
   const text = lines.join('\n');
-  const anyKnown = items.some((e) => e.verified === true || e.verified === false);
-  return truncate(anyKnown ? text : `${text}\n(not verified by the judge)`, LIMITS.fieldValue);
+  return truncate(known ? text : `${text}\n(not verified by the judge)`, LIMITS.fieldValue);
 }
 
 function constraintLines(proposal: Proposal, verdict: Verdict | null): string {
@@ -297,7 +329,7 @@ export function renderEscalation(notice: EscalationNotice, decisions: readonly D
         judgePosition ? safeText(judgePosition, 1000) : notice.tier === 'human-only' ? 'Not judged: this tier is decided by people only.' : 'No reasoning given.',
       ),
       field(FIELD.parameters, codeBlock(JSON.stringify(p.parameters ?? {}, null, 1), 'json', 600)),
-      field(`${FIELD.evidence} (${p.cited_evidence.length})`, evidenceLines(p.cited_evidence as EvidenceView[])),
+      field(`${FIELD.evidence} (${p.cited_evidence.length})`, evidenceLines(p.cited_evidence as EvidenceView[], evidenceChecksOf(notice))),
       field(FIELD.constraints, constraintLines(p, notice.verdict)),
     ],
     footer: { text: footerText(notice.workflow_id, p.proposal_id) },

@@ -10,6 +10,7 @@ import { buildPrompt, findInjectionMarkers } from './prompt';
 import { hardRules } from './rules';
 
 export type { ModelClient } from './model';
+export { judgeActivityTimeoutMs } from '../contracts/judge-settings';
 
 /** What the judge activity receives: the proposal as it stands, and the policy snapshot in force. */
 export interface JudgeInput {
@@ -193,14 +194,4 @@ export function createJudgeDepsFromEnv(
   });
   deps.modelTimeoutMs = settings.timeoutMs;
   return deps;
-}
-
-/**
- * A start-to-close timeout for the judge activity that always outlasts the judge itself: the model
- * budget, plus the Forgejo lookups, plus slack. A judge that hits its own budget answers
- * confidence 0 instead of being cut off by Temporal.
- */
-export function judgeActivityTimeoutMs(policy: CompliancePolicy): number {
-  const s = policy.spec.judge;
-  return (s?.timeoutMs ?? 20_000) + (s?.forgejo?.timeoutMs ?? 0) + 10_000;
 }

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { type NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createExecutorActivities, type ExecutorDeps } from '../activities/execute';
 import { createJudgeActivities } from '../activities/judge';

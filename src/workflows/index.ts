@@ -1,3 +1,3 @@
 /** Every workflow the workers run; the bundler starts here. Deterministic code only. */
 export { proposalWorkflow } from './proposal';
-// export { circleRegistryWorkflow } from './circle-registry'; // TEMP-LEAD
+export { circleRegistryWorkflow } from './circle-registry';

@@ -24,7 +24,7 @@ interface Harness {
   logs: Array<Record<string, unknown>>;
   governance: GovernanceEvent[];
   bot?: DiscordBot;
-  startBot(opts?: { deferAfterMs?: number }): Promise<DiscordBot>;
+  startBot(opts?: { deferAfterMs?: number; policy?: TestSystem['policy'] }): Promise<DiscordBot>;
   escalate(overrides?: Record<string, unknown>): Promise<{ workflowId: string; message: FakeMessage }>;
   status(workflowId: string): Promise<ProposalStatus>;
   stop(): Promise<void>;
@@ -56,11 +56,11 @@ async function harness(opts: { escalation?: Record<string, unknown>; wrapNotifie
     governance,
     async startBot(botOpts = {}) {
       h.bot = await startDiscordBot({
-        ...botOpts,
+        deferAfterMs: botOpts.deferAfterMs,
         token: FAKE_TOKEN,
         apiUrl: fake.apiUrl,
         client: system.client,
-        policy: system.policy,
+        policy: botOpts.policy ?? system.policy,
         logger: capturingLogger(logs),
         onGovernanceEvent: (e) => governance.push(e),
       });
@@ -204,6 +204,25 @@ describe('Discord escalation, one approval', () => {
       const s = await h.status(wf);
       expect(s.stage).toBe('awaiting_human');
       expect(s.decisions).toEqual([]);
+    }
+  });
+
+  it('the workflow is the authority: an approver only in the bot’s policy is refused', async () => {
+    const { workflowId, message } = await h.escalate();
+    await h.bot!.stop();
+    const stale = structuredClone(h.system.policy);
+    stale.spec.escalation.approvers.push(`discord:${h.mallory.id}`);
+    await h.startBot({ policy: stale });
+    try {
+      const click = await h.fake.click({ messageId: message.id, customId: buttonCustomId('approve', workflowId), userId: h.mallory.id });
+      const final = await click.final();
+      expect(final.ephemeral).toBe(true);
+      expect(final.body.content).toBe(`Not accepted: discord:${h.mallory.id} is not an approver for this proposal`);
+      expect(h.governance.at(-1)).toMatchObject({ kind: 'refused_by_workflow', workflow_id: workflowId });
+      expect((await h.status(workflowId)).decisions).toEqual([]);
+    } finally {
+      await h.bot!.stop();
+      await h.startBot();
     }
   });
 

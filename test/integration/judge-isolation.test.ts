@@ -20,7 +20,7 @@ import type { ProbeResult } from '../helpers/judge-probe-workflow';
 import { judgePolicy, prProposal, tempBaseDir } from '../helpers/judge-fixtures';
 
 try {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
 } catch {
   /* already installed in this process */
 }

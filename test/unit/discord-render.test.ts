@@ -100,8 +100,21 @@ describe('the escalation message', () => {
     ];
     const marked = fieldValue(renderEscalation(checked), FIELD.evidence);
     expect(marked).toMatch(/^✅ Invoice 17/);
-    expect(marked).toContain('⚠️ unverified vault:contracts/acme.md');
+    expect(marked).toContain('❌ check failed: vault:contracts/acme.md');
     expect(marked).not.toContain('not verified by the judge');
+  });
+
+  it('uses the judge’s evidence checks when the verdict carries them', () => {
+    const notice = sampleNotice({ tier: 'full-judge-review' });
+    notice.verdict = {
+      ...judgeVerdict,
+      judge: { model: 'm', prompt_hash: 'h', latency_ms: 1, prompt_tokens: null, completion_tokens: null, raw_answer: null, evidence: { checks: [{ index: 0, status: 'unverifiable' }, { index: 1, status: 'other-repo' }, { index: 9, status: 'bogus' }] } } as never,
+    };
+    const ev = fieldValue(renderEscalation(notice), FIELD.evidence);
+    expect(ev.split('\n')).toEqual([
+      '❔ unverifiable: Invoice 17 (invoice) `https://billing.example.org/invoices/17`',
+      '❌ other repository: vault:contracts/acme.md (contract)',
+    ]);
   });
 
   it('shows requested constraints and parameters as inert code', () => {

@@ -17,6 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the tests break the policy one field at a time, on purpose
 type RawPolicy = { kind: string; spec: Record<string, any> };
 
 /** The default policy as plain data, to be broken one field at a time. */

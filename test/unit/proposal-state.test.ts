@@ -148,6 +148,16 @@ describe('refuseClarification()', () => {
     );
   });
 
+  it.each([['src/schema/../auth/'], ['src/schema/../../'], ['src/schema/%2E%2E/auth/'], ['src/schema\\..\\auth\\']])(
+    'refuses a files_only entry %j that climbs out of the earlier scope',
+    (wider) => {
+      const s = awaiting();
+      expect(s.refuseClarification({ scope_claim: { files_only: [wider], max_lines: 80, no_existing_code_deletion: true } })).toMatch(
+        /^scope_claim\.files_only may only narrow/,
+      );
+    },
+  );
+
   it('refuses dropping no_existing_code_deletion', () => {
     const s = awaiting();
     expect(s.refuseClarification({ scope_claim: { files_only: ['src/schema/'], max_lines: 80, no_existing_code_deletion: false } })).toBe(

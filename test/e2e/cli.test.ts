@@ -1,0 +1,304 @@
+/**
+ * The `agent-judge` CLI driven as a user would: real processes (`node bin/agent-judge.mjs`),
+ * against the run's Temporal dev server and a system of workers on task queues of this file's own.
+ */
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import type { AuditRecord } from '../../src/audit';
+import { decide, submitAndWait } from '../../src/client/proposals';
+import { MAX_PROPOSAL_BYTES } from '../../src/contracts/proposal';
+import type { ProposalOutcome } from '../../src/contracts/status';
+import { proposal, startSystem, type TestSystem } from '../helpers/system';
+
+const BIN = fileURLToPath(new URL('../../bin/agent-judge.mjs', import.meta.url));
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+
+let sys: TestSystem;
+let dir: string;
+
+beforeAll(async () => {
+  sys = await startSystem({
+    spec: { clarify: { maxRounds: 2, timeout: '60s' }, escalation: { timeout: '60s', approvers: ['scott'], reminderAt: 0 } },
+  });
+  dir = mkdtempSync(join(tmpdir(), 'agent-judge-cli-'));
+});
+afterAll(async () => {
+  await sys?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI; resolves with its exit code and output whatever the code. */
+function cli(args: string[], stdin?: string): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [BIN, ...args],
+      {
+        cwd: REPO,
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: inject('temporalAddress'),
+          TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+          AGENT_JUDGE_POLICY: '',
+        },
+        maxBuffer: 64 * 1024 * 1024,
+        timeout: 50_000,
+      },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+    if (stdin !== undefined) child.stdin?.end(stdin);
+    else child.stdin?.end();
+  });
+}
+
+function writeJson(value: unknown): string {
+  const file = join(dir, `${randomUUID()}.json`);
+  writeFileSync(file, typeof value === 'string' ? value : JSON.stringify(value));
+  return file;
+}
+
+const propose = (file: string, ...flags: string[]) => cli(['propose', file, ...flags, '--task-queue', sys.taskQueues.workflow]);
+
+function outcome(run: Run): ProposalOutcome {
+  expect(run.code, run.stderr).toBe(0);
+  return JSON.parse(run.stdout) as ProposalOutcome;
+}
+
+/** One readable line: the message and nothing else (no stack trace). */
+function oneLine(stderr: string): string {
+  const lines = stderr.trimEnd().split('\n');
+  expect(lines, stderr).toHaveLength(1);
+  return lines[0]!;
+}
+
+/** `list` over visibility, which is eventually consistent: polls until `until` holds. */
+async function listUntil(args: string[], until: (rows: Array<{ proposal_id: string; status: string }>) => boolean) {
+  let rows: Array<{ proposal_id: string; status: string }> = [];
+  for (let attempt = 0; attempt < 6; attempt++) {
+    const run = await cli(['list', ...args]);
+    expect(run.code, run.stderr).toBe(0);
+    rows = JSON.parse(run.stdout) as typeof rows;
+    if (until(rows)) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return rows;
+}
+
+describe('commands that need no server', () => {
+  it('help, schema, and bad flags', async () => {
+    const [help, schema, badSchema, badSince, badDecision] = await Promise.all([
+      cli(['--help']),
+      cli(['schema', 'proposal']),
+      cli(['schema', 'proposals']),
+      cli(['list', '--since', 'nonsense']),
+      cli(['decide', 'some-proposal', 'maybe', '--approver', 'scott']),
+    ]);
+
+    expect(help.code).toBe(0);
+    for (const command of ['propose', 'status', 'list', 'clarify', 'decide', 'audit', 'schema', 'dev', 'worker']) {
+      expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    }
+    expect(help.stdout).toContain('--address');
+    expect(help.stdout).toContain('--namespace');
+
+    expect(schema.code).toBe(0);
+    const json = JSON.parse(schema.stdout) as { $schema: string; anyOf: Array<{ properties: { action_type: { const?: string } } }> };
+    expect(json.$schema).toMatch(/json-schema\.org/);
+    expect(json.anyOf.map((b) => b.properties.action_type.const)).toContain('forgejo_pr_create');
+
+    expect(badSchema.code).toBe(2);
+    expect(oneLine(badSchema.stderr)).toBe(
+      'agent-judge: schema: unknown name "proposals"; expected one of proposal, verdict, policy, clarification, decision',
+    );
+    expect(badSince.code).toBe(2);
+    expect(oneLine(badSince.stderr)).toBe('agent-judge: --since: expected a duration such as 30m, 24h or 7d, got "nonsense"');
+    expect(badDecision.code).toBe(2);
+    expect(badDecision.stderr).toContain("'maybe' is invalid for argument 'decision'. Allowed choices are approve, reject.");
+    expect(badDecision.stdout).toBe('');
+  });
+});
+
+describe('propose, status, list', () => {
+  it('propose --wait prints the outcome; status and list show it; an identical resubmission is refused', async () => {
+    const p = proposal('memory_write', { parameters: { content: `cli memory ${randomUUID()}` } });
+    const file = writeJson(p);
+    const out = outcome(await propose(file, '--wait'));
+    expect(Object.keys(out).sort()).toEqual(['execution', 'proposal_id', 'status', 'verdict', 'verdicts', 'workflow_id']);
+    expect(out).toMatchObject({ proposal_id: p.proposal_id, status: 'executed' });
+    expect(out.workflow_id).toMatch(/^proposal-[0-9a-f]{32}$/);
+    expect(out.verdict).toMatchObject({ verdict: 'APPROVE', decided_by: 'policy', tier: 'no-judge' });
+    expect(out.verdicts).toHaveLength(1);
+    expect(out.execution).toMatchObject({ status: 'succeeded', executor: 'memory' });
+
+    const [status, again, sameContentNewId] = await Promise.all([
+      cli(['status', String(p.proposal_id)]),
+      propose(file),
+      propose(writeJson({ ...p, proposal_id: `retry-${randomUUID()}` })),
+    ]);
+    expect(outcome(status)).toEqual(out);
+    for (const refused of [again, sameContentNewId]) {
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toBe('');
+      expect(oneLine(refused.stderr)).toMatch(/^agent-judge: an identical proposal was already submitted \(proposal-[0-9a-f]{32}\)/);
+    }
+
+    const rows = await listUntil(['--status', 'executed', '--since', '1h'], (r) => r.some((x) => x.proposal_id === p.proposal_id));
+    expect(rows.find((x) => x.proposal_id === p.proposal_id)).toMatchObject({ workflow_id: out.workflow_id, status: 'executed', action_type: 'memory_write' });
+    expect(rows.every((x) => x.status === 'executed')).toBe(true);
+  });
+
+  it('propose from stdin without --wait prints exactly {proposal_id, workflow_id}', async () => {
+    const p = proposal('memory_write', { parameters: { content: `stdin ${randomUUID()}` } });
+    const run = await cli(['propose', '-', '--task-queue', sys.taskQueues.workflow], JSON.stringify(p));
+    expect(run.code, run.stderr).toBe(0);
+    const started = JSON.parse(run.stdout) as Record<string, string>;
+    expect(Object.keys(started).sort()).toEqual(['proposal_id', 'workflow_id']);
+    expect(started.proposal_id).toBe(p.proposal_id);
+    expect(started.workflow_id).toMatch(/^proposal-[0-9a-f]{32}$/);
+    // It runs all the same.
+    const done = await sys.client.workflow.getHandle(started.workflow_id!).result();
+    expect(done).toMatchObject({ proposal_id: p.proposal_id, status: 'executed' });
+  });
+
+  it('a well-formed unknown action type waits for a human', async () => {
+    const p = proposal('deploy_to_production', { target: { cluster: 'eu-1' }, parameters: { version: 'v2' } });
+    const out = outcome(await propose(writeJson(p), '--wait'));
+    expect(out.status).toBe('awaiting_human');
+    expect(out.verdict).toBeNull();
+    expect(out.execution).toBeNull();
+  });
+});
+
+describe('bad input', () => {
+  it('exits 2 with the field named, and starts nothing', async () => {
+    const marker = `bad-${randomUUID()}`;
+    const ids = {
+      malformed: `${marker}-malformed`,
+      wrongType: `${marker}-wrong-type`,
+      unknownField: `${marker}-unknown-field`,
+      actionType: `${marker}-action-type`,
+      oversize: `${marker}-oversize`,
+    };
+    const runs = await Promise.all([
+      propose(writeJson(`{"proposal_id":"${ids.malformed}","action_type":"memory_write",`), '--wait'),
+      propose(writeJson(proposal('exec', { proposal_id: ids.wrongType, parameters: { command: 'ls -la' } }))),
+      propose(writeJson({ ...proposal('memory_write', { proposal_id: ids.unknownField }), run_as: 'root' })),
+      propose(writeJson(proposal('memory_write', { proposal_id: ids.actionType, action_type: 'rm -rf' }))),
+      propose(writeJson(proposal('deploy_thing', { proposal_id: ids.oversize, parameters: { blob: 'x'.repeat(MAX_PROPOSAL_BYTES) } }))),
+    ]);
+    const expected = [
+      /^agent-judge: proposal: not valid JSON \(/,
+      /^agent-judge: proposal\.parameters\.command: Invalid input: expected array, received string$/,
+      /^agent-judge: proposal: Unrecognized key: "run_as"$/,
+      /^agent-judge: proposal\.action_type: expected a snake_case action type/,
+      new RegExp(`^agent-judge: proposal: \\d+ bytes is over the ${MAX_PROPOSAL_BYTES}-byte limit$`),
+    ];
+    runs.forEach((run, i) => {
+      expect(run.code, `case ${i}: ${run.stderr}`).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(oneLine(run.stderr)).toMatch(expected[i]!);
+    });
+
+    const list = await cli(['list', '--since', '1h']);
+    expect(list.code, list.stderr).toBe(0);
+    const rows = JSON.parse(list.stdout) as Array<{ proposal_id: string }>;
+    expect(rows.filter((r) => r.proposal_id.startsWith(marker))).toEqual([]);
+  });
+});
+
+describe('clarify and decide', () => {
+  it('a PR without evidence is asked to clarify; evidence gets it approved', async () => {
+    const p = proposal('forgejo_pr_create', { cited_evidence: [] });
+    const first = outcome(await propose(writeJson(p), '--wait'));
+    expect(first.status).toBe('awaiting_clarification');
+    expect(first.verdict).toMatchObject({ verdict: 'CLARIFY', rule: 'evidence.missing', decided_by: 'rules' });
+    expect(first.verdict?.reason).toContain('cited_evidence');
+
+    const [empty, answered] = await Promise.all([
+      cli(['clarify', String(p.proposal_id), writeJson({})]),
+      cli(['clarify', String(p.proposal_id), writeJson({ cited_evidence: [{ type: 'issue', url: 'https://example.org/sscoble/speckl/issues/42' }] })]),
+    ]);
+    expect(empty.code).toBe(2);
+    expect(oneLine(empty.stderr)).toBe('agent-judge: clarification: a clarification needs at least one of justification, cited_evidence, scope_claim');
+
+    const after = outcome(answered);
+    expect(after.status).toBe('approved');
+    expect(after.verdicts.map((v) => v.verdict)).toEqual(['CLARIFY', 'APPROVE']);
+    expect(after.verdict).toMatchObject({ verdict: 'APPROVE', decided_by: 'rules' });
+    expect(after.execution).toBeNull();
+  });
+
+  it('a financial op waits for an approver; a non-approver is refused; scott approves', async () => {
+    const p = proposal('financial_op');
+    const id = String(p.proposal_id);
+    const waiting = outcome(await propose(writeJson(p), '--wait'));
+    expect(waiting.status).toBe('awaiting_human');
+
+    const mallory = await cli(['decide', id, 'approve', '--approver', 'mallory']);
+    expect(mallory.code).toBe(1);
+    expect(oneLine(mallory.stderr)).toMatch(/^agent-judge: decision refused: .*mallory is not an approver for this proposal$/);
+    expect(outcome(await cli(['status', id])).status).toBe('awaiting_human');
+
+    const decided = outcome(await cli(['decide', id, 'approve', '--approver', 'scott', '--reason', 'budgeted']));
+    expect(decided.status).toBe('approved');
+    expect(decided.verdict).toMatchObject({ verdict: 'APPROVE', decided_by: 'human:scott', reason: 'budgeted', tier: 'human-only' });
+  });
+});
+
+describe('audit', () => {
+  it('export prints one JSON line per proposal with its verdicts and the human decision', async () => {
+    const p = proposal('financial_op', { target: { account: `audit-${randomUUID().slice(0, 8)}` } });
+    const waiting = await submitAndWait(sys.client, p, { taskQueue: sys.taskQueues.workflow });
+    expect(waiting.status).toBe('awaiting_human');
+    await decide(sys.client, String(p.proposal_id), { decision: 'reject', approver: 'scott', reason: 'not this quarter', via: 'api' });
+
+    let record: AuditRecord | undefined;
+    for (let attempt = 0; attempt < 6 && !record; attempt++) {
+      const run = await cli(['audit', 'export', '--since', '1h']);
+      expect(run.code, run.stderr).toBe(0);
+      const lines = run.stdout.trimEnd().split('\n');
+      const records = lines.map((l) => JSON.parse(l) as AuditRecord);
+      expect(new Set(records.map((r) => r.workflow_id)).size).toBe(records.length);
+      record = records.find((r) => r.proposal_id === p.proposal_id && r.status === 'rejected');
+      if (!record) await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(record).toMatchObject({
+      workflow_id: waiting.workflow_id,
+      status: 'rejected',
+      action_type: 'financial_op',
+      tier: 'human-only',
+      verdict: { verdict: 'REJECT', decided_by: 'human:scott', reason: 'not this quarter' },
+      decisions: [{ decision: 'reject', approver: 'scott', reason: 'not this quarter', via: 'api', accepted: true }],
+    });
+    expect(record?.verdicts).toHaveLength(1);
+  });
+
+  it('replay reports no nondeterminism over the closed proposals', async () => {
+    // At least one closed proposal of this file's own.
+    const done = await submitAndWait(sys.client, proposal('memory_write', { parameters: { content: `replay ${randomUUID()}` } }), {
+      taskQueue: sys.taskQueues.workflow,
+    });
+    expect(done.status).toBe('executed');
+    const run = await cli(['audit', 'replay', '--since', '1h']);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const summary = JSON.parse(run.stdout) as { replayed: number; ok: number; nondeterministic: number; failed: number };
+    expect(summary.nondeterministic).toBe(0);
+    expect(summary.failed).toBe(0);
+    expect(summary.replayed).toBeGreaterThan(0);
+    expect(summary.ok).toBe(summary.replayed);
+  });
+});

@@ -1,0 +1,362 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createExecutorActivities } from '../../src/activities/execute';
+import type { ExecuteInput } from '../../src/activities/types';
+import type { CompliancePolicy } from '../../src/contracts/policy';
+import { parseProposal, type Proposal } from '../../src/contracts/proposal';
+import type { ExecutionResult } from '../../src/contracts/status';
+import type { Verdict } from '../../src/contracts/verdict';
+import { judgeByRules } from '../../src/judge/rules';
+import { ExecutionLedger } from '../../src/executors';
+import { proposal, testPolicy } from '../helpers/system';
+
+let baseDir: string;
+let outside: string;
+let policy: CompliancePolicy;
+let root: string;
+
+beforeAll(() => {
+  baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-exec-'));
+  outside = mkdtempSync(join(tmpdir(), 'agent-judge-exec-outside-'));
+  policy = testPolicy(baseDir);
+  root = policy.spec.files.roots[0]!;
+  mkdirSync(root, { recursive: true });
+});
+afterAll(() => {
+  rmSync(baseDir, { recursive: true, force: true });
+  rmSync(outside, { recursive: true, force: true });
+});
+
+const stateDir = () => join(baseDir, '.agent-judge');
+
+function p(type: string, overrides: Record<string, unknown> = {}): Proposal {
+  return parseProposal(proposal(type, overrides));
+}
+
+function approve(pr: Proposal, extra: Partial<Verdict> = {}): Verdict {
+  return {
+    proposal_id: pr.proposal_id,
+    verdict: 'APPROVE',
+    reason: 'no rule objects',
+    constraints: { require_human_review: false },
+    escalation: null,
+    confidence: 1,
+    decided_by: 'rules',
+    tier: 'full-judge-review',
+    ...extra,
+  };
+}
+
+function input(pr: Proposal, options: { verdict?: Verdict; shadow?: boolean; policy?: CompliancePolicy; workflowId?: string } = {}): ExecuteInput {
+  return {
+    workflow_id: options.workflowId ?? `proposal-${randomUUID().replace(/-/g, '')}`,
+    proposal: pr,
+    verdict: options.verdict ?? approve(pr),
+    shadow: options.shadow ?? false,
+    policy: options.policy ?? policy,
+  };
+}
+
+async function execute(i: ExecuteInput, deps: { stateDir?: string } = {}): Promise<ExecutionResult> {
+  const activities = createExecutorActivities({ baseDir, stateDir: deps.stateDir ?? stateDir() });
+  return new MockActivityEnvironment().run(activities.execute, i);
+}
+
+const fileWrite = (name: string, content: string, mode?: 'create' | 'overwrite' | 'append') =>
+  p('file_write', { target: { path: `.agent-judge/workspace/${name}` }, parameters: { content, ...(mode ? { mode } : {}) } });
+
+describe('memory_write', () => {
+  it('appends one JSON line to the store, naming the agent, proposal and workflow', async () => {
+    const store = `mem-${randomUUID().slice(0, 8)}`;
+    const pr = p('memory_write', { target: { store }, parameters: { content: 'the build is green' } });
+    const i = input(pr);
+    const result = await execute(i);
+    expect(result).toMatchObject({ status: 'succeeded', executor: 'memory', shadow: false });
+    const file = join(policy.spec.memory.dir, `${store}.jsonl`);
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      agent_id: '@engineering',
+      proposal_id: pr.proposal_id,
+      workflow_id: i.workflow_id,
+      content: 'the build is green',
+    });
+    expect(result.output).toEqual({ store, file, bytes: 18 });
+  });
+});
+
+describe('file_write', () => {
+  it('creates a new file, with its directories, inside the root', async () => {
+    const name = `nested/${randomUUID()}/new.txt`;
+    const result = await execute(input(fileWrite(name, 'hello\n')));
+    expect(result).toMatchObject({ status: 'succeeded', executor: 'file' });
+    expect(readFileSync(join(root, name), 'utf8')).toBe('hello\n');
+    expect(result.output).toEqual({ path: join(root, name), bytes: 6, mode: 'create' });
+  });
+
+  it('refuses to replace an existing file in create mode, leaving it alone', async () => {
+    const name = `exists-${randomUUID()}.txt`;
+    writeFileSync(join(root, name), 'original');
+    const result = await execute(input(fileWrite(name, 'clobbered', 'create')));
+    expect(result.status).toBe('failed');
+    expect(result.error).toBe(`.agent-judge/workspace/${name} already exists (mode create); use mode overwrite or append`);
+    expect(readFileSync(join(root, name), 'utf8')).toBe('original');
+  });
+
+  it('overwrites and appends', async () => {
+    const name = `modes-${randomUUID()}.txt`;
+    writeFileSync(join(root, name), 'old content that is longer');
+    expect((await execute(input(fileWrite(name, 'new\n', 'overwrite')))).status).toBe('succeeded');
+    expect(readFileSync(join(root, name), 'utf8')).toBe('new\n');
+    expect((await execute(input(fileWrite(name, 'more\n', 'append')))).status).toBe('succeeded');
+    expect(readFileSync(join(root, name), 'utf8')).toBe('new\nmore\n');
+  });
+
+  it('refuses a path outside the roots even with an APPROVE verdict', async () => {
+    const target = join(outside, `forged-${randomUUID()}.txt`);
+    const result = await execute(input(p('file_write', { target: { path: target }, parameters: { content: 'x' } })));
+    expect(result.status).toBe('refused');
+    expect(result.error).toMatch(/^files\.roots: /);
+    expect(existsSync(target)).toBe(false);
+  });
+
+  it('refuses when the parent directory is swapped for a symlink to outside after the judgement', async () => {
+    const dir = `swap-${randomUUID()}`;
+    mkdirSync(join(root, dir));
+    const pr = fileWrite(`${dir}/payload.txt`, 'owned');
+    expect(judgeByRules(pr, { policy, baseDir })).toMatchObject({ verdict: 'APPROVE' });
+    // After the judge looked: the directory becomes a symlink to outside the root.
+    renameSync(join(root, dir), join(root, `${dir}-old`));
+    symlinkSync(outside, join(root, dir));
+    const result = await execute(input(pr));
+    expect(result.status).toBe('refused');
+    expect(existsSync(join(outside, 'payload.txt'))).toBe(false);
+  });
+
+  it('refuses a final-component symlink to outside, existing or dangling', async () => {
+    const existing = join(outside, `existing-${randomUUID()}.txt`);
+    writeFileSync(existing, 'outside');
+    const name = `link-${randomUUID()}.txt`;
+    symlinkSync(existing, join(root, name));
+    const result = await execute(input(fileWrite(name, 'through the link', 'overwrite')));
+    expect(result.status).toBe('refused');
+    expect(readFileSync(existing, 'utf8')).toBe('outside');
+
+    const dangling = join(outside, `dangling-${randomUUID()}.txt`);
+    const name2 = `dlink-${randomUUID()}.txt`;
+    symlinkSync(dangling, join(root, name2));
+    const result2 = await execute(input(fileWrite(name2, 'through the link', 'append')));
+    expect(result2.status).toBe('refused');
+    expect(existsSync(dangling)).toBe(false);
+  });
+
+  it("refuses a path outside the verdict's files_only constraint", async () => {
+    const name = `constrained-${randomUUID()}.txt`;
+    const pr = fileWrite(name, 'x');
+    const verdict = approve(pr, { constraints: { require_human_review: false, files_only: ['.agent-judge/workspace/only-here/'] } });
+    const result = await execute(input(pr, { verdict }));
+    expect(result.status).toBe('refused');
+    expect(result.error).toContain("outside the verdict's files_only constraint");
+    expect(existsSync(join(root, name))).toBe(false);
+  });
+});
+
+describe('at most once', () => {
+  it('the same input executed twice appends to the file once and returns the recorded result', async () => {
+    const name = `once-${randomUUID()}.txt`;
+    const i = input(fileWrite(name, 'line\n', 'append'));
+    const first = await execute(i);
+    const second = await execute(i);
+    expect(first.status).toBe('succeeded');
+    expect(second).toEqual(first);
+    expect(readFileSync(join(root, name), 'utf8')).toBe('line\n');
+  });
+
+  it('the same memory_write executed twice writes one line', async () => {
+    const store = `once-${randomUUID().slice(0, 8)}`;
+    const i = input(p('memory_write', { target: { store }, parameters: { content: 'only once' } }));
+    const first = await execute(i);
+    const second = await execute(i);
+    expect(second).toEqual(first);
+    expect(readFileSync(join(policy.spec.memory.dir, `${store}.jsonl`), 'utf8').trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('another workflow with the same action does act (the key binds the workflow)', async () => {
+    const store = `two-${randomUUID().slice(0, 8)}`;
+    const pr = p('memory_write', { target: { store }, parameters: { content: 'twice, two workflows' } });
+    await execute(input(pr));
+    await execute(input(pr));
+    expect(readFileSync(join(policy.spec.memory.dir, `${store}.jsonl`), 'utf8').trimEnd().split('\n')).toHaveLength(2);
+  });
+
+  it("a claim left 'started' by a dead attempt returns unknown and does not act", async () => {
+    const name = `started-${randomUUID()}.txt`;
+    const i = input(fileWrite(name, 'should not appear'));
+    const ledger = new ExecutionLedger(join(stateDir(), 'executions'));
+    expect(await ledger.claim(ExecutionLedger.keyFor(i.workflow_id, i.proposal), new Date())).toEqual({ claimed: true });
+    const result = await execute(i);
+    expect(result.status).toBe('unknown');
+    expect(result.executor).toBe('file');
+    expect(result.error).toBe('an earlier attempt started this action and did not report back; not running it twice');
+    expect(existsSync(join(root, name))).toBe(false);
+  });
+});
+
+describe('exec', () => {
+  const execOf = (command: string[], extra: Record<string, unknown> = {}) => p('exec', { parameters: { command, ...extra } });
+
+  it('captures stdout and the exit code, in the default cwd', async () => {
+    const result = await execute(input(execOf(['echo', 'hello', 'world'])));
+    expect(result).toMatchObject({ status: 'succeeded', executor: 'exec' });
+    expect(result.output).toMatchObject({ exit_code: 0, stdout: 'hello world\n', stderr: '', truncated: false, timed_out: false, cwd: root });
+  });
+
+  it('passes shell metacharacters as plain arguments (no shell)', async () => {
+    const marker = join(outside, `marker-${randomUUID()}`);
+    const result = await execute(input(execOf(['echo', `x; touch ${marker}`, '$(id)'])));
+    expect((result.output as { stdout: string }).stdout).toBe(`x; touch ${marker} $(id)\n`);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('reports a non-zero exit as failed, with stderr', async () => {
+    const result = await execute(input(execOf(['ls', `does-not-exist-${randomUUID()}`])));
+    expect(result.status).toBe('failed');
+    expect(result.error).toMatch(/^exit code [1-9]/);
+    expect((result.output as { stderr: string }).stderr).toContain('does-not-exist');
+  });
+
+  it('honours timeout_ms and kills the command', async () => {
+    const sleepPolicy = testPolicy(baseDir, { exec: { allowlist: [{ command: 'sleep' }] } });
+    const started = Date.now();
+    const result = await execute(input(execOf(['sleep', '30'], { timeout_ms: 300 }), { policy: sleepPolicy }));
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(result.status).toBe('failed');
+    expect(result.error).toBe('timed out after 300 ms');
+    expect(result.output).toMatchObject({ timed_out: true, exit_code: null, signal: 'SIGKILL' });
+  });
+
+  it('truncates captured output at maxOutputBytes', async () => {
+    const small = testPolicy(baseDir, { exec: { maxOutputBytes: 16 } });
+    const result = await execute(input(execOf(['echo', 'x'.repeat(1000)]), { policy: small }));
+    expect(result.status).toBe('succeeded');
+    const out = result.output as { stdout: string; truncated: boolean };
+    expect(out.truncated).toBe(true);
+    expect(out.stdout).toBe('x'.repeat(16));
+  });
+
+  it('refuses argv that is not allowlisted even when the verdict says APPROVE', async () => {
+    const marker = join(root, `rm-target-${randomUUID()}`);
+    writeFileSync(marker, 'keep me');
+    const result = await execute(input(execOf(['rm', marker])));
+    expect(result.status).toBe('refused');
+    expect(result.error).toMatch(/^exec\.allowlist: command "rm" is not on the exec allowlist/);
+    expect(existsSync(marker)).toBe(true);
+  });
+
+  it('refuses a cwd outside the allowed directories', async () => {
+    const result = await execute(input(execOf(['ls'], { cwd: outside })));
+    expect(result.status).toBe('refused');
+    expect(result.error).toMatch(/^exec\.cwd: /);
+  });
+});
+
+describe('verdict checks', () => {
+  it.each(['REJECT', 'CLARIFY'] as const)('a %s verdict is refused and nothing happens', async (kind) => {
+    const name = `not-approved-${randomUUID()}.txt`;
+    const pr = fileWrite(name, 'x');
+    const result = await execute(input(pr, { verdict: approve(pr, { verdict: kind }) }));
+    expect(result.status).toBe('refused');
+    expect(result.error).toBe(`verdict is ${kind}, not APPROVE`);
+    expect(existsSync(join(root, name))).toBe(false);
+  });
+
+  it('in shadow mode a non-APPROVE verdict still executes, marked shadow', async () => {
+    const name = `shadow-${randomUUID()}.txt`;
+    const pr = fileWrite(name, 'shadow');
+    const result = await execute(input(pr, { verdict: approve(pr, { verdict: 'REJECT' }), shadow: true }));
+    expect(result).toMatchObject({ status: 'succeeded', shadow: true });
+    expect(readFileSync(join(root, name), 'utf8')).toBe('shadow');
+  });
+
+  it('a verdict for another proposal is refused', async () => {
+    const name = `other-${randomUUID()}.txt`;
+    const pr = fileWrite(name, 'x');
+    const result = await execute(input(pr, { verdict: approve(pr, { proposal_id: 'someone-else' }) }));
+    expect(result.status).toBe('refused');
+    expect(result.error).toBe('verdict belongs to another proposal');
+    expect(existsSync(join(root, name))).toBe(false);
+  });
+
+  it('an action type with no executor returns executor none (the caller acts)', async () => {
+    const result = await execute(input(p('issue_comment')));
+    expect(result).toMatchObject({ status: 'succeeded', executor: 'none', shadow: false });
+    expect(result.output).toBeUndefined();
+  });
+});
+
+describe('webhook routes', () => {
+  let server: Server;
+  let url: string;
+  let status = 200;
+  const received: Array<{ method?: string; url?: string; headers: IncomingHttpHeaders; body: string }> = [];
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        received.push({ method: req.method, url: req.url, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ accepted: status < 300 }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/agent-judge`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('POSTs the approved proposal and verdict with an idempotency key', async () => {
+    status = 200;
+    received.length = 0;
+    const hooked = testPolicy(baseDir, { webhook: { routes: { web_publish: url } } });
+    const pr = p('web_publish');
+    const i = input(pr, { policy: hooked });
+    const result = await execute(i);
+    expect(result).toMatchObject({ status: 'succeeded', executor: 'webhook', output: { status: 200, body: { accepted: true } } });
+    expect(received).toHaveLength(1);
+    const [req] = received;
+    expect(req?.method).toBe('POST');
+    expect(req?.url).toBe('/hooks/agent-judge');
+    expect(req?.headers['content-type']).toBe('application/json');
+    expect(req?.headers['idempotency-key']).toBe(ExecutionLedger.keyFor(i.workflow_id, pr));
+    const body = JSON.parse(req!.body) as { workflow_id: string; proposal: Proposal; verdict: Verdict };
+    expect(body.workflow_id).toBe(i.workflow_id);
+    expect(body.proposal).toEqual(pr);
+    expect(body.verdict.verdict).toBe('APPROVE');
+  });
+
+  it('a non-2xx answer is a failed execution, delivered once', async () => {
+    status = 503;
+    received.length = 0;
+    const hooked = testPolicy(baseDir, { webhook: { routes: { web_publish: url } } });
+    const i = input(p('web_publish'), { policy: hooked });
+    const result = await execute(i);
+    expect(result).toMatchObject({ status: 'failed', executor: 'webhook', error: 'webhook answered HTTP 503', output: { status: 503 } });
+    // A retry of the same activity returns the recorded failure without posting again.
+    expect(await execute(i)).toEqual(result);
+    expect(received).toHaveLength(1);
+  });
+
+  it('an unrouted action type has no executor', async () => {
+    const result = await execute(input(p('web_publish')));
+    expect(result.executor).toBe('none');
+  });
+});
