@@ -43,7 +43,7 @@ export const RoleSchema = z.enum(['top-level', 'sub-agent']);
 export type Role = z.infer<typeof RoleSchema>;
 
 /** What `circles keygen` prints and what `--key` / `--parent-key` files contain. */
-export const KeyFileSchema = z.strictObject({
+export const KeyFileSchema = z.object({
   amid: AmidSchema,
   public_key: PublicKeySchema,
   private_key: PrivateKeySchema,

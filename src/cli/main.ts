@@ -3,6 +3,7 @@ import { describeError, exitCodeFor } from './io';
 import { registerProposalCommands } from './proposals';
 import { registerServerCommands } from './server';
 import { registerSchemaCommand } from './schema';
+import { registerDiscordCommand } from './discord';
 
 /**
  * The `agent-judge` command line: a thin layer over src/client/. Built with commander for real
@@ -17,6 +18,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerServerCommands(program);
   registerProposalCommands(program);
+  registerDiscordCommand(program);
   registerSchemaCommand(program);
   return program;
 }

@@ -11,6 +11,8 @@ import { BadInputError } from '../errors';
 import { DEFAULT_POLICY_PATH, loadPolicy } from '../policy/load';
 import { taskQueuesFor } from '../names';
 import { createWorkers, runWorkers, WORKER_ROLES, type WorkerRole } from '../worker';
+import { createNotifiersFromEnv } from '../escalation/discord-notifier';
+import { startDiscordBotFromEnv } from './discord';
 
 export function createLogger(): Logger {
   return pino({ level: process.env.LOG_LEVEL ?? 'info', base: { app: 'agent-judge' } }, pino.destination(2));
@@ -101,8 +103,10 @@ export function registerServerCommands(program: Command): void {
       const client = new Client({ connection, namespace });
       const native = await NativeConnection.connect({ address: server.address });
       const taskQueues = taskQueuesFor();
-      const workers = await createWorkers({ connection: native, namespace, taskQueues, policy, client, logger });
+      const notifiers = createNotifiersFromEnv(process.env, logger);
+      const workers = await createWorkers({ connection: native, namespace, taskQueues, policy, client, logger, notifiers });
       const running = runWorkers(workers, signal);
+      const bot = await startDiscordBotFromEnv({ client, policy, logger });
 
       const lines = [
         'agent-judge is running',
@@ -111,6 +115,7 @@ export function registerServerCommands(program: Command): void {
         `database    ${dbFile}`,
         `queues      ${taskQueues.workflow} (workflows), ${taskQueues.judge} (judge), ${taskQueues.execute} (executor)`,
         ...describePolicy(policy, policyPath),
+        `discord     ${bot ? 'escalations go to Discord (bot connected)' : 'off: set DISCORD_TOKEN to get escalations in Discord (see docs/discord.md)'}`,
         `try         agent-judge propose examples/memory-write.json --wait`,
         'stop        Ctrl-C',
       ];
@@ -118,6 +123,7 @@ export function registerServerCommands(program: Command): void {
 
       const sig = await Promise.race([done, running.then(() => 'workers stopped')]);
       logger.info({ reason: sig }, 'shutting down');
+      await bot?.stop().catch((err) => logger.error({ err }, 'discord bot stop failed'));
       await running.catch((err) => logger.error({ err }, 'worker failed'));
       await native.close();
       await connection.close();
@@ -158,6 +164,7 @@ export function registerServerCommands(program: Command): void {
         client,
         roles,
         logger,
+        notifiers: roles.includes('workflow') ? createNotifiersFromEnv(process.env, logger) : [],
       });
       const running = runWorkers(workers, signal);
       logger.info({ address: target.address, namespace: target.namespace, roles, taskQueues }, 'workers running; Ctrl-C to stop');

@@ -204,8 +204,9 @@ export class CircleRegistryClient {
 
   /** Submits an already signed KNOCK (what a relay would do). */
   async knockSigned(signed: SignedKnock): Promise<KnockResult> {
-    const knock = parse(SignedKnockSchema, signed, 'knock');
-    return this.update(knockUpdate, knock, `knock-${knock.statement.from}-${knock.statement.nonce}`);
+    // A random Update id per call, never one derived from the nonce: the server answers a repeated
+    // Update id with the first result, which would hand a replayer the original "allowed".
+    return this.update(knockUpdate, parse(SignedKnockSchema, signed, 'knock'));
   }
 
   /** The peers `requester` may see; throws when it is not registered. */
@@ -247,7 +248,7 @@ export class CircleRegistryClient {
     const key = parse(KeyFileSchema, input.key, 'key');
     const statement = { from: key.amid, to: input.to, message: input.message, time: Date.now(), nonce: newNonce() };
     const signed = parse(SignedBridgeRequestSchema, { statement, signature: signStatement('bridge-request', statement, key.private_key) }, 'request_cross_circle');
-    return this.update(requestCrossCircleUpdate, signed, `bridge-request-${key.amid}-${statement.nonce}`);
+    return this.update(requestCrossCircleUpdate, signed);
   }
 
   /** A parent's decision on a cross-circle request: forward / decline (sender's parent), deliver / decline (target's parent). */
@@ -266,7 +267,7 @@ export class CircleRegistryClient {
       { statement, signature: signStatement('bridge-decision', statement, key.private_key) },
       'bridge decision',
     );
-    return this.update(decideCrossCircleUpdate, signed, `bridge-decision-${key.amid}-${statement.nonce}`);
+    return this.update(decideCrossCircleUpdate, signed);
   }
 
   /** Submits a signed cross-circle request as is. */

@@ -45,7 +45,21 @@ export interface InjectionMarker {
   marker: string;
 }
 
-const ZERO_WIDTH = /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff]/gu;
+/** Invisible characters that split words without showing: soft hyphen, joiners, bidi marks, variation selectors. */
+const INVISIBLE: Array<[number, number]> = [
+  [0x00ad, 0x00ad],
+  [0x034f, 0x034f],
+  [0x061c, 0x061c],
+  [0x115f, 0x1160],
+  [0x17b4, 0x17b5],
+  [0x180b, 0x180f],
+  [0x200b, 0x200f],
+  [0x202a, 0x202e],
+  [0x2060, 0x206f],
+  [0xfe00, 0xfe0f],
+  [0xfeff, 0xfeff],
+];
+const isInvisible = (cp: number) => INVISIBLE.some(([lo, hi]) => cp >= lo && cp <= hi);
 
 /** Patterns of text addressed to a judge model. Matched after NFKC folding and zero-width removal. */
 const MARKERS: Array<[name: string, re: RegExp]> = [
@@ -64,7 +78,10 @@ const MARKERS: Array<[name: string, re: RegExp]> = [
 
 /** Folds look-alike forms together: NFKC (full-width to ASCII), no zero-width characters, lower case. */
 export function foldForMatching(text: string): string {
-  return text.normalize('NFKC').replace(ZERO_WIDTH, '').toLowerCase().replace(/\s+/gu, ' ');
+  const visible = Array.from(text.normalize('NFKC'))
+    .filter((ch) => !isInvisible(ch.codePointAt(0) as number))
+    .join('');
+  return visible.toLowerCase().replace(/\s+/gu, ' ');
 }
 
 function walkStrings(value: unknown, path: string, out: Array<[string, string]>): void {

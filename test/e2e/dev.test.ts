@@ -1,0 +1,80 @@
+/**
+ * `agent-judge dev` as a user runs it (`npm start`): embedded server with a SQLite file, workers,
+ * clean shutdown on SIGTERM, and state that survives a restart.
+ */
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { findTemporalCli } from '../../src/devserver/temporal-cli';
+import { freePort } from '../../src/devserver/server';
+
+const BIN = fileURLToPath(new URL('../../bin/agent-judge.mjs', import.meta.url));
+const EXAMPLES = fileURLToPath(new URL('../../examples/', import.meta.url));
+const run = promisify(execFile);
+const cwd = mkdtempSync(join(tmpdir(), 'agent-judge-dev-'));
+const children: ChildProcess[] = [];
+
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+function startDev(port: number, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; out: () => string }> {
+  const child = spawn(process.execPath, [BIN, 'dev', '--port', String(port), '--headless'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (err += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`dev did not start in time:\n${out}\n${err}`)), 100_000);
+    child.stdout!.on('data', () => {
+      if (out.includes('agent-judge is running')) {
+        clearTimeout(timer);
+        resolve({ child, out: () => out });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`dev exited with ${code}:\n${out}\n${err}`)));
+  });
+}
+
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.kill('SIGTERM');
+  });
+}
+
+describe('agent-judge dev', () => {
+  it('runs the system, shuts down cleanly on SIGTERM, and keeps state across a restart', async () => {
+    const port = await freePort();
+    const env = { ...process.env, TEMPORAL_CLI: findTemporalCli(), AGENT_JUDGE_APPROVERS: 'scott', TEMPORAL_ADDRESS: `127.0.0.1:${port}` };
+    const first = await startDev(port, env);
+    expect(first.out()).toContain(`127.0.0.1:${port}`);
+    expect(first.out()).toContain('agent-judge-judge (judge)');
+    expect(first.out()).toContain('approvers   scott');
+
+    const { stdout } = await run(process.execPath, [BIN, 'propose', join(EXAMPLES, 'financial-op.json'), '--wait'], { cwd, env });
+    expect(JSON.parse(stdout).status).toBe('awaiting_human');
+    const mem = await run(process.execPath, [BIN, 'propose', join(EXAMPLES, 'memory-write.json'), '--wait'], { cwd, env });
+    expect(JSON.parse(mem.stdout).status).toBe('executed');
+    expect(existsSync(join(cwd, '.agent-judge', 'temporal.db'))).toBe(true);
+    expect(existsSync(join(cwd, '.agent-judge', 'memory', 'memory.jsonl'))).toBe(true);
+
+    expect(await stop(first.child)).toBe(0);
+
+    // Restart on the same SQLite file: the waiting escalation is still there and can be decided.
+    const second = await startDev(port, env);
+    const decided = await run(
+      process.execPath,
+      [BIN, 'decide', 'f0e1d2c3-b4a5-4697-8877-665544332211', 'approve', '--approver', 'scott', '--reason', 'after restart'],
+      { cwd, env },
+    );
+    expect(JSON.parse(decided.stdout)).toMatchObject({ status: 'approved', verdict: { decided_by: 'human:scott' } });
+    expect(await stop(second.child)).toBe(0);
+  });
+});
