@@ -38,11 +38,20 @@ export function amidOfRegisteredKey(publicKey: string): string {
   return `amid:${toHex(sha256(raw)).slice(0, 40)}`;
 }
 
-/** The raw 32 bytes of a public key, or null when the text is not a valid Ed25519 point. */
+/**
+ * The raw 32 bytes of a public key, or null unless it is a canonical curve point of prime order.
+ * Small-order (and mixed-order) keys are refused: with one, signatures can be forged without any
+ * private key, so a parent could hand out a sub-agent identity that anyone can knock as.
+ */
 export function decodePublicKey(publicKey: string): Uint8Array | null {
   const raw = fromBase64Url(publicKey);
   if (!raw || raw.length !== PUBLIC_KEY_BYTES) return null;
-  return ed25519.utils.isValidPublicKey(raw, false) ? raw : null;
+  try {
+    const point = ed25519.Point.fromBytes(raw, false);
+    return !point.isSmallOrder() && point.isTorsionFree() ? raw : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -77,8 +86,9 @@ export function signingBytes(kind: StatementKind, statement: object): Uint8Array
 export function verifyStatement(kind: StatementKind, statement: object, signature: string, publicKey: string): boolean {
   try {
     const sig = fromBase64Url(signature);
-    const key = decodePublicKey(publicKey);
-    if (!sig || sig.length !== SIGNATURE_BYTES || !key) return false;
+    // Registered keys were fully checked at registration; verify() itself rejects non-points.
+    const key = fromBase64Url(publicKey);
+    if (!sig || sig.length !== SIGNATURE_BYTES || !key || key.length !== PUBLIC_KEY_BYTES) return false;
     return ed25519.verify(sig, signingBytes(kind, statement), key, { zip215: false });
   } catch {
     return false;

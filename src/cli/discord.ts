@@ -5,7 +5,7 @@ import { pino, type Logger } from 'pino';
 import { connectClient, temporalTarget } from '../client/connection';
 import type { CompliancePolicy } from '../contracts/policy';
 import { discordUserIds } from '../escalation/approvers';
-import { startDiscordBot, type DiscordBot, type GovernanceEvent } from '../escalation/bot';
+import type { DiscordBot, GovernanceEvent } from '../escalation/bot';
 import { BadInputError } from '../errors';
 import { loadPolicy } from '../policy/load';
 
@@ -33,6 +33,8 @@ export async function startDiscordBotFromEnv(opts: DiscordEnvOptions): Promise<D
   if (approvers.length === 0) {
     opts.logger.warn('the policy lists no discord:<user id> approvers: nobody can decide from Discord (add them to spec.escalation.approvers or AGENT_JUDGE_APPROVERS)');
   }
+  // discord.js is heavy: load it only when the bot really starts.
+  const { startDiscordBot } = await import('../escalation/bot');
   const bot = await startDiscordBot({
     token,
     apiUrl: env.DISCORD_API_URL?.trim() || undefined,

@@ -4,6 +4,7 @@ import { registerProposalCommands } from './proposals';
 import { registerServerCommands } from './server';
 import { registerSchemaCommand } from './schema';
 import { registerDiscordCommand } from './discord';
+import { registerEvalCommand } from './eval';
 
 /**
  * The `agent-judge` command line: a thin layer over src/client/. Built with commander for real
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
   registerServerCommands(program);
   registerProposalCommands(program);
   registerDiscordCommand(program);
+  registerEvalCommand(program);
   registerSchemaCommand(program);
   return program;
 }

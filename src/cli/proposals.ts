@@ -1,6 +1,5 @@
 import type { Client } from '@temporalio/client';
 import { Argument, type Command, Option } from 'commander';
-import { exportAudit, replayProposals } from '../audit';
 import { connectClient, temporalTarget } from '../client/connection';
 import {
   clarify,
@@ -98,6 +97,7 @@ export function registerProposalCommands(program: Command): void {
     .option('--since <duration>', 'only proposals started within this window', '7d')
     .action(async (opts: { since: string }, cmd: Command) => {
       const sinceMs = parseSince(opts.since);
+      const { replayProposals } = await import('../audit');
       await withClient(cmd, async (client) => {
         const summary = await replayProposals(client, {
           sinceMs,
@@ -114,6 +114,7 @@ export function registerProposalCommands(program: Command): void {
     .option('--since <duration>', 'only proposals started within this window', '7d')
     .action(async (opts: { since: string }, cmd: Command) => {
       const sinceMs = parseSince(opts.since);
+      const { exportAudit } = await import('../audit');
       await withClient(cmd, async (client) => {
         for await (const record of exportAudit(client, { sinceMs })) process.stdout.write(`${JSON.stringify(record)}\n`);
       });

@@ -1,68 +1,8 @@
-import { resolve } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { type Command, Option } from 'commander';
-import pino, { type Logger } from 'pino';
-import { connect, temporalTarget } from '../client/connection';
-import type { CompliancePolicy } from '../contracts/policy';
-import { ensureSearchAttributes, startDevServer } from '../devserver/server';
-import { findTemporalCli } from '../devserver/temporal-cli';
-import { BadInputError } from '../errors';
-import { DEFAULT_POLICY_PATH, loadPolicy } from '../policy/load';
-import { taskQueuesFor } from '../names';
-import { createWorkers, runWorkers, WORKER_ROLES, type WorkerRole } from '../worker';
-import { createNotifiersFromEnv } from '../escalation/discord-notifier';
-import { startDiscordBotFromEnv } from './discord';
 
-export function createLogger(): Logger {
-  return pino({ level: process.env.LOG_LEVEL ?? 'info', base: { app: 'agent-judge' } }, pino.destination(2));
-}
-
-/** Resolves on the first SIGINT or SIGTERM; the caller then shuts down in order. */
-function untilSignal(): { signal: AbortSignal; done: Promise<string> } {
-  const controller = new AbortController();
-  const done = new Promise<string>((resolveSignal) => {
-    const on = (sig: string) => {
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
-      controller.abort();
-      resolveSignal(sig);
-    };
-    const onInt = () => on('SIGINT');
-    const onTerm = () => on('SIGTERM');
-    process.once('SIGINT', onInt);
-    process.once('SIGTERM', onTerm);
-  });
-  return { signal: controller.signal, done };
-}
-
-function parseRoles(value: string): WorkerRole[] {
-  const roles = value.split(',').map((r) => r.trim()).filter(Boolean);
-  for (const r of roles) {
-    if (!WORKER_ROLES.includes(r as WorkerRole)) throw new BadInputError(`--role: ${r} is not one of ${WORKER_ROLES.join(', ')}`);
-  }
-  return roles as WorkerRole[];
-}
-
-function installRuntimeLogging(logger: Logger): void {
-  const level = (process.env.TEMPORAL_LOG_LEVEL ?? 'WARN').toUpperCase() as 'WARN';
-  Runtime.install({
-    logger: new DefaultLogger(level, (entry) => {
-      // Activity-only workers (judge, executor) poll no workflows by design.
-      if (entry.message.startsWith('No workflows registered')) return;
-      const fn = entry.level === 'ERROR' ? logger.error : entry.level === 'WARN' ? logger.warn : logger.info;
-      fn.call(logger, { temporal: entry.meta }, entry.message);
-    }),
-  });
-}
-
-function describePolicy(policy: CompliancePolicy, path: string): string[] {
-  const approvers = policy.spec.escalation.approvers;
-  return [
-    `policy      ${path} (${policy.metadata.name})`,
-    `approvers   ${approvers.length > 0 ? approvers.join(', ') : 'none: escalations will time out; add some with AGENT_JUDGE_APPROVERS=you'}`,
-  ];
-}
+// Registration only: the heavy modules (worker, dev server, discord.js) load when a command runs,
+// so `--help` and the short commands start fast.
+const WORKER_ROLES = ['workflow', 'judge', 'executor'] as const;
 
 export function registerServerCommands(program: Command): void {
   program
@@ -74,61 +14,8 @@ export function registerServerCommands(program: Command): void {
     .option('--policy <file>', 'CompliancePolicy YAML (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')
     .option('--headless', 'no Web UI')
     .action(async (opts: { port: string; uiPort?: string; db: string; policy?: string; headless?: boolean }, cmd: Command) => {
-      const port = Number(opts.port);
-      if (!Number.isInteger(port) || port < 1 || port > 65535) throw new BadInputError(`--port: expected 1-65535, got ${opts.port}`);
-      const uiPort = opts.uiPort === undefined ? port + 1000 : Number(opts.uiPort);
-      if (!Number.isInteger(uiPort) || uiPort < 1 || uiPort > 65535) throw new BadInputError(`--ui-port: expected 1-65535, got ${opts.uiPort}`);
-      const namespace = (cmd.optsWithGlobals() as { namespace?: string }).namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default';
-      const logger = createLogger();
-      const policyPath = resolve(opts.policy ?? process.env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH);
-      const policy = await loadPolicy({ path: opts.policy });
-      const { signal, done } = untilSignal();
-
-      const cliPath = findTemporalCli({ log: (line) => logger.info(line) });
-      const dbFile = resolve(opts.db);
-      logger.info({ cliPath, dbFile }, 'starting the Temporal dev server');
-      const server = await startDevServer({
-        cliPath,
-        port,
-        uiPort,
-        dbFile,
-        namespace,
-        headless: opts.headless,
-        logFile: resolve('.agent-judge/temporal.log'),
-        readyTimeoutMs: 90_000,
-      });
-      installRuntimeLogging(logger);
-      const connection = await Connection.connect({ address: server.address });
-      await ensureSearchAttributes(connection, namespace);
-      const client = new Client({ connection, namespace });
-      const native = await NativeConnection.connect({ address: server.address });
-      const taskQueues = taskQueuesFor();
-      const notifiers = createNotifiersFromEnv(process.env, logger);
-      const workers = await createWorkers({ connection: native, namespace, taskQueues, policy, client, logger, notifiers });
-      const running = runWorkers(workers, signal);
-      const bot = await startDiscordBotFromEnv({ client, policy, logger });
-
-      const lines = [
-        'agent-judge is running',
-        `temporal    ${server.address} (namespace ${namespace})`,
-        `web ui      ${server.uiUrl ?? 'off (--headless)'}`,
-        `database    ${dbFile}`,
-        `queues      ${taskQueues.workflow} (workflows), ${taskQueues.judge} (judge), ${taskQueues.execute} (executor)`,
-        ...describePolicy(policy, policyPath),
-        `discord     ${bot ? 'escalations go to Discord (bot connected)' : 'off: set DISCORD_TOKEN to get escalations in Discord (see docs/discord.md)'}`,
-        `try         agent-judge propose examples/memory-write.json --wait`,
-        'stop        Ctrl-C',
-      ];
-      process.stdout.write(`${lines.join('\n')}\n`);
-
-      const sig = await Promise.race([done, running.then(() => 'workers stopped')]);
-      logger.info({ reason: sig }, 'shutting down');
-      await bot?.stop().catch((err) => logger.error({ err }, 'discord bot stop failed'));
-      await running.catch((err) => logger.error({ err }, 'worker failed'));
-      await native.close();
-      await connection.close();
-      await server.stop();
-      process.stdout.write('agent-judge stopped\n');
+      const { runDev } = await import('./server-run');
+      await runDev(opts, cmd);
     });
 
   program
@@ -138,39 +25,7 @@ export function registerServerCommands(program: Command): void {
     .option('--policy <file>', 'CompliancePolicy YAML (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')
     .option('--task-queue-prefix <name>', 'task queue prefix (default agent-judge)')
     .action(async (opts: { role: string; policy?: string; taskQueuePrefix?: string }, cmd: Command) => {
-      const roles = parseRoles(opts.role);
-      const logger = createLogger();
-      const policy = await loadPolicy({ path: opts.policy });
-      const target = temporalTarget(cmd.optsWithGlobals() as { address?: string; namespace?: string });
-      installRuntimeLogging(logger);
-      const connection = await connect(target);
-      if (roles.includes('workflow')) {
-        try {
-          const added = await ensureSearchAttributes(connection, target.namespace);
-          if (added.length > 0) logger.info({ added }, 'registered search attributes');
-        } catch (err) {
-          logger.warn({ err: (err as Error).message }, 'could not check search attributes; register them as README describes');
-        }
-      }
-      const client = new Client({ connection, namespace: target.namespace });
-      const native = await NativeConnection.connect({ address: target.address, tls: target.tls, apiKey: target.apiKey });
-      const taskQueues = taskQueuesFor(opts.taskQueuePrefix);
-      const { signal, done } = untilSignal();
-      const workers = await createWorkers({
-        connection: native,
-        namespace: target.namespace,
-        taskQueues,
-        policy,
-        client,
-        roles,
-        logger,
-        notifiers: roles.includes('workflow') ? createNotifiersFromEnv(process.env, logger) : [],
-      });
-      const running = runWorkers(workers, signal);
-      logger.info({ address: target.address, namespace: target.namespace, roles, taskQueues }, 'workers running; Ctrl-C to stop');
-      await Promise.race([done, running]);
-      await running.catch((err) => logger.error({ err }, 'worker failed'));
-      await native.close();
-      await connection.close();
+      const { runWorker } = await import('./server-run');
+      await runWorker(opts, cmd);
     });
 }

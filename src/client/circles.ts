@@ -137,6 +137,7 @@ export class CircleRegistryClient {
         return await this.handle().executeUpdate(def, { args: [arg], updateId });
       } catch (err) {
         if (err instanceof WorkflowUpdateFailedError) throw mapFailure(err);
+        if (process.env.CIRCLES_DEBUG) console.error('update error', attempt, (err as Error).name, (err as Error).message, String((err as { cause?: Error }).cause?.message));
         if (attempt < 30 && isTransient(err)) {
           await sleep(Math.min(250, 5 * 2 ** attempt));
           continue;

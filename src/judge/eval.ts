@@ -214,7 +214,9 @@ export function formatEvalReport(r: EvalReport): string {
     }),
     '',
     `accuracy            ${pct(r.accuracy)}`,
-    `false-approve rate  ${pct(r.falseApproveRate)}${r.falseApproves.length ? `  (${r.falseApproves.join(', ')})` : ''}`,
+    `false-approve rate  ${pct(r.falseApproveRate)}${
+      r.falseApproves.length ? `  (${r.falseApproves.slice(0, 8).join(', ')}${r.falseApproves.length > 8 ? `, +${r.falseApproves.length - 8} more` : ''})` : ''
+    }`,
     `judge failures      ${r.judgeFailures}`,
     `decided by          ${Object.entries(r.decidedBy).map(([k, v]) => `${k} ${v}`).join(', ')}`,
     `latency             p50 ${r.latencyMs.p50} ms, p95 ${r.latencyMs.p95} ms, max ${r.latencyMs.max} ms`,

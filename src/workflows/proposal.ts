@@ -17,6 +17,7 @@ import {
 import type { JudgeActivities, ExecutorActivities, WorkflowActivities } from '../activities/types';
 import { ClarificationSchema, HumanDecisionSchema } from '../contracts/messages';
 import { durationMs } from '../contracts/policy';
+import { judgeActivityTimeoutMs } from '../contracts/judge-settings';
 import { safeParseProposal, searchableTarget, targetKey } from '../contracts/proposal';
 import { type ProposalOutcome, outcomeOf, type Stage } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
@@ -98,7 +99,8 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   const { policy, taskQueues } = await local.policySnapshot();
   const judge = proxyActivities<JudgeActivities>({
     taskQueue: taskQueues.judge,
-    startToCloseTimeout: '2m',
+    // The model's own budget plus evidence lookups; the judge never hangs a proposal.
+    startToCloseTimeout: judgeActivityTimeoutMs(policy),
     retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['BadInput'] },
   });
   const executor = proxyActivities<ExecutorActivities>({

@@ -74,3 +74,17 @@ describe('signed statements', () => {
     expect(verifyStatement('membership', statement, sig, key.public_key)).toBe(false);
   });
 });
+
+describe('public key checks', () => {
+  it('refuses small-order keys, with which signatures could be forged without a private key', async () => {
+    const { PublicKeySchema } = await import('../../src/circles/schemas');
+    const { decodePublicKey } = await import('../../src/circles/crypto');
+    const zeroPoint = 'A'.repeat(43); // y = 0: a valid curve point of order 4
+    const identity = Buffer.from([1, ...new Array(31).fill(0)]).toString('base64url');
+    for (const k of [zeroPoint, identity]) {
+      expect(decodePublicKey(k)).toBeNull();
+      expect(PublicKeySchema.safeParse(k).error?.issues[0]?.message).toBe('not a valid Ed25519 public key (expected a prime-order curve point)');
+    }
+    expect(decodePublicKey(generateIdentity().public_key)).not.toBeNull();
+  });
+});
