@@ -39,16 +39,16 @@ export function amidOfRegisteredKey(publicKey: string): string {
 }
 
 /**
- * The raw 32 bytes of a public key, or null unless it is a canonical curve point of prime order.
- * Small-order (and mixed-order) keys are refused: with one, signatures can be forged without any
- * private key, so a parent could hand out a sub-agent identity that anyone can knock as.
+ * The raw 32 bytes of a public key, or null unless it is a canonical curve point outside the
+ * small-order subgroup. Small-order keys are refused (as libsodium does): with one, signatures can
+ * be forged without any private key, so a parent could hand out an identity anyone can knock as.
  */
 export function decodePublicKey(publicKey: string): Uint8Array | null {
   const raw = fromBase64Url(publicKey);
   if (!raw || raw.length !== PUBLIC_KEY_BYTES) return null;
   try {
     const point = ed25519.Point.fromBytes(raw, false);
-    return !point.isSmallOrder() && point.isTorsionFree() ? raw : null;
+    return point.isSmallOrder() ? null : raw;
   } catch {
     return null;
   }

@@ -15,7 +15,7 @@ export const PublicKeySchema = z
   .string()
   .length(43, 'expected an Ed25519 public key: 32 bytes as unpadded base64url (43 characters)')
   .regex(B64URL, 'expected unpadded base64url')
-  .refine((k) => decodePublicKey(k) !== null, 'not a valid Ed25519 public key (expected a prime-order curve point)');
+  .refine((k) => decodePublicKey(k) !== null, 'not a valid Ed25519 public key (expected a curve point outside the small-order subgroup)');
 
 export const PrivateKeySchema = z
   .string()

@@ -15,7 +15,6 @@ export function buildProgram(): Command {
     .description('Agents propose, a judge decides, people break ties; every step is a durable Temporal workflow.')
     .option('--address <host:port>', 'Temporal frontend (default: $TEMPORAL_ADDRESS or localhost:7233)')
     .option('--namespace <name>', 'Temporal namespace (default: $TEMPORAL_NAMESPACE or default)')
-    .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
   registerServerCommands(program);
   registerProposalCommands(program);

@@ -69,6 +69,30 @@ export interface CircleRegistryClientOptions {
   taskQueue?: string;
   /** Registry tunables, used only when this client starts the registry. */
   config?: Partial<RegistryConfig>;
+  /**
+   * Updates this client keeps in flight at once (default 8). The server refuses more than 10 per
+   * workflow run, and a storm of refusals and retries stalls the run's workflow tasks; queueing
+   * here is cheaper.
+   */
+  maxInFlight?: number;
+}
+
+/** A counting semaphore: at most `limit` holders at once, the rest wait in order. */
+class Gate {
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+  constructor(private readonly limit: number) {}
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.active++;
+    try {
+      return await fn();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
 }
 
 function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
@@ -77,14 +101,16 @@ function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   return parsed.data;
 }
 
-/** Errors worth retrying: the server's 10-in-flight-Updates limit and a run closing for continue-as-new. */
+/**
+ * Errors worth retrying, as seen against Temporal 1.32: RESOURCE_EXHAUSTED (more than 10 Updates
+ * in flight on the run) and UNAVAILABLE "workflow update was aborted" (the run closed for
+ * continue-as-new before accepting the Update; it was not applied).
+ */
 function isTransient(err: unknown): boolean {
-  const text = [err, (err as { cause?: unknown })?.cause]
-    .map((e) => (e instanceof Error ? `${e.message} ${(e as { code?: unknown }).code ?? ''}` : ''))
-    .join(' ');
-  return /RESOURCE_EXHAUSTED|too many|limit|UNAVAILABLE|closing|already completed|continued as new|continue.?as.?new|workflow execution.*(completed|not found)|update.*(aborted|was lost)/i.test(
-    text,
-  );
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  if (cause && (cause.code === 8 || cause.code === 14)) return true;
+  const text = `${err instanceof Error ? err.message : ''} ${typeof cause?.message === 'string' ? cause.message : ''}`;
+  return /RESOURCE_EXHAUSTED|UNAVAILABLE|update was aborted|in-flight updates/i.test(text);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -98,12 +124,14 @@ export class CircleRegistryClient {
   readonly taskQueue: string;
   private readonly config?: Partial<RegistryConfig>;
   private started: Promise<void> | undefined;
+  private readonly gate: Gate;
 
   constructor(options: CircleRegistryClientOptions) {
     this.client = options.client;
     this.workflowId = options.workflowId ?? CIRCLE_REGISTRY_WORKFLOW_ID;
     this.taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUES.workflow;
     this.config = options.config;
+    this.gate = new Gate(Math.max(1, Math.min(10, options.maxInFlight ?? 8)));
   }
 
   private handle(): WorkflowHandle {
@@ -134,10 +162,9 @@ export class CircleRegistryClient {
     for (let attempt = 0; ; attempt++) {
       try {
         // The same update id on every attempt: an attempt the server already took is not applied twice.
-        return await this.handle().executeUpdate(def, { args: [arg], updateId });
+        return await this.gate.run(() => this.handle().executeUpdate(def, { args: [arg], updateId }));
       } catch (err) {
         if (err instanceof WorkflowUpdateFailedError) throw mapFailure(err);
-        if (process.env.CIRCLES_DEBUG) console.error('update error', attempt, (err as Error).name, (err as Error).message, String((err as { cause?: Error }).cause?.message));
         if (attempt < 30 && isTransient(err)) {
           await sleep(Math.min(250, 5 * 2 ** attempt));
           continue;

@@ -6,9 +6,13 @@ import { confine } from '../judge/paths';
 import { checkExec } from '../judge/rules';
 import type { Executor } from './types';
 
-// Repository config can make read-only git commands run programs (fsmonitor, hooks, external
-// diff, pager); these override it for every allowlisted git call.
-const GIT_SAFETY = ['-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null', '-c', 'diff.external=', '-c', 'core.pager=cat', '--no-pager'];
+// Repository config can make read-only git commands run programs (fsmonitor, hooks, pager);
+// these override it for every allowlisted git call.
+const GIT_SAFETY = ['-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null', '-c', 'core.pager=cat', '--no-pager'];
+// External diff drivers and textconv filters (diff.external, diff.<driver>.command|textconv via
+// .gitattributes) run programs too. They are switched off per call: an empty `diff.external`
+// would make git try to run "" and fail every diff that has changes.
+const GIT_NO_DIFF_PROGRAMS = ['--no-ext-diff', '--no-textconv'];
 
 /**
  * exec: an allowlisted argv, never through a shell, with a timeout, a confined working directory,
@@ -27,7 +31,11 @@ export const execExecutor: Executor = {
     if (!confined) throw new ExecutionRefusedError(`cwd ${JSON.stringify(parameters.cwd)} is outside the allowed directories`);
 
     const [program, ...args] = parameters.command as [string, ...string[]];
-    const argv = program === 'git' ? [...GIT_SAFETY, ...args] : args;
+    const [sub, ...rest] = args;
+    const argv =
+      program === 'git'
+        ? [...GIT_SAFETY, ...(sub === 'diff' || sub === 'log' ? [sub!, ...GIT_NO_DIFF_PROGRAMS, ...rest] : args)]
+        : args;
     const timeoutMs = Math.min(parameters.timeout_ms ?? exec.defaultTimeoutMs, 3_600_000);
     const max = exec.maxOutputBytes;
 
@@ -41,17 +49,20 @@ export const execExecutor: Executor = {
         killSignal: 'SIGKILL',
         signal: ctx.signal,
       });
-      const out = { stdout: '', stderr: '', truncated: false };
+      // Output is bounded in bytes across both streams; decoded once at the end so a multi-byte
+      // character is never split between chunks.
+      const chunks: Record<'stdout' | 'stderr', Buffer[]> = { stdout: [], stderr: [] };
+      let used = 0;
+      let truncated = false;
       const take = (which: 'stdout' | 'stderr') => (chunk: Buffer) => {
-        const room = max - out.stdout.length - out.stderr.length;
-        if (room <= 0) {
-          out.truncated = true;
-          return;
-        }
-        const text = chunk.toString('utf8');
-        if (text.length > room) out.truncated = true;
-        out[which] += text.slice(0, room);
+        const room = max - used;
+        if (chunk.length > room) truncated = true;
+        if (room <= 0) return;
+        const kept = chunk.subarray(0, room);
+        chunks[which].push(kept);
+        used += kept.length;
       };
+      const text = (which: 'stdout' | 'stderr') => new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks[which])).replace(/\uFFFD$/, '');
       child.stdout.on('data', take('stdout'));
       child.stderr.on('data', take('stderr'));
       child.on('error', (err) => {
@@ -63,7 +74,7 @@ export const execExecutor: Executor = {
         const timedOut = signal === 'SIGKILL' && code === null;
         resolve({
           ok: code === 0,
-          output: { exit_code: code, signal, timed_out: timedOut, cwd: confined.real, ...out },
+          output: { exit_code: code, signal, timed_out: timedOut, cwd: confined.real, stdout: text('stdout'), stderr: text('stderr'), truncated },
           error: code === 0 ? undefined : timedOut ? `timed out after ${timeoutMs} ms` : `exit code ${code ?? signal}`,
         });
       });

@@ -40,8 +40,13 @@ export class ExecutionLedger {
       return { claimed: true };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const entry = JSON.parse(await readFile(this.path(key), 'utf8')) as Entry;
-      return { claimed: false, entry };
+      const text = await readFile(this.path(key), 'utf8');
+      try {
+        return { claimed: false, entry: JSON.parse(text) as Entry };
+      } catch {
+        // The earlier attempt died between creating the claim and writing it: it may have acted.
+        return { claimed: false, entry: { state: 'started', started_at: 'unknown' } };
+      }
     }
   }
 

@@ -1,4 +1,4 @@
-import { posix } from 'node:path';
+import { normalizeRepoPath as repoPath, withinScope } from '../contracts/repo-path';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { Proposal } from '../contracts/proposal';
 import { confine } from './paths';
@@ -9,31 +9,6 @@ export interface RuleContext {
   policy: CompliancePolicy;
   /** Directory relative paths resolve against (the worker's working directory). */
   baseDir: string;
-}
-
-/** Normalises a repository path; null when it climbs out of the repository root. */
-function repoPath(p: string): string | null {
-  // Decode percent-encoding first: `src%2F..%2F..%2Fetc` must not slip past as one name.
-  let decoded = p;
-  try {
-    decoded = decodeURIComponent(p);
-  } catch {
-    return null;
-  }
-  const normal = posix.normalize(decoded.replace(/\\/g, '/'));
-  if (normal.startsWith('/') || normal === '..' || normal.startsWith('../')) return null;
-  return normal.replace(/^\.\//, '');
-}
-
-function withinScope(file: string, scope: readonly string[]): boolean {
-  const f = repoPath(file);
-  if (f === null) return false;
-  return scope.some((s) => {
-    const root = repoPath(s);
-    if (root === null) return false;
-    const dir = root.replace(/\/+$/, '');
-    return dir === '.' || f === dir || f.startsWith(`${dir}/`);
-  });
 }
 
 /** Exec guard shared by the judge and the executor: bare allowlisted program, allowed subcommand. */
@@ -57,8 +32,9 @@ export function checkExec(argv: readonly string[], policy: CompliancePolicy): Ru
       reason: `${program} ${JSON.stringify(sub ?? '')} is not allowed; allowed: ${entry.subcommands.join(', ')} as the first argument`,
     };
   }
-  // Options that make read-only git commands write files or run programs.
-  const risky = argv.slice(1).find((a) => /^--(?:output|ext-diff|exec|upload-pack|receive-pack|config-env)\b/.test(a));
+  // Options that make read-only git commands write files, run programs, or (--no-index) read any
+  // file on the host outside the repository.
+  const risky = argv.slice(1).find((a) => /^--(?:output|ext-diff|textconv|no-index|exec|upload-pack|receive-pack|config-env)\b/.test(a));
   if (risky) return { verdict: 'REJECT', rule: 'exec.risky-option', reason: `option ${JSON.stringify(risky)} is not allowed` };
   return null;
 }

@@ -14,6 +14,7 @@ import type {
   Stage,
 } from '../contracts/status';
 import type { Dispute, Tier, Verdict } from '../contracts/verdict';
+import { withinScope } from '../contracts/repo-path';
 
 /** What the workflow does after a verdict. */
 export type NextStep = 'execute' | 'reject' | 'clarify' | 'escalate';
@@ -82,9 +83,8 @@ export class ProposalState {
         return `scope_claim.max_lines may only narrow (was ${before.max_lines})`;
       }
       if (before.files_only) {
-        const wider = (after.files_only ?? ['.']).filter(
-          (f) => !before.files_only!.some((b) => f === b || f.startsWith(b.endsWith('/') ? b : `${b}/`)),
-        );
+        // Normalised first: `src/schema/../auth/` must not pass as inside `src/schema/`.
+        const wider = (after.files_only ?? ['.']).filter((f) => !withinScope(f, before.files_only!));
         if (wider.length > 0) return `scope_claim.files_only may only narrow; not within the earlier scope: ${wider.join(', ')}`;
       }
       if (before.no_existing_code_deletion === true && after.no_existing_code_deletion !== true) {

@@ -120,6 +120,7 @@ interface Route {
   method: string;
   pattern: RegExp;
   auth: boolean;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- wire JSON sent by discord.js, read field by field
   handle: (m: RegExpExecArray, body: any, query: URLSearchParams) => Promise<[number, unknown]> | [number, unknown];
 }
 
@@ -351,6 +352,7 @@ export class FakeDiscord {
     this.sockets.add(ws);
     ws.send(JSON.stringify({ op: 10, d: { heartbeat_interval: 41250 } }));
     ws.on('message', (raw) => {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- wire JSON sent by discord.js, read field by field
       let msg: { op: number; d: any };
       try {
         msg = JSON.parse(String(raw));
@@ -563,6 +565,7 @@ export class FakeDiscord {
     return [...this.interactions.values()].find((r) => r.token === token);
   }
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- wire JSON sent by discord.js, read field by field
   private createMessage(channelId: string, body: any): [number, unknown] {
     const channel = this.channels.get(channelId);
     if (!channel) return [404, { message: 'Unknown Channel', code: 10003 }];
@@ -609,6 +612,7 @@ export class FakeDiscord {
     return [200, this.publicMessage(msg)];
   }
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- wire JSON sent by discord.js, read field by field
   private editMessage(msg: FakeMessage, body: any): void {
     msg.history?.push({ at: Date.now(), content: msg.content, embeds: msg.embeds, components: msg.components });
     if (typeof body.content === 'string') msg.content = body.content;

@@ -143,7 +143,7 @@ describe('bad keys and malformed input', () => {
   it('the registry itself refuses malformed Updates that bypass the client, and changes nothing', async () => {
     const handle = env.client.workflow.getHandle(reg.workflowId);
     const attempts: Array<[() => Promise<unknown>, RegExp]> = [
-      [() => handle.executeUpdate(registerTopLevelUpdate, { args: [{ public_key: 'A'.repeat(43) }] }), /register.public_key: not a valid Ed25519 public key \(expected a prime-order curve point\)/],
+      [() => handle.executeUpdate(registerTopLevelUpdate, { args: [{ public_key: 'A'.repeat(43) }] }), /register.public_key: not a valid Ed25519 public key \(expected a curve point outside the small-order subgroup\)/],
       [() => handle.executeUpdate(knockUpdate, { args: [{ statement: { from: a1.amid, to: A.amid, time: Date.now() }, signature: 'x' } as never] }), /knock.statement.nonce/],
       [() => handle.executeUpdate(knockUpdate, { args: [{ statement: { from: 'me', to: A.amid, time: 1, nonce: 'y'.repeat(22) }, signature: 'x'.repeat(86) }] }), /knock.statement.from: expected an AMID/],
       [() => handle.executeUpdate(spawnSubAgentUpdate, { args: [{ statement: { extra: 1 }, signature: 'x'.repeat(86) } as never] }), /spawn.statement/],

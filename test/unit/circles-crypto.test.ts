@@ -83,7 +83,7 @@ describe('public key checks', () => {
     const identity = Buffer.from([1, ...new Array(31).fill(0)]).toString('base64url');
     for (const k of [zeroPoint, identity]) {
       expect(decodePublicKey(k)).toBeNull();
-      expect(PublicKeySchema.safeParse(k).error?.issues[0]?.message).toBe('not a valid Ed25519 public key (expected a prime-order curve point)');
+      expect(PublicKeySchema.safeParse(k).error?.issues[0]?.message).toBe('not a valid Ed25519 public key (expected a curve point outside the small-order subgroup)');
     }
     expect(decodePublicKey(generateIdentity().public_key)).not.toBeNull();
   });

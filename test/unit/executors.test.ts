@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -208,6 +209,19 @@ describe('at most once', () => {
   });
 });
 
+describe('ledger', () => {
+  it('a claim file left empty by a crash counts as started: unknown, and no action', async () => {
+    const name = `empty-claim-${randomUUID()}.txt`;
+    const i = input(fileWrite(name, 'should not appear'));
+    const dirPath = join(stateDir(), 'executions');
+    mkdirSync(dirPath, { recursive: true });
+    writeFileSync(join(dirPath, `${ExecutionLedger.keyFor(i.workflow_id, i.proposal)}.json`), '');
+    const result = await execute(i);
+    expect(result.status).toBe('unknown');
+    expect(existsSync(join(root, name))).toBe(false);
+  });
+});
+
 describe('exec', () => {
   const execOf = (command: string[], extra: Record<string, unknown> = {}) => p('exec', { parameters: { command, ...extra } });
 
@@ -239,6 +253,32 @@ describe('exec', () => {
     expect(result.status).toBe('failed');
     expect(result.error).toBe('timed out after 300 ms');
     expect(result.output).toMatchObject({ timed_out: true, exit_code: null, signal: 'SIGKILL' });
+  });
+
+  it('git diff shows changes, and repository config cannot make it run a program', async () => {
+    const repo = join(root, `repo-${randomUUID()}`);
+    mkdirSync(repo);
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.org', '-c', 'user.name=t', ...args], { cwd: repo });
+    git('init', '-q');
+    writeFileSync(join(repo, 'f.txt'), 'a\n');
+    git('add', 'f.txt');
+    git('commit', '-qm', 'init');
+    writeFileSync(join(repo, 'f.txt'), 'a\nb\n');
+    // What an actor could plant with file_write: a textconv driver and an external diff driver.
+    const marker = join(outside, `pwned-${randomUUID()}`);
+    writeFileSync(join(repo, '.gitattributes'), '* diff=evil\n');
+    git('config', 'diff.evil.textconv', `touch ${marker}; cat`);
+    git('config', 'diff.evil.command', `touch ${marker}`);
+
+    const diff = await execute(input(execOf(['git', 'diff'], { cwd: repo })));
+    expect(diff.status, diff.error).toBe('succeeded');
+    expect((diff.output as { stdout: string }).stdout).toContain('+b');
+    const log = await execute(input(execOf(['git', 'log', '-p', '--oneline'], { cwd: repo })));
+    expect(log.status, log.error).toBe('succeeded');
+    expect((log.output as { stdout: string }).stdout).toContain('init');
+    const status = await execute(input(execOf(['git', 'status', '--short'], { cwd: repo })));
+    expect((status.output as { stdout: string }).stdout).toContain('M f.txt');
+    expect(existsSync(marker)).toBe(false);
   });
 
   it('truncates captured output at maxOutputBytes', async () => {

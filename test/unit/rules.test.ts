@@ -142,6 +142,8 @@ describe('checkExec and exec rules', () => {
     ['git diff writing a file', ['git', 'diff', '--output=/tmp/x'], 'exec.risky-option'],
     ['git log with an external diff', ['git', 'log', '-p', '--ext-diff'], 'exec.risky-option'],
     ['git diff with a separate --output value', ['git', 'diff', '--output', '/tmp/x'], 'exec.risky-option'],
+    ['git diff reading files outside the repository', ['git', 'diff', '--no-index', '/etc/shadow', '/dev/null'], 'exec.risky-option'],
+    ['git log with textconv filters', ['git', 'log', '-p', '--textconv'], 'exec.risky-option'],
   ])('rejects %s', (_name, command, rule) => {
     const finding = hardRules(execOf(command), ctx);
     expect(finding?.verdict).toBe('REJECT');
