@@ -6,7 +6,7 @@
  */
 import { registryConfig, type RegistryConfig } from './config';
 import { amidFromPublicKey, amidOfRegisteredKey, verifyStatement, type StatementKind } from './crypto';
-import { discoverFor, toDiscovered } from './discovery';
+import { discoverFor } from './discovery';
 import { decideKnock, pairKey } from './policy';
 import type {
   PairInput,

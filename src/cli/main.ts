@@ -5,6 +5,7 @@ import { registerServerCommands } from './server';
 import { registerSchemaCommand } from './schema';
 import { registerDiscordCommand } from './discord';
 import { registerEvalCommand } from './eval';
+import { registerCircleCommands } from './circles';
 
 /**
  * The `agent-judge` command line: a thin layer over src/client/. Built with commander for real
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   registerProposalCommands(program);
   registerDiscordCommand(program);
   registerEvalCommand(program);
+  registerCircleCommands(program);
   registerSchemaCommand(program);
   return program;
 }

@@ -5,11 +5,7 @@
  * the registry (start-if-missing), so there is no separate setup step.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  Client,
-  WorkflowUpdateFailedError,
-  type WorkflowHandle,
-} from '@temporalio/client';
+import { WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, type QueryDefinition, type UpdateDefinition } from '@temporalio/common';
 import { BadInputError } from '../errors';
 import { DEFAULT_TASK_QUEUES } from '../names';

@@ -54,6 +54,13 @@ export const JudgeAuditSchema = z.strictObject({
 });
 export type JudgeAudit = z.infer<typeof JudgeAuditSchema>;
 
+/** What the judge found when it checked one cited evidence item (index into cited_evidence). */
+export const EvidenceCheckSchema = z.strictObject({
+  index: z.int().nonnegative(),
+  status: z.enum(['verified', 'failed', 'unverifiable', 'other-repo']),
+  detail: z.string().max(1024),
+});
+
 /** Seed 000 §3.2 plus confidence, decided_by and tier. */
 export const VerdictSchema = z.strictObject({
   proposal_id: z.string(),
@@ -68,5 +75,7 @@ export const VerdictSchema = z.strictObject({
   rule: z.string().max(128).optional(),
   decided_at: z.string().optional(),
   judge: JudgeAuditSchema.optional(),
+  /** The judge's evidence verification, shown to people deciding an escalation. */
+  evidence_checks: z.array(EvidenceCheckSchema).max(50).optional(),
 });
 export type Verdict = z.infer<typeof VerdictSchema>;

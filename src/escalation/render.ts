@@ -223,6 +223,7 @@ const EVIDENCE_MARK: Record<EvidenceStatus, string> = {
 export function evidenceChecksOf(notice: EscalationNotice): Map<number, EvidenceStatus> {
   const source =
     (notice as { evidence_checks?: unknown }).evidence_checks ??
+    notice.verdict?.evidence_checks ??
     ((notice.verdict?.judge as { evidence?: { checks?: unknown } } | undefined)?.evidence?.checks);
   const out = new Map<number, EvidenceStatus>();
   if (!Array.isArray(source)) return out;
