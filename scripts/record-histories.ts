@@ -2,7 +2,8 @@
  * Records proposal workflow histories down each main path into test/fixtures/histories/, so
  * test/integration/replay-fixtures.test.ts can replay them against every later version of the
  * workflow code: a change that would break running proposals fails the tests.
- * Run: node --import tsx scripts/record-histories.ts
+ * Run: SUFFIX=-v3 node --import tsx scripts/record-histories.ts  (keep older recordings: they prove
+ * that running proposals of earlier versions still replay)
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -70,7 +71,7 @@ for (const [name, run] of cases) {
   const workflowId = await run();
   await client.workflow.getHandle(workflowId).result();
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  writeFileSync(join(OUT, `${name}.json`), historyToJSON(history));
+  writeFileSync(join(OUT, `${name}${process.env.SUFFIX ?? ""}.json`), historyToJSON(history));
   console.log(`recorded ${name} (${history.events?.length} events)`);
 }
 for (const w of workers) w.shutdown();

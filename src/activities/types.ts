@@ -13,6 +13,11 @@ import type { TaskQueues } from '../names';
 export interface PolicySnapshot {
   policy: CompliancePolicy;
   taskQueues: TaskQueues;
+  /**
+   * Action types the executor worker performs. Others end `approved` without a round trip to the
+   * executor queue (the caller performs them).
+   */
+  executable: string[];
 }
 
 export interface RejectionInput {

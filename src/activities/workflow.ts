@@ -9,6 +9,8 @@ import type { RejectionInput, WorkflowActivities } from './types';
 export interface WorkflowActivityDeps {
   policy: CompliancePolicy;
   taskQueues: TaskQueues;
+  /** Action types the executor worker performs (see PolicySnapshot.executable). */
+  executable: string[];
   notifiers: EscalationNotifier[];
   /** Used to count recent rejections through visibility (the audit flag). */
   client: Client;
@@ -29,7 +31,7 @@ export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowAc
 
   return {
     async policySnapshot() {
-      return { policy: deps.policy, taskQueues: deps.taskQueues };
+      return { policy: deps.policy, taskQueues: deps.taskQueues, executable: deps.executable };
     },
 
     async announceEscalation(notice) {

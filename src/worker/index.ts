@@ -6,6 +6,7 @@ import { createExecutorActivities, type ExecutorDeps } from '../activities/execu
 import { createJudgeActivities } from '../activities/judge';
 import { createWorkflowActivities } from '../activities/workflow';
 import type { CompliancePolicy } from '../contracts/policy';
+import { builtinExecutors } from '../executors';
 import type { EscalationNotifier } from '../escalation/notifier';
 import type { JudgeDeps } from '../judge';
 import type { TaskQueues } from '../names';
@@ -34,6 +35,11 @@ export interface WorkerOptions {
   stateDir?: string;
   /** A pre-built bundle (tests bundle once per file); else the workflows are bundled at start. */
   workflowBundle?: WorkflowBundleOption;
+  /**
+   * Action types the executor worker performs; default: the built-in executors plus the policy's
+   * webhook routes. Declare custom executors here too when the executor runs in another process.
+   */
+  executableActionTypes?: string[];
   /** Extra activities for the workflow worker (e.g. the circle registry's). */
   extraWorkflowActivities?: object;
 }
@@ -60,6 +66,11 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
           ...createWorkflowActivities({
             policy: options.policy,
             taskQueues: options.taskQueues,
+            executable:
+              options.executableActionTypes ?? [
+                ...Object.keys(options.executor?.executors ?? builtinExecutors()),
+                ...Object.keys(options.policy.spec.webhook.routes),
+              ],
             notifiers: options.notifiers ?? [],
             client: options.client,
             logger: options.logger,

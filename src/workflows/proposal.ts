@@ -8,6 +8,7 @@ import {
   allHandlersFinished,
   condition,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -96,7 +97,10 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     },
   );
 
-  const { policy, taskQueues } = await local.policySnapshot();
+  const snapshot = await local.policySnapshot();
+  const { policy, taskQueues } = snapshot;
+  // Histories recorded before `executable` existed carry none: the patch below keeps them replaying.
+  const executable = snapshot.executable ?? [];
   const judge = proxyActivities<JudgeActivities>({
     taskQueue: taskQueues.judge,
     // The model's own budget plus evidence lookups; the judge never hangs a proposal.
@@ -183,6 +187,12 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   };
 
   const execute = async (v: Verdict): Promise<void> => {
+    // No executor for this type here: the caller performs it, no round trip to the executor queue.
+    // (patched: runs recorded before this check still scheduled the execute activity.)
+    if (!executable.includes(state.proposal.action_type) && patched('skip-execute-without-executor')) {
+      setStage('approved');
+      return;
+    }
     setStage('executing');
     state.execution = await executor.execute({
       workflow_id: state.workflowId,
