@@ -110,9 +110,12 @@ export async function waitUntilSettled(client: Client, workflowId: string): Prom
   }
 }
 
-/** The server's answer to an Update on a run that has already closed. */
+/**
+ * The server's answer to an Update on a run that has closed: before it arrived ("already
+ * completed"), or while it was in flight ("aborted by closing workflow").
+ */
 function isClosedError(err: unknown): boolean {
-  return /already completed/i.test(String((err as Error)?.message ?? ''));
+  return /already completed|aborted by closing workflow/i.test(String((err as Error)?.message ?? ''));
 }
 
 async function resultOf(client: Client, workflowId: string): Promise<ProposalOutcome> {
