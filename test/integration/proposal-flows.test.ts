@@ -17,17 +17,22 @@ import { proposal, startSystem, type TestSystem } from '../helpers/system';
 const EVIDENCE = [{ type: 'issue', url: 'https://os.scoble.me/forgejo/sscoble/speckl/issues/42' }];
 
 let sys: TestSystem;
+/** Same policy with 2-second deadlines, for the timeout paths only (the rest must not race them). */
+let sysShort: TestSystem;
 let submit: (p: Record<string, unknown>) => ReturnType<typeof submitAndWait>;
+const spec = (timeout: string) => ({
+  clarify: { maxRounds: 2, timeout },
+  escalation: { timeout, approvers: ['scott', 'ana', 'lee'], quorum: { 'human-only': 1 }, reminderAt: 0 },
+});
 beforeAll(async () => {
-  sys = await startSystem({
-    spec: {
-      clarify: { maxRounds: 2, timeout: '2s' },
-      escalation: { timeout: '3s', approvers: ['scott', 'ana', 'lee'], quorum: { 'human-only': 1 }, reminderAt: 0 },
-    },
-  });
+  sys = await startSystem({ spec: spec('5m') });
+  sysShort = await startSystem({ spec: spec('2s') });
   submit = (p) => submitAndWait(sys.client, p, { taskQueue: sys.taskQueues.workflow });
 });
-afterAll(async () => sys?.stop());
+afterAll(async () => {
+  await sys?.stop();
+  await sysShort?.stop();
+});
 
 describe('clarify', () => {
   it('no evidence -> CLARIFY naming what is missing; evidence added -> judged again and approved', async () => {
@@ -62,8 +67,8 @@ describe('clarify', () => {
 
   it('no answer before the clarify timeout -> REJECT decided_by timeout', async () => {
     const p = proposal('exec', { cited_evidence: [], parameters: { command: ['echo', 'late'] } });
-    const { workflow_id } = await submitProposal(sys.client, p, { taskQueue: sys.taskQueues.workflow });
-    const handle = sys.client.workflow.getHandle(workflow_id);
+    const { workflow_id } = await submitProposal(sysShort.client, p, { taskQueue: sysShort.taskQueues.workflow });
+    const handle = sysShort.client.workflow.getHandle(workflow_id);
     const final = await handle.result();
     expect(final.status).toBe('rejected');
     expect(final.verdict).toMatchObject({ verdict: 'REJECT', decided_by: 'timeout' });
@@ -121,8 +126,8 @@ describe('human decisions', () => {
 
   it('no decision before the deadline -> REJECT decided_by timeout', async () => {
     const p = proposal('financial_op');
-    const { workflow_id } = await submitProposal(sys.client, p, { taskQueue: sys.taskQueues.workflow });
-    const final = await sys.client.workflow.getHandle(workflow_id).result();
+    const { workflow_id } = await submitProposal(sysShort.client, p, { taskQueue: sysShort.taskQueues.workflow });
+    const final = await sysShort.client.workflow.getHandle(workflow_id).result();
     expect(final.status).toBe('rejected');
     expect(final.verdict).toMatchObject({ decided_by: 'timeout' });
     expect(final.verdict?.reason).toContain('no human decision');

@@ -6,7 +6,7 @@ import { proposal, startSystem, type TestSystem } from '../helpers/system';
 
 let sys: TestSystem;
 beforeAll(async () => {
-  sys = await startSystem({ spec: { clarify: { maxRounds: 2, timeout: '3s' }, escalation: { timeout: '3s', approvers: ['scott'] } } });
+  sys = await startSystem({ spec: { clarify: { maxRounds: 2, timeout: '5m' }, escalation: { timeout: '5m', approvers: ['scott'] } } });
 });
 afterAll(async () => sys?.stop());
 
