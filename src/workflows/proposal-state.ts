@@ -78,16 +78,17 @@ export class ProposalState {
     if (this.pendingClarification) return 'a clarification is already being judged';
     const before = this.proposal.scope_claim;
     const after = c.scope_claim;
+    // A field left out keeps its earlier value (applyClarification merges); a field given may only narrow.
     if (after) {
-      if (before.max_lines !== undefined && (after.max_lines === undefined || after.max_lines > before.max_lines)) {
+      if (before.max_lines !== undefined && after.max_lines !== undefined && after.max_lines > before.max_lines) {
         return `scope_claim.max_lines may only narrow (was ${before.max_lines})`;
       }
-      if (before.files_only) {
+      if (before.files_only && after.files_only) {
         // Normalised first: `src/schema/../auth/` must not pass as inside `src/schema/`.
-        const wider = (after.files_only ?? ['.']).filter((f) => !withinScope(f, before.files_only!));
+        const wider = after.files_only.filter((f) => !withinScope(f, before.files_only!));
         if (wider.length > 0) return `scope_claim.files_only may only narrow; not within the earlier scope: ${wider.join(', ')}`;
       }
-      if (before.no_existing_code_deletion === true && after.no_existing_code_deletion !== true) {
+      if (before.no_existing_code_deletion === true && after.no_existing_code_deletion === false) {
         return 'scope_claim.no_existing_code_deletion may not be dropped';
       }
     }

@@ -120,14 +120,15 @@ describe('refuseClarification()', () => {
     expect(s.refuseClarification({ justification: 'second' })).toBe('a clarification is already being judged');
   });
 
-  it('refuses widening or dropping max_lines', () => {
+  it('refuses widening max_lines; leaving it out keeps the earlier limit', () => {
     const s = awaiting();
     expect(s.refuseClarification({ scope_claim: { files_only: ['src/schema/'], max_lines: 81, no_existing_code_deletion: true } })).toBe(
       'scope_claim.max_lines may only narrow (was 80)',
     );
-    expect(s.refuseClarification({ scope_claim: { files_only: ['src/schema/'], no_existing_code_deletion: true } })).toBe(
-      'scope_claim.max_lines may only narrow (was 80)',
-    );
+    const omitted = { scope_claim: { files_only: ['src/schema/'] } };
+    expect(s.refuseClarification(omitted)).toBeNull();
+    s.applyClarification(omitted);
+    expect(s.proposal.scope_claim.max_lines).toBe(80);
   });
 
   it('refuses widening files_only, naming what is outside', () => {
@@ -135,10 +136,11 @@ describe('refuseClarification()', () => {
     expect(
       s.refuseClarification({ scope_claim: { files_only: ['src/schema/a.ts', 'src/auth/'], max_lines: 80, no_existing_code_deletion: true } }),
     ).toBe('scope_claim.files_only may only narrow; not within the earlier scope: src/auth/');
-    // Dropping files_only altogether is the widest scope of all.
-    expect(s.refuseClarification({ scope_claim: { max_lines: 80, no_existing_code_deletion: true } })).toMatch(
-      /^scope_claim\.files_only may only narrow/,
-    );
+    // Leaving files_only out keeps the earlier scope (the clarification is merged).
+    const omitted = { scope_claim: { max_lines: 40 } };
+    expect(s.refuseClarification(omitted)).toBeNull();
+    s.applyClarification(omitted);
+    expect(s.proposal.scope_claim.files_only).toEqual(['src/schema/']);
   });
 
   it('refuses a sibling directory sharing the scope prefix', () => {
@@ -163,9 +165,11 @@ describe('refuseClarification()', () => {
     expect(s.refuseClarification({ scope_claim: { files_only: ['src/schema/'], max_lines: 80, no_existing_code_deletion: false } })).toBe(
       'scope_claim.no_existing_code_deletion may not be dropped',
     );
-    expect(s.refuseClarification({ scope_claim: { files_only: ['src/schema/'], max_lines: 80 } })).toBe(
-      'scope_claim.no_existing_code_deletion may not be dropped',
-    );
+    // Leaving it out keeps it on.
+    const omitted = { scope_claim: { files_only: ['src/schema/'], max_lines: 80 } };
+    expect(s.refuseClarification(omitted)).toBeNull();
+    s.applyClarification(omitted);
+    expect(s.proposal.scope_claim.no_existing_code_deletion).toBe(true);
   });
 
   it('accepts a narrower scope, more evidence, or a new justification', () => {
