@@ -141,12 +141,21 @@ export async function findWorkflowId(
   }
   // Visibility is eventually consistent: a proposal submitted a moment ago may take a beat to show.
   for (let attempt = 0; ; attempt++) {
+    const found: string[] = [];
     for await (const wf of client.workflow.list({
       query: `WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}' AND ${SA.ProposalId.name} = '${idOrWorkflowId}'`,
       pageSize: 2,
     })) {
-      return wf.workflowId;
+      found.push(wf.workflowId);
+      if (found.length > 1) break;
     }
+    // Two proposals raced in under one proposal_id: never guess which one a person meant.
+    if (found.length > 1) {
+      throw new BadInputError(
+        `proposal_id ${idOrWorkflowId} names more than one proposal (${found.join(', ')}); use the workflow id instead`,
+      );
+    }
+    if (found[0]) return found[0];
     if (attempt >= retries) return null;
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -173,10 +182,12 @@ export async function getOutcome(client: Client, id: string): Promise<ProposalOu
   return outcomeOf(await getStatus(client, id));
 }
 
-function refusal(err: unknown, what: string): never {
+async function refusal(err: unknown, what: string, client: Client, workflowId: string): Promise<ProposalOutcome> {
   if (err instanceof WorkflowUpdateFailedError) {
     throw new RefusedError(`${what} refused: ${err.cause?.message ?? err.message}`);
   }
+  // In flight when the run closed: it may have taken effect, so report the final outcome.
+  if (/aborted by closing workflow/i.test(String((err as Error)?.message ?? ''))) return resultOf(client, workflowId);
   if (isClosedError(err)) throw new RefusedError(`${what} refused: the proposal is already closed`);
   if (err instanceof WorkflowNotFoundError) throw new NotFoundError(`${what} refused: no such proposal`);
   throw err;
@@ -191,7 +202,7 @@ export async function clarify(client: Client, id: string, input: unknown): Promi
   try {
     return outcomeOf(await client.workflow.getHandle(workflowId).executeUpdate(clarifyUpdate, { args: [clarification] }));
   } catch (err) {
-    return refusal(err, 'clarification');
+    return refusal(err, 'clarification', client, workflowId);
   }
 }
 
@@ -206,7 +217,7 @@ export async function decide(client: Client, id: string, input: unknown): Promis
       await client.workflow.getHandle(workflowId).executeUpdate(humanDecisionUpdate, { args: [decision] }),
     );
   } catch (err) {
-    return refusal(err, 'decision');
+    return refusal(err, 'decision', client, workflowId);
   }
 }
 

@@ -41,6 +41,14 @@ export const ExecAllowSchema = z.strictObject({
   command: z.string().regex(/^[A-Za-z0-9._+-]+$/, 'expected a bare program name such as git'),
   /** When set, argv[1] must be one of these (e.g. git status|log|diff). */
   subcommands: z.array(z.string().min(1)).optional(),
+  /**
+   * When set, every argument that starts with `-` must be one of these exactly; an entry ending in
+   * `=*` allows any value (`--max-count=*`). Exact matching also stops git's abbreviated options
+   * (`--ext` for `--ext-diff`).
+   */
+  options: z.array(z.string().regex(/^-{1,2}[A-Za-z0-9][A-Za-z0-9-]*(=\*)?$/, 'expected an option such as --stat or --max-count=*')).optional(),
+  /** Arguments that are not options are paths and must stay inside exec.cwdRoots (default true). */
+  pathArgs: z.boolean().default(true),
 });
 
 export const PatternRuleSchema = z.strictObject({

@@ -8,7 +8,14 @@ import type { Executor } from './types';
 
 // Repository config can make read-only git commands run programs (fsmonitor, hooks, pager);
 // these override it for every allowlisted git call.
-const GIT_SAFETY = ['-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null', '-c', 'core.pager=cat', '--no-pager'];
+const GIT_SAFETY = [
+  '-c', 'core.fsmonitor=false',
+  '-c', 'core.hooksPath=/dev/null',
+  '-c', 'core.pager=cat',
+  '-c', 'log.showSignature=false',
+  '-c', 'gpg.program=false',
+  '--no-pager',
+];
 // External diff drivers and textconv filters (diff.external, diff.<driver>.command|textconv via
 // .gitattributes) run programs too. They are switched off per call: an empty `diff.external`
 // would make git try to run "" and fail every diff that has changes.
@@ -23,12 +30,13 @@ export const execExecutor: Executor = {
   async run(ctx) {
     const { parameters } = actionOf(ctx.proposal, 'exec');
     const { exec } = ctx.policy.spec;
-    const finding = checkExec(parameters.command, ctx.policy);
-    if (finding) throw new ExecutionRefusedError(finding.reason);
     const defaultCwd = exec.cwdRoots[0]!;
     await mkdir(defaultCwd, { recursive: true });
     const confined = confine(parameters.cwd ?? defaultCwd, exec.cwdRoots, ctx.baseDir);
     if (!confined) throw new ExecutionRefusedError(`cwd ${JSON.stringify(parameters.cwd)} is outside the allowed directories`);
+    // Checked again here, against the directory the command really runs in.
+    const finding = checkExec(parameters.command, ctx.policy, { cwd: confined.real, baseDir: ctx.baseDir });
+    if (finding) throw new ExecutionRefusedError(finding.reason);
 
     const [program, ...args] = parameters.command as [string, ...string[]];
     const [sub, ...rest] = args;
@@ -43,7 +51,15 @@ export const execExecutor: Executor = {
       const child = spawn(program, argv, {
         cwd: confined.real,
         shell: false,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', GIT_TERMINAL_PROMPT: '0' },
+        // No system or user git config: only the repository's own, whose metadata agents cannot write.
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          LANG: 'C.UTF-8',
+          HOME: confined.real,
+          GIT_TERMINAL_PROMPT: '0',
+          GIT_CONFIG_NOSYSTEM: '1',
+          GIT_CONFIG_GLOBAL: '/dev/null',
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
         timeout: timeoutMs,
         killSignal: 'SIGKILL',

@@ -11,8 +11,43 @@ export interface RuleContext {
   baseDir: string;
 }
 
-/** Exec guard shared by the judge and the executor: bare allowlisted program, allowed subcommand. */
-export function checkExec(argv: readonly string[], policy: CompliancePolicy): RuleFinding | null {
+/** Git options that write files, run programs, or read outside the repository, in full. */
+const RISKY_GIT_OPTIONS = [
+  '--output',
+  '--ext-diff',
+  '--textconv',
+  '--no-index',
+  '--exec',
+  '--upload-pack',
+  '--receive-pack',
+  '--config-env',
+  '--show-signature',
+  '--format',
+  '--pretty',
+  '--open-files-in-pager',
+];
+
+/** True when `arg` is a risky git option or an abbreviation git would expand to one. */
+function isRiskyGitOption(arg: string): boolean {
+  if (!arg.startsWith('--') || arg === '--') return false;
+  const name = arg.split('=')[0]!;
+  return name.length >= 3 && RISKY_GIT_OPTIONS.some((opt) => opt.startsWith(name));
+}
+
+function optionAllowed(arg: string, allowed: readonly string[]): boolean {
+  return allowed.some((o) => (o.endsWith('=*') ? arg.startsWith(o.slice(0, -1)) : arg === o));
+}
+
+/**
+ * Exec guard shared by the judge and the executor: a bare allowlisted program, an allowed
+ * subcommand, only allowlisted options, and path arguments that stay inside the allowed
+ * directories (resolved against `cwd`, symlinks followed).
+ */
+export function checkExec(
+  argv: readonly string[],
+  policy: CompliancePolicy,
+  where: { cwd: string; baseDir: string },
+): RuleFinding | null {
   const [program, sub] = argv;
   if (!program) return { verdict: 'REJECT', rule: 'exec.allowlist', reason: 'empty command' };
   const entry = policy.spec.exec.allowlist.find((e) => e.command === program);
@@ -32,10 +67,27 @@ export function checkExec(argv: readonly string[], policy: CompliancePolicy): Ru
       reason: `${program} ${JSON.stringify(sub ?? '')} is not allowed; allowed: ${entry.subcommands.join(', ')} as the first argument`,
     };
   }
-  // Options that make read-only git commands write files, run programs, or (--no-index) read any
-  // file on the host outside the repository.
-  const risky = argv.slice(1).find((a) => /^--(?:output|ext-diff|textconv|no-index|exec|upload-pack|receive-pack|config-env)\b/.test(a));
-  if (risky) return { verdict: 'REJECT', rule: 'exec.risky-option', reason: `option ${JSON.stringify(risky)} is not allowed` };
+  const args = argv.slice(entry.subcommands ? 2 : 1);
+  for (const arg of args) {
+    if (program === 'git' && isRiskyGitOption(arg)) {
+      return { verdict: 'REJECT', rule: 'exec.risky-option', reason: `option ${JSON.stringify(arg)} is not allowed` };
+    }
+    if (arg.startsWith('-') && arg !== '--') {
+      if (entry.options && !optionAllowed(arg, entry.options)) {
+        return {
+          verdict: 'REJECT',
+          rule: 'exec.option',
+          reason: `option ${JSON.stringify(arg)} is not allowed for ${program}; allowed: ${entry.options.join(' ')}`,
+        };
+      }
+    } else if (entry.pathArgs && arg !== '--' && !confine(arg, policy.spec.exec.cwdRoots, where.cwd)) {
+      return {
+        verdict: 'REJECT',
+        rule: 'exec.path-arg',
+        reason: `argument ${JSON.stringify(arg)} points outside the allowed directories`,
+      };
+    }
+  }
   return null;
 }
 
@@ -78,15 +130,26 @@ export function hardRules(proposal: Proposal, ctx: RuleContext): RuleFinding | n
   }
 
   if (proposal.action_type === 'exec') {
-    const finding = checkExec((p.command as string[] | undefined) ?? [], policy);
-    if (finding) return finding;
-    if (typeof p.cwd === 'string' && !confine(p.cwd, policy.spec.exec.cwdRoots, baseDir)) {
+    const cwd = typeof p.cwd === 'string' ? confine(p.cwd, policy.spec.exec.cwdRoots, baseDir) : null;
+    if (typeof p.cwd === 'string' && !cwd) {
       return { verdict: 'REJECT', rule: 'exec.cwd', reason: `cwd ${JSON.stringify(p.cwd)} is outside the allowed directories` };
     }
+    const finding = checkExec((p.command as string[] | undefined) ?? [], policy, {
+      cwd: cwd?.real ?? policy.spec.exec.cwdRoots[0]!,
+      baseDir,
+    });
+    if (finding) return finding;
   }
 
   if (proposal.action_type === 'file_write') {
     const path = String(proposal.target.path ?? '');
+    // A planted .git directory or attributes file turns read-only git commands into code execution
+    // (config: diff.external, filters, fsmonitor); no agent writes repository metadata.
+    const components = path.split(/[\\/]+/).map((c) => c.toLowerCase());
+    const metadata = components.find((c) => c === '.git' || c === '.gitattributes' || c === '.gitmodules' || c === '.gitconfig');
+    if (metadata) {
+      return { verdict: 'REJECT', rule: 'files.git-metadata', reason: `path ${JSON.stringify(path)} writes git metadata (${metadata})` };
+    }
     if (!confine(path, policy.spec.files.roots, baseDir)) {
       return {
         verdict: 'REJECT',

@@ -29,6 +29,13 @@ import { isShadow, quorumFor, tierFor } from '../policy/classify';
 import { awaitSettledUpdate, clarifyUpdate, humanDecisionUpdate, SA, statusQuery } from '../names';
 import { ProposalState } from './proposal-state';
 
+/** The innermost message of an activity failure, for verdict reasons and execution errors. */
+function failureMessage(err: unknown): string {
+  let e = err as { message?: string; cause?: unknown } | undefined;
+  while (e && typeof e === 'object' && e.cause) e = e.cause as typeof e;
+  return String(e?.message ?? err).slice(0, 500);
+}
+
 export interface ProposalWorkflowInput {
   proposal: unknown;
 }
@@ -103,13 +110,16 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   const executable = snapshot.executable ?? [];
   const judge = proxyActivities<JudgeActivities>({
     taskQueue: taskQueues.judge,
-    // The model's own budget plus evidence lookups; the judge never hangs a proposal.
+    // The model's own budget plus evidence lookups; the judge never hangs a proposal. With no judge
+    // worker polling at all, scheduleToClose ends the wait and a person decides (see judgeOnce).
     startToCloseTimeout: judgeActivityTimeoutMs(policy),
+    scheduleToCloseTimeout: judgeActivityTimeoutMs(policy) * 2,
     retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['BadInput'] },
   });
   const executor = proxyActivities<ExecutorActivities>({
     taskQueue: taskQueues.execute,
     startToCloseTimeout: '1h',
+    scheduleToCloseTimeout: '2h',
     // The executor's ledger makes retries safe: an action never runs twice.
     retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['BadInput', 'ExecutionRefused'] },
   });
@@ -165,7 +175,17 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
         return mkVerdict(finding.verdict, finding.reason, 'rules', { rule: finding.rule });
       }
       case 'full-judge-review':
-        return judge.judge({ proposal: state.proposal, tier, round: state.clarifyRounds, policy });
+        try {
+          return await judge.judge({ proposal: state.proposal, tier, round: state.clarifyRounds, policy });
+        } catch (err) {
+          // No judge answered (worker down, retries exhausted): confidence 0 sends it to a person.
+          log.error('judge activity failed', { error: String(err) });
+          return mkVerdict('CLARIFY', `the judge could not be reached: ${failureMessage(err)}`, 'judge', {
+            confidence: 0,
+            rule: 'judge.unavailable',
+            constraints: { require_human_review: true },
+          });
+        }
       case 'human-only':
         throw ApplicationFailure.nonRetryable('human-only proposals are never judged', 'Internal');
     }
@@ -194,13 +214,26 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
       return;
     }
     setStage('executing');
-    state.execution = await executor.execute({
-      workflow_id: state.workflowId,
-      proposal: state.proposal,
-      verdict: v,
-      shadow,
-      policy,
-    });
+    const startedAt = now();
+    try {
+      state.execution = await executor.execute({
+        workflow_id: state.workflowId,
+        proposal: state.proposal,
+        verdict: v,
+        shadow,
+        policy,
+      });
+    } catch (err) {
+      // The executor never reported back: the action may or may not have run.
+      state.execution = {
+        status: 'unknown',
+        executor: 'unreachable',
+        error: `the executor did not report back: ${failureMessage(err)}`,
+        shadow,
+        started_at: startedAt,
+        finished_at: now(),
+      };
+    }
     if (state.execution.executor === 'none') {
       state.execution = null;
       setStage('approved');

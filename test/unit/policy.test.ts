@@ -78,11 +78,16 @@ describe('the default policy (seed 000 §2)', () => {
   });
 
   it('allows only echo, ls and git status|log|diff', () => {
-    expect(policy.spec.exec.allowlist).toEqual([
-      { command: 'echo' },
-      { command: 'ls' },
-      { command: 'git', subcommands: ['status', 'log', 'diff'] },
+    expect(policy.spec.exec.allowlist.map((e) => [e.command, e.subcommands ?? null])).toEqual([
+      ['echo', null],
+      ['ls', null],
+      ['git', ['status', 'log', 'diff']],
     ]);
+    // echo's arguments are text; ls and git arguments are paths confined to cwdRoots, with exact options.
+    expect(policy.spec.exec.allowlist.map((e) => e.pathArgs)).toEqual([false, true, true]);
+    const git = policy.spec.exec.allowlist[2]!;
+    expect(git.options).toContain('--stat');
+    expect(git.options).not.toContain('--ext-diff');
   });
 
   it('has no approvers, no shadow surfaces and no webhook routes unless configured', () => {

@@ -36,6 +36,11 @@ function pr(files: string[], lines = 45, scope: Record<string, unknown> = { file
   return p('forgejo_pr_create', { parameters: { files_changed: files, estimated_diff_lines: lines }, scope_claim: scope });
 }
 
+/** Where a command runs by default: the first allowed exec directory. */
+function where(): { cwd: string; baseDir: string } {
+  return { cwd: policy.spec.exec.cwdRoots[0]!, baseDir };
+}
+
 function execOf(command: string[], cwd?: string): Proposal {
   return p('exec', { parameters: { command, ...(cwd !== undefined ? { cwd } : {}) } });
 }
@@ -144,28 +149,50 @@ describe('checkExec and exec rules', () => {
     ['git diff with a separate --output value', ['git', 'diff', '--output', '/tmp/x'], 'exec.risky-option'],
     ['git diff reading files outside the repository', ['git', 'diff', '--no-index', '/etc/shadow', '/dev/null'], 'exec.risky-option'],
     ['git log with textconv filters', ['git', 'log', '-p', '--textconv'], 'exec.risky-option'],
+    // git expands unique abbreviations of long options: `--ext` is `--ext-diff`.
+    ['an abbreviated --ext-diff', ['git', 'diff', '--ext', 'a.txt'], 'exec.risky-option'],
+    ['an abbreviated --textconv', ['git', 'log', '-p', '--textc'], 'exec.risky-option'],
+    ['an abbreviated --no-index', ['git', 'diff', '--no-ind', 'a', 'b'], 'exec.risky-option'],
+    ['a signature-checking format', ['git', 'log', '--format=%G?'], 'exec.risky-option'],
+    ['an option not on the list', ['git', 'diff', '-Oorder.txt'], 'exec.option'],
+    ['ls with an unlisted option', ['ls', '--dereference-command-line'], 'exec.option'],
+    // Outside a repository git diff compares any two files: paths must stay inside cwdRoots.
+    ['git diff of host files', ['git', 'diff', '/etc/passwd', '/dev/null'], 'exec.path-arg'],
+    ['ls of the host root', ['ls', '/'], 'exec.path-arg'],
+    ['ls climbing out', ['ls', '-la', '../..'], 'exec.path-arg'],
   ])('rejects %s', (_name, command, rule) => {
     const finding = hardRules(execOf(command), ctx);
     expect(finding?.verdict).toBe('REJECT');
     expect(finding?.rule).toBe(rule);
-    expect(checkExec(command, policy)?.rule).toBe(rule);
+    expect(checkExec(command, policy, where())?.rule).toBe(rule);
   });
 
   it('names the allowlist in the reason', () => {
-    expect(checkExec(['rm', 'x'], policy)?.reason).toBe(
+    expect(checkExec(['rm', 'x'], policy, where())?.reason).toBe(
       'command "rm" is not on the exec allowlist (echo, ls, git status|log|diff)',
     );
-    expect(checkExec(['git', 'push'], policy)?.reason).toBe('git "push" is not allowed; allowed: status, log, diff as the first argument');
+    expect(checkExec(['git', 'push'], policy, where())?.reason).toBe('git "push" is not allowed; allowed: status, log, diff as the first argument');
   });
 
   it('rejects an empty argv', () => {
-    expect(checkExec([], policy)).toMatchObject({ verdict: 'REJECT', rule: 'exec.allowlist', reason: 'empty command' });
+    expect(checkExec([], policy, where())).toMatchObject({ verdict: 'REJECT', rule: 'exec.allowlist', reason: 'empty command' });
   });
 
-  it.each([[['git', 'status']], [['git', 'log', '--oneline', '-n', '5']], [['echo', 'hi']], [['ls', '-la']], [['echo', 'x; rm -rf /']]])(
+  it.each([
+    [['git', 'status']],
+    [['git', 'status', '--untracked-files=all']],
+    [['git', 'log', '--oneline', '-n', '5']],
+    [['git', 'log', 'main..feature', '--stat']],
+    [['git', 'diff', '--cached', '--', 'src/a.ts']],
+    [['echo', 'hi']],
+    [['echo', '/etc/passwd']],
+    [['ls', '-la']],
+    [['ls', 'notes']],
+    [['echo', 'x; rm -rf /']],
+  ])(
     'approves %j',
     (command) => {
-      expect(checkExec(command, policy)).toBeNull();
+      expect(checkExec(command, policy, where())).toBeNull();
       expect(judgeByRules(execOf(command), ctx)).toMatchObject({ verdict: 'APPROVE', rule: 'rules.passed' });
     },
   );
@@ -191,6 +218,16 @@ describe('checkExec and exec rules', () => {
 
 describe('file_write paths', () => {
   const fw = (path: string) => p('file_write', { target: { path } });
+
+  it.each([
+    ['a repository config', '.agent-judge/workspace/r/.git/config'],
+    ['a hook, in upper case', '.agent-judge/workspace/r/.GIT/hooks/pre-commit'],
+    ['an attributes file', '.agent-judge/workspace/r/.gitattributes'],
+    ['a submodule map', '.agent-judge/workspace/.gitmodules'],
+  ])('rejects writing git metadata: %s', (_name, path) => {
+    // A planted repository turns read-only git commands into code execution.
+    expect(hardRules(fw(path), ctx)).toMatchObject({ verdict: 'REJECT', rule: 'files.git-metadata' });
+  });
 
   it.each([
     ['a relative path climbing out', '../escape.txt'],
