@@ -34,6 +34,11 @@ export function signStatement(kind: StatementKind, statement: object, privateKey
   return sign(null, signingBytes(kind, statement), privateKeyObject(privateKey)).toString('base64url');
 }
 
+/** Signs raw bytes (a caller's own domain-tagged statement) with a key file's private key. */
+export function signBytes(bytes: Uint8Array, privateKey: string): string {
+  return sign(null, bytes, privateKeyObject(privateKey)).toString('base64url');
+}
+
 /** 128 random bits: one per KNOCK or bridge message, so the registry can refuse replays. */
 export function newNonce(): string {
   return randomBytes(16).toString('base64url');

@@ -7,6 +7,7 @@ import type { CompliancePolicy } from '../contracts/policy';
 import { discordUserIds } from '../escalation/approvers';
 import type { DiscordBot, GovernanceEvent } from '../escalation/bot';
 import { BadInputError } from '../errors';
+import { loadKeyFile } from '../circles/keys';
 import { loadPolicy } from '../policy/load';
 
 export interface DiscordEnvOptions {
@@ -33,6 +34,15 @@ export async function startDiscordBotFromEnv(opts: DiscordEnvOptions): Promise<D
   if (approvers.length === 0) {
     opts.logger.warn('the policy lists no discord:<user id> approvers: nobody can decide from Discord (add them to spec.escalation.approvers or AGENT_JUDGE_APPROVERS)');
   }
+  // The bot signs the decisions it verified when it has a key; the policy's discordBotKey then
+  // makes the workflow refuse unsigned `discord:<id>` claims from anyone else.
+  const keyPath = env.AGENT_JUDGE_DISCORD_KEY?.trim();
+  const signingKey = keyPath ? await loadKeyFile(keyPath) : undefined;
+  if (opts.policy.spec.escalation.discordBotKey && !signingKey) {
+    opts.logger.warn('the policy sets escalation.discordBotKey but AGENT_JUDGE_DISCORD_KEY is not set: Discord decisions will be refused');
+  } else if (signingKey && opts.policy.spec.escalation.discordBotKey && signingKey.public_key !== opts.policy.spec.escalation.discordBotKey) {
+    opts.logger.warn('AGENT_JUDGE_DISCORD_KEY does not match escalation.discordBotKey in the policy');
+  }
   // discord.js is heavy: load it only when the bot really starts.
   const { startDiscordBot } = await import('../escalation/bot');
   const bot = await startDiscordBot({
@@ -41,6 +51,7 @@ export async function startDiscordBotFromEnv(opts: DiscordEnvOptions): Promise<D
     client: opts.client,
     policy: opts.policy,
     logger: opts.logger,
+    signingKey,
     onGovernanceEvent: opts.governanceLog ? (e: GovernanceEvent) => appendFileSync(opts.governanceLog as string, `${JSON.stringify(e)}\n`) : undefined,
   });
   const where = env.DISCORD_CHANNEL_ID?.trim() ? `channel ${env.DISCORD_CHANNEL_ID.trim()}` : 'DMs to each approver';

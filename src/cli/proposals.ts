@@ -13,6 +13,7 @@ import { durationMs, DurationSchema } from '../contracts/policy';
 import { BadInputError } from '../errors';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { printJson, readJsonInput } from './io';
+import { loadKeyFile } from '../circles/keys';
 
 /** Runs `fn` with a connected client and always closes the connection. */
 export async function withClient<T>(cmd: Command, fn: (client: Client) => Promise<T>): Promise<T> {
@@ -84,9 +85,11 @@ export function registerProposalCommands(program: Command): void {
     .addArgument(new Argument('<decision>', 'approve or reject').choices(['approve', 'reject']))
     .requiredOption('--approver <id>', 'your approver id, as listed in the policy')
     .option('--reason <text>', 'why (shown in the audit trail)')
-    .action(async (id: string, decision: string, opts: { approver: string; reason?: string }, cmd: Command) => {
+    .option('--key <file>', 'sign the decision with your key file (required when the policy lists a key for you)')
+    .action(async (id: string, decision: string, opts: { approver: string; reason?: string; key?: string }, cmd: Command) => {
+      const key = opts.key ? await loadKeyFile(opts.key) : undefined;
       await withClient(cmd, async (client) =>
-        printJson(await decide(client, id, { decision, approver: opts.approver, reason: opts.reason, via: 'cli' })),
+        printJson(await decide(client, id, { decision, approver: opts.approver, reason: opts.reason, via: 'cli' }, { key })),
       );
     });
 

@@ -14,6 +14,7 @@ import { createWorkers, runWorkers, WORKER_ROLES, type WorkerRole } from '../wor
 import { createNotifiersFromEnv } from '../escalation/discord-notifier';
 import { startDiscordBotFromEnv } from './discord';
 import { createJudgeDepsFromEnv, resolveModelSettings } from '../judge';
+import { signingKeyFor } from '../escalation/signing';
 
 export function createLogger(): Logger {
   return pino({ level: process.env.LOG_LEVEL ?? 'info', base: { app: 'agent-judge' } }, pino.destination(2));
@@ -59,9 +60,13 @@ function installRuntimeLogging(logger: Logger): void {
 
 function describePolicy(policy: CompliancePolicy, path: string): string[] {
   const approvers = policy.spec.escalation.approvers;
+  const unsigned = approvers.filter((a) => !signingKeyFor(policy, a));
   return [
     `policy      ${path} (${policy.metadata.name})`,
     `approvers   ${approvers.length > 0 ? approvers.join(', ') : 'none: escalations will time out; add some with AGENT_JUDGE_APPROVERS=you'}`,
+    ...(unsigned.length > 0
+      ? [`            unsigned: ${unsigned.join(', ')} (anyone with access to the namespace can claim these ids; give them keys in escalation.approverKeys)`]
+      : []),
   ];
 }
 

@@ -27,6 +27,8 @@ import {
   statusQuery,
 } from '../names';
 import type { proposalWorkflow } from '../workflows/proposal';
+import type { KeyFile } from '../circles/schemas';
+import { signDecision } from '../escalation/sign-decision';
 
 /** A proposal, decision or clarification the workflow refused (not authorized, not waiting...). */
 export class RefusedError extends AgentJudgeError {}
@@ -206,12 +208,15 @@ export async function clarify(client: Client, id: string, input: unknown): Promi
   }
 }
 
-/** A person's decision on an escalated proposal; returns the outcome after it took effect. */
-export async function decide(client: Client, id: string, input: unknown): Promise<ProposalOutcome> {
+/**
+ * A person's decision on an escalated proposal; returns the outcome after it took effect. With
+ * `key`, the decision is signed for this proposal's workflow.
+ */
+export async function decide(client: Client, id: string, input: unknown, options: { key?: KeyFile } = {}): Promise<ProposalOutcome> {
   const parsed = HumanDecisionSchema.safeParse(input);
   if (!parsed.success) throw new BadInputError(describeIssues('decision', parsed.error.issues));
-  const decision: HumanDecision = parsed.data;
   const workflowId = await requireWorkflowId(client, id);
+  const decision: HumanDecision = options.key ? signDecision(workflowId, parsed.data, options.key) : parsed.data;
   try {
     return outcomeOf(
       await client.workflow.getHandle(workflowId).executeUpdate(humanDecisionUpdate, { args: [decision] }),

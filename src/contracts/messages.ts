@@ -27,5 +27,13 @@ export const HumanDecisionSchema = z.strictObject({
   approver: ApproverIdSchema,
   reason: z.string().max(4096).optional(),
   via: z.enum(['cli', 'discord', 'api']).default('api'),
+  /** Ed25519 signature by the approver's key (or the Discord bot's), bound to the workflow. */
+  signature: z
+    .strictObject({
+      signed_at: z.iso.datetime(),
+      nonce: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/, 'expected 16-64 base64url characters'),
+      value: z.string().regex(/^[A-Za-z0-9_-]{86}$/, 'expected a 64-byte signature as unpadded base64url'),
+    })
+    .optional(),
 });
 export type HumanDecision = z.infer<typeof HumanDecisionSchema>;

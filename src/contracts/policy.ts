@@ -29,6 +29,8 @@ const RegexSource = z.string().refine((src) => {
   }
 }, 'expected a valid regular expression');
 
+const PublicKeyText = z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'expected a 32-byte Ed25519 public key as unpadded base64url');
+
 export const RiskEntrySchema = z.strictObject({
   actionType: ActionTypeSchema,
   surface: z.string().max(256),
@@ -83,6 +85,15 @@ export const CompliancePolicySchema = z.strictObject({
       quorum: z.partialRecord(TierSchema, z.int().min(1).max(10)).default({}),
       /** Share of the deadline after which approvers are reminded (0 disables). */
       reminderAt: z.number().min(0).max(1).default(0.5),
+      /**
+       * Public keys (unpadded base64url, 32 bytes; `agent-judge circles keygen` makes a pair) of
+       * approvers whose decisions must be signed. Without a key, an approver id is only a claim.
+       */
+      approverKeys: z.record(ApproverIdSchema, PublicKeyText).default({}),
+      /** Key of the Discord bot: it signs the decisions of `discord:<id>` approvers it verified. */
+      discordBotKey: PublicKeyText.optional(),
+      /** Refuse every unsigned decision (approvers without a key can then never decide). */
+      requireSignedDecisions: z.boolean().default(false),
     }),
     exec: z.strictObject({
       allowlist: z.array(ExecAllowSchema),

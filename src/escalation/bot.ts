@@ -18,7 +18,9 @@ import {
 } from 'discord.js';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { pino, type Logger } from 'pino';
+import type { KeyFile } from '../circles/schemas';
 import type { HumanDecision } from '../contracts/messages';
+import { signDecision } from './sign-decision';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { ProposalStatus } from '../contracts/status';
 import { humanDecisionUpdate, statusQuery } from '../names';
@@ -57,6 +59,12 @@ export interface DiscordBotOptions {
   logger?: Logger;
   /** Called for each governance event after it is logged (e.g. to append to an audit file). */
   onGovernanceEvent?: (event: GovernanceEvent) => void;
+  /**
+   * The bot's own key (`AGENT_JUDGE_DISCORD_KEY` names the key file): it signs the decisions of
+   * the approvers it verified, so the workflow can tell them from a forged `discord:<id>` claim
+   * when the policy sets `escalation.discordBotKey`.
+   */
+  signingKey?: KeyFile;
   /** Defer the interaction when Temporal has not answered within this many ms (default 1,500). */
   deferAfterMs?: number;
   /** How long to wait for the gateway READY (default 30 s). */
@@ -247,7 +255,8 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
       return respond.ephemeral(`You have already decided this proposal; waiting for ${left} more approval(s).`);
     }
 
-    const input: HumanDecision = { decision, approver, via: 'discord', ...(reason ? { reason } : {}) };
+    const unsigned: HumanDecision = { decision, approver, via: 'discord', ...(reason ? { reason } : {}) };
+    const input = opts.signingKey ? signDecision(workflowId, unsigned, opts.signingKey) : unsigned;
     let after: ProposalStatus;
     try {
       // The workflow's validator checks again (approver, still waiting, no repeat): it is the authority.

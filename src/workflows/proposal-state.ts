@@ -15,6 +15,7 @@ import type {
 } from '../contracts/status';
 import type { Dispute, Tier, Verdict } from '../contracts/verdict';
 import { withinScope } from '../contracts/repo-path';
+import { refuseDecisionSignature } from '../escalation/signing';
 
 /** What the workflow does after a verdict. */
 export type NextStep = 'execute' | 'reject' | 'clarify' | 'escalate';
@@ -111,14 +112,17 @@ export class ProposalState {
     return this.policy.spec.escalation.approvers.includes(id);
   }
 
-  /** Why a human decision cannot be accepted now, or null. Used by the Update validator. */
-  refuseDecision(d: HumanDecision): string | null {
+  /**
+   * Why a human decision cannot be accepted now, or null. Used by the Update validator. `nowMs`
+   * is workflow time, for the freshness of a signed decision.
+   */
+  refuseDecision(d: HumanDecision, nowMs: number): string | null {
     if (this.stage !== 'awaiting_human') {
       return `proposal ${this.proposal.proposal_id} is not awaiting a human decision (stage: ${this.stage})`;
     }
     if (!this.isApprover(d.approver)) return `${d.approver} is not an approver for this proposal`;
     if (this.decisions.some((x) => x.approver === d.approver)) return `${d.approver} has already decided this proposal`;
-    return null;
+    return refuseDecisionSignature(this.policy, this.workflowId, d, nowMs);
   }
 
   approvals(): DecisionRecord[] {

@@ -98,7 +98,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
         const parsedD = HumanDecisionSchema.safeParse(decision);
         if (!parsedD.success) throw new Error(describeIssues('decision', parsedD.error.issues));
         if (!current) throw new Error('the proposal is still starting');
-        const refusal = current.refuseDecision(parsedD.data);
+        const refusal = current.refuseDecision(parsedD.data, Date.now());
         if (refusal) throw new Error(refusal);
       },
     },

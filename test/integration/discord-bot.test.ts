@@ -5,6 +5,8 @@
  */
 import { pino, type Logger } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { generateIdentity } from '../../src/circles/keys';
+import type { KeyFile } from '../../src/circles/schemas';
 import { decide, getStatus, submitProposal } from '../../src/client/proposals';
 import type { ProposalStatus } from '../../src/contracts/status';
 import { startDiscordBot, type DiscordBot, type GovernanceEvent } from '../../src/escalation/bot';
@@ -24,7 +26,7 @@ interface Harness {
   logs: Array<Record<string, unknown>>;
   governance: GovernanceEvent[];
   bot?: DiscordBot;
-  startBot(opts?: { deferAfterMs?: number; policy?: TestSystem['policy'] }): Promise<DiscordBot>;
+  startBot(opts?: { deferAfterMs?: number; policy?: TestSystem['policy']; signingKey?: KeyFile }): Promise<DiscordBot>;
   escalate(overrides?: Record<string, unknown>): Promise<{ workflowId: string; message: FakeMessage }>;
   status(workflowId: string): Promise<ProposalStatus>;
   stop(): Promise<void>;
@@ -57,6 +59,7 @@ async function harness(opts: { escalation?: Record<string, unknown>; wrapNotifie
     async startBot(botOpts = {}) {
       h.bot = await startDiscordBot({
         deferAfterMs: botOpts.deferAfterMs,
+        signingKey: botOpts.signingKey,
         token: FAKE_TOKEN,
         apiUrl: fake.apiUrl,
         client: system.client,
@@ -268,6 +271,30 @@ describe('Discord escalation when Temporal is slower than the defer threshold', 
     const final = await click.final();
     expect(final).toMatchObject({ type: 'followup', ephemeral: true });
     expect(final.body.content).toBe('This proposal is no longer waiting for a decision. ✅ Approved by scott.');
+  });
+});
+
+describe('Discord escalation with a bot key: only decisions the bot signed count', () => {
+  const botKey = generateIdentity();
+  let h: Harness;
+  beforeAll(async () => {
+    h = await harness({ escalation: { discordBotKey: botKey.public_key } });
+    await h.startBot({ signingKey: botKey });
+  });
+  afterAll(async () => h?.stop());
+  afterEach(() => expect(h.fake.unexpected).toEqual([]));
+
+  it('an unsigned claim to be a Discord approver is refused; the click, signed by the bot, approves', async () => {
+    const { workflowId, message } = await h.escalate();
+    await expect(
+      decide(h.system.client, workflowId, { decision: 'approve', approver: `discord:${h.alice.id}`, via: 'discord' }),
+    ).rejects.toThrow(/must sign decisions/);
+    expect((await h.status(workflowId)).decisions).toEqual([]);
+    const click = await h.fake.click({ messageId: message.id, customId: buttonCustomId('approve', workflowId), userId: h.alice.id });
+    await click.final();
+    const status = await h.status(workflowId);
+    expect(status.status).toBe('approved');
+    expect(status.decisions[0]).toMatchObject({ approver: `discord:${h.alice.id}`, signature: expect.objectContaining({ nonce: expect.any(String) }) });
   });
 });
 

@@ -229,22 +229,22 @@ describe('human decisions', () => {
 
   it('refuses a decision when the proposal is not awaiting one', () => {
     const s = stateFor('financial_op', { tier: 'human-only' });
-    expect(s.refuseDecision({ decision: 'approve', approver: 'scott', via: 'cli' })).toBe(
+    expect(s.refuseDecision({ decision: 'approve', approver: 'scott', via: 'cli' }, Date.now())).toBe(
       `proposal ${s.proposal.proposal_id} is not awaiting a human decision (stage: judging)`,
     );
   });
 
   it('refuses anyone not listed as an approver', () => {
-    expect(awaiting().refuseDecision({ decision: 'approve', approver: 'mallory', via: 'cli' })).toBe(
+    expect(awaiting().refuseDecision({ decision: 'approve', approver: 'mallory', via: 'cli' }, Date.now())).toBe(
       'mallory is not an approver for this proposal',
     );
   });
 
   it('refuses the same approver twice', () => {
     const s = awaiting(2);
-    expect(s.refuseDecision({ decision: 'approve', approver: 'scott', via: 'cli' })).toBeNull();
+    expect(s.refuseDecision({ decision: 'approve', approver: 'scott', via: 'cli' }, Date.now())).toBeNull();
     expect(s.addDecision({ decision: 'approve', approver: 'scott', via: 'cli' }, '2025-01-01T00:00:00.000Z')).toBe('pending');
-    expect(s.refuseDecision({ decision: 'approve', approver: 'scott', via: 'discord' })).toBe('scott has already decided this proposal');
+    expect(s.refuseDecision({ decision: 'approve', approver: 'scott', via: 'discord' }, Date.now())).toBe('scott has already decided this proposal');
   });
 
   it('quorum 1: one approval approves', () => {
