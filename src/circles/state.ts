@@ -400,6 +400,11 @@ export class RegistryState {
     if (bad) return refused(bad.code, bad.reason);
     if (!request) return refused('unknown-request', `no cross-circle request ${s.request_id} is held`);
     if ((decider as AgentRecord).status !== 'active') return refused('caller-retired', `${s.by} is retired`);
+    // A retired sender's queued message dies with it: nothing a retired agent sent crosses later.
+    const sender = this.agents[request.from];
+    if (s.decision !== 'decline' && (!sender || sender.status !== 'active')) {
+      return refused('sender-retired', `sender ${request.from} is retired`);
+    }
     let step: 'forwarded' | 'delivered' | 'declined';
     if (request.status === 'awaiting-source-parent') {
       if (s.by !== request.source_parent) return refused('not-your-turn', `${s.request_id} awaits the sender's parent ${request.source_parent}, not ${s.by}`);

@@ -6,6 +6,7 @@ import { CompliancePolicySchema, type CompliancePolicy } from '../contracts/poli
 import { describeIssues } from '../contracts/zod-error';
 import { PolicyError } from '../errors';
 import { tierFor } from './classify';
+import { isInside } from '../judge/paths';
 
 /** The policy shipped with the project: seed 000 §2's matrix with deny-by-default settings. */
 export const DEFAULT_POLICY_PATH = fileURLToPath(new URL('../../policies/default.yaml', import.meta.url));
@@ -66,6 +67,18 @@ export function completePolicy(
   policy.spec.exec.cwdRoots = policy.spec.exec.cwdRoots.map(abs);
   policy.spec.files.roots = policy.spec.files.roots.map(abs);
   policy.spec.memory.dir = abs(policy.spec.memory.dir);
+
+  // Agents write inside files.roots: the memory store and the execution ledger (which makes
+  // execution at-most-once) must not be reachable from there.
+  const stateDir = resolve(baseDir, '.agent-judge');
+  for (const root of policy.spec.files.roots) {
+    if (isInside(policy.spec.memory.dir, root)) {
+      throw new PolicyError(`policy ${source}: spec.files.roots: ${root} contains spec.memory.dir; agents could rewrite the memory store`);
+    }
+    if (isInside(stateDir, root)) {
+      throw new PolicyError(`policy ${source}: spec.files.roots: ${root} contains ${stateDir}, where the execution ledger lives`);
+    }
+  }
 
   const extra = (env.AGENT_JUDGE_APPROVERS ?? '')
     .split(',')

@@ -205,6 +205,21 @@ describe('cross-circle bridge', () => {
     expect(state.eventsView().by_code).toMatchObject({ requested: 1, forwarded: 1, delivered: 1, 'not-your-turn': 1, 'already-decided': 1 });
   });
 
+  it('a message queued by a sender retired since cannot cross; it can still be declined', () => {
+    const { state, top, sub, now } = newState();
+    const A = top();
+    const B = top();
+    const a1 = sub(A);
+    const b1 = sub(B);
+    const r = state.requestCrossCircle(request(a1.key, b1.key.amid, 'exfiltrate'), now);
+    if (!r.ok) throw new Error(r.reason);
+    state.decideCrossCircle(decision(A.key, r.value.request_id, 'forward'), now);
+    state.retire({ amid: a1.key.amid }, now);
+    expect(state.decideCrossCircle(decision(B.key, r.value.request_id, 'deliver'), now)).toMatchObject({ ok: false, code: 'sender-retired' });
+    expect(state.bridgeFor(b1.key.amid)).toEqual([]);
+    expect(state.decideCrossCircle(decision(B.key, r.value.request_id, 'decline'), now)).toMatchObject({ ok: true, value: { status: 'declined' } });
+  });
+
   it('either parent can decline, and nobody else can decide', () => {
     const { state, top, sub, now } = newState();
     const A = top();

@@ -7,6 +7,7 @@ import { durationMs, type CompliancePolicy } from '../../src/contracts/policy';
 import { PolicyError } from '../../src/errors';
 import { isShadow, quorumFor, tierFor } from '../../src/policy/classify';
 import { DEFAULT_POLICY_PATH, loadPolicy } from '../../src/policy/load';
+import { testPolicy } from '../helpers/system';
 
 let dir: string;
 let policy: CompliancePolicy;
@@ -239,5 +240,16 @@ describe('a bad policy is refused, naming the field', () => {
     const err = await loadPolicy({ path: file, env: {} }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PolicyError);
     expect((err as Error).message).toMatch(new RegExp(`^policy ${file}: cannot read the file \\(ENOENT`));
+  });
+});
+
+describe('roots that would expose agent-judge state', () => {
+  it('refuses file roots that contain the memory store or the execution ledger', () => {
+    const base = '/srv/aj';
+    expect(() => testPolicy(base, { files: { roots: ['.'] } })).toThrow(/spec\.files\.roots: \/srv\/aj contains spec\.memory\.dir/);
+    expect(() => testPolicy(base, { files: { roots: ['.agent-judge'] }, memory: { dir: '/var/lib/aj-memory' } })).toThrow(
+      /contains \/srv\/aj\/\.agent-judge, where the execution ledger lives/,
+    );
+    expect(testPolicy(base).spec.files.roots).toEqual(['/srv/aj/.agent-judge/workspace']);
   });
 });
