@@ -14,6 +14,7 @@ import { CIRCLE_REGISTRY_WORKFLOW_TYPE, type CircleRegistryInput } from '../src/
 import type { KeyFile, SignedKnock } from '../src/circles/schemas';
 import { RegistryState, type RegistrySnapshot } from '../src/circles/state';
 import { CircleRegistryClient } from '../src/client/circles';
+import { createCircleActivities } from '../src/circles/activities';
 import { pool, summarize, timed, type Row } from './lib';
 
 const SCALE = Number(process.env.BENCH_CIRCLES_SCALE ?? '1');
@@ -93,7 +94,13 @@ export async function benchCircles(opts: { address: string; namespace: string })
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
   });
   const workerConnection = await NativeConnection.connect({ address: opts.address });
-  const worker = await Worker.create({ connection: workerConnection, namespace: opts.namespace, taskQueue, workflowBundle });
+  const worker = await Worker.create({
+    connection: workerConnection,
+    namespace: opts.namespace,
+    taskQueue,
+    workflowBundle,
+    activities: createCircleActivities({ operatorKeys: [] }),
+  });
   const running = worker.run();
   const connection = await Connection.connect({ address: opts.address });
   const client = new Client({ connection, namespace: opts.namespace });

@@ -18,6 +18,11 @@ import type { EventsView, PairResult, RegistryDump, RegistrySnapshot, RegistryTr
 import type { AgentRecord, BridgeRequest, DiscoveredAgent, KnockResult, RegisteredAgent, RegistryStats } from './types';
 
 export const CIRCLE_REGISTRY_WORKFLOW_TYPE = 'circleRegistryWorkflow';
+
+/** Activities of the registry (local, on the workflow worker). */
+export interface CircleActivities {
+  circleOperatorKeys(): Promise<string[]>;
+}
 /** One registry per namespace. Tests pass their own id so they never share one. */
 export const CIRCLE_REGISTRY_WORKFLOW_ID = 'circle-registry';
 /** ApplicationFailure type of a refused registry operation; `details[0]` is the refusal code. */

@@ -108,9 +108,18 @@ export const SignedBridgeDecisionSchema = signed(BridgeDecisionStatementSchema);
 export type SignedBridgeDecision = z.infer<typeof SignedBridgeDecisionSchema>;
 
 /** Operator action: a top-level agent joins the registry and gets a new circle. */
+/** An operator's signature over an admin action (see circles/operator.ts). */
+export const OperatorSignatureSchema = z.strictObject({
+  public_key: PublicKeySchema,
+  signed_at: z.number().int().nonnegative(),
+  nonce: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/, 'expected 16-64 base64url characters'),
+  signature: z.string().regex(/^[A-Za-z0-9_-]{86}$/, 'expected a 64-byte signature as unpadded base64url'),
+});
+
 export const RegisterInputSchema = z.strictObject({
   public_key: PublicKeySchema,
   org: OrgSchema.optional(),
+  operator: OperatorSignatureSchema.optional(),
 });
 export type RegisterInput = z.infer<typeof RegisterInputSchema>;
 
@@ -118,11 +127,12 @@ export type RegisterInput = z.infer<typeof RegisterInputSchema>;
 export const RetireInputSchema = z.strictObject({
   amid: AmidSchema,
   reason: z.string().max(1024).optional(),
+  operator: OperatorSignatureSchema.optional(),
 });
 export type RetireInput = z.infer<typeof RetireInputSchema>;
 
 /** Operator action on the allowlist of top-level pairs across organisations (unordered). */
-export const PairInputSchema = z.strictObject({ a: AmidSchema, b: AmidSchema });
+export const PairInputSchema = z.strictObject({ a: AmidSchema, b: AmidSchema, operator: OperatorSignatureSchema.optional() });
 export type PairInput = z.infer<typeof PairInputSchema>;
 
 /** Filters for the governance event list. */

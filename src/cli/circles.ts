@@ -23,6 +23,7 @@ interface CircleGlobals {
   namespace?: string;
   registryId: string;
   taskQueue: string;
+  operatorKey?: string;
 }
 
 /** Runs `fn` with a registry client built from the global and `circles` options; always closes the connection. */
@@ -30,7 +31,8 @@ async function withRegistry<T>(cmd: Command, fn: (registry: CircleRegistryClient
   const opts = cmd.optsWithGlobals() as CircleGlobals;
   const client = await connectClient(temporalTarget({ address: opts.address, namespace: opts.namespace }));
   try {
-    return await fn(new CircleRegistryClient({ client, workflowId: opts.registryId, taskQueue: opts.taskQueue }));
+    const operatorKey = opts.operatorKey ? await loadKeyFile(opts.operatorKey) : undefined;
+    return await fn(new CircleRegistryClient({ client, workflowId: opts.registryId, taskQueue: opts.taskQueue, operatorKey }));
   } finally {
     await client.connection.close();
   }
@@ -58,7 +60,10 @@ export function registerCircleCommands(program: Command): void {
     .addOption(
       new Option('--registry-id <id>', 'workflow id of the circle registry').env('AGENT_JUDGE_CIRCLE_REGISTRY').default(CIRCLE_REGISTRY_WORKFLOW_ID),
     )
-    .addOption(new Option('--task-queue <name>', 'task queue the registry runs on if it has to be started').default(DEFAULT_TASK_QUEUES.workflow));
+    .addOption(new Option('--task-queue <name>', 'task queue the registry runs on if it has to be started').default(DEFAULT_TASK_QUEUES.workflow))
+    .addOption(
+      new Option('--operator-key <file>', 'operator key file: signs register, retire, allow-pair and revoke-pair').env('AGENT_JUDGE_CIRCLE_OPERATOR_KEY'),
+    );
 
   circles
     .command('keygen')

@@ -15,6 +15,7 @@ import { createNotifiersFromEnv } from '../escalation/discord-notifier';
 import { startDiscordBotFromEnv } from './discord';
 import { createJudgeDepsFromEnv, resolveModelSettings } from '../judge';
 import { signingKeyFor } from '../escalation/signing';
+import { PublicKeySchema } from '../circles/schemas';
 
 export function createLogger(): Logger {
   return pino({ level: process.env.LOG_LEVEL ?? 'info', base: { app: 'agent-judge' } }, pino.destination(2));
@@ -70,6 +71,23 @@ function describePolicy(policy: CompliancePolicy, path: string): string[] {
   ];
 }
 
+/** `AGENT_JUDGE_CIRCLE_OPERATOR_KEYS`: comma-separated public keys allowed to sign registry operator actions. */
+function circleOperatorKeys(env: NodeJS.ProcessEnv = process.env): string[] {
+  const keys = (env.AGENT_JUDGE_CIRCLE_OPERATOR_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  for (const k of keys) {
+    if (!PublicKeySchema.safeParse(k).success) {
+      throw new BadInputError(`AGENT_JUDGE_CIRCLE_OPERATOR_KEYS: ${JSON.stringify(k)} is not an Ed25519 public key (unpadded base64url)`);
+    }
+  }
+  return keys;
+}
+
+function describeCircles(keys: readonly string[]): string {
+  return keys.length > 0
+    ? `registry operator actions need a signature by one of ${keys.length} operator key(s)`
+    : 'registry operator actions are unsigned (anyone with namespace access may register or retire agents); set AGENT_JUDGE_CIRCLE_OPERATOR_KEYS';
+}
+
 function describeJudge(policy: CompliancePolicy): string {
   const model = resolveModelSettings(policy, process.env);
   return model
@@ -118,7 +136,18 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
       const taskQueues = taskQueuesFor();
       const notifiers = createNotifiersFromEnv(process.env, logger);
       const judge = createJudgeDepsFromEnv(policy);
-      const workers = await createWorkers({ connection: native, namespace, taskQueues, policy, client, logger, notifiers, judge });
+      const operatorKeys = circleOperatorKeys();
+      const workers = await createWorkers({
+        connection: native,
+        namespace,
+        taskQueues,
+        policy,
+        client,
+        logger,
+        notifiers,
+        judge,
+        circleOperatorKeys: operatorKeys,
+      });
       const running = runWorkers(workers, signal);
       const bot = await startDiscordBotFromEnv({ client, policy, logger });
 
@@ -130,6 +159,7 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
         `queues      ${taskQueues.workflow} (workflows), ${taskQueues.judge} (judge), ${taskQueues.execute} (executor)`,
         ...describePolicy(policy, policyPath),
         `judge       ${describeJudge(policy)}`,
+        `circles     ${describeCircles(operatorKeys)}`,
         `discord     ${bot ? 'escalations go to Discord (bot connected)' : 'off: set DISCORD_TOKEN to get escalations in Discord (see docs/discord.md)'}`,
         `try         agent-judge propose examples/memory-write.json --wait`,
         'stop        Ctrl-C',
@@ -149,6 +179,7 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
 /** `agent-judge worker`: workers only, against an existing Temporal service. */
 export async function runWorker(opts: { role: string; policy?: string; taskQueuePrefix?: string }, cmd: Command): Promise<void> {
       const roles = parseRoles(opts.role);
+      const operatorKeys = circleOperatorKeys();
       const logger = createLogger();
       const policy = await loadPolicy({ path: opts.policy });
       const target = temporalTarget(cmd.optsWithGlobals() as { address?: string; namespace?: string });
@@ -176,7 +207,9 @@ export async function runWorker(opts: { role: string; policy?: string; taskQueue
         logger,
         notifiers: roles.includes('workflow') ? createNotifiersFromEnv(process.env, logger) : [],
         judge: roles.includes('judge') ? createJudgeDepsFromEnv(policy) : undefined,
+        circleOperatorKeys: operatorKeys,
       });
+      if (roles.includes('workflow')) logger.info({ circles: describeCircles(operatorKeys) }, 'circle registry operator keys');
       if (roles.includes('judge')) logger.info({ judge: describeJudge(policy) }, 'judge configuration');
       const running = runWorkers(workers, signal);
       logger.info({ address: target.address, namespace: target.namespace, roles, taskQueues }, 'workers running; Ctrl-C to stop');

@@ -13,7 +13,8 @@ import { describeIssues } from '../contracts/zod-error';
 import type { RegistryConfig } from '../circles/config';
 import { CircleRefusedError } from '../circles/errors';
 import { amidFromPublicKey } from '../circles/crypto';
-import { newNonce, signStatement } from '../circles/keys';
+import { newNonce, signBytes, signStatement } from '../circles/keys';
+import { operatorSigningBytes, type OperatorAction } from '../circles/operator';
 import {
   agentQuery,
   allowPairUpdate,
@@ -65,6 +66,8 @@ export interface CircleRegistryClientOptions {
   taskQueue?: string;
   /** Registry tunables, used only when this client starts the registry. */
   config?: Partial<RegistryConfig>;
+  /** Operator key file: when set, operator actions (register, retire, pairs) are signed with it. */
+  operatorKey?: KeyFile;
   /**
    * Updates this client keeps in flight at once (default 8). The server refuses more than 10 per
    * workflow run, and a storm of refusals and retries stalls the run's workflow tasks; queueing
@@ -127,7 +130,19 @@ export class CircleRegistryClient {
     this.workflowId = options.workflowId ?? CIRCLE_REGISTRY_WORKFLOW_ID;
     this.taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUES.workflow;
     this.config = options.config;
+    this.operatorKey = options.operatorKey;
     this.gate = new Gate(Math.max(1, Math.min(10, options.maxInFlight ?? 8)));
+  }
+
+  private readonly operatorKey?: KeyFile;
+
+  /** The input with an operator signature when this client holds an operator key. */
+  private asOperator<T extends object>(action: OperatorAction, input: T): T {
+    if (!this.operatorKey) return input;
+    const signedAt = Date.now();
+    const nonce = newNonce();
+    const signature = signBytes(operatorSigningBytes(action, input, signedAt, nonce), this.operatorKey.private_key);
+    return { ...input, operator: { public_key: this.operatorKey.public_key, signed_at: signedAt, nonce, signature } };
   }
 
   private handle(): WorkflowHandle {
@@ -188,7 +203,7 @@ export class CircleRegistryClient {
   /** Operator action: registers a top-level agent, which gets a new circle. */
   async registerTopLevel(input: { public_key: string; org?: string }): Promise<RegisteredAgent> {
     const publicKey = parse(PublicKeySchema, input.public_key, 'public_key');
-    return this.update(registerTopLevelUpdate, { public_key: publicKey, ...(input.org ? { org: input.org } : {}) });
+    return this.update(registerTopLevelUpdate, this.asOperator('register', { public_key: publicKey, ...(input.org ? { org: input.org } : {}) }));
   }
 
   /**
@@ -251,15 +266,15 @@ export class CircleRegistryClient {
 
   /** Operator action: retires the agent and its whole sub-tree; returns every AMID retired. */
   async retire(amid: string, reason?: string): Promise<RetireResult> {
-    return this.update(retireUpdate, { amid: parse(AmidSchema, amid, 'amid'), ...(reason ? { reason } : {}) });
+    return this.update(retireUpdate, this.asOperator('retire', { amid: parse(AmidSchema, amid, 'amid'), ...(reason ? { reason } : {}) }));
   }
 
   async allowPair(a: string, b: string): Promise<PairResult> {
-    return this.update(allowPairUpdate, { a: parse(AmidSchema, a, 'first amid'), b: parse(AmidSchema, b, 'second amid') });
+    return this.update(allowPairUpdate, this.asOperator('allow-pair', { a: parse(AmidSchema, a, 'first amid'), b: parse(AmidSchema, b, 'second amid') }));
   }
 
   async revokePair(a: string, b: string): Promise<PairResult> {
-    return this.update(revokePairUpdate, { a: parse(AmidSchema, a, 'first amid'), b: parse(AmidSchema, b, 'second amid') });
+    return this.update(revokePairUpdate, this.asOperator('revoke-pair', { a: parse(AmidSchema, a, 'first amid'), b: parse(AmidSchema, b, 'second amid') }));
   }
 
   /** Governance events at or after `since` (epoch ms); the totals are exact over the registry's life. */

@@ -7,6 +7,7 @@ import { createJudgeActivities } from '../activities/judge';
 import { createWorkflowActivities } from '../activities/workflow';
 import type { CompliancePolicy } from '../contracts/policy';
 import { builtinExecutors } from '../executors';
+import { createCircleActivities } from '../circles/activities';
 import type { EscalationNotifier } from '../escalation/notifier';
 import type { JudgeDeps } from '../judge';
 import type { TaskQueues } from '../names';
@@ -40,8 +41,11 @@ export interface WorkerOptions {
    * webhook routes. Declare custom executors here too when the executor runs in another process.
    */
   executableActionTypes?: string[];
-  /** Extra activities for the workflow worker (e.g. the circle registry's). */
-  extraWorkflowActivities?: object;
+  /**
+   * Public keys whose signatures authorise circle registry operator actions (register, retire,
+   * allow/revoke pair). Empty: namespace access is the only gate (logged at start).
+   */
+  circleOperatorKeys?: string[];
 }
 
 /**
@@ -75,7 +79,7 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
             client: options.client,
             logger: options.logger,
           }),
-          ...(options.extraWorkflowActivities ?? {}),
+          ...createCircleActivities({ operatorKeys: options.circleOperatorKeys ?? [] }),
         },
       }),
     );

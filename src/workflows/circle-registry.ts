@@ -8,6 +8,7 @@ import {
   allHandlersFinished,
   ApplicationFailure,
   condition,
+  proxyLocalActivities,
   continueAsNew,
   log,
   setHandler,
@@ -48,10 +49,14 @@ import {
   SignedMembershipSchema,
 } from '../circles/schemas';
 import { RegistryState, type Outcome } from '../circles/state';
+import { refuseOperatorAction, type OperatorAction, type OperatorSignature } from '../circles/operator';
+import type { CircleActivities } from '../circles/names';
 
 export type { CircleRegistryInput };
 
 /** Synchronous validator body: malformed input is refused before it reaches history or state. */
+const { circleOperatorKeys: loadOperatorKeys } = proxyLocalActivities<CircleActivities>({ startToCloseTimeout: '10s' });
+
 function validate(schema: z.ZodType, value: unknown, what: string): void {
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw ApplicationFailure.nonRetryable(describeIssues(what, parsed.error.issues), 'BadInput');
@@ -77,8 +82,31 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
     return Date.now();
   };
 
-  setHandler(registerTopLevelUpdate, (req) => unwrap(state.registerTopLevel(req, now())), {
-    validator: (req) => validate(RegisterInputSchema, req, 'register'),
+  // Operator keys come from the worker's configuration (a local activity below), never a client.
+  let operatorKeys: string[] | undefined;
+  // Checked in the validator; an Update that arrives with the run's start, before the keys are
+  // loaded, passes the validator and is checked by its handler once they are (operatorGate).
+  const operatorOnly = (action: OperatorAction, req: object) => {
+    if (operatorKeys === undefined) return;
+    const refusal = refuseOperatorAction(action, req as { operator?: OperatorSignature }, operatorKeys, Date.now());
+    if (refusal) throw ApplicationFailure.create({ message: refusal, type: CIRCLE_REFUSED_FAILURE_TYPE, nonRetryable: true, details: ['not-operator'] });
+  };
+
+  const operatorGate = async (action: OperatorAction, req: object) => {
+    if (operatorKeys === undefined) {
+      await condition(() => operatorKeys !== undefined);
+      operatorOnly(action, req);
+    }
+  };
+
+  setHandler(registerTopLevelUpdate, async (req) => {
+    await operatorGate('register', req);
+    return unwrap(state.registerTopLevel(req, now()));
+  }, {
+    validator: (req) => {
+      validate(RegisterInputSchema, req, 'register');
+      operatorOnly('register', req);
+    },
   });
   setHandler(spawnSubAgentUpdate, (req) => unwrap(state.spawnSubAgent(req, now())), {
     validator: (req) => validate(SignedMembershipSchema, req, 'spawn'),
@@ -87,19 +115,37 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
   setHandler(knockUpdate, (req) => state.knock(req, now()), {
     validator: (req) => validate(SignedKnockSchema, req, 'knock'),
   });
-  setHandler(retireUpdate, (req) => unwrap(state.retire(req, now())), {
-    validator: (req) => validate(RetireInputSchema, req, 'retire'),
+  setHandler(retireUpdate, async (req) => {
+    await operatorGate('retire', req);
+    return unwrap(state.retire(req, now()));
+  }, {
+    validator: (req) => {
+      validate(RetireInputSchema, req, 'retire');
+      operatorOnly('retire', req);
+    },
   });
-  setHandler(allowPairUpdate, (req) => unwrap(state.allowPair(req, now())), {
-    validator: (req) => validate(PairInputSchema, req, 'allow-pair'),
+  setHandler(allowPairUpdate, async (req) => {
+    await operatorGate('allow-pair', req);
+    return unwrap(state.allowPair(req, now()));
+  }, {
+    validator: (req) => {
+      validate(PairInputSchema, req, 'allow-pair');
+      operatorOnly('allow-pair', req);
+    },
   });
   setHandler(
     revokePairUpdate,
-    (req) => {
+    async (req) => {
+      await operatorGate('revoke-pair', req);
       now();
       return unwrap(state.revokePair(req));
     },
-    { validator: (req) => validate(PairInputSchema, req, 'revoke-pair') },
+    {
+      validator: (req) => {
+        validate(PairInputSchema, req, 'revoke-pair');
+        operatorOnly('revoke-pair', req);
+      },
+    },
   );
   setHandler(requestCrossCircleUpdate, (req) => unwrap(state.requestCrossCircle(req, now())), {
     validator: (req) => validate(SignedBridgeRequestSchema, req, 'request_cross_circle'),
@@ -128,6 +174,8 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
     generation: state.statsView().generation,
     agents: state.agentCount(),
   }));
+
+  operatorKeys = await loadOperatorKeys();
 
   // Roll over well before the server's limits (2,000 Updates per run, 10,240-event warning).
   await condition(

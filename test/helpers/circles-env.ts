@@ -7,7 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { RegistryConfig } from '../../src/circles/config';
+import type { KeyFile } from '../../src/circles/schemas';
 import { CircleRegistryClient } from '../../src/client/circles';
+import { createCircleActivities } from '../../src/circles/activities';
 
 export interface CirclesEnv {
   address: string;
@@ -16,7 +18,7 @@ export interface CirclesEnv {
   client: Client;
   worker: Worker;
   /** A registry client on a fresh registry id, so tests never share state. */
-  registry(config?: Partial<RegistryConfig>): CircleRegistryClient;
+  registry(config?: Partial<RegistryConfig>, operatorKey?: KeyFile, workflowId?: string): CircleRegistryClient;
   stop(): Promise<void>;
 }
 
@@ -33,7 +35,7 @@ export function registryBundle(): Promise<WorkflowBundleWithSourceMap> {
 let runtimeQuiet = false;
 
 /** Starts a worker on a task queue of its own; `stop()` shuts it down and closes the connections. */
-export async function startCirclesEnv(address: string, namespace: string, label: string): Promise<CirclesEnv> {
+export async function startCirclesEnv(address: string, namespace: string, label: string, operatorKeys: string[] = []): Promise<CirclesEnv> {
   if (!runtimeQuiet) {
     // Governance events are logged at WARN by design; keep test output readable.
     Runtime.install({ logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never });
@@ -41,7 +43,13 @@ export async function startCirclesEnv(address: string, namespace: string, label:
   }
   const taskQueue = `circles-${label}-${randomUUID().slice(0, 8)}`;
   const workerConnection = await NativeConnection.connect({ address });
-  const worker = await Worker.create({ connection: workerConnection, namespace, taskQueue, workflowBundle: await registryBundle() });
+  const worker = await Worker.create({
+    connection: workerConnection,
+    namespace,
+    taskQueue,
+    workflowBundle: await registryBundle(),
+    activities: createCircleActivities({ operatorKeys }),
+  });
   const running = worker.run();
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace });
@@ -51,7 +59,14 @@ export async function startCirclesEnv(address: string, namespace: string, label:
     taskQueue,
     client,
     worker,
-    registry: (config) => new CircleRegistryClient({ client, taskQueue, workflowId: `circle-registry-${label}-${randomUUID().slice(0, 8)}`, config }),
+    registry: (config, operatorKey, workflowId) =>
+      new CircleRegistryClient({
+        client,
+        taskQueue,
+        workflowId: workflowId ?? `circle-registry-${label}-${randomUUID().slice(0, 8)}`,
+        config,
+        operatorKey,
+      }),
     async stop() {
       worker.shutdown();
       await running;
