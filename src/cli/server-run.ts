@@ -68,6 +68,9 @@ function describePolicy(policy: CompliancePolicy, path: string): string[] {
     ...(unsigned.length > 0
       ? [`            unsigned: ${unsigned.join(', ')} (anyone with access to the namespace can claim these ids; give them keys in escalation.approverKeys)`]
       : []),
+    ...Object.entries(policy.spec.escalation.quorum)
+      .filter(([, n]) => (n ?? 1) > approvers.length && approvers.length > 0)
+      .map(([tier, n]) => `            warning: ${tier} needs ${n} approvals but only ${approvers.length} approver(s) are listed; those escalations can only time out`),
   ];
 }
 

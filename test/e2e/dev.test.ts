@@ -11,6 +11,8 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findTemporalCli } from '../../src/devserver/temporal-cli';
 import { freePort } from '../../src/devserver/server';
+import { buttonCustomId } from '../../src/escalation/custom-id';
+import { FAKE_TOKEN, FakeDiscord } from '../helpers/fake-discord';
 
 const BIN = fileURLToPath(new URL('../../bin/agent-judge.mjs', import.meta.url));
 const EXAMPLES = fileURLToPath(new URL('../../examples/', import.meta.url));
@@ -23,8 +25,8 @@ afterAll(() => {
   rmSync(cwd, { recursive: true, force: true });
 });
 
-function startDev(port: number, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; out: () => string }> {
-  const child = spawn(process.execPath, [BIN, 'dev', '--port', String(port), '--headless'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+function startDev(port: number, env: NodeJS.ProcessEnv, dir = cwd): Promise<{ child: ChildProcess; out: () => string }> {
+  const child = spawn(process.execPath, [BIN, 'dev', '--port', String(port), '--headless'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let out = '';
   let err = '';
@@ -76,5 +78,40 @@ describe('agent-judge dev', () => {
     );
     expect(JSON.parse(decided.stdout)).toMatchObject({ status: 'approved', verdict: { decided_by: 'human:scott' } });
     expect(await stop(second.child)).toBe(0);
+  });
+});
+
+describe('agent-judge dev with Discord', () => {
+  it('starts the bot when DISCORD_TOKEN is set: the escalation is a DM, one click approves it', async () => {
+    const fake = await FakeDiscord.start();
+    const alice = fake.addUser('alice');
+    const dir = mkdtempSync(join(tmpdir(), 'agent-judge-dev-discord-'));
+    const port = await freePort();
+    const env = {
+      ...process.env,
+      TEMPORAL_CLI: findTemporalCli(),
+      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+      DISCORD_TOKEN: FAKE_TOKEN,
+      DISCORD_API_URL: fake.apiUrl,
+      AGENT_JUDGE_APPROVERS: `discord:${alice.id}`,
+    };
+    try {
+      const dev = await startDev(port, env, dir);
+      expect(dev.out()).toContain('discord     escalations go to Discord (bot connected)');
+      await fake.waitForGatewaySession();
+      const { stdout } = await run(process.execPath, [BIN, 'propose', join(EXAMPLES, 'financial-op.json'), '--wait'], { cwd: dir, env });
+      const outcome = JSON.parse(stdout) as { workflow_id: string; status: string };
+      expect(outcome.status).toBe('awaiting_human');
+      const message = await fake.waitFor(() => fake.messagesFor(outcome.workflow_id)[0], 20_000, 'the escalation DM');
+      expect(message.channel_id).toBe(fake.dmChannelOf(alice.id)!.id);
+      const click = await fake.click({ messageId: message.id, customId: buttonCustomId('approve', outcome.workflow_id), userId: alice.id });
+      await click.final();
+      const status = await run(process.execPath, [BIN, 'status', outcome.workflow_id], { cwd: dir, env });
+      expect(JSON.parse(status.stdout)).toMatchObject({ status: 'approved', verdict: { decided_by: `human:discord:${alice.id}` } });
+      expect(await stop(dev.child)).toBe(0);
+    } finally {
+      await fake.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
