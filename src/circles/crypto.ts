@@ -6,6 +6,7 @@
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { sha256 } from '@noble/hashes/sha2.js';
+import { canonicalJson } from '../contracts/canonical-json';
 import { fromBase64Url, toHex, utf8 } from './encoding';
 
 /** Raw Ed25519 public keys are 32 bytes; signatures 64. */
@@ -54,24 +55,7 @@ export function decodePublicKey(publicKey: string): Uint8Array | null {
   }
 }
 
-/**
- * JSON with object keys sorted at every level and no whitespace: the one byte form that both the
- * signer and the registry derive from a statement. Only plain data is allowed.
- */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new TypeError('canonical JSON: numbers must be finite');
-    return JSON.stringify(value);
-  }
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  throw new TypeError(`canonical JSON: cannot encode ${typeof value}`);
-}
+export { canonicalJson } from '../contracts/canonical-json';
 
 /** The exact bytes that get signed: a domain tag naming the kind, a newline, the canonical JSON. */
 export function signingBytes(kind: StatementKind, statement: object): Uint8Array {

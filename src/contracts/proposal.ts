@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BadInputError } from '../errors';
 import { describeIssues } from './zod-error';
+import { canonicalJson } from './canonical-json';
 
 /** Largest proposal accepted, as UTF-8 JSON. Temporal's own payload limit is 2 MB. */
 export const MAX_PROPOSAL_BYTES = 256 * 1024;
@@ -263,14 +264,4 @@ export function searchableTarget(proposal: Proposal): string {
   return targetKey(proposal).replace(/["'\\]/g, '_').slice(0, 256);
 }
 
-/** JSON with object keys sorted, so equal content always serialises to equal text. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
+export { canonicalJson } from './canonical-json';
