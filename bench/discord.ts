@@ -7,21 +7,19 @@
  * Standalone: `node --import tsx bench/discord.ts` against $TEMPORAL_ADDRESS (default localhost:7233).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { pino } from 'pino';
-import { parse as parseYaml } from 'yaml';
 import { submitProposal } from '../src/client/proposals';
 import { startDiscordBot } from '../src/escalation/bot';
 import { buttonCustomId } from '../src/escalation/custom-id';
 import { createDiscordNotifier } from '../src/escalation/discord-notifier';
 import { taskQueuesFor } from '../src/names';
-import { completePolicy, DEFAULT_POLICY_PATH } from '../src/policy/load';
-import { createWorkers } from '../src/worker';
+import { defaultPolicyWith } from '../src/policy/load';
+import { startWorkersInProcess } from '../src/worker';
 import { FAKE_TOKEN, FakeDiscord } from '../test/helpers/fake-discord';
 import { printTable, summarize, type Row } from './lib';
 
@@ -36,24 +34,17 @@ export async function benchDiscord(opts: { address: string; namespace: string; c
   const fake = await FakeDiscord.start();
   const approver = fake.addUser('approver');
   const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-bench-discord-'));
-  const raw = parseYaml(readFileSync(DEFAULT_POLICY_PATH, 'utf8')) as { spec: { escalation: Record<string, unknown> } };
-  raw.spec.escalation = { ...raw.spec.escalation, approvers: [`discord:${approver.id}`], timeout: '10m', reminderAt: 0 };
-  const policy = completePolicy(raw, { baseDir, env: {} });
+  const policy = defaultPolicyWith({ escalation: { approvers: [`discord:${approver.id}`], timeout: '10m', reminderAt: 0 } }, { baseDir });
   const taskQueues = taskQueuesFor(`bench-discord-${randomUUID()}`);
-  const connection = await Connection.connect({ address: opts.address });
-  const client = new Client({ connection, namespace: opts.namespace });
-  const native = await NativeConnection.connect({ address: opts.address });
-  const workers = await createWorkers({
-    connection: native,
+  const system = await startWorkersInProcess(opts.address, {
     namespace: opts.namespace,
     taskQueues,
     policy,
-    client,
     logger: silent,
     notifiers: [createDiscordNotifier({ token: FAKE_TOKEN, apiUrl: fake.apiUrl, logger: silent })],
     baseDir,
   });
-  const running = workers.map((w) => w.run());
+  const { client } = system;
   const bot = await startDiscordBot({ token: FAKE_TOKEN, apiUrl: fake.apiUrl, client, policy, logger: silent });
 
   const toOutcome: number[] = [];
@@ -85,10 +76,7 @@ export async function benchDiscord(opts: { address: string; namespace: string; c
     }
   } finally {
     await bot.stop();
-    for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
-    await Promise.allSettled(running);
-    await native.close();
-    await connection.close();
+    await system.stop();
     await fake.stop();
     rmSync(baseDir, { recursive: true, force: true });
   }

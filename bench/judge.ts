@@ -7,8 +7,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
 import { submitProposal } from '../src/client/proposals';
 import type { CompliancePolicy } from '../src/contracts/policy';
@@ -17,7 +15,7 @@ import type { ProposalOutcome } from '../src/contracts/status';
 import { createJudgeDepsFromEnv, judgeProposal, type JudgeDeps, type JudgeInput } from '../src/judge';
 import { taskQueuesFor } from '../src/names';
 import { loadPolicy } from '../src/policy/load';
-import { createWorkers } from '../src/worker';
+import { startWorkersInProcess } from '../src/worker';
 import { answerJson, startFakeOllama } from '../test/helpers/fake-ollama';
 import { summarize, timed, type Row } from './lib';
 
@@ -31,20 +29,15 @@ const E2E_N = Number(process.env.BENCH_N ?? 200);
  */
 async function endToEnd(server: { address: string; namespace: string }, policy: CompliancePolicy, baseDir: string, proposal: Proposal): Promise<Row> {
   const queues = taskQueuesFor(`bench-judge-${randomUUID()}`);
-  const connection = await Connection.connect({ address: server.address });
-  const client = new Client({ connection, namespace: server.namespace });
-  const native = await NativeConnection.connect({ address: server.address });
-  const workers = await createWorkers({
-    connection: native,
+  const system = await startWorkersInProcess(server.address, {
     namespace: server.namespace,
     taskQueues: queues,
     policy,
-    client,
     logger: pino({ level: 'silent' }),
     baseDir,
     judge: createJudgeDepsFromEnv(policy, {}),
   });
-  const running = workers.map((w) => w.run());
+  const { client } = system;
   try {
     const samples: number[] = [];
     for (let i = 0; i < E2E_N + 10; i++) {
@@ -59,10 +52,7 @@ async function endToEnd(server: { address: string; namespace: string }, policy: 
     }
     return summarize('judge: submit -> final verdict via Temporal (instant model)', samples, 'workflow + judge worker + loopback model');
   } finally {
-    for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
-    await Promise.allSettled(running);
-    await native.close();
-    await connection.close();
+    await system.stop();
   }
 }
 

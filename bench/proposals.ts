@@ -7,16 +7,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import pino from 'pino';
 import { submitProposal } from '../src/client/proposals';
 import type { ProposalOutcome } from '../src/contracts/status';
 import { taskQueuesFor } from '../src/names';
-import { completePolicy, DEFAULT_POLICY_PATH } from '../src/policy/load';
-import { createWorkers, WORKFLOWS_PATH } from '../src/worker';
-import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { defaultPolicyWith } from '../src/policy/load';
+import { startWorkersInProcess, WORKFLOWS_PATH } from '../src/worker';
 import { percentile, pool, summarize, timed, type Row } from './lib';
 
 const N = Number(process.env.BENCH_N ?? 200);
@@ -42,26 +39,20 @@ function proposalOf(type: 'memory_write' | 'vault_note_create' | 'exec'): Record
 
 export async function benchProposals(opts: { address: string; namespace: string }): Promise<Row[]> {
   const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-bench-'));
-  const raw = parseYaml(readFileSync(DEFAULT_POLICY_PATH, 'utf8'));
-  const policy = completePolicy(raw, { baseDir, env: {} });
+  const policy = defaultPolicyWith({}, { baseDir });
   const queues = taskQueuesFor(`bench-${randomUUID()}`);
   const floorQueue = `${queues.workflow}-floor`;
-  const connection = await Connection.connect({ address: opts.address });
-  const client = new Client({ connection, namespace: opts.namespace });
-  const native = await NativeConnection.connect({ address: opts.address });
-  const workers = await createWorkers({
-    connection: native,
+  const system = await startWorkersInProcess(opts.address, {
     namespace: opts.namespace,
     taskQueues: queues,
     policy,
-    client,
     logger: pino({ level: 'silent' }),
     baseDir,
     workflowBundle: await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: silentBundler }),
   });
-  workers.push(
-    await Worker.create({
-      connection: native,
+  const { client } = system;
+  const floor = await Worker.create({
+      connection: system.native,
       namespace: opts.namespace,
       taskQueue: floorQueue,
       workflowBundle: await bundleWorkflowCode({
@@ -69,9 +60,8 @@ export async function benchProposals(opts: { address: string; namespace: string 
         logger: silentBundler,
       }),
       activities: { async noop() {} },
-    }),
-  );
-  const running = workers.map((w) => w.run());
+  });
+  const floorRunning = floor.run();
 
   /** Submit -> the workflow's final outcome (verdict and execution). */
   const decide = async (p: Record<string, unknown>): Promise<ProposalOutcome> => {
@@ -129,10 +119,9 @@ export async function benchProposals(opts: { address: string; namespace: string 
     const fSeconds = (performance.now() - fStart) / 1000;
     rows.push(summarize(`floor throughput: ${CONCURRENCY} concurrent`, floorLat, `${(THROUGHPUT_TOTAL / fSeconds).toFixed(1)} workflows/s`));
   } finally {
-    for (const w of workers) w.shutdown();
-    await Promise.allSettled(running);
-    await native.close();
-    await connection.close();
+    floor.shutdown();
+    await floorRunning;
+    await system.stop();
     rmSync(baseDir, { recursive: true, force: true });
   }
   return rows;

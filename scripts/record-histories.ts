@@ -6,7 +6,7 @@
  * that running proposals of earlier versions still replay)
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,23 +14,18 @@ import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import pino from 'pino';
-import { parse as parseYaml } from 'yaml';
 import { clarify, decide, submitAndWait } from '../src/client/proposals';
 import { startDevServer } from '../src/devserver/server';
 import { findTemporalCli } from '../src/devserver/temporal-cli';
 import { taskQueuesFor } from '../src/names';
-import { completePolicy, DEFAULT_POLICY_PATH } from '../src/policy/load';
+import { defaultPolicyWith } from '../src/policy/load';
 import { createWorkers } from '../src/worker';
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const OUT = fileURLToPath(new URL('../test/fixtures/histories/', import.meta.url));
 const server = await startDevServer({ cliPath: findTemporalCli(), headless: true });
 const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-record-'));
-const raw = parseYaml(readFileSync(DEFAULT_POLICY_PATH, 'utf8'));
-raw.spec.escalation.approvers = ['scott'];
-raw.spec.escalation.timeout = '2s';
-raw.spec.escalation.reminderAt = 0.5;
-const policy = completePolicy(raw, { baseDir, env: {} });
+const policy = defaultPolicyWith({ escalation: { approvers: ['scott'], timeout: '2s', reminderAt: 0.5 } }, { baseDir });
 const queues = taskQueuesFor(`record-${randomUUID()}`);
 const connection = await Connection.connect({ address: server.address });
 const client = new Client({ connection, namespace: server.namespace });

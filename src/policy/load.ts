@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +40,23 @@ export async function loadPolicy(options: LoadPolicyOptions = {}): Promise<Compl
     throw new PolicyError(`policy ${path}: not valid YAML (${(err as Error).message.split('\n')[0]})`);
   }
   return completePolicy(raw, { source: path, baseDir: options.baseDir ?? process.cwd(), env });
+}
+
+/**
+ * The default policy with `spec` fields overridden (objects merged one level deep), completed for
+ * `baseDir`: what tests, benchmarks and scripts run against, without a policy file of their own.
+ */
+export function defaultPolicyWith(
+  spec: Record<string, unknown> = {},
+  { baseDir = process.cwd(), env = {} }: { baseDir?: string; env?: NodeJS.ProcessEnv } = {},
+): CompliancePolicy {
+  const raw = parseYaml(readFileSync(DEFAULT_POLICY_PATH, 'utf8')) as { spec: Record<string, unknown> };
+  for (const [k, v] of Object.entries(spec)) {
+    const cur = raw.spec[k];
+    const mergeable = (x: unknown) => x !== null && typeof x === 'object' && !Array.isArray(x);
+    raw.spec[k] = mergeable(v) && mergeable(cur) ? { ...(cur as object), ...(v as object) } : v;
+  }
+  return completePolicy(raw, { source: DEFAULT_POLICY_PATH, baseDir, env });
 }
 
 /** Validates an already-parsed policy object; see {@link loadPolicy}. */

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import type { Client } from '@temporalio/client';
-import { type NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createExecutorActivities, type ExecutorDeps } from '../activities/execute';
 import { createJudgeActivities } from '../activities/judge';
@@ -114,4 +114,40 @@ export async function runWorkers(workers: Worker[], signal: AbortSignal): Promis
   } finally {
     signal.removeEventListener('abort', onAbort);
   }
+}
+
+/** Workers running in this process, with a client on the same service. */
+export interface InProcessWorkers {
+  client: Client;
+  /** The workers' connection, for extra workers on the same service. */
+  native: NativeConnection;
+  workers: Worker[];
+  /** Shuts the workers down gracefully, then closes both connections. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Connects to a Temporal service, creates the workers for `options.roles` and runs them until
+ * `stop()`. Tests, benchmarks and scripts share this; `agent-judge dev` adds its own server.
+ */
+export async function startWorkersInProcess(
+  address: string,
+  options: Omit<WorkerOptions, 'connection' | 'client'>,
+): Promise<InProcessWorkers> {
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection, namespace: options.namespace });
+  const native = await NativeConnection.connect({ address });
+  const workers = await createWorkers({ ...options, connection: native, client });
+  const running = workers.map((w) => w.run());
+  return {
+    client,
+    native,
+    workers,
+    async stop() {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+      await Promise.allSettled(running);
+      await native.close();
+      await connection.close();
+    },
+  };
 }

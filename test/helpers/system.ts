@@ -6,18 +6,16 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import pino from 'pino';
 import { inject } from 'vitest';
 import type { CompliancePolicy } from '../../src/contracts/policy';
 import type { EscalationNotifier } from '../../src/escalation/notifier';
 import type { JudgeDeps } from '../../src/judge';
 import { taskQueuesFor, type TaskQueues } from '../../src/names';
-import { completePolicy, DEFAULT_POLICY_PATH } from '../../src/policy/load';
-import { createWorkers, WORKFLOWS_PATH, type WorkerRole } from '../../src/worker';
-import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { defaultPolicyWith } from '../../src/policy/load';
+import { startWorkersInProcess, WORKFLOWS_PATH, type WorkerRole } from '../../src/worker';
 import type { ExecutorDeps } from '../../src/activities/execute';
 
 // Worker lifecycle chatter drowns test output; keep warnings and errors.
@@ -46,13 +44,7 @@ const quietBundlerLogger = {
 
 /** The default policy with `spec` fields overridden (deep-merged one level), completed for `baseDir`. */
 export function testPolicy(baseDir: string, spec: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}): CompliancePolicy {
-  const raw = parseYaml(readFileSync(DEFAULT_POLICY_PATH, 'utf8')) as { spec: Record<string, unknown> };
-  for (const [k, v] of Object.entries(spec)) {
-    const cur = raw.spec[k];
-    raw.spec[k] =
-      v && typeof v === 'object' && !Array.isArray(v) && cur && typeof cur === 'object' && !Array.isArray(cur) ? { ...cur, ...v } : v;
-  }
-  return completePolicy(raw, { baseDir, env });
+  return defaultPolicyWith(spec, { baseDir, env });
 }
 
 export interface SystemOptions {
@@ -79,15 +71,10 @@ export async function startSystem(options: SystemOptions = {}): Promise<TestSyst
   const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-test-'));
   const policy = testPolicy(baseDir, options.spec);
   const taskQueues = taskQueuesFor(`test-${randomUUID()}`);
-  const connection = await Connection.connect({ address });
-  const client = new Client({ connection, namespace });
-  const native = await NativeConnection.connect({ address });
-  const workers = await createWorkers({
-    connection: native,
+  const system = await startWorkersInProcess(address, {
     namespace,
     taskQueues,
     policy,
-    client,
     roles: options.roles,
     logger: pino({ level: 'silent' }),
     notifiers: options.notifiers,
@@ -96,18 +83,14 @@ export async function startSystem(options: SystemOptions = {}): Promise<TestSyst
     baseDir,
     workflowBundle: await workflowBundle(),
   });
-  const running = workers.map((w) => w.run());
   return {
-    client,
+    client: system.client,
     taskQueues,
     baseDir,
     policy,
-    workers,
+    workers: system.workers,
     async stop() {
-      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
-      await Promise.allSettled(running);
-      await native.close();
-      await connection.close();
+      await system.stop();
       rmSync(baseDir, { recursive: true, force: true });
     },
   };

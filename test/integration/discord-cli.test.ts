@@ -71,9 +71,8 @@ describe('agent-judge discord', () => {
     const connection = await Connection.connect({ address: inject('temporalAddress') });
     const client = new Client({ connection, namespace: inject('temporalNamespace') });
     try {
-      const { completePolicy, DEFAULT_POLICY_PATH } = await import('../../src/policy/load');
-      const { parse } = await import('yaml');
-      const policy = completePolicy(parse(readFileSync(DEFAULT_POLICY_PATH, 'utf8')), { env: {} });
+      const { defaultPolicyWith } = await import('../../src/policy/load');
+      const policy = defaultPolicyWith();
       expect(await startDiscordBotFromEnv({ client, policy, logger, env: {} })).toBeNull();
       expect(lines.join('')).toContain('Discord escalation is off: DISCORD_TOKEN is not set');
       const bot = await startDiscordBotFromEnv({ client, policy, logger, env: { DISCORD_TOKEN: FAKE_TOKEN, DISCORD_API_URL: fake.apiUrl } });
