@@ -49,7 +49,15 @@ function tenThousandAgents(realCircles: number): Cast {
     event_totals: { total: 0, by_kind: {}, by_code: {} },
     bridge: [],
     bridge_seq: 0,
-    stats: { knocks: 0, knocks_allowed: 0, knocks_denied: 0, registered: circles, spawned: circles * subsPerCircle, retired: 0, generation: 0 },
+    stats: {
+      knocks: 0,
+      knocks_allowed: 0,
+      knocks_denied: 0,
+      registered: circles,
+      spawned: circles * subsPerCircle,
+      retired: 0,
+      generation: 0,
+    },
   };
   for (let c = 0; c < circles; c++) {
     const real = c < realCircles;
@@ -75,7 +83,8 @@ function knockPlan(cast: Cast, count: number): Array<{ from: KeyFile; to: string
     const r = i % 10;
     const sibling = cast.subs.find((s) => s.parent === from.parent && s.amid !== from.amid) as KeyFile;
     const stranger = cast.subs[(i + 7) % cast.subs.length] as KeyFile & { parent: string };
-    const to = r < 4 ? from.parent : r < 7 ? sibling.amid : stranger.parent === from.parent ? from.parent : stranger.amid;
+    const to =
+      r < 4 ? from.parent : r < 7 ? sibling.amid : stranger.parent === from.parent ? from.parent : stranger.amid;
     plan.push({ from, to });
   }
   return plan;
@@ -104,7 +113,8 @@ export async function benchCircles(opts: { address: string; namespace: string })
   const running = worker.run();
   const connection = await Connection.connect({ address: opts.address });
   const client = new Client({ connection, namespace: opts.namespace });
-  const registry = (workflowId: string, config?: CircleRegistryInput['config']) => new CircleRegistryClient({ client, taskQueue, workflowId, config });
+  const registry = (workflowId: string, config?: CircleRegistryInput['config']) =>
+    new CircleRegistryClient({ client, taskQueue, workflowId, config });
 
   try {
     // -- registration throughput (fresh registry, 8 Updates in flight) -------------------------
@@ -119,7 +129,9 @@ export async function benchCircles(opts: { address: string; namespace: string })
         lat.push(ms);
       });
       let secs = (performance.now() - start) / 1000;
-      rows.push(summarize('register top-level (8 in flight)', lat, `${(tops.length / secs).toFixed(0)} registrations/s`));
+      rows.push(
+        summarize('register top-level (8 in flight)', lat, `${(tops.length / secs).toFixed(0)} registrations/s`),
+      );
 
       const children = tops.map((parent) => ({ parent, child: generateIdentity() }));
       const spawnLat: number[] = [];
@@ -129,7 +141,13 @@ export async function benchCircles(opts: { address: string; namespace: string })
         spawnLat.push(ms);
       });
       secs = (performance.now() - start) / 1000;
-      rows.push(summarize('spawn sub-agent, signed membership (8 in flight)', spawnLat, `${(children.length / secs).toFixed(0)} spawns/s (incl. parent lookup)`));
+      rows.push(
+        summarize(
+          'spawn sub-agent, signed membership (8 in flight)',
+          spawnLat,
+          `${(children.length / secs).toFixed(0)} spawns/s (incl. parent lookup)`,
+        ),
+      );
     }
 
     // -- 10,000 agents ---------------------------------------------------------------------------
@@ -146,7 +164,13 @@ export async function benchCircles(opts: { address: string; namespace: string })
         state.knock(knock, Date.now());
         lat.push(performance.now() - t);
       }
-      rows.push(summarize('knock decision in registry (verify + replay + policy)', lat, '10,000 agents; pure-JS Ed25519, no Temporal'));
+      rows.push(
+        summarize(
+          'knock decision in registry (verify + replay + policy)',
+          lat,
+          '10,000 agents; pure-JS Ed25519, no Temporal',
+        ),
+      );
     }
 
     const workflowId = `bench-knock-${randomUUID().slice(0, 8)}`;
@@ -154,11 +178,21 @@ export async function benchCircles(opts: { address: string; namespace: string })
     await client.workflow.start(CIRCLE_REGISTRY_WORKFLOW_TYPE, {
       workflowId,
       taskQueue,
-      args: [{ snapshot: cast.snapshot, config: { maxUpdatesPerRun: 1_900, maxHistoryEvents: 9_000 } } satisfies CircleRegistryInput],
+      args: [
+        {
+          snapshot: cast.snapshot,
+          config: { maxUpdatesPerRun: 1_900, maxHistoryEvents: 9_000 },
+        } satisfies CircleRegistryInput,
+      ],
     });
     const reg = registry(workflowId);
     const info0 = await reg.runInfo();
-    rows.push({ name: 'registry with 10,000 agents: start + first query', n: 1, p50: performance.now() - started, note: `snapshot ${(snapshotBytes / 1024).toFixed(0)} KiB` });
+    rows.push({
+      name: 'registry with 10,000 agents: start + first query',
+      n: 1,
+      p50: performance.now() - started,
+      note: `snapshot ${(snapshotBytes / 1024).toFixed(0)} KiB`,
+    });
 
     // Warm-up (first verify builds noble's precomputed tables, sticky cache fills).
     for (const { from, to } of knockPlan(cast, 20)) await reg.knock({ key: from, to });
@@ -166,7 +200,9 @@ export async function benchCircles(opts: { address: string; namespace: string })
     {
       const historyBytes = async () => {
         const desc = await client.workflow.getHandle(workflowId).describe();
-        return Number((desc.raw.workflowExecutionInfo as { historySizeBytes?: unknown } | null | undefined)?.historySizeBytes ?? 0);
+        return Number(
+          (desc.raw.workflowExecutionInfo as { historySizeBytes?: unknown } | null | undefined)?.historySizeBytes ?? 0,
+        );
       };
       const before = await reg.runInfo();
       const bytesBefore = await historyBytes();
@@ -178,15 +214,25 @@ export async function benchCircles(opts: { address: string; namespace: string })
         lat.push(ms);
       });
       const secs = (performance.now() - start) / 1000;
-      rows.push(summarize('knock round trip, 8 in flight (10,000 agents)', lat, `${(plan.length / secs).toFixed(0)} knocks/s`));
+      rows.push(
+        summarize('knock round trip, 8 in flight (10,000 agents)', lat, `${(plan.length / secs).toFixed(0)} knocks/s`),
+      );
       const after = await reg.runInfo();
       const bytesAfter = await historyBytes();
       if (after.run_id === before.run_id) {
         const perThousand = ((after.history_length - before.history_length) / plan.length) * 1000;
-        const kib = ((bytesAfter - bytesBefore) / plan.length) * 1000 / 1024;
-        rows.push({ name: 'history growth per 1,000 knocks (8 in flight)', n: plan.length, note: `${perThousand.toFixed(0)} events, ${kib.toFixed(0)} KiB; hand-over every 1,000 Updates by default` });
+        const kib = (((bytesAfter - bytesBefore) / plan.length) * 1000) / 1024;
+        rows.push({
+          name: 'history growth per 1,000 knocks (8 in flight)',
+          n: plan.length,
+          note: `${perThousand.toFixed(0)} events, ${kib.toFixed(0)} KiB; hand-over every 1,000 Updates by default`,
+        });
       } else {
-        rows.push({ name: 'history growth per 1,000 knocks', n: plan.length, note: 'run continued as new during the measurement; rerun' });
+        rows.push({
+          name: 'history growth per 1,000 knocks',
+          n: plan.length,
+          note: 'run continued as new during the measurement; rerun',
+        });
       }
       {
         const plan = knockPlan(cast, n(500));
@@ -198,7 +244,13 @@ export async function benchCircles(opts: { address: string; namespace: string })
           lat.push(ms);
           if (!r.allowed) denied++;
         }
-        rows.push(summarize('knock round trip, one at a time (10,000 agents)', lat, `client -> Temporal -> registry -> client; ${denied} denied; target p95 < 10 ms`));
+        rows.push(
+          summarize(
+            'knock round trip, one at a time (10,000 agents)',
+            lat,
+            `client -> Temporal -> registry -> client; ${denied} denied; target p95 < 10 ms`,
+          ),
+        );
       }
 
       // Sequential knocks cost more history: one workflow task per Update.
@@ -207,9 +259,17 @@ export async function benchCircles(opts: { address: string; namespace: string })
       for (const { from, to } of seqPlan) await reg.knock({ key: from, to });
       const seqAfter = await reg.runInfo();
       if (seqAfter.run_id === seqBefore.run_id) {
-        rows.push({ name: 'history growth per 1,000 knocks (one at a time)', n: seqPlan.length, note: `${(((seqAfter.history_length - seqBefore.history_length) / seqPlan.length) * 1000).toFixed(0)} events` });
+        rows.push({
+          name: 'history growth per 1,000 knocks (one at a time)',
+          n: seqPlan.length,
+          note: `${(((seqAfter.history_length - seqBefore.history_length) / seqPlan.length) * 1000).toFixed(0)} events`,
+        });
       }
-      rows.push({ name: 'continue-as-new hand-overs during the bench', n: 1, note: `${seqAfter.generation - info0.generation} (registry set to hand over every 1,900 Updates)` });
+      rows.push({
+        name: 'continue-as-new hand-overs during the bench',
+        n: 1,
+        note: `${seqAfter.generation - info0.generation} (registry set to hand over every 1,900 Updates)`,
+      });
     }
   } finally {
     worker.shutdown();
@@ -227,7 +287,11 @@ if (isEntry) {
   const { findTemporalCli } = await import('../src/devserver/temporal-cli');
   const { printTable } = await import('./lib');
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const server = await startDevServer({ cliPath: findTemporalCli({ log: console.error }), headless: true, readyTimeoutMs: 90_000 });
+  const server = await startDevServer({
+    cliPath: findTemporalCli({ log: console.error }),
+    headless: true,
+    readyTimeoutMs: 90_000,
+  });
   try {
     printTable('Trust circles (issue 5)', await benchCircles(server));
   } finally {

@@ -34,7 +34,10 @@ export async function benchDiscord(opts: { address: string; namespace: string; c
   const fake = await FakeDiscord.start();
   const approver = fake.addUser('approver');
   const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-bench-discord-'));
-  const policy = defaultPolicyWith({ escalation: { approvers: [`discord:${approver.id}`], timeout: '10m', reminderAt: 0 } }, { baseDir });
+  const policy = defaultPolicyWith(
+    { escalation: { approvers: [`discord:${approver.id}`], timeout: '10m', reminderAt: 0 } },
+    { baseDir },
+  );
   const taskQueues = taskQueuesFor(`bench-discord-${randomUUID()}`);
   const system = await startWorkersInProcess(opts.address, {
     namespace: opts.namespace,
@@ -65,10 +68,15 @@ export async function benchDiscord(opts: { address: string; namespace: string; c
         { taskQueue: taskQueues.workflow },
       );
       const message = await fake.waitFor(() => fake.messagesFor(workflow_id)[0], 30_000, 'the escalation message');
-      const click = await fake.click({ messageId: message.id, customId: buttonCustomId('approve', workflow_id), userId: approver.id });
+      const click = await fake.click({
+        messageId: message.id,
+        customId: buttonCustomId('approve', workflow_id),
+        userId: approver.id,
+      });
       const final = await click.final(30_000);
       const done = performance.now();
-      if (!String(final.body.content ?? '').startsWith('✅')) throw new Error(`unexpected outcome: ${String(final.body.content)}`);
+      if (!String(final.body.content ?? '').startsWith('✅'))
+        throw new Error(`unexpected outcome: ${String(final.body.content)}`);
       if (i < 3) continue; // warm-up: first bundles, connections, caches
       toAnswer.push(click.latencyMs);
       toOutcome.push(done - click.record.dispatchedAt);
@@ -81,8 +89,16 @@ export async function benchDiscord(opts: { address: string; namespace: string; c
     rmSync(baseDir, { recursive: true, force: true });
   }
   return [
-    summarize('discord: click -> workflow acknowledged, message edited', toOutcome, 'loopback Discord, real discord.js'),
-    summarize('discord: click -> first interaction answer', toAnswer, `${deferred} of ${toAnswer.length} deferred (3 s limit)`),
+    summarize(
+      'discord: click -> workflow acknowledged, message edited',
+      toOutcome,
+      'loopback Discord, real discord.js',
+    ),
+    summarize(
+      'discord: click -> first interaction answer',
+      toAnswer,
+      `${deferred} of ${toAnswer.length} deferred (3 s limit)`,
+    ),
   ];
 }
 

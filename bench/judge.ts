@@ -27,7 +27,12 @@ const E2E_N = Number(process.env.BENCH_N ?? 200);
  * Submit -> final verdict through Temporal for a full-judge-review proposal whose judge asks the
  * (instant) model: workflow worker, judge worker and executor worker as in production.
  */
-async function endToEnd(server: { address: string; namespace: string }, policy: CompliancePolicy, baseDir: string, proposal: Proposal): Promise<Row> {
+async function endToEnd(
+  server: { address: string; namespace: string },
+  policy: CompliancePolicy,
+  baseDir: string,
+  proposal: Proposal,
+): Promise<Row> {
   const queues = taskQueuesFor(`bench-judge-${randomUUID()}`);
   const system = await startWorkersInProcess(server.address, {
     namespace: server.namespace,
@@ -42,15 +47,24 @@ async function endToEnd(server: { address: string; namespace: string }, policy: 
     const samples: number[] = [];
     for (let i = 0; i < E2E_N + 10; i++) {
       // A new id and justification each time: identical proposals are refused as duplicates.
-      const p = { ...proposal, proposal_id: `bench-${randomUUID()}`, justification: `${proposal.justification} (run ${i})` };
+      const p = {
+        ...proposal,
+        proposal_id: `bench-${randomUUID()}`,
+        justification: `${proposal.justification} (run ${i})`,
+      };
       const [ms, out] = await timed(async () => {
         const { workflow_id } = await submitProposal(client, p, { taskQueue: queues.workflow });
         return client.workflow.getHandle(workflow_id).result() as Promise<ProposalOutcome>;
       });
-      if (out.verdict?.decided_by !== 'judge') throw new Error(`bench: expected a judge verdict, got ${JSON.stringify(out.verdict)}`);
+      if (out.verdict?.decided_by !== 'judge')
+        throw new Error(`bench: expected a judge verdict, got ${JSON.stringify(out.verdict)}`);
       if (i >= 10) samples.push(ms);
     }
-    return summarize('judge: submit -> final verdict via Temporal (instant model)', samples, 'workflow + judge worker + loopback model');
+    return summarize(
+      'judge: submit -> final verdict via Temporal (instant model)',
+      samples,
+      'workflow + judge worker + loopback model',
+    );
   } finally {
     await system.stop();
   }
@@ -59,10 +73,19 @@ async function endToEnd(server: { address: string; namespace: string }, policy: 
 /** Judge rows; with a Temporal server, also the end-to-end decision latency through the workflow. */
 export async function benchJudge(server?: { address: string; namespace: string }): Promise<Row[]> {
   const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-bench-judge-'));
-  const fake = await startFakeOllama({ respond: () => ({ content: answerJson('APPROVE', 0.9, 'fits the cited issue') }) });
+  const fake = await startFakeOllama({
+    respond: () => ({ content: answerJson('APPROVE', 0.9, 'fits the cited issue') }),
+  });
   try {
     const policy = await loadPolicy({ baseDir, env: {} });
-    policy.spec.judge = { apiKeyEnv: 'OLLAMA_API_KEY', timeoutMs: 5_000, seed: 0, allowedEvidenceHosts: ['forge.example.test'], model: 'bench', host: fake.host };
+    policy.spec.judge = {
+      apiKeyEnv: 'OLLAMA_API_KEY',
+      timeoutMs: 5_000,
+      seed: 0,
+      allowedEvidenceHosts: ['forge.example.test'],
+      model: 'bench',
+      host: fake.host,
+    };
     const input: JudgeInput = {
       tier: 'full-judge-review',
       round: 0,

@@ -23,7 +23,14 @@ export function percentile(sorted: readonly number[], p: number): number {
 /** p50/p95/p99 of a list of samples (milliseconds). */
 export function summarize(name: string, samples: readonly number[], note?: string): Row {
   const sorted = [...samples].sort((a, b) => a - b);
-  return { name, n: sorted.length, p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), note };
+  return {
+    name,
+    n: sorted.length,
+    p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
+    p99: percentile(sorted, 99),
+    note,
+  };
 }
 
 /** Milliseconds an async call takes. */
@@ -34,7 +41,11 @@ export async function timed<T>(fn: () => Promise<T>): Promise<[number, T]> {
 }
 
 /** Runs `fn` for each item with at most `concurrency` in flight. */
-export async function pool<T>(items: readonly T[], concurrency: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
+export async function pool<T>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T, index: number) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const workers = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
     while (next < items.length) {
@@ -45,13 +56,23 @@ export async function pool<T>(items: readonly T[], concurrency: number, fn: (ite
   await Promise.all(workers);
 }
 
-const fmt = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? '-' : v < 10 ? v.toFixed(2) : v.toFixed(1));
+const fmt = (v: number | undefined) =>
+  v === undefined || Number.isNaN(v) ? '-' : v < 10 ? v.toFixed(2) : v.toFixed(1);
 
 export function printTable(title: string, rows: readonly Row[]): void {
   const header = ['measure', 'n', 'p50', 'p95', 'p99', 'unit', 'note'];
-  const body = rows.map((r) => [r.name, String(r.n), fmt(r.p50), fmt(r.p95), fmt(r.p99), r.p50 === undefined ? '' : (r.unit ?? 'ms'), r.note ?? '']);
+  const body = rows.map((r) => [
+    r.name,
+    String(r.n),
+    fmt(r.p50),
+    fmt(r.p95),
+    fmt(r.p99),
+    r.p50 === undefined ? '' : (r.unit ?? 'ms'),
+    r.note ?? '',
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 || i === 6 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 || i === 6 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
   console.log(`\n## ${title}\n`);
   console.log(line(header));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));

@@ -52,14 +52,14 @@ export async function benchProposals(opts: { address: string; namespace: string 
   });
   const { client } = system;
   const floor = await Worker.create({
-      connection: system.native,
-      namespace: opts.namespace,
-      taskQueue: floorQueue,
-      workflowBundle: await bundleWorkflowCode({
-        workflowsPath: fileURLToPath(new URL('./floor-workflow.ts', import.meta.url)),
-        logger: silentBundler,
-      }),
-      activities: { async noop() {} },
+    connection: system.native,
+    namespace: opts.namespace,
+    taskQueue: floorQueue,
+    workflowBundle: await bundleWorkflowCode({
+      workflowsPath: fileURLToPath(new URL('./floor-workflow.ts', import.meta.url)),
+      logger: silentBundler,
+    }),
+    activities: { async noop() {} },
   });
   const floorRunning = floor.run();
 
@@ -72,14 +72,20 @@ export async function benchProposals(opts: { address: string; namespace: string 
   try {
     // Warm-up: worker caches, connections, JIT.
     for (let i = 0; i < 20; i++) await decide(proposalOf('memory_write'));
-    for (let i = 0; i < 20; i++) await client.workflow.execute('floorWorkflow', { taskQueue: floorQueue, workflowId: `floor-${randomUUID()}` });
+    for (let i = 0; i < 20; i++)
+      await client.workflow.execute('floorWorkflow', { taskQueue: floorQueue, workflowId: `floor-${randomUUID()}` });
 
     const floor: number[] = [];
     for (let i = 0; i < N; i++) {
-      const [ms] = await timed(() => client.workflow.execute('floorWorkflow', { taskQueue: floorQueue, workflowId: `floor-${randomUUID()}` }));
+      const [ms] = await timed(() =>
+        client.workflow.execute('floorWorkflow', { taskQueue: floorQueue, workflowId: `floor-${randomUUID()}` }),
+      );
       floor.push(ms);
     }
-    const floorP95 = percentile([...floor].sort((a, b) => a - b), 95);
+    const floorP95 = percentile(
+      [...floor].sort((a, b) => a - b),
+      95,
+    );
     rows.push(summarize('engine floor: empty workflow + 1 activity', floor));
 
     const tiers: Array<[string, 'memory_write' | 'vault_note_create' | 'exec', string]> = [
@@ -94,7 +100,10 @@ export async function benchProposals(opts: { address: string; namespace: string 
         if (out.status !== expected) throw new Error(`bench ${name}: expected ${expected}, got ${out.status}`);
         samples.push(ms);
       }
-      const p95 = percentile([...samples].sort((a, b) => a - b), 95);
+      const p95 = percentile(
+        [...samples].sort((a, b) => a - b),
+        95,
+      );
       rows.push(summarize(`${name}: submit -> final verdict`, samples, `p95 ${(p95 / floorP95).toFixed(2)}x floor`));
     }
 
@@ -107,17 +116,31 @@ export async function benchProposals(opts: { address: string; namespace: string 
       latencies.push(ms);
     });
     const seconds = (performance.now() - start) / 1000;
-    rows.push(summarize(`throughput: ${CONCURRENCY} concurrent submitters (lightweight)`, latencies, `${(THROUGHPUT_TOTAL / seconds).toFixed(1)} proposals/s`));
+    rows.push(
+      summarize(
+        `throughput: ${CONCURRENCY} concurrent submitters (lightweight)`,
+        latencies,
+        `${(THROUGHPUT_TOTAL / seconds).toFixed(1)} proposals/s`,
+      ),
+    );
 
     const floorItems = Array.from({ length: THROUGHPUT_TOTAL }, () => 0);
     const floorLat: number[] = [];
     const fStart = performance.now();
     await pool(floorItems, CONCURRENCY, async () => {
-      const [ms] = await timed(() => client.workflow.execute('floorWorkflow', { taskQueue: floorQueue, workflowId: `floor-${randomUUID()}` }));
+      const [ms] = await timed(() =>
+        client.workflow.execute('floorWorkflow', { taskQueue: floorQueue, workflowId: `floor-${randomUUID()}` }),
+      );
       floorLat.push(ms);
     });
     const fSeconds = (performance.now() - fStart) / 1000;
-    rows.push(summarize(`floor throughput: ${CONCURRENCY} concurrent`, floorLat, `${(THROUGHPUT_TOTAL / fSeconds).toFixed(1)} workflows/s`));
+    rows.push(
+      summarize(
+        `floor throughput: ${CONCURRENCY} concurrent`,
+        floorLat,
+        `${(THROUGHPUT_TOTAL / fSeconds).toFixed(1)} workflows/s`,
+      ),
+    );
   } finally {
     floor.shutdown();
     await floorRunning;
@@ -127,4 +150,13 @@ export async function benchProposals(opts: { address: string; namespace: string 
   return rows;
 }
 
-const silentBundler = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error(m: string) { console.error(m); } };
+const silentBundler = {
+  log() {},
+  trace() {},
+  debug() {},
+  info() {},
+  warn() {},
+  error(m: string) {
+    console.error(m);
+  },
+};

@@ -13,14 +13,26 @@ Runtime.install({ logger: new DefaultLogger('ERROR') });
 type Section = { name: string; title: string; run: (server: { address: string; namespace: string }) => Promise<Row[]> };
 
 const sections: Section[] = [
-  { name: 'proposals', title: 'Proposal workflow (issue 2)', run: async (s) => (await import('./proposals')).benchProposals(s) },
+  {
+    name: 'proposals',
+    title: 'Proposal workflow (issue 2)',
+    run: async (s) => (await import('./proposals')).benchProposals(s),
+  },
   { name: 'judge', title: 'Judge (issue 3)', run: async (s) => (await import('./judge')).benchJudge(s) },
-  { name: 'discord', title: 'Discord escalation (issue 4)', run: async (s) => (await import('./discord')).benchDiscord(s) },
+  {
+    name: 'discord',
+    title: 'Discord escalation (issue 4)',
+    run: async (s) => (await import('./discord')).benchDiscord(s),
+  },
   { name: 'circles', title: 'Trust circles (issue 5)', run: async (s) => (await import('./circles')).benchCircles(s) },
 ];
 
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
-const server = await startDevServer({ cliPath: findTemporalCli({ log: console.error }), headless: true, readyTimeoutMs: 90_000 });
+const server = await startDevServer({
+  cliPath: findTemporalCli({ log: console.error }),
+  headless: true,
+  readyTimeoutMs: 90_000,
+});
 console.log(`# agent-judge bench (Temporal dev server ${server.address}, in memory; ${new Date().toISOString()})`);
 let failed = false;
 try {

@@ -30,7 +30,15 @@ const queues = taskQueuesFor(`record-${randomUUID()}`);
 const connection = await Connection.connect({ address: server.address });
 const client = new Client({ connection, namespace: server.namespace });
 const native = await NativeConnection.connect({ address: server.address });
-const workers = await createWorkers({ connection: native, namespace: server.namespace, taskQueues: queues, policy, client, logger: pino({ level: 'silent' }), baseDir });
+const workers = await createWorkers({
+  connection: native,
+  namespace: server.namespace,
+  taskQueues: queues,
+  policy,
+  client,
+  logger: pino({ level: 'silent' }),
+  baseDir,
+});
 const running = workers.map((w) => w.run());
 
 const base = (type: string, extra: object) => ({
@@ -42,31 +50,78 @@ const base = (type: string, extra: object) => ({
   ...extra,
 });
 const cases: Array<[string, () => Promise<string>]> = [
-  ['no-judge-executed', async () => (await submitAndWait(client, base('memory_write', { target: { store: 'memory' }, parameters: { content: 'x' } }), { taskQueue: queues.workflow })).workflow_id],
-  ['lightweight-rejected', async () => (await submitAndWait(client, base('issue_comment', { target: { repo: 'a/b', issue: 1 }, parameters: { body: 'AKIAABCDEFGHIJKLMNOP' } }), { taskQueue: queues.workflow })).workflow_id],
-  ['clarified-approved', async () => {
-    const p = base('forgejo_pr_create', { cited_evidence: [], target: { repo: 'a/b', branch: 'f', base: 'main' }, parameters: { files_changed: ['src/a.ts'], estimated_diff_lines: 3 } });
-    await submitAndWait(client, p, { taskQueue: queues.workflow });
-    return (await clarify(client, p.proposal_id, { cited_evidence: [{ type: 'issue', url: 'https://example.org/issues/1' }] })).workflow_id;
-  }],
-  ['human-approved-executed', async () => {
-    const p = base('financial_op', { target: { account: 'ops' }, parameters: { amount: 1, currency: 'EUR' } });
-    await submitAndWait(client, p, { taskQueue: queues.workflow });
-    return (await decide(client, p.proposal_id, { decision: 'approve', approver: 'scott' })).workflow_id;
-  }],
-  ['human-timeout-with-reminder', async () => {
-    const p = base('impersonation', { target: { identity: '@x' }, parameters: { purpose: 'y' } });
-    const out = await submitAndWait(client, p, { taskQueue: queues.workflow });
-    await client.workflow.getHandle(out.workflow_id).result();
-    return out.workflow_id;
-  }],
-  ['exec-executed', async () => (await submitAndWait(client, base('exec', { target: { host: 'local' }, parameters: { command: ['echo', 'hi'] } }), { taskQueue: queues.workflow })).workflow_id],
+  [
+    'no-judge-executed',
+    async () =>
+      (
+        await submitAndWait(
+          client,
+          base('memory_write', { target: { store: 'memory' }, parameters: { content: 'x' } }),
+          { taskQueue: queues.workflow },
+        )
+      ).workflow_id,
+  ],
+  [
+    'lightweight-rejected',
+    async () =>
+      (
+        await submitAndWait(
+          client,
+          base('issue_comment', { target: { repo: 'a/b', issue: 1 }, parameters: { body: 'AKIAABCDEFGHIJKLMNOP' } }),
+          { taskQueue: queues.workflow },
+        )
+      ).workflow_id,
+  ],
+  [
+    'clarified-approved',
+    async () => {
+      const p = base('forgejo_pr_create', {
+        cited_evidence: [],
+        target: { repo: 'a/b', branch: 'f', base: 'main' },
+        parameters: { files_changed: ['src/a.ts'], estimated_diff_lines: 3 },
+      });
+      await submitAndWait(client, p, { taskQueue: queues.workflow });
+      return (
+        await clarify(client, p.proposal_id, {
+          cited_evidence: [{ type: 'issue', url: 'https://example.org/issues/1' }],
+        })
+      ).workflow_id;
+    },
+  ],
+  [
+    'human-approved-executed',
+    async () => {
+      const p = base('financial_op', { target: { account: 'ops' }, parameters: { amount: 1, currency: 'EUR' } });
+      await submitAndWait(client, p, { taskQueue: queues.workflow });
+      return (await decide(client, p.proposal_id, { decision: 'approve', approver: 'scott' })).workflow_id;
+    },
+  ],
+  [
+    'human-timeout-with-reminder',
+    async () => {
+      const p = base('impersonation', { target: { identity: '@x' }, parameters: { purpose: 'y' } });
+      const out = await submitAndWait(client, p, { taskQueue: queues.workflow });
+      await client.workflow.getHandle(out.workflow_id).result();
+      return out.workflow_id;
+    },
+  ],
+  [
+    'exec-executed',
+    async () =>
+      (
+        await submitAndWait(
+          client,
+          base('exec', { target: { host: 'local' }, parameters: { command: ['echo', 'hi'] } }),
+          { taskQueue: queues.workflow },
+        )
+      ).workflow_id,
+  ],
 ];
 for (const [name, run] of cases) {
   const workflowId = await run();
   await client.workflow.getHandle(workflowId).result();
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  writeFileSync(join(OUT, `${name}${process.env.SUFFIX ?? ""}.json`), historyToJSON(history));
+  writeFileSync(join(OUT, `${name}${process.env.SUFFIX ?? ''}.json`), historyToJSON(history));
   console.log(`recorded ${name} (${history.events?.length} events)`);
 }
 for (const w of workers) w.shutdown();

@@ -50,6 +50,6 @@ export const SA = {
 } as const;
 
 /** `--search-attribute` flags for `temporal server start-dev`, and input for the operator API. */
-export const SEARCH_ATTRIBUTE_DEFINITIONS: ReadonlyArray<{ name: string; type: 'Keyword' | 'Bool' }> = Object.values(SA).map(
-  (key) => ({ name: key.name, type: key.type === SearchAttributeType.BOOL ? 'Bool' : 'Keyword' }),
-);
+export const SEARCH_ATTRIBUTE_DEFINITIONS: ReadonlyArray<{ name: string; type: 'Keyword' | 'Bool' }> = Object.values(
+  SA,
+).map((key) => ({ name: key.name, type: key.type === SearchAttributeType.BOOL ? 'Bool' : 'Keyword' }));

@@ -5,7 +5,6 @@ import type {} from './provided';
 import { findTemporalCli } from '../src/devserver/temporal-cli';
 import { startDevServer, type DevServer } from '../src/devserver/server';
 
-
 let server: DevServer | undefined;
 
 /** One real Temporal dev server for the whole run; each test file uses its own task queues. */

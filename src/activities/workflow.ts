@@ -24,7 +24,9 @@ export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowAc
   /** Runs every notifier; one failing channel does not silence the others, but is retried. */
   async function each<T>(what: string, fn: (n: EscalationNotifier) => Promise<T>): Promise<T[]> {
     const results = await Promise.allSettled(deps.notifiers.map(fn));
-    const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`${deps.notifiers[i]!.name}: ${String(r.reason)}`] : []));
+    const failed = results.flatMap((r, i) =>
+      r.status === 'rejected' ? [`${deps.notifiers[i]!.name}: ${String(r.reason)}`] : [],
+    );
     if (failed.length > 0) throw new Error(`${what} failed: ${failed.join('; ')}`);
     return results.map((r) => (r as PromiseFulfilledResult<T>).value);
   }
@@ -53,12 +55,18 @@ export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowAc
     },
 
     async announceReminder(reminder) {
-      logger.warn({ event: 'escalation.reminder', workflow_id: reminder.notice.workflow_id }, 'escalation still waiting for a decision');
+      logger.warn(
+        { event: 'escalation.reminder', workflow_id: reminder.notice.workflow_id },
+        'escalation still waiting for a decision',
+      );
       await each('remind', (n) => n.remind(reminder));
     },
 
     async announceResolution(resolution) {
-      logger.info({ event: 'escalation.resolved', workflow_id: resolution.workflow_id, status: resolution.status }, 'escalation resolved');
+      logger.info(
+        { event: 'escalation.resolved', workflow_id: resolution.workflow_id, status: resolution.status },
+        'escalation resolved',
+      );
       await each('resolve', (n) => n.resolve(resolution));
     },
 
@@ -72,7 +80,10 @@ export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowAc
       const recent = count + 1;
       const flag = recent >= repeatRejections;
       if (flag) {
-        logger.warn({ event: 'audit.flag', target: input.target, recent, window }, `audit flag: ${recent} rejections on ${input.target} within ${window}`);
+        logger.warn(
+          { event: 'audit.flag', target: input.target, recent, window },
+          `audit flag: ${recent} rejections on ${input.target} within ${window}`,
+        );
       }
       return { recent, flag };
     },

@@ -29,7 +29,11 @@ function sinceClause(sinceMs?: number): string {
  */
 export async function replayProposals(
   client: Client,
-  { sinceMs, workflowBundle, onProgress }: { sinceMs?: number; workflowBundle?: WorkflowBundleOption; onProgress?: (n: number) => void } = {},
+  {
+    sinceMs,
+    workflowBundle,
+    onProgress,
+  }: { sinceMs?: number; workflowBundle?: WorkflowBundleOption; onProgress?: (n: number) => void } = {},
 ): Promise<ReplaySummary> {
   const query = `WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}' AND ExecutionStatus != 'Running'${sinceClause(sinceMs)}`;
   const histories = client.workflow.list({ query }).intoHistories();
@@ -63,7 +67,10 @@ export interface AuditRecord extends ProposalOutcome {
  * One record per proposal since `sinceMs`, read from history alone (no worker needed): the final
  * outcome and every human decision that was accepted.
  */
-export async function* exportAudit(client: Client, { sinceMs }: { sinceMs?: number } = {}): AsyncGenerator<AuditRecord> {
+export async function* exportAudit(
+  client: Client,
+  { sinceMs }: { sinceMs?: number } = {},
+): AsyncGenerator<AuditRecord> {
   const query = `WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}'${sinceClause(sinceMs)}`;
   for await (const wf of client.workflow.list({ query })) {
     const handle = client.workflow.getHandle(wf.workflowId, wf.runId);
@@ -85,7 +92,13 @@ export async function* exportAudit(client: Client, { sinceMs }: { sinceMs?: numb
     yield {
       proposal_id: outcome?.proposal_id ?? sa.get(SA.ProposalId) ?? '',
       workflow_id: wf.workflowId,
-      status: outcome?.status ?? (wf.closeTime ? 'failed' : stage === 'judging' || stage === 'executing' ? 'pending' : (stage as ProposalOutcome['status'])),
+      status:
+        outcome?.status ??
+        (wf.closeTime
+          ? 'failed'
+          : stage === 'judging' || stage === 'executing'
+            ? 'pending'
+            : (stage as ProposalOutcome['status'])),
       verdict: outcome?.verdict ?? null,
       verdicts: outcome?.verdicts ?? [],
       execution: outcome?.execution ?? null,

@@ -35,7 +35,8 @@ export function amidFromPublicKey(publicKey: string): string {
  */
 export function amidOfRegisteredKey(publicKey: string): string {
   const raw = fromBase64Url(publicKey);
-  if (!raw || raw.length !== PUBLIC_KEY_BYTES) throw new TypeError('public key: expected 32 bytes as unpadded base64url');
+  if (!raw || raw.length !== PUBLIC_KEY_BYTES)
+    throw new TypeError('public key: expected 32 bytes as unpadded base64url');
   return `amid:${toHex(sha256(raw)).slice(0, 40)}`;
 }
 

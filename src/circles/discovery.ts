@@ -23,7 +23,8 @@ export function discoverFor(
     const visible =
       requester.role === 'sub-agent'
         ? sameCircle
-        : sameCircle || (agent.role === 'top-level' && (agent.org === requester.org || pairAllowed(requester.amid, agent.amid)));
+        : sameCircle ||
+          (agent.role === 'top-level' && (agent.org === requester.org || pairAllowed(requester.amid, agent.amid)));
     if (visible) seen.push(toDiscovered(agent));
   }
   return seen;

@@ -61,7 +61,8 @@ export function parseKeyFile(value: unknown, what = 'key file'): KeyFile {
   }
   if (derivedPublic !== key.public_key) throw new BadInputError(`${what}: private_key does not belong to public_key`);
   const amid = amidFromPublicKey(key.public_key);
-  if (amid !== key.amid) throw new BadInputError(`${what}: amid ${key.amid} does not match public_key (expected ${amid})`);
+  if (amid !== key.amid)
+    throw new BadInputError(`${what}: amid ${key.amid} does not match public_key (expected ${amid})`);
   return key;
 }
 

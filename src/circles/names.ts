@@ -49,7 +49,9 @@ export const knockUpdate = defineUpdate<KnockResult, [SignedKnock]>('circles.kno
 export const retireUpdate = defineUpdate<RetireResult, [RetireInput]>('circles.retire');
 export const allowPairUpdate = defineUpdate<PairResult, [PairInput]>('circles.allowPair');
 export const revokePairUpdate = defineUpdate<PairResult, [PairInput]>('circles.revokePair');
-export const requestCrossCircleUpdate = defineUpdate<BridgeRequest, [SignedBridgeRequest]>('circles.requestCrossCircle');
+export const requestCrossCircleUpdate = defineUpdate<BridgeRequest, [SignedBridgeRequest]>(
+  'circles.requestCrossCircle',
+);
 export const decideCrossCircleUpdate = defineUpdate<BridgeRequest, [SignedBridgeDecision]>('circles.decideCrossCircle');
 
 export const agentQuery = defineQuery<AgentRecord | null, [string]>('circles.agent');

@@ -23,7 +23,12 @@ export interface OperatorSignature {
 }
 
 /** The exact bytes an operator signs: a domain tag, the action, and its input without the signature. */
-export function operatorSigningBytes(action: OperatorAction, input: object, signedAt: number, nonce: string): Uint8Array {
+export function operatorSigningBytes(
+  action: OperatorAction,
+  input: object,
+  signedAt: number,
+  nonce: string,
+): Uint8Array {
   const { operator: _drop, ...rest } = input as { operator?: unknown };
   return utf8(`agent-judge/circles-operator/v1\n${canonicalJson({ action, input: rest, signed_at: signedAt, nonce })}`);
 }
@@ -41,7 +46,8 @@ export function refuseOperatorAction(
   if (operatorKeys.length === 0) return null;
   const op = input.operator;
   if (!op) return `${action} is an operator action: sign it with an operator key (--operator-key)`;
-  if (!operatorKeys.includes(op.public_key)) return `${action}: the signing key is not an operator key of this registry`;
+  if (!operatorKeys.includes(op.public_key))
+    return `${action}: the signing key is not an operator key of this registry`;
   if (!Number.isFinite(op.signed_at) || Math.abs(nowMs - op.signed_at) > OPERATOR_SIGNATURE_WINDOW_MS) {
     return `${action}: the operator signature is stale or from the future; sign it again`;
   }

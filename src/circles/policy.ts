@@ -34,7 +34,8 @@ export function decideKnock(
 
   if (caller.role === 'sub-agent') {
     if (target.amid === caller.parent_amid) return allow('parent', `${target.amid} is the caller's parent`);
-    if (target.circle_id === caller.circle_id) return allow('same-circle', `both agents are in circle ${caller.circle_id}`);
+    if (target.circle_id === caller.circle_id)
+      return allow('same-circle', `both agents are in circle ${caller.circle_id}`);
     const owner = circleOwner(caller.circle_id);
     return deny(
       'cross-circle',
@@ -45,10 +46,13 @@ export function decideKnock(
   }
 
   // top-level caller
-  if (target.circle_id === caller.circle_id) return allow('own-circle', `${target.amid} is in the caller's own circle ${caller.circle_id}`);
+  if (target.circle_id === caller.circle_id)
+    return allow('own-circle', `${target.amid} is in the caller's own circle ${caller.circle_id}`);
   if (target.role === 'top-level') {
-    if (target.org === caller.org) return allow('top-level-peer', `top-level peers of organisation ${caller.org} interconnect`);
-    if (pairAllowed) return allow('allowlisted-pair', `top-level pair ${caller.amid} / ${target.amid} is on the allowlist`);
+    if (target.org === caller.org)
+      return allow('top-level-peer', `top-level peers of organisation ${caller.org} interconnect`);
+    if (pairAllowed)
+      return allow('allowlisted-pair', `top-level pair ${caller.amid} / ${target.amid} is on the allowlist`);
     return deny(
       'not-allowlisted',
       `${caller.amid} (organisation ${caller.org}) and ${target.amid} (organisation ${target.org}) are not an allowlisted pair`,

@@ -9,13 +9,18 @@ import { AMID_PATTERN, decodePublicKey } from './crypto';
 
 const B64URL = /^[A-Za-z0-9_-]+$/;
 
-export const AmidSchema = z.string().regex(AMID_PATTERN, 'expected an AMID: "amid:" followed by 40 lowercase hex characters');
+export const AmidSchema = z
+  .string()
+  .regex(AMID_PATTERN, 'expected an AMID: "amid:" followed by 40 lowercase hex characters');
 
 export const PublicKeySchema = z
   .string()
   .length(43, 'expected an Ed25519 public key: 32 bytes as unpadded base64url (43 characters)')
   .regex(B64URL, 'expected unpadded base64url')
-  .refine((k) => decodePublicKey(k) !== null, 'not a valid Ed25519 public key (expected a curve point outside the small-order subgroup)');
+  .refine(
+    (k) => decodePublicKey(k) !== null,
+    'not a valid Ed25519 public key (expected a curve point outside the small-order subgroup)',
+  );
 
 export const PrivateKeySchema = z
   .string()
@@ -37,7 +42,9 @@ export const CircleIdSchema = z
   .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'expected a circle id (lowercase UUID)');
 
 /** Organisation of a top-level agent; cross-organisation pairs need the allowlist. */
-export const OrgSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'expected an organisation name such as acme');
+export const OrgSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'expected an organisation name such as acme');
 
 export const RoleSchema = z.enum(['top-level', 'sub-agent']);
 export type Role = z.infer<typeof RoleSchema>;
@@ -132,7 +139,11 @@ export const RetireInputSchema = z.strictObject({
 export type RetireInput = z.infer<typeof RetireInputSchema>;
 
 /** Operator action on the allowlist of top-level pairs across organisations (unordered). */
-export const PairInputSchema = z.strictObject({ a: AmidSchema, b: AmidSchema, operator: OperatorSignatureSchema.optional() });
+export const PairInputSchema = z.strictObject({
+  a: AmidSchema,
+  b: AmidSchema,
+  operator: OperatorSignatureSchema.optional(),
+});
 export type PairInput = z.infer<typeof PairInputSchema>;
 
 /** Filters for the governance event list. */

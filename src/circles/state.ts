@@ -142,7 +142,15 @@ export class RegistryState {
   private totals: EventTotals = { total: 0, by_kind: {}, by_code: {} };
   private bridge: Record<string, BridgeRequest> = {};
   private bridgeSeq = 0;
-  private stats: RegistryStats = { knocks: 0, knocks_allowed: 0, knocks_denied: 0, registered: 0, spawned: 0, retired: 0, generation: 0 };
+  private stats: RegistryStats = {
+    knocks: 0,
+    knocks_allowed: 0,
+    knocks_denied: 0,
+    registered: 0,
+    spawned: 0,
+    retired: 0,
+    generation: 0,
+  };
 
   constructor(
     config: Partial<RegistryConfig>,
@@ -157,7 +165,8 @@ export class RegistryState {
   registerTopLevel(input: RegisterInput, now: number): Outcome<RegisteredAgent> {
     const amid = amidFromPublicKey(input.public_key);
     const existing = this.agents[amid];
-    if (existing) return refuse('already-registered', `agent ${amid} is already registered (${existing.role}, ${existing.status})`);
+    if (existing)
+      return refuse('already-registered', `agent ${amid} is already registered (${existing.role}, ${existing.status})`);
     const circleId = this.hooks.newCircleId();
     this.agents[amid] = {
       amid,
@@ -181,23 +190,39 @@ export class RegistryState {
    */
   spawnSubAgent(signed: SignedMembership, now: number): Outcome<RegisteredAgent> {
     const s = signed.statement;
-    const refused = (code: string, reason: string) => this.refuseWithEvent('spawn-refused', code, s.parent_amid, s.child_amid, reason, now);
+    const refused = (code: string, reason: string) =>
+      this.refuseWithEvent('spawn-refused', code, s.parent_amid, s.child_amid, reason, now);
     const parent = this.agents[s.parent_amid];
     if (!parent) return refused('unknown-parent', `parent ${s.parent_amid} is not a registered agent`);
     // The signature is checked against the key the registry holds, never one sent with the request.
     if (!verifyStatement('membership', s, signed.signature, parent.public_key)) {
-      return refused('bad-signature', `membership statement is not signed by the registered key of parent ${s.parent_amid}`);
+      return refused(
+        'bad-signature',
+        `membership statement is not signed by the registered key of parent ${s.parent_amid}`,
+      );
     }
-    if (parent.status !== 'active') return refused('parent-retired', `parent ${s.parent_amid} is retired and cannot spawn`);
+    if (parent.status !== 'active')
+      return refused('parent-retired', `parent ${s.parent_amid} is retired and cannot spawn`);
     if (s.circle_id !== parent.circle_id) {
-      return refused('circle-mismatch', `statement claims circle ${s.circle_id} but parent ${s.parent_amid} is in circle ${parent.circle_id}`);
+      return refused(
+        'circle-mismatch',
+        `statement claims circle ${s.circle_id} but parent ${s.parent_amid} is in circle ${parent.circle_id}`,
+      );
     }
     const derived = amidFromPublicKey(s.child_public_key);
-    if (derived !== s.child_amid) return refused('amid-mismatch', `child_amid ${s.child_amid} is not derived from child_public_key (expected ${derived})`);
+    if (derived !== s.child_amid)
+      return refused(
+        'amid-mismatch',
+        `child_amid ${s.child_amid} is not derived from child_public_key (expected ${derived})`,
+      );
     const stale = this.staleness('membership statement', s.time, now, this.config.statementWindowMs);
     if (stale) return refused('stale', stale);
     const existing = this.agents[s.child_amid];
-    if (existing) return refused('already-registered', `agent ${s.child_amid} is already registered (${existing.role}, ${existing.status})`);
+    if (existing)
+      return refused(
+        'already-registered',
+        `agent ${s.child_amid} is already registered (${existing.role}, ${existing.status})`,
+      );
     this.agents[s.child_amid] = {
       amid: s.child_amid,
       public_key: s.child_public_key,
@@ -210,7 +235,10 @@ export class RegistryState {
       retired_at: null,
     };
     this.stats.spawned++;
-    return { ok: true, value: { amid: s.child_amid, circle_id: parent.circle_id, parent_amid: parent.amid, role: 'sub-agent' } };
+    return {
+      ok: true,
+      value: { amid: s.child_amid, circle_id: parent.circle_id, parent_amid: parent.amid, role: 'sub-agent' },
+    };
   }
 
   /** Operator action: retires an agent and its whole sub-tree (they can no longer knock or be knocked). */
@@ -265,7 +293,8 @@ export class RegistryState {
     for (const amid of [input.a, input.b]) {
       const agent = this.agents[amid];
       if (!agent) return refuse('unknown-agent', `agent ${amid} is not registered`);
-      if (agent.role !== 'top-level') return refuse('not-top-level', `agent ${amid} is a sub-agent; the allowlist joins top-level agents only`);
+      if (agent.role !== 'top-level')
+        return refuse('not-top-level', `agent ${amid} is a sub-agent; the allowlist joins top-level agents only`);
       if (requireActive && agent.status !== 'active') return refuse('retired', `agent ${amid} is retired`);
     }
     return null;
@@ -310,11 +339,19 @@ export class RegistryState {
     return `${what} signed at ${iso(signedAt)} is ${Math.round(Math.abs(skew) / 1000)}s ${direction}; the freshness window is ${windowMs / 1000}s`;
   }
 
-  private useNonce(amid: string, nonce: string, now: number): { code: 'replay' | 'rate-limited'; reason: string } | null {
+  private useNonce(
+    amid: string,
+    nonce: string,
+    now: number,
+  ): { code: 'replay' | 'rate-limited'; reason: string } | null {
     const key = `${amid} ${nonce}`;
-    if (this.nonces[key] !== undefined) return { code: 'replay', reason: `nonce ${nonce} was already used by ${amid}: replayed message` };
+    if (this.nonces[key] !== undefined)
+      return { code: 'replay', reason: `nonce ${nonce} was already used by ${amid}: replayed message` };
     if ((this.nonceCount[amid] ?? 0) >= this.config.maxKnocksPerCallerWindow) {
-      return { code: 'rate-limited', reason: `${amid} sent more than ${this.config.maxKnocksPerCallerWindow} signed messages within ${(2 * this.config.knockWindowMs) / 1000}s` };
+      return {
+        code: 'rate-limited',
+        reason: `${amid} sent more than ${this.config.maxKnocksPerCallerWindow} signed messages within ${(2 * this.config.knockWindowMs) / 1000}s`,
+      };
     }
     // Any replay accepted by the freshness check arrives before signed time + window <= now + 2 x window.
     this.nonces[key] = now + 2 * this.config.knockWindowMs;
@@ -355,21 +392,25 @@ export class RegistryState {
    */
   requestCrossCircle(signed: SignedBridgeRequest, now: number): Outcome<BridgeRequest> {
     const s = signed.statement;
-    const refused = (code: string, reason: string) => this.refuseWithEvent('bridge-refused', code, s.from, s.to, reason, now);
+    const refused = (code: string, reason: string) =>
+      this.refuseWithEvent('bridge-refused', code, s.from, s.to, reason, now);
     this.pruneNonces(now);
     const sender = this.agents[s.from];
     const bad = this.checkSignedBy(sender, s.from, 'bridge-request', s, signed.signature, s.time, s.nonce, now);
     if (bad) return refused(bad.code, bad.reason);
     const from = sender as AgentRecord;
     if (from.status !== 'active') return refused('caller-retired', `caller ${s.from} is retired`);
-    if (from.role !== 'sub-agent') return refused('not-sub-agent', `${s.from} is top-level: knock the other circle's parent directly`);
+    if (from.role !== 'sub-agent')
+      return refused('not-sub-agent', `${s.from} is top-level: knock the other circle's parent directly`);
     const target = this.agents[s.to];
     if (!target) return refused('unknown-target', `target ${s.to} is not a registered agent`);
     if (target.status !== 'active') return refused('target-retired', `target ${s.to} is retired`);
-    if (target.circle_id === from.circle_id) return refused('same-circle', `${s.to} is in the caller's own circle: knock it directly`);
+    if (target.circle_id === from.circle_id)
+      return refused('same-circle', `${s.to} is in the caller's own circle: knock it directly`);
     const sourceParent = this.circles[from.circle_id] as string;
     const targetParent = this.circles[target.circle_id] as string;
-    if (!this.makeRoomForBridge()) return refused('bridge-full', `too many cross-circle requests are pending (${this.config.maxBridgeHeld})`);
+    if (!this.makeRoomForBridge())
+      return refused('bridge-full', `too many cross-circle requests are pending (${this.config.maxBridgeHeld})`);
     const request: BridgeRequest = {
       request_id: `bridge-${++this.bridgeSeq}`,
       from: s.from,
@@ -381,7 +422,15 @@ export class RegistryState {
       hops: [{ step: 'requested', by: s.from, at: iso(now) }],
     };
     this.bridge[request.request_id] = request;
-    this.recordEvent('bridge-hop', 'requested', s.from, s.to, `cross-circle request from ${s.from} to ${s.to} awaits parent ${sourceParent}`, now, request.request_id);
+    this.recordEvent(
+      'bridge-hop',
+      'requested',
+      s.from,
+      s.to,
+      `cross-circle request from ${s.from} to ${s.to} awaits parent ${sourceParent}`,
+      now,
+      request.request_id,
+    );
     return { ok: true, value: structuredCloneJson(request) };
   }
 
@@ -407,20 +456,31 @@ export class RegistryState {
     }
     let step: 'forwarded' | 'delivered' | 'declined';
     if (request.status === 'awaiting-source-parent') {
-      if (s.by !== request.source_parent) return refused('not-your-turn', `${s.request_id} awaits the sender's parent ${request.source_parent}, not ${s.by}`);
-      if (s.decision === 'deliver') return refused('wrong-decision', `the sender's parent may forward or decline, not deliver`);
+      if (s.by !== request.source_parent)
+        return refused(
+          'not-your-turn',
+          `${s.request_id} awaits the sender's parent ${request.source_parent}, not ${s.by}`,
+        );
+      if (s.decision === 'deliver')
+        return refused('wrong-decision', `the sender's parent may forward or decline, not deliver`);
       if (s.decision === 'forward') {
         const caller = this.agents[request.source_parent] as AgentRecord;
         const peer = this.agents[request.target_parent];
         // Parent to parent is an ordinary top-level contact, under the same policy as a KNOCK.
         const policy = decideKnock(caller, peer, this.isPairAllowed(caller.amid, request.target_parent));
-        if (!policy.allowed) return refused(policy.code, `cannot forward to ${request.target_parent}: ${policy.reason}`);
+        if (!policy.allowed)
+          return refused(policy.code, `cannot forward to ${request.target_parent}: ${policy.reason}`);
       }
       step = s.decision === 'forward' ? 'forwarded' : 'declined';
       request.status = step === 'forwarded' ? 'awaiting-target-parent' : 'declined';
     } else if (request.status === 'awaiting-target-parent') {
-      if (s.by !== request.target_parent) return refused('not-your-turn', `${s.request_id} awaits the target's parent ${request.target_parent}, not ${s.by}`);
-      if (s.decision === 'forward') return refused('wrong-decision', `the target's parent may deliver or decline, not forward`);
+      if (s.by !== request.target_parent)
+        return refused(
+          'not-your-turn',
+          `${s.request_id} awaits the target's parent ${request.target_parent}, not ${s.by}`,
+        );
+      if (s.decision === 'forward')
+        return refused('wrong-decision', `the target's parent may deliver or decline, not forward`);
       if (s.decision === 'deliver') {
         const target = this.agents[request.to];
         if (!target || target.status !== 'active') return refused('target-retired', `target ${request.to} is retired`);
@@ -431,14 +491,28 @@ export class RegistryState {
       return refused('already-decided', `${s.request_id} is already ${request.status}`);
     }
     request.hops.push({ step, by: s.by, at: iso(now), ...(s.reason ? { reason: s.reason } : {}) });
-    this.recordEvent('bridge-hop', step, s.by, request.to, `${s.request_id} ${step} by ${s.by}${s.reason ? `: ${s.reason}` : ''}`, now, s.request_id);
+    this.recordEvent(
+      'bridge-hop',
+      step,
+      s.by,
+      request.to,
+      `${s.request_id} ${step} by ${s.by}${s.reason ? `: ${s.reason}` : ''}`,
+      now,
+      s.request_id,
+    );
     return { ok: true, value: structuredCloneJson(request) };
   }
 
   /** Requests an agent sent, must decide, or has received (delivered ones carry the message). */
   bridgeFor(amid: string): BridgeRequest[] {
     return Object.values(this.bridge)
-      .filter((r) => r.from === amid || r.source_parent === amid || r.target_parent === amid || (r.to === amid && r.status === 'delivered'))
+      .filter(
+        (r) =>
+          r.from === amid ||
+          r.source_parent === amid ||
+          r.target_parent === amid ||
+          (r.to === amid && r.status === 'delivered'),
+      )
       .map(structuredCloneJson);
   }
 
@@ -466,7 +540,8 @@ export class RegistryState {
     now: number,
   ): { code: string; reason: string } | null {
     if (!agent) return { code: 'unknown-caller', reason: `caller ${amid} is not a registered agent` };
-    if (!verifyStatement(kind, statement, signature, agent.public_key)) return { code: 'bad-signature', reason: `${kind} is not signed by the registered key of ${amid}` };
+    if (!verifyStatement(kind, statement, signature, agent.public_key))
+      return { code: 'bad-signature', reason: `${kind} is not signed by the registered key of ${amid}` };
     const stale = this.staleness(kind, time, now, this.config.knockWindowMs);
     if (stale) return { code: 'stale', reason: stale };
     return this.useNonce(amid, nonce, now);
@@ -474,15 +549,41 @@ export class RegistryState {
 
   // ---------------------------------------------------------------- governance events
 
-  private refuseWithEvent(kind: GovernanceEvent['kind'], code: string, from: string | null, to: string | null, reason: string, now: number, requestId?: string): Refusal {
+  private refuseWithEvent(
+    kind: GovernanceEvent['kind'],
+    code: string,
+    from: string | null,
+    to: string | null,
+    reason: string,
+    now: number,
+    requestId?: string,
+  ): Refusal {
     this.recordEvent(kind, code, from, to, reason, now, requestId);
     return refuse(code, reason);
   }
 
-  private recordEvent(kind: GovernanceEvent['kind'], code: string, from: string | null, to: string | null, reason: string, now: number, requestId?: string): void {
-    const event: GovernanceEvent = { seq: ++this.eventSeq, at: iso(now), kind, code, from, to, reason, ...(requestId ? { request_id: requestId } : {}) };
+  private recordEvent(
+    kind: GovernanceEvent['kind'],
+    code: string,
+    from: string | null,
+    to: string | null,
+    reason: string,
+    now: number,
+    requestId?: string,
+  ): void {
+    const event: GovernanceEvent = {
+      seq: ++this.eventSeq,
+      at: iso(now),
+      kind,
+      code,
+      from,
+      to,
+      reason,
+      ...(requestId ? { request_id: requestId } : {}),
+    };
     this.events.push(event);
-    if (this.events.length > this.config.maxEventsHeld) this.events.splice(0, this.events.length - this.config.maxEventsHeld);
+    if (this.events.length > this.config.maxEventsHeld)
+      this.events.splice(0, this.events.length - this.config.maxEventsHeld);
     this.totals.total++;
     this.totals.by_kind[kind] = (this.totals.by_kind[kind] ?? 0) + 1;
     this.totals.by_code[code] = (this.totals.by_code[code] ?? 0) + 1;
@@ -491,7 +592,10 @@ export class RegistryState {
 
   /** Held events at or after `since` (epoch ms), newest last, at most `limit`; counts are exact. */
   eventsView(filter: { since?: number; limit?: number } = {}): EventsView {
-    let events = filter.since === undefined ? this.events : this.events.filter((e) => Date.parse(e.at) >= (filter.since as number));
+    let events =
+      filter.since === undefined
+        ? this.events
+        : this.events.filter((e) => Date.parse(e.at) >= (filter.since as number));
     if (filter.limit !== undefined && events.length > filter.limit) events = events.slice(events.length - filter.limit);
     return {
       events: events.map((e) => ({ ...e })),
@@ -525,7 +629,8 @@ export class RegistryState {
     for (const a of Object.values(this.agents)) {
       total++;
       if (a.status === 'active') active++;
-      if (circleId === undefined || a.circle_id === circleId) nodes[a.amid] = { amid: a.amid, role: a.role, status: a.status, children: [] };
+      if (circleId === undefined || a.circle_id === circleId)
+        nodes[a.amid] = { amid: a.amid, role: a.role, status: a.status, children: [] };
     }
     const circles: CircleTree[] = [];
     for (const a of Object.values(this.agents)) {
@@ -616,7 +721,11 @@ export class RegistryState {
   }
 
   /** Rebuilds the state a previous run handed over; the inverse of {@link snapshot}. */
-  static fromSnapshot(snapshot: RegistrySnapshot | undefined, config: Partial<RegistryConfig>, hooks: RegistryHooks): RegistryState {
+  static fromSnapshot(
+    snapshot: RegistrySnapshot | undefined,
+    config: Partial<RegistryConfig>,
+    hooks: RegistryHooks,
+  ): RegistryState {
     const state = new RegistryState(config, hooks);
     if (!snapshot) return state;
     if (snapshot.v !== 1) throw new TypeError(`unknown registry snapshot version ${String(snapshot.v)}`);
@@ -670,4 +779,3 @@ function finished(r: BridgeRequest): boolean {
 function structuredCloneJson<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
-

@@ -32,7 +32,9 @@ async function withRegistry<T>(cmd: Command, fn: (registry: CircleRegistryClient
   const client = await connectClient(temporalTarget({ address: opts.address, namespace: opts.namespace }));
   try {
     const operatorKey = opts.operatorKey ? await loadKeyFile(opts.operatorKey) : undefined;
-    return await fn(new CircleRegistryClient({ client, workflowId: opts.registryId, taskQueue: opts.taskQueue, operatorKey }));
+    return await fn(
+      new CircleRegistryClient({ client, workflowId: opts.registryId, taskQueue: opts.taskQueue, operatorKey }),
+    );
   } finally {
     await client.connection.close();
   }
@@ -40,16 +42,21 @@ async function withRegistry<T>(cmd: Command, fn: (registry: CircleRegistryClient
 
 function amidArg(value: string, what: string): string {
   const parsed = AmidSchema.safeParse(value);
-  if (!parsed.success) throw new BadInputError(`${what}: expected an AMID such as amid:<40 hex characters>, got ${JSON.stringify(value)}`);
+  if (!parsed.success)
+    throw new BadInputError(`${what}: expected an AMID such as amid:<40 hex characters>, got ${JSON.stringify(value)}`);
   return parsed.data;
 }
 
 /** `--since 24h` (s, m, h, d) or an ISO 8601 time, as epoch milliseconds. */
 export function parseSince(value: string, now = Date.now()): number {
   const m = /^(\d+)(s|m|h|d)$/.exec(value.trim());
-  if (m) return now - Number(m[1]) * { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
+  if (m)
+    return now - Number(m[1]) * { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
   const t = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(t)) throw new BadInputError(`--since: expected a duration such as 30m, 24h or 7d, or an ISO time, got ${JSON.stringify(value)}`);
+  if (Number.isNaN(t))
+    throw new BadInputError(
+      `--since: expected a duration such as 30m, 24h or 7d, or an ISO time, got ${JSON.stringify(value)}`,
+    );
   return t;
 }
 
@@ -58,16 +65,26 @@ export function registerCircleCommands(program: Command): void {
     .command('circles')
     .description('trust circles: identities, the circle registry, KNOCK and discovery')
     .addOption(
-      new Option('--registry-id <id>', 'workflow id of the circle registry').env('AGENT_JUDGE_CIRCLE_REGISTRY').default(CIRCLE_REGISTRY_WORKFLOW_ID),
+      new Option('--registry-id <id>', 'workflow id of the circle registry')
+        .env('AGENT_JUDGE_CIRCLE_REGISTRY')
+        .default(CIRCLE_REGISTRY_WORKFLOW_ID),
     )
-    .addOption(new Option('--task-queue <name>', 'task queue the registry runs on if it has to be started').default(DEFAULT_TASK_QUEUES.workflow))
     .addOption(
-      new Option('--operator-key <file>', 'operator key file: signs register, retire, allow-pair and revoke-pair').env('AGENT_JUDGE_CIRCLE_OPERATOR_KEY'),
+      new Option('--task-queue <name>', 'task queue the registry runs on if it has to be started').default(
+        DEFAULT_TASK_QUEUES.workflow,
+      ),
+    )
+    .addOption(
+      new Option('--operator-key <file>', 'operator key file: signs register, retire, allow-pair and revoke-pair').env(
+        'AGENT_JUDGE_CIRCLE_OPERATOR_KEY',
+      ),
     );
 
   circles
     .command('keygen')
-    .description('print a new Ed25519 identity {"amid","public_key","private_key"}; save it to a file and keep it private')
+    .description(
+      'print a new Ed25519 identity {"amid","public_key","private_key"}; save it to a file and keep it private',
+    )
     .action(() => printJson(generateIdentity()));
 
   circles
@@ -77,14 +94,19 @@ export function registerCircleCommands(program: Command): void {
     .option('--org <name>', 'organisation (top-level agents of different organisations need allow-pair)')
     .action(async (opts: { publicKey: string; org?: string }, cmd: Command) => {
       await withRegistry(cmd, async (registry) => {
-        const r = await registry.registerTopLevel({ public_key: opts.publicKey, ...(opts.org ? { org: opts.org } : {}) });
+        const r = await registry.registerTopLevel({
+          public_key: opts.publicKey,
+          ...(opts.org ? { org: opts.org } : {}),
+        });
         printJson({ amid: r.amid, circle_id: r.circle_id, role: r.role });
       });
     });
 
   circles
     .command('spawn')
-    .description('spawn a sub-agent: the parent signs its membership locally; prints {"amid","circle_id","parent_amid","role"}')
+    .description(
+      'spawn a sub-agent: the parent signs its membership locally; prints {"amid","circle_id","parent_amid","role"}',
+    )
     .requiredOption('--parent-key <file>', "the parent's key file (signs the membership statement)")
     .requiredOption('--public-key <key>', "the sub-agent's public key")
     .action(async (opts: { parentKey: string; publicKey: string }, cmd: Command) => {
@@ -122,7 +144,7 @@ export function registerCircleCommands(program: Command): void {
 
   circles
     .command('prompt')
-    .description("print the Trust Circle paragraph for a sub-agent's system prompt as {\"prompt\"}")
+    .description('print the Trust Circle paragraph for a sub-agent\'s system prompt as {"prompt"}')
     .option('--key <file>', "the sub-agent's key file")
     .option('--amid <amid>', "the sub-agent's AMID (instead of --key)")
     .action(async (opts: { key?: string; amid?: string }, cmd: Command) => {
@@ -130,9 +152,15 @@ export function registerCircleCommands(program: Command): void {
       await withRegistry(cmd, async (registry) => {
         const me = await registry.agent(requester);
         if (!me) throw new BadInputError(`agent ${requester} is not registered`);
-        if (me.role !== 'sub-agent' || !me.parent_amid) throw new BadInputError(`agent ${requester} is top-level; the Trust Circle paragraph is for sub-agents`);
+        if (me.role !== 'sub-agent' || !me.parent_amid)
+          throw new BadInputError(`agent ${requester} is top-level; the Trust Circle paragraph is for sub-agents`);
         const peers = await registry.discover(requester);
-        printJson({ prompt: trustCirclePrompt({ self: { amid: me.amid, circle_id: me.circle_id, parent_amid: me.parent_amid }, peers }) });
+        printJson({
+          prompt: trustCirclePrompt({
+            self: { amid: me.amid, circle_id: me.circle_id, parent_amid: me.parent_amid },
+            peers,
+          }),
+        });
       });
     });
 
@@ -160,13 +188,17 @@ export function registerCircleCommands(program: Command): void {
   ] as const) {
     circles
       .command(name)
-      .description(`operator: ${allow ? 'allow' : 'revoke'} a top-level pair across organisations; prints {"pair":[a,b],"allowed":${allow}}`)
+      .description(
+        `operator: ${allow ? 'allow' : 'revoke'} a top-level pair across organisations; prints {"pair":[a,b],"allowed":${allow}}`,
+      )
       .addArgument(new Argument('<amid-a>', 'a top-level agent'))
       .addArgument(new Argument('<amid-b>', 'another top-level agent'))
       .action(async (a: string, b: string, _opts: unknown, cmd: Command) => {
         const first = amidArg(a, '<amid-a>');
         const second = amidArg(b, '<amid-b>');
-        await withRegistry(cmd, async (registry) => printJson(allow ? await registry.allowPair(first, second) : await registry.revokePair(first, second)));
+        await withRegistry(cmd, async (registry) =>
+          printJson(allow ? await registry.allowPair(first, second) : await registry.revokePair(first, second)),
+        );
       });
   }
 
@@ -180,38 +212,66 @@ export function registerCircleCommands(program: Command): void {
       let limit: number | undefined;
       if (opts.limit !== undefined) {
         limit = Number(opts.limit);
-        if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new BadInputError(`--limit: expected a whole number from 1 to 10000, got ${JSON.stringify(opts.limit)}`);
+        if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
+          throw new BadInputError(
+            `--limit: expected a whole number from 1 to 10000, got ${JSON.stringify(opts.limit)}`,
+          );
       }
       await withRegistry(cmd, async (registry) =>
-        printJson(await registry.events({ ...(since !== undefined ? { since } : {}), ...(limit !== undefined ? { limit } : {}) })),
+        printJson(
+          await registry.events({
+            ...(since !== undefined ? { since } : {}),
+            ...(limit !== undefined ? { limit } : {}),
+          }),
+        ),
       );
     });
 
   const bridge = circles.command('bridge').description('parent-mediated cross-circle messages (request_cross_circle)');
   bridge
     .command('request')
-    .description("sub-agent: ask your parent to carry a message to an agent of another circle; prints the request")
+    .description('sub-agent: ask your parent to carry a message to an agent of another circle; prints the request')
     .requiredOption('--key <file>', 'your key file')
     .requiredOption('--to <amid>', 'the agent in the other circle')
     .requiredOption('--message <text>', 'the message (at most 4 KiB)')
     .action(async (opts: { key: string; to: string; message: string }, cmd: Command) => {
       const key = await loadKeyFile(opts.key);
       const to = amidArg(opts.to, '--to');
-      await withRegistry(cmd, async (registry) => printJson(await registry.requestCrossCircle({ key, to, message: opts.message })));
+      await withRegistry(cmd, async (registry) =>
+        printJson(await registry.requestCrossCircle({ key, to, message: opts.message })),
+      );
     });
   bridge
     .command('decide')
-    .description("parent: forward or decline (sender's parent), deliver or decline (target's parent); prints the request")
+    .description(
+      "parent: forward or decline (sender's parent), deliver or decline (target's parent); prints the request",
+    )
     .requiredOption('--key <file>', 'your key file')
     .requiredOption('--request <id>', 'the request id, e.g. bridge-3')
-    .addOption(new Option('--decision <decision>', 'what to do').choices(['forward', 'deliver', 'decline']).makeOptionMandatory())
+    .addOption(
+      new Option('--decision <decision>', 'what to do')
+        .choices(['forward', 'deliver', 'decline'])
+        .makeOptionMandatory(),
+    )
     .option('--reason <text>', 'why (recorded with the hop)')
-    .action(async (opts: { key: string; request: string; decision: 'forward' | 'deliver' | 'decline'; reason?: string }, cmd: Command) => {
-      const key = await loadKeyFile(opts.key);
-      await withRegistry(cmd, async (registry) =>
-        printJson(await registry.decideCrossCircle({ key, requestId: opts.request, decision: opts.decision, ...(opts.reason ? { reason: opts.reason } : {}) })),
-      );
-    });
+    .action(
+      async (
+        opts: { key: string; request: string; decision: 'forward' | 'deliver' | 'decline'; reason?: string },
+        cmd: Command,
+      ) => {
+        const key = await loadKeyFile(opts.key);
+        await withRegistry(cmd, async (registry) =>
+          printJson(
+            await registry.decideCrossCircle({
+              key,
+              requestId: opts.request,
+              decision: opts.decision,
+              ...(opts.reason ? { reason: opts.reason } : {}),
+            }),
+          ),
+        );
+      },
+    );
   bridge
     .command('list')
     .description('requests you sent, must decide, or received; prints {"requests":[...]}')

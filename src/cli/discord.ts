@@ -27,20 +27,30 @@ export async function startDiscordBotFromEnv(opts: DiscordEnvOptions): Promise<D
   const env = opts.env ?? process.env;
   const token = env.DISCORD_TOKEN?.trim();
   if (!token) {
-    opts.logger.info('Discord escalation is off: DISCORD_TOKEN is not set (agent-judge decide still works; see docs/discord.md)');
+    opts.logger.info(
+      'Discord escalation is off: DISCORD_TOKEN is not set (agent-judge decide still works; see docs/discord.md)',
+    );
     return null;
   }
   const approvers = discordUserIds(opts.policy.spec.escalation.approvers);
   if (approvers.length === 0) {
-    opts.logger.warn('the policy lists no discord:<user id> approvers: nobody can decide from Discord (add them to spec.escalation.approvers or AGENT_JUDGE_APPROVERS)');
+    opts.logger.warn(
+      'the policy lists no discord:<user id> approvers: nobody can decide from Discord (add them to spec.escalation.approvers or AGENT_JUDGE_APPROVERS)',
+    );
   }
   // The bot signs the decisions it verified when it has a key; the policy's discordBotKey then
   // makes the workflow refuse unsigned `discord:<id>` claims from anyone else.
   const keyPath = env.AGENT_JUDGE_DISCORD_KEY?.trim();
   const signingKey = keyPath ? await loadKeyFile(keyPath) : undefined;
   if (opts.policy.spec.escalation.discordBotKey && !signingKey) {
-    opts.logger.warn('the policy sets escalation.discordBotKey but AGENT_JUDGE_DISCORD_KEY is not set: Discord decisions will be refused');
-  } else if (signingKey && opts.policy.spec.escalation.discordBotKey && signingKey.public_key !== opts.policy.spec.escalation.discordBotKey) {
+    opts.logger.warn(
+      'the policy sets escalation.discordBotKey but AGENT_JUDGE_DISCORD_KEY is not set: Discord decisions will be refused',
+    );
+  } else if (
+    signingKey &&
+    opts.policy.spec.escalation.discordBotKey &&
+    signingKey.public_key !== opts.policy.spec.escalation.discordBotKey
+  ) {
     opts.logger.warn('AGENT_JUDGE_DISCORD_KEY does not match escalation.discordBotKey in the policy');
   }
   // discord.js is heavy: load it only when the bot really starts.
@@ -52,10 +62,15 @@ export async function startDiscordBotFromEnv(opts: DiscordEnvOptions): Promise<D
     policy: opts.policy,
     logger: opts.logger,
     signingKey,
-    onGovernanceEvent: opts.governanceLog ? (e: GovernanceEvent) => appendFileSync(opts.governanceLog as string, `${JSON.stringify(e)}\n`) : undefined,
+    onGovernanceEvent: opts.governanceLog
+      ? (e: GovernanceEvent) => appendFileSync(opts.governanceLog as string, `${JSON.stringify(e)}\n`)
+      : undefined,
   });
   const where = env.DISCORD_CHANNEL_ID?.trim() ? `channel ${env.DISCORD_CHANNEL_ID.trim()}` : 'DMs to each approver';
-  opts.logger.info({ bot_user_id: bot.userId, approvers: approvers.length }, `Discord escalation bot connected; escalations go to ${where}`);
+  opts.logger.info(
+    { bot_user_id: bot.userId, approvers: approvers.length },
+    `Discord escalation bot connected; escalations go to ${where}`,
+  );
   return bot;
 }
 
@@ -77,9 +92,17 @@ function untilSignal(): Promise<string> {
 export function registerDiscordCommand(program: Command): void {
   program
     .command('discord')
-    .description('run the Discord escalation bot: approvers decide escalated proposals with one click (needs DISCORD_TOKEN)')
-    .option('--policy <file>', 'CompliancePolicy YAML with the discord:<user id> approvers (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')
-    .option('--governance-log <file>', 'also append governance events (refused or forged clicks) to this file as JSON lines')
+    .description(
+      'run the Discord escalation bot: approvers decide escalated proposals with one click (needs DISCORD_TOKEN)',
+    )
+    .option(
+      '--policy <file>',
+      'CompliancePolicy YAML with the discord:<user id> approvers (default: $AGENT_JUDGE_POLICY or policies/default.yaml)',
+    )
+    .option(
+      '--governance-log <file>',
+      'also append governance events (refused or forged clicks) to this file as JSON lines',
+    )
     .addHelpText(
       'after',
       '\nEnvironment:\n' +
@@ -90,9 +113,14 @@ export function registerDiscordCommand(program: Command): void {
     )
     .action(async (opts: { policy?: string; governanceLog?: string }, cmd: Command) => {
       if (!process.env.DISCORD_TOKEN?.trim()) {
-        throw new BadInputError('DISCORD_TOKEN is not set: create a bot in the Discord developer portal and export its token (see docs/discord.md)');
+        throw new BadInputError(
+          'DISCORD_TOKEN is not set: create a bot in the Discord developer portal and export its token (see docs/discord.md)',
+        );
       }
-      const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { app: 'agent-judge' } }, pino.destination(2));
+      const logger = pino(
+        { level: process.env.LOG_LEVEL ?? 'info', base: { app: 'agent-judge' } },
+        pino.destination(2),
+      );
       const policy = await loadPolicy({ path: opts.policy });
       const globals = cmd.optsWithGlobals() as { address?: string; namespace?: string };
       const client = await connectClient(temporalTarget({ address: globals.address, namespace: globals.namespace }));

@@ -42,14 +42,27 @@ export function registerEvalCommand(program: Command): void {
     .command('eval')
     .description('evaluate the judge on a JSONL corpus of {"proposal","expected","tags"} lines')
     .argument('<corpus>', 'JSONL file, one case per line')
-    .option('--model <name>', 'judge model (default: policy spec.judge.model, $AGENT_JUDGE_MODEL, or deepseek-v4-pro:cloud)')
+    .option(
+      '--model <name>',
+      'judge model (default: policy spec.judge.model, $AGENT_JUDGE_MODEL, or deepseek-v4-pro:cloud)',
+    )
     .option('--host <url>', 'Ollama host (default: policy spec.judge.host, $OLLAMA_HOST, or http://127.0.0.1:11434)')
     .option('--policy <file>', 'CompliancePolicy YAML (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')
     .option('--base-dir <dir>', 'directory relative paths in the policy and proposals resolve against (default: cwd)')
-    .addOption(new Option('--concurrency <n>', 'cases judged at once').argParser(positiveInt('--concurrency')).default(1))
-    .addOption(new Option('--timeout <ms>', 'model budget per case, in ms (default: policy spec.judge.timeoutMs)').argParser(positiveInt('--timeout')))
+    .addOption(
+      new Option('--concurrency <n>', 'cases judged at once').argParser(positiveInt('--concurrency')).default(1),
+    )
+    .addOption(
+      new Option('--timeout <ms>', 'model budget per case, in ms (default: policy spec.judge.timeoutMs)').argParser(
+        positiveInt('--timeout'),
+      ),
+    )
     .option('--rules-only', 'judge without the model (the deterministic baseline)')
-    .addOption(new Option('--max-false-approve <rate>', 'exit 1 when the false-approve rate is above this (0..1)').argParser(rate))
+    .addOption(
+      new Option('--max-false-approve <rate>', 'exit 1 when the false-approve rate is above this (0..1)').argParser(
+        rate,
+      ),
+    )
     .option('--no-progress', 'no progress bar')
     .option('--json', 'print the report as JSON')
     .action(async (corpusPath: string, opts: EvalOptions) => {
@@ -92,12 +105,24 @@ export function registerEvalCommand(program: Command): void {
         bar?.stop();
       }
       if (opts.json) {
-        printJson({ ...report, results: report.results.map((r) => ({ id: r.id, expected: r.expected, outcome: r.outcome, latency_ms: r.latencyMs, tags: r.tags, verdict: r.verdict })) });
+        printJson({
+          ...report,
+          results: report.results.map((r) => ({
+            id: r.id,
+            expected: r.expected,
+            outcome: r.outcome,
+            latency_ms: r.latencyMs,
+            tags: r.tags,
+            verdict: r.verdict,
+          })),
+        });
       } else {
         process.stdout.write(formatEvalReport(report));
       }
       if (opts.maxFalseApprove !== undefined && (report.falseApproveRate ?? 0) > opts.maxFalseApprove) {
-        process.stderr.write(`agent-judge: false-approve rate ${report.falseApproveRate} is above --max-false-approve ${opts.maxFalseApprove}\n`);
+        process.stderr.write(
+          `agent-judge: false-approve rate ${report.falseApproveRate} is above --max-false-approve ${opts.maxFalseApprove}\n`,
+        );
         process.exitCode = 1;
       }
     });

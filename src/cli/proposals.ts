@@ -1,14 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { Argument, type Command, Option } from 'commander';
 import { connectClient, temporalTarget } from '../client/connection';
-import {
-  clarify,
-  decide,
-  getOutcome,
-  listProposals,
-  submitProposal,
-  waitUntilSettled,
-} from '../client/proposals';
+import { clarify, decide, getOutcome, listProposals, submitProposal, waitUntilSettled } from '../client/proposals';
 import { durationMs, DurationSchema } from '../contracts/policy';
 import { BadInputError } from '../errors';
 import { DEFAULT_TASK_QUEUES } from '../names';
@@ -30,7 +23,8 @@ export async function withClient<T>(cmd: Command, fn: (client: Client) => Promis
 export function parseSince(value: string | undefined, flag = '--since'): number | undefined {
   if (value === undefined) return undefined;
   const parsed = DurationSchema.safeParse(/^\d+$/.test(value) ? Number(value) : value);
-  if (!parsed.success) throw new BadInputError(`${flag}: expected a duration such as 30m, 24h or 7d, got ${JSON.stringify(value)}`);
+  if (!parsed.success)
+    throw new BadInputError(`${flag}: expected a duration such as 30m, 24h or 7d, got ${JSON.stringify(value)}`);
   return durationMs(parsed.data);
 }
 
@@ -65,12 +59,16 @@ export function registerProposalCommands(program: Command): void {
     .option('--audit-flag', 'only proposals that raised the repeated-rejection audit flag')
     .action(async (opts: { status?: string; since?: string; auditFlag?: boolean }, cmd: Command) => {
       const sinceMs = parseSince(opts.since);
-      await withClient(cmd, async (client) => printJson(await listProposals(client, { status: opts.status, sinceMs, auditFlag: opts.auditFlag })));
+      await withClient(cmd, async (client) =>
+        printJson(await listProposals(client, { status: opts.status, sinceMs, auditFlag: opts.auditFlag })),
+      );
     });
 
   program
     .command('clarify')
-    .description("answer a CLARIFY with more evidence, a narrower scope or a better justification; prints the new outcome")
+    .description(
+      'answer a CLARIFY with more evidence, a narrower scope or a better justification; prints the new outcome',
+    )
     .argument('<proposal_id>', 'the proposal_id (or the workflow id)')
     .argument('<file>', 'clarification JSON file, or - to read stdin')
     .action(async (id: string, file: string, _opts: unknown, cmd: Command) => {
@@ -86,12 +84,16 @@ export function registerProposalCommands(program: Command): void {
     .requiredOption('--approver <id>', 'your approver id, as listed in the policy')
     .option('--reason <text>', 'why (shown in the audit trail)')
     .option('--key <file>', 'sign the decision with your key file (required when the policy lists a key for you)')
-    .action(async (id: string, decision: string, opts: { approver: string; reason?: string; key?: string }, cmd: Command) => {
-      const key = opts.key ? await loadKeyFile(opts.key) : undefined;
-      await withClient(cmd, async (client) =>
-        printJson(await decide(client, id, { decision, approver: opts.approver, reason: opts.reason, via: 'cli' }, { key })),
-      );
-    });
+    .action(
+      async (id: string, decision: string, opts: { approver: string; reason?: string; key?: string }, cmd: Command) => {
+        const key = opts.key ? await loadKeyFile(opts.key) : undefined;
+        await withClient(cmd, async (client) =>
+          printJson(
+            await decide(client, id, { decision, approver: opts.approver, reason: opts.reason, via: 'cli' }, { key }),
+          ),
+        );
+      },
+    );
 
   const audit = program.command('audit').description('read the audit trail (workflow histories)');
   audit
@@ -119,7 +121,8 @@ export function registerProposalCommands(program: Command): void {
       const sinceMs = parseSince(opts.since);
       const { exportAudit } = await import('../audit');
       await withClient(cmd, async (client) => {
-        for await (const record of exportAudit(client, { sinceMs })) process.stdout.write(`${JSON.stringify(record)}\n`);
+        for await (const record of exportAudit(client, { sinceMs }))
+          process.stdout.write(`${JSON.stringify(record)}\n`);
       });
     });
 }

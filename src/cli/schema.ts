@@ -27,7 +27,9 @@ export function registerSchemaCommand(program: Command): void {
     .argument('<name>', `one of ${Object.keys(SCHEMAS).join('|')}`)
     .action((name: string) => {
       if (!Object.prototype.hasOwnProperty.call(SCHEMAS, name)) {
-        throw new BadInputError(`schema: unknown name ${JSON.stringify(name)}; expected one of ${Object.keys(SCHEMAS).join(', ')}`);
+        throw new BadInputError(
+          `schema: unknown name ${JSON.stringify(name)}; expected one of ${Object.keys(SCHEMAS).join(', ')}`,
+        );
       }
       printJson(jsonSchemaOf(name as keyof typeof SCHEMAS));
     });

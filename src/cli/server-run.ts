@@ -40,9 +40,13 @@ function untilSignal(): { signal: AbortSignal; done: Promise<string> } {
 }
 
 function parseRoles(value: string): WorkerRole[] {
-  const roles = value.split(',').map((r) => r.trim()).filter(Boolean);
+  const roles = value
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean);
   for (const r of roles) {
-    if (!WORKER_ROLES.includes(r as WorkerRole)) throw new BadInputError(`--role: ${r} is not one of ${WORKER_ROLES.join(', ')}`);
+    if (!WORKER_ROLES.includes(r as WorkerRole))
+      throw new BadInputError(`--role: ${r} is not one of ${WORKER_ROLES.join(', ')}`);
   }
   return roles as WorkerRole[];
 }
@@ -66,20 +70,30 @@ function describePolicy(policy: CompliancePolicy, path: string): string[] {
     `policy      ${path} (${policy.metadata.name})`,
     `approvers   ${approvers.length > 0 ? approvers.join(', ') : 'none: escalations will time out; add some with AGENT_JUDGE_APPROVERS=you'}`,
     ...(unsigned.length > 0
-      ? [`            unsigned: ${unsigned.join(', ')} (anyone with access to the namespace can claim these ids; give them keys in escalation.approverKeys)`]
+      ? [
+          `            unsigned: ${unsigned.join(', ')} (anyone with access to the namespace can claim these ids; give them keys in escalation.approverKeys)`,
+        ]
       : []),
     ...Object.entries(policy.spec.escalation.quorum)
       .filter(([, n]) => (n ?? 1) > approvers.length && approvers.length > 0)
-      .map(([tier, n]) => `            warning: ${tier} needs ${n} approvals but only ${approvers.length} approver(s) are listed; those escalations can only time out`),
+      .map(
+        ([tier, n]) =>
+          `            warning: ${tier} needs ${n} approvals but only ${approvers.length} approver(s) are listed; those escalations can only time out`,
+      ),
   ];
 }
 
 /** `AGENT_JUDGE_CIRCLE_OPERATOR_KEYS`: comma-separated public keys allowed to sign registry operator actions. */
 function circleOperatorKeys(env: NodeJS.ProcessEnv = process.env): string[] {
-  const keys = (env.AGENT_JUDGE_CIRCLE_OPERATOR_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  const keys = (env.AGENT_JUDGE_CIRCLE_OPERATOR_KEYS ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
   for (const k of keys) {
     if (!PublicKeySchema.safeParse(k).success) {
-      throw new BadInputError(`AGENT_JUDGE_CIRCLE_OPERATOR_KEYS: ${JSON.stringify(k)} is not an Ed25519 public key (unpadded base64url)`);
+      throw new BadInputError(
+        `AGENT_JUDGE_CIRCLE_OPERATOR_KEYS: ${JSON.stringify(k)} is not an Ed25519 public key (unpadded base64url)`,
+      );
     }
   }
   return keys;
@@ -108,116 +122,129 @@ export interface DevOptions {
 
 /** `agent-judge dev`: embedded Temporal dev server, all workers, the Discord bot when configured. */
 export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
-      const port = Number(opts.port);
-      if (!Number.isInteger(port) || port < 1 || port > 65535) throw new BadInputError(`--port: expected 1-65535, got ${opts.port}`);
-      const uiPort = opts.uiPort === undefined ? port + 1000 : Number(opts.uiPort);
-      if (!Number.isInteger(uiPort) || uiPort < 1 || uiPort > 65535) throw new BadInputError(`--ui-port: expected 1-65535, got ${opts.uiPort}`);
-      const namespace = (cmd.optsWithGlobals() as { namespace?: string }).namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default';
-      const logger = createLogger();
-      const policyPath = resolve(opts.policy ?? process.env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH);
-      const policy = await loadPolicy({ path: opts.policy });
-      const { signal, done } = untilSignal();
+  const port = Number(opts.port);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new BadInputError(`--port: expected 1-65535, got ${opts.port}`);
+  const uiPort = opts.uiPort === undefined ? port + 1000 : Number(opts.uiPort);
+  if (!Number.isInteger(uiPort) || uiPort < 1 || uiPort > 65535)
+    throw new BadInputError(`--ui-port: expected 1-65535, got ${opts.uiPort}`);
+  const namespace =
+    (cmd.optsWithGlobals() as { namespace?: string }).namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default';
+  const logger = createLogger();
+  const policyPath = resolve(opts.policy ?? process.env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH);
+  const policy = await loadPolicy({ path: opts.policy });
+  const { signal, done } = untilSignal();
 
-      const cliPath = findTemporalCli({ log: (line) => logger.info(line) });
-      const dbFile = resolve(opts.db);
-      logger.info({ cliPath, dbFile }, 'starting the Temporal dev server');
-      const server = await startDevServer({
-        cliPath,
-        port,
-        uiPort,
-        dbFile,
-        namespace,
-        headless: opts.headless,
-        logFile: resolve('.agent-judge/temporal.log'),
-        readyTimeoutMs: 90_000,
-      });
-      installRuntimeLogging(logger);
-      const connection = await Connection.connect({ address: server.address });
-      await ensureSearchAttributes(connection, namespace);
-      const client = new Client({ connection, namespace });
-      const native = await NativeConnection.connect({ address: server.address });
-      const taskQueues = taskQueuesFor();
-      const notifiers = createNotifiersFromEnv(process.env, logger);
-      const judge = createJudgeDepsFromEnv(policy);
-      const operatorKeys = circleOperatorKeys();
-      const workers = await createWorkers({
-        connection: native,
-        namespace,
-        taskQueues,
-        policy,
-        client,
-        logger,
-        notifiers,
-        judge,
-        circleOperatorKeys: operatorKeys,
-      });
-      const running = runWorkers(workers, signal);
-      const bot = await startDiscordBotFromEnv({ client, policy, logger });
+  const cliPath = findTemporalCli({ log: (line) => logger.info(line) });
+  const dbFile = resolve(opts.db);
+  logger.info({ cliPath, dbFile }, 'starting the Temporal dev server');
+  const server = await startDevServer({
+    cliPath,
+    port,
+    uiPort,
+    dbFile,
+    namespace,
+    headless: opts.headless,
+    logFile: resolve('.agent-judge/temporal.log'),
+    readyTimeoutMs: 90_000,
+  });
+  installRuntimeLogging(logger);
+  const connection = await Connection.connect({ address: server.address });
+  await ensureSearchAttributes(connection, namespace);
+  const client = new Client({ connection, namespace });
+  const native = await NativeConnection.connect({ address: server.address });
+  const taskQueues = taskQueuesFor();
+  const notifiers = createNotifiersFromEnv(process.env, logger);
+  const judge = createJudgeDepsFromEnv(policy);
+  const operatorKeys = circleOperatorKeys();
+  const workers = await createWorkers({
+    connection: native,
+    namespace,
+    taskQueues,
+    policy,
+    client,
+    logger,
+    notifiers,
+    judge,
+    circleOperatorKeys: operatorKeys,
+  });
+  const running = runWorkers(workers, signal);
+  const bot = await startDiscordBotFromEnv({ client, policy, logger });
 
-      const lines = [
-        'agent-judge is running',
-        `temporal    ${server.address} (namespace ${namespace})`,
-        `web ui      ${server.uiUrl ?? 'off (--headless)'}`,
-        `database    ${dbFile}`,
-        `queues      ${taskQueues.workflow} (workflows), ${taskQueues.judge} (judge), ${taskQueues.execute} (executor)`,
-        ...describePolicy(policy, policyPath),
-        `judge       ${describeJudge(policy)}`,
-        `circles     ${describeCircles(operatorKeys)}`,
-        `discord     ${bot ? 'escalations go to Discord (bot connected)' : 'off: set DISCORD_TOKEN to get escalations in Discord (see docs/discord.md)'}`,
-        `try         agent-judge propose examples/memory-write.json --wait`,
-        'stop        Ctrl-C',
-      ];
-      process.stdout.write(`${lines.join('\n')}\n`);
+  const lines = [
+    'agent-judge is running',
+    `temporal    ${server.address} (namespace ${namespace})`,
+    `web ui      ${server.uiUrl ?? 'off (--headless)'}`,
+    `database    ${dbFile}`,
+    `queues      ${taskQueues.workflow} (workflows), ${taskQueues.judge} (judge), ${taskQueues.execute} (executor)`,
+    ...describePolicy(policy, policyPath),
+    `judge       ${describeJudge(policy)}`,
+    `circles     ${describeCircles(operatorKeys)}`,
+    `discord     ${bot ? 'escalations go to Discord (bot connected)' : 'off: set DISCORD_TOKEN to get escalations in Discord (see docs/discord.md)'}`,
+    `try         agent-judge propose examples/memory-write.json --wait`,
+    'stop        Ctrl-C',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
 
-      const sig = await Promise.race([done, running.then(() => 'workers stopped')]);
-      logger.info({ reason: sig }, 'shutting down');
-      await bot?.stop().catch((err) => logger.error({ err }, 'discord bot stop failed'));
-      await running.catch((err) => logger.error({ err }, 'worker failed'));
-      await native.close();
-      await connection.close();
-      await server.stop();
-      process.stdout.write('agent-judge stopped\n');
+  const sig = await Promise.race([done, running.then(() => 'workers stopped')]);
+  logger.info({ reason: sig }, 'shutting down');
+  await bot?.stop().catch((err) => logger.error({ err }, 'discord bot stop failed'));
+  await running.catch((err) => logger.error({ err }, 'worker failed'));
+  await native.close();
+  await connection.close();
+  await server.stop();
+  process.stdout.write('agent-judge stopped\n');
 }
 
 /** `agent-judge worker`: workers only, against an existing Temporal service. */
-export async function runWorker(opts: { role: string; policy?: string; taskQueuePrefix?: string }, cmd: Command): Promise<void> {
-      const roles = parseRoles(opts.role);
-      const operatorKeys = circleOperatorKeys();
-      const logger = createLogger();
-      const policy = await loadPolicy({ path: opts.policy });
-      const target = temporalTarget(cmd.optsWithGlobals() as { address?: string; namespace?: string });
-      installRuntimeLogging(logger);
-      const connection = await connect(target);
-      if (roles.includes('workflow')) {
-        try {
-          const added = await ensureSearchAttributes(connection, target.namespace);
-          if (added.length > 0) logger.info({ added }, 'registered search attributes');
-        } catch (err) {
-          logger.warn({ err: (err as Error).message }, 'could not check search attributes; register them as README describes');
-        }
-      }
-      const client = new Client({ connection, namespace: target.namespace });
-      const native = await NativeConnection.connect({ address: target.address, tls: target.tls, apiKey: target.apiKey });
-      const taskQueues = taskQueuesFor(opts.taskQueuePrefix);
-      const { signal, done } = untilSignal();
-      const workers = await createWorkers({
-        connection: native,
-        namespace: target.namespace,
-        taskQueues,
-        policy,
-        client,
-        roles,
-        logger,
-        notifiers: roles.includes('workflow') ? createNotifiersFromEnv(process.env, logger) : [],
-        judge: roles.includes('judge') ? createJudgeDepsFromEnv(policy) : undefined,
-        circleOperatorKeys: operatorKeys,
-      });
-      if (roles.includes('workflow')) logger.info({ circles: describeCircles(operatorKeys) }, 'circle registry operator keys');
-      if (roles.includes('judge')) logger.info({ judge: describeJudge(policy) }, 'judge configuration');
-      const running = runWorkers(workers, signal);
-      logger.info({ address: target.address, namespace: target.namespace, roles, taskQueues }, 'workers running; Ctrl-C to stop');
-      await Promise.race([done, running]);
-      await running.catch((err) => logger.error({ err }, 'worker failed'));
-      await native.close();
-      await connection.close();
+export async function runWorker(
+  opts: { role: string; policy?: string; taskQueuePrefix?: string },
+  cmd: Command,
+): Promise<void> {
+  const roles = parseRoles(opts.role);
+  const operatorKeys = circleOperatorKeys();
+  const logger = createLogger();
+  const policy = await loadPolicy({ path: opts.policy });
+  const target = temporalTarget(cmd.optsWithGlobals() as { address?: string; namespace?: string });
+  installRuntimeLogging(logger);
+  const connection = await connect(target);
+  if (roles.includes('workflow')) {
+    try {
+      const added = await ensureSearchAttributes(connection, target.namespace);
+      if (added.length > 0) logger.info({ added }, 'registered search attributes');
+    } catch (err) {
+      logger.warn(
+        { err: (err as Error).message },
+        'could not check search attributes; register them as README describes',
+      );
+    }
+  }
+  const client = new Client({ connection, namespace: target.namespace });
+  const native = await NativeConnection.connect({ address: target.address, tls: target.tls, apiKey: target.apiKey });
+  const taskQueues = taskQueuesFor(opts.taskQueuePrefix);
+  const { signal, done } = untilSignal();
+  const workers = await createWorkers({
+    connection: native,
+    namespace: target.namespace,
+    taskQueues,
+    policy,
+    client,
+    roles,
+    logger,
+    notifiers: roles.includes('workflow') ? createNotifiersFromEnv(process.env, logger) : [],
+    judge: roles.includes('judge') ? createJudgeDepsFromEnv(policy) : undefined,
+    circleOperatorKeys: operatorKeys,
+  });
+  if (roles.includes('workflow'))
+    logger.info({ circles: describeCircles(operatorKeys) }, 'circle registry operator keys');
+  if (roles.includes('judge')) logger.info({ judge: describeJudge(policy) }, 'judge configuration');
+  const running = runWorkers(workers, signal);
+  logger.info(
+    { address: target.address, namespace: target.namespace, roles, taskQueues },
+    'workers running; Ctrl-C to stop',
+  );
+  await Promise.race([done, running]);
+  await running.catch((err) => logger.error({ err }, 'worker failed'));
+  await native.close();
+  await connection.close();
 }

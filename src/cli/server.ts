@@ -13,15 +13,27 @@ export function registerServerCommands(program: Command): void {
     .addOption(new Option('--db <file>', 'SQLite file; state survives restarts').default('.agent-judge/temporal.db'))
     .option('--policy <file>', 'CompliancePolicy YAML (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')
     .option('--headless', 'no Web UI')
-    .action(async (opts: { port: string; uiPort?: string; db: string; policy?: string; headless?: boolean }, cmd: Command) => {
-      const { runDev } = await import('./server-run');
-      await runDev(opts, cmd);
-    });
+    .action(
+      async (
+        opts: { port: string; uiPort?: string; db: string; policy?: string; headless?: boolean },
+        cmd: Command,
+      ) => {
+        const { runDev } = await import('./server-run');
+        await runDev(opts, cmd);
+      },
+    );
 
   program
     .command('worker')
-    .description('run workers against an existing Temporal service ($TEMPORAL_ADDRESS, TLS and API key from the environment)')
-    .addOption(new Option('--role <roles>', `comma-separated: ${WORKER_ROLES.join(',')}; "judge" alone is the judge sidecar`).default(WORKER_ROLES.join(',')))
+    .description(
+      'run workers against an existing Temporal service ($TEMPORAL_ADDRESS, TLS and API key from the environment)',
+    )
+    .addOption(
+      new Option(
+        '--role <roles>',
+        `comma-separated: ${WORKER_ROLES.join(',')}; "judge" alone is the judge sidecar`,
+      ).default(WORKER_ROLES.join(',')),
+    )
     .option('--policy <file>', 'CompliancePolicy YAML (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')
     .option('--task-queue-prefix <name>', 'task queue prefix (default agent-judge)')
     .action(async (opts: { role: string; policy?: string; taskQueuePrefix?: string }, cmd: Command) => {

@@ -55,7 +55,14 @@ import {
   type SignedMembership,
 } from '../circles/schemas';
 import type { EventsView, PairResult, RegistryDump, RegistryTree, RetireResult } from '../circles/state';
-import type { AgentRecord, BridgeRequest, DiscoveredAgent, KnockResult, RegisteredAgent, RegistryStats } from '../circles/types';
+import type {
+  AgentRecord,
+  BridgeRequest,
+  DiscoveredAgent,
+  KnockResult,
+  RegisteredAgent,
+  RegistryStats,
+} from '../circles/types';
 import type { z } from 'zod';
 
 export interface CircleRegistryClientOptions {
@@ -168,7 +175,11 @@ export class CircleRegistryClient {
     return this.started;
   }
 
-  private async update<Ret, Arg>(def: UpdateDefinition<Ret, [Arg]>, arg: Arg, updateId: string = randomUUID()): Promise<Ret> {
+  private async update<Ret, Arg>(
+    def: UpdateDefinition<Ret, [Arg]>,
+    arg: Arg,
+    updateId: string = randomUUID(),
+  ): Promise<Ret> {
     await this.ensureStarted();
     for (let attempt = 0; ; attempt++) {
       try {
@@ -203,14 +214,22 @@ export class CircleRegistryClient {
   /** Operator action: registers a top-level agent, which gets a new circle. */
   async registerTopLevel(input: { public_key: string; org?: string }): Promise<RegisteredAgent> {
     const publicKey = parse(PublicKeySchema, input.public_key, 'public_key');
-    return this.update(registerTopLevelUpdate, this.asOperator('register', { public_key: publicKey, ...(input.org ? { org: input.org } : {}) }));
+    return this.update(
+      registerTopLevelUpdate,
+      this.asOperator('register', { public_key: publicKey, ...(input.org ? { org: input.org } : {}) }),
+    );
   }
 
   /**
    * Spawns a sub-agent: the parent signs the membership statement locally with its key file.
    * The circle id defaults to the parent's registered circle (override only to test spoofing).
    */
-  async spawnSubAgent(input: { parentKey: KeyFile; childPublicKey: string; circleId?: string; time?: number }): Promise<RegisteredAgent> {
+  async spawnSubAgent(input: {
+    parentKey: KeyFile;
+    childPublicKey: string;
+    circleId?: string;
+    time?: number;
+  }): Promise<RegisteredAgent> {
     const parentKey = parse(KeyFileSchema, input.parentKey, 'parent key');
     const childPublicKey = parse(PublicKeySchema, input.childPublicKey, 'public_key');
     let circleId = input.circleId;
@@ -237,7 +256,12 @@ export class CircleRegistryClient {
   /** KNOCKs `to` as the owner of `key`; the answer says allowed or denied, and why. */
   async knock(input: { key: KeyFile; to: string; time?: number; nonce?: string }): Promise<KnockResult> {
     const key = parse(KeyFileSchema, input.key, 'key');
-    const statement = { from: key.amid, to: parse(AmidSchema, input.to, 'to'), time: input.time ?? Date.now(), nonce: input.nonce ?? newNonce() };
+    const statement = {
+      from: key.amid,
+      to: parse(AmidSchema, input.to, 'to'),
+      time: input.time ?? Date.now(),
+      nonce: input.nonce ?? newNonce(),
+    };
     return this.knockSigned({ statement, signature: signStatement('knock', statement, key.private_key) });
   }
 
@@ -266,15 +290,24 @@ export class CircleRegistryClient {
 
   /** Operator action: retires the agent and its whole sub-tree; returns every AMID retired. */
   async retire(amid: string, reason?: string): Promise<RetireResult> {
-    return this.update(retireUpdate, this.asOperator('retire', { amid: parse(AmidSchema, amid, 'amid'), ...(reason ? { reason } : {}) }));
+    return this.update(
+      retireUpdate,
+      this.asOperator('retire', { amid: parse(AmidSchema, amid, 'amid'), ...(reason ? { reason } : {}) }),
+    );
   }
 
   async allowPair(a: string, b: string): Promise<PairResult> {
-    return this.update(allowPairUpdate, this.asOperator('allow-pair', { a: parse(AmidSchema, a, 'first amid'), b: parse(AmidSchema, b, 'second amid') }));
+    return this.update(
+      allowPairUpdate,
+      this.asOperator('allow-pair', { a: parse(AmidSchema, a, 'first amid'), b: parse(AmidSchema, b, 'second amid') }),
+    );
   }
 
   async revokePair(a: string, b: string): Promise<PairResult> {
-    return this.update(revokePairUpdate, this.asOperator('revoke-pair', { a: parse(AmidSchema, a, 'first amid'), b: parse(AmidSchema, b, 'second amid') }));
+    return this.update(
+      revokePairUpdate,
+      this.asOperator('revoke-pair', { a: parse(AmidSchema, a, 'first amid'), b: parse(AmidSchema, b, 'second amid') }),
+    );
   }
 
   /** Governance events at or after `since` (epoch ms); the totals are exact over the registry's life. */
@@ -286,12 +319,21 @@ export class CircleRegistryClient {
   async requestCrossCircle(input: { key: KeyFile; to: string; message: string }): Promise<BridgeRequest> {
     const key = parse(KeyFileSchema, input.key, 'key');
     const statement = { from: key.amid, to: input.to, message: input.message, time: Date.now(), nonce: newNonce() };
-    const signed = parse(SignedBridgeRequestSchema, { statement, signature: signStatement('bridge-request', statement, key.private_key) }, 'request_cross_circle');
+    const signed = parse(
+      SignedBridgeRequestSchema,
+      { statement, signature: signStatement('bridge-request', statement, key.private_key) },
+      'request_cross_circle',
+    );
     return this.update(requestCrossCircleUpdate, signed);
   }
 
   /** A parent's decision on a cross-circle request: forward / decline (sender's parent), deliver / decline (target's parent). */
-  async decideCrossCircle(input: { key: KeyFile; requestId: string; decision: BridgeDecisionStatement['decision']; reason?: string }): Promise<BridgeRequest> {
+  async decideCrossCircle(input: {
+    key: KeyFile;
+    requestId: string;
+    decision: BridgeDecisionStatement['decision'];
+    reason?: string;
+  }): Promise<BridgeRequest> {
     const key = parse(KeyFileSchema, input.key, 'key');
     const statement: BridgeDecisionStatement = {
       request_id: input.requestId,
@@ -338,7 +380,8 @@ function mapFailure(err: WorkflowUpdateFailedError): Error {
   const cause = err.cause;
   if (cause instanceof ApplicationFailure) {
     if (cause.type === 'BadInput') return new BadInputError(cause.message);
-    if (cause.type === CIRCLE_REFUSED_FAILURE_TYPE) return new CircleRefusedError(cause.message, String(cause.details?.[0] ?? 'refused'));
+    if (cause.type === CIRCLE_REFUSED_FAILURE_TYPE)
+      return new CircleRefusedError(cause.message, String(cause.details?.[0] ?? 'refused'));
   }
   return err;
 }

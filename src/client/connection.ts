@@ -24,7 +24,8 @@ export function temporalTarget(
   const certPath = env.TEMPORAL_TLS_CLIENT_CERT_PATH;
   const keyPath = env.TEMPORAL_TLS_CLIENT_KEY_PATH;
   const caPath = env.TEMPORAL_TLS_SERVER_CA_CERT_PATH;
-  const wantsTls = ['1', 'true'].includes((env.TEMPORAL_TLS ?? '').toLowerCase()) || Boolean(certPath || caPath || apiKey);
+  const wantsTls =
+    ['1', 'true'].includes((env.TEMPORAL_TLS ?? '').toLowerCase()) || Boolean(certPath || caPath || apiKey);
   let tls: ConnectionOptions['tls'];
   if (wantsTls) {
     tls = {

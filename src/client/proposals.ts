@@ -11,7 +11,12 @@ import {
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import { ClarificationSchema, HumanDecisionSchema, type Clarification, type HumanDecision } from '../contracts/messages';
+import {
+  ClarificationSchema,
+  HumanDecisionSchema,
+  type Clarification,
+  type HumanDecision,
+} from '../contracts/messages';
 import { canonicalJson, parseProposal, searchableTarget, type Proposal } from '../contracts/proposal';
 import { outcomeOf, type OutcomeStatus, type ProposalOutcome, type ProposalStatus } from '../contracts/status';
 import { describeIssues } from '../contracts/zod-error';
@@ -95,7 +100,11 @@ export async function submitProposal(
 }
 
 /** Submits and waits until the proposal is finished or waiting on someone. */
-export async function submitAndWait(client: Client, input: unknown, options: SubmitOptions = {}): Promise<ProposalOutcome> {
+export async function submitAndWait(
+  client: Client,
+  input: unknown,
+  options: SubmitOptions = {},
+): Promise<ProposalOutcome> {
   const { workflow_id } = await submitProposal(client, input, options);
   return waitUntilSettled(client, workflow_id);
 }
@@ -202,7 +211,9 @@ export async function clarify(client: Client, id: string, input: unknown): Promi
   const clarification: Clarification = parsed.data;
   const workflowId = await requireWorkflowId(client, id);
   try {
-    return outcomeOf(await client.workflow.getHandle(workflowId).executeUpdate(clarifyUpdate, { args: [clarification] }));
+    return outcomeOf(
+      await client.workflow.getHandle(workflowId).executeUpdate(clarifyUpdate, { args: [clarification] }),
+    );
   } catch (err) {
     return refusal(err, 'clarification', client, workflowId);
   }
@@ -212,7 +223,12 @@ export async function clarify(client: Client, id: string, input: unknown): Promi
  * A person's decision on an escalated proposal; returns the outcome after it took effect. With
  * `key`, the decision is signed for this proposal's workflow.
  */
-export async function decide(client: Client, id: string, input: unknown, options: { key?: KeyFile } = {}): Promise<ProposalOutcome> {
+export async function decide(
+  client: Client,
+  id: string,
+  input: unknown,
+  options: { key?: KeyFile } = {},
+): Promise<ProposalOutcome> {
   const parsed = HumanDecisionSchema.safeParse(input);
   if (!parsed.success) throw new BadInputError(describeIssues('decision', parsed.error.issues));
   const workflowId = await requireWorkflowId(client, id);
@@ -240,12 +256,25 @@ export interface ListedProposal {
   closed_at: string | null;
 }
 
-const STATUSES: readonly OutcomeStatus[] = ['executed', 'approved', 'rejected', 'awaiting_clarification', 'awaiting_human', 'failed', 'pending'];
+const STATUSES: readonly OutcomeStatus[] = [
+  'executed',
+  'approved',
+  'rejected',
+  'awaiting_clarification',
+  'awaiting_human',
+  'failed',
+  'pending',
+];
 
 /** Proposals from visibility, newest first; filters by status and start time. */
 export async function listProposals(
   client: Client,
-  { status, sinceMs, limit = 1000, auditFlag }: { status?: string; sinceMs?: number; limit?: number; auditFlag?: boolean } = {},
+  {
+    status,
+    sinceMs,
+    limit = 1000,
+    auditFlag,
+  }: { status?: string; sinceMs?: number; limit?: number; auditFlag?: boolean } = {},
 ): Promise<ListedProposal[]> {
   const clauses = [`WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}'`];
   if (status !== undefined) {
@@ -264,7 +293,8 @@ export async function listProposals(
     rows.push({
       proposal_id: sa.get(SA.ProposalId) ?? '',
       workflow_id: wf.workflowId,
-      status: stage === 'judging' || stage === 'executing' ? (wf.closeTime ? 'failed' : 'pending') : (stage as OutcomeStatus),
+      status:
+        stage === 'judging' || stage === 'executing' ? (wf.closeTime ? 'failed' : 'pending') : (stage as OutcomeStatus),
       agent_id: sa.get(SA.AgentId) ?? null,
       action_type: sa.get(SA.ActionType) ?? null,
       tier: sa.get(SA.Tier) ?? null,

@@ -1,11 +1,16 @@
 import { z } from 'zod';
 
-const EnvVarName = z.string().regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'expected an environment variable name such as FORGEJO_TOKEN');
+const EnvVarName = z
+  .string()
+  .regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'expected an environment variable name such as FORGEJO_TOKEN');
 const HttpBaseUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).max(2048);
 /** A host as `URL.host` spells it: lower-case, punycode, with `:port` when not the default. */
 const HostName = z
   .string()
-  .regex(/^[a-z0-9.-]{1,253}(?::\d{1,5})?$/, 'expected a lower-case host name such as forgejo.example.com or host:8443');
+  .regex(
+    /^[a-z0-9.-]{1,253}(?::\d{1,5})?$/,
+    'expected a lower-case host name such as forgejo.example.com or host:8443',
+  );
 
 /**
  * The policy's `spec.judge` section: the model-backed judge and evidence verification. Secrets

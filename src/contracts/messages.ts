@@ -7,7 +7,11 @@ import { EvidenceSchema, ScopeClaimSchema } from './proposal';
  */
 export const ClarificationSchema = z
   .strictObject({
-    justification: z.string().min(1).max(16 * 1024).optional(),
+    justification: z
+      .string()
+      .min(1)
+      .max(16 * 1024)
+      .optional(),
     cited_evidence: z.array(EvidenceSchema).max(50).optional(),
     scope_claim: ScopeClaimSchema.optional(),
   })

@@ -29,7 +29,9 @@ const RegexSource = z.string().refine((src) => {
   }
 }, 'expected a valid regular expression');
 
-const PublicKeyText = z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'expected a 32-byte Ed25519 public key as unpadded base64url');
+const PublicKeyText = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{43}$/, 'expected a 32-byte Ed25519 public key as unpadded base64url');
 
 export const RiskEntrySchema = z.strictObject({
   actionType: ActionTypeSchema,
@@ -48,7 +50,11 @@ export const ExecAllowSchema = z.strictObject({
    * `=*` allows any value (`--max-count=*`). Exact matching also stops git's abbreviated options
    * (`--ext` for `--ext-diff`).
    */
-  options: z.array(z.string().regex(/^-{1,2}[A-Za-z0-9][A-Za-z0-9-]*(=\*)?$/, 'expected an option such as --stat or --max-count=*')).optional(),
+  options: z
+    .array(
+      z.string().regex(/^-{1,2}[A-Za-z0-9][A-Za-z0-9-]*(=\*)?$/, 'expected an option such as --stat or --max-count=*'),
+    )
+    .optional(),
   /** Arguments that are not options are paths and must stay inside exec.cwdRoots (default true). */
   pathArgs: z.boolean().default(true),
 });
@@ -100,7 +106,10 @@ export const CompliancePolicySchema = z.strictObject({
       /** Directories a command may run in; the first is the default working directory. */
       cwdRoots: z.array(z.string().min(1)).min(1),
       defaultTimeoutMs: z.int().positive().default(10_000),
-      maxOutputBytes: z.int().positive().default(64 * 1024),
+      maxOutputBytes: z
+        .int()
+        .positive()
+        .default(64 * 1024),
     }),
     files: z.strictObject({
       /** Directories file writes may touch, after resolving `..` and symlinks. */

@@ -33,9 +33,7 @@ const RelativeOrAbsolutePath = z
   .max(4096)
   .refine((p) => !p.includes('\0'), 'must not contain NUL bytes');
 const Snowflake = z.string().regex(/^[0-9]{15,25}$/, 'expected a Discord snowflake id');
-const HttpUrl = z
-  .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
-  .max(2048);
+const HttpUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).max(2048);
 
 export const EvidenceSchema = z.strictObject({
   type: z.string().min(1).max(64),
@@ -56,7 +54,12 @@ export type ScopeClaim = z.infer<typeof ScopeClaimSchema>;
 export const actionShapes = {
   memory_write: {
     target: z.strictObject({ store: Identifier.default('memory') }),
-    parameters: z.strictObject({ content: z.string().min(1).max(64 * 1024) }),
+    parameters: z.strictObject({
+      content: z
+        .string()
+        .min(1)
+        .max(64 * 1024),
+    }),
   },
   vault_note_create: {
     target: z.strictObject({ vault: Identifier, path: RelativeOrAbsolutePath }),
@@ -64,7 +67,12 @@ export const actionShapes = {
   },
   issue_comment: {
     target: z.strictObject({ repo: RepoName, issue: z.int().positive() }),
-    parameters: z.strictObject({ body: z.string().min(1).max(64 * 1024) }),
+    parameters: z.strictObject({
+      body: z
+        .string()
+        .min(1)
+        .max(64 * 1024),
+    }),
   },
   discord_message: {
     target: z.strictObject({ channel_id: Snowflake }),
@@ -76,7 +84,10 @@ export const actionShapes = {
       files_changed: z.array(RelativeOrAbsolutePath).min(1).max(10_000),
       estimated_diff_lines: z.int().nonnegative(),
       title: z.string().max(256).optional(),
-      body: z.string().max(64 * 1024).optional(),
+      body: z
+        .string()
+        .max(64 * 1024)
+        .optional(),
     }),
   },
   file_write: {
@@ -89,7 +100,15 @@ export const actionShapes = {
   exec: {
     target: z.strictObject({ host: Identifier.default('local') }),
     parameters: z.strictObject({
-      command: z.array(z.string().max(4096).refine((a) => !a.includes('\0'), 'must not contain NUL bytes')).min(1).max(256),
+      command: z
+        .array(
+          z
+            .string()
+            .max(4096)
+            .refine((a) => !a.includes('\0'), 'must not contain NUL bytes'),
+        )
+        .min(1)
+        .max(256),
       cwd: RelativeOrAbsolutePath.optional(),
       timeout_ms: z.int().positive().max(3_600_000).optional(),
     }),
@@ -136,7 +155,10 @@ export const ProposalEnvelopeSchema = z.strictObject({
   action_type: ActionTypeSchema,
   target: GenericObject,
   parameters: GenericObject,
-  justification: z.string().min(1).max(16 * 1024),
+  justification: z
+    .string()
+    .min(1)
+    .max(16 * 1024),
   cited_evidence: z.array(EvidenceSchema).max(50).default([]),
   scope_claim: ScopeClaimSchema.default({}),
   revision_of: Identifier.optional(),
@@ -211,7 +233,10 @@ export function parseProposal(input: unknown): Proposal {
 export function actionOf<T extends KnownActionType>(
   proposal: Proposal,
   type: T,
-): { target: z.output<(typeof actionShapes)[T]['target']>; parameters: z.output<(typeof actionShapes)[T]['parameters']> } {
+): {
+  target: z.output<(typeof actionShapes)[T]['target']>;
+  parameters: z.output<(typeof actionShapes)[T]['parameters']>;
+} {
   const shape = actionShapes[type];
   return {
     target: shape.target.parse(proposal.target) as z.output<(typeof actionShapes)[T]['target']>,
@@ -261,7 +286,9 @@ export function targetKey(proposal: Proposal): string {
  * can sit inside a visibility query literal, and bounded in length.
  */
 export function searchableTarget(proposal: Proposal): string {
-  return targetKey(proposal).replace(/["'\\]/g, '_').slice(0, 256);
+  return targetKey(proposal)
+    .replace(/["'\\]/g, '_')
+    .slice(0, 256);
 }
 
 export { canonicalJson } from './canonical-json';

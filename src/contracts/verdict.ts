@@ -49,7 +49,10 @@ export const JudgeAuditSchema = z.strictObject({
   latency_ms: z.number().nonnegative(),
   prompt_tokens: z.int().nonnegative().nullable(),
   completion_tokens: z.int().nonnegative().nullable(),
-  raw_answer: z.string().max(64 * 1024).nullable(),
+  raw_answer: z
+    .string()
+    .max(64 * 1024)
+    .nullable(),
   error: z.string().max(4096).optional(),
 });
 export type JudgeAudit = z.infer<typeof JudgeAuditSchema>;

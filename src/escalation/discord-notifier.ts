@@ -11,7 +11,13 @@ import type { DecisionRecord } from '../contracts/status';
 import { AgentJudgeError, BadInputError } from '../errors';
 import { discordUserIds, isSnowflake } from './approvers';
 import { buttonCustomId, isProposalWorkflowId } from './custom-id';
-import type { AnnouncementRef, EscalationNotice, EscalationNotifier, ReminderNotice, ResolutionNotice } from './notifier';
+import type {
+  AnnouncementRef,
+  EscalationNotice,
+  EscalationNotifier,
+  ReminderNotice,
+  ResolutionNotice,
+} from './notifier';
 import { renderEscalation, renderOutcome, renderReminder, type MessagePayload } from './render';
 
 export const DISCORD_NOTIFIER_NAME = 'discord';
@@ -88,7 +94,11 @@ export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationN
     throw new BadInputError(`DISCORD_CHANNEL_ID: "${opts.channelId}" is not a Discord channel id`);
   }
   const log = (opts.logger ?? pino({ level: 'warn' }, pino.destination(2))).child({ notifier: DISCORD_NOTIFIER_NAME });
-  const rest = new REST({ api: normalizeApiUrl(opts.apiUrl), version: '10', timeout: opts.timeoutMs ?? 15_000 }).setToken(opts.token);
+  const rest = new REST({
+    api: normalizeApiUrl(opts.apiUrl),
+    version: '10',
+    timeout: opts.timeoutMs ?? 15_000,
+  }).setToken(opts.token);
   const scanLimit = Math.min(100, Math.max(1, opts.scanLimit ?? 100));
 
   let me: Promise<APIUser> | undefined;
@@ -105,7 +115,9 @@ export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationN
     try {
       const [self, recent] = await Promise.all([
         botUser(),
-        rest.get(Routes.channelMessages(channelId), { query: new URLSearchParams({ limit: String(scanLimit) }) }) as Promise<APIMessage[]>,
+        rest.get(Routes.channelMessages(channelId), {
+          query: new URLSearchParams({ limit: String(scanLimit) }),
+        }) as Promise<APIMessage[]>,
       ]);
       return recent.find((m) => m.author?.id === self.id && predicate(m));
     } catch (err) {
@@ -128,7 +140,10 @@ export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationN
   ): Promise<APIMessage> {
     const earlier = await findOwn(channelId, isEarlier);
     if (earlier) {
-      log.info({ workflow_id: workflowId, channel_id: channelId, message_id: earlier.id, kind }, 'already posted; not posting again');
+      log.info(
+        { workflow_id: workflowId, channel_id: channelId, message_id: earlier.id, kind },
+        'already posted; not posting again',
+      );
       return earlier;
     }
     return (await rest.post(Routes.channelMessages(channelId), {
@@ -145,13 +160,17 @@ export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationN
     name: DISCORD_NOTIFIER_NAME,
 
     async announce(notice: EscalationNotice): Promise<AnnouncementRef[]> {
-      if (!isProposalWorkflowId(notice.workflow_id)) throw new BadInputError(`not a proposal workflow id: ${notice.workflow_id}`);
+      if (!isProposalWorkflowId(notice.workflow_id))
+        throw new BadInputError(`not a proposal workflow id: ${notice.workflow_id}`);
       const payload = renderEscalation(notice);
       const targets: Array<{ recipient?: string; userId?: string }> = opts.channelId
         ? [{}]
         : discordUserIds(notice.approvers).map((id) => ({ recipient: `discord:${id}`, userId: id }));
       if (targets.length === 0) {
-        log.warn({ workflow_id: notice.workflow_id }, 'no discord:<id> approvers and no DISCORD_CHANNEL_ID: nothing posted to Discord');
+        log.warn(
+          { workflow_id: notice.workflow_id },
+          'no discord:<id> approvers and no DISCORD_CHANNEL_ID: nothing posted to Discord',
+        );
         return [];
       }
       const refs: DiscordAnnouncementRef[] = [];
@@ -159,7 +178,9 @@ export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationN
       for (const t of targets) {
         try {
           const channelId = opts.channelId ?? (await dmChannel(t.userId as string));
-          const msg = await postOnce(channelId, notice.workflow_id, 'announce', payload, (m) => carriesWorkflow(m, notice.workflow_id));
+          const msg = await postOnce(channelId, notice.workflow_id, 'announce', payload, (m) =>
+            carriesWorkflow(m, notice.workflow_id),
+          );
           refs.push({
             notifier: DISCORD_NOTIFIER_NAME,
             channel_id: channelId,
@@ -170,16 +191,27 @@ export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationN
           if (!isPermanent(err)) throw err;
           // One approver with closed DMs must not block the others; the retry would fail the same way.
           refused.push(`${t.recipient ?? `channel ${opts.channelId}`}: ${describe(err)}`);
-          log.warn({ workflow_id: notice.workflow_id, recipient: t.recipient, channel_id: opts.channelId, error: describe(err) }, 'Discord refused the escalation message');
+          log.warn(
+            {
+              workflow_id: notice.workflow_id,
+              recipient: t.recipient,
+              channel_id: opts.channelId,
+              error: describe(err),
+            },
+            'Discord refused the escalation message',
+          );
         }
       }
-      if (refs.length === 0) throw new DiscordDeliveryError(`Discord refused every escalation message: ${refused.join('; ')}`);
+      if (refs.length === 0)
+        throw new DiscordDeliveryError(`Discord refused every escalation message: ${refused.join('; ')}`);
       log.info({ workflow_id: notice.workflow_id, messages: refs.length }, 'escalation posted to Discord');
       return refs;
     },
 
     async remind(reminder: ReminderNotice): Promise<void> {
-      const approved = new Set(reminder.approvals.filter((d: DecisionRecord) => d.decision === 'approve').map((d) => d.approver));
+      const approved = new Set(
+        reminder.approvals.filter((d: DecisionRecord) => d.decision === 'approve').map((d) => d.approver),
+      );
       const pending = discordUserIds(reminder.notice.approvers).filter((id) => !approved.has(`discord:${id}`));
       for (const ref of reminder.refs.filter(isDiscordRef)) {
         if (ref.recipient && approved.has(ref.recipient)) continue;
@@ -190,12 +222,19 @@ export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationN
             ref.channel_id,
             reminder.notice.workflow_id,
             'remind',
-            { content, allowed_mentions, message_reference: { message_id: ref.message_id, channel_id: ref.channel_id, fail_if_not_exists: false } },
+            {
+              content,
+              allowed_mentions,
+              message_reference: { message_id: ref.message_id, channel_id: ref.channel_id, fail_if_not_exists: false },
+            },
             (m) => m.message_reference?.message_id === ref.message_id,
           );
         } catch (err) {
           if (!isPermanent(err)) throw err;
-          log.warn({ workflow_id: reminder.notice.workflow_id, channel_id: ref.channel_id, error: describe(err) }, 'Discord refused the reminder');
+          log.warn(
+            { workflow_id: reminder.notice.workflow_id, channel_id: ref.channel_id, error: describe(err) },
+            'Discord refused the reminder',
+          );
         }
       }
     },
@@ -214,7 +253,10 @@ export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationN
           await rest.patch(Routes.channelMessage(ref.channel_id, ref.message_id), { body: payload });
         } catch (err) {
           if (!isPermanent(err)) throw err;
-          log.warn({ workflow_id: resolution.workflow_id, message_id: ref.message_id, error: describe(err) }, 'could not update the escalation message');
+          log.warn(
+            { workflow_id: resolution.workflow_id, message_id: ref.message_id, error: describe(err) },
+            'could not update the escalation message',
+          );
         }
       }
     },

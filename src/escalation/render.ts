@@ -224,25 +224,34 @@ export function evidenceChecksOf(notice: EscalationNotice): Map<number, Evidence
   const source =
     (notice as { evidence_checks?: unknown }).evidence_checks ??
     notice.verdict?.evidence_checks ??
-    ((notice.verdict?.judge as { evidence?: { checks?: unknown } } | undefined)?.evidence?.checks);
+    (notice.verdict?.judge as { evidence?: { checks?: unknown } } | undefined)?.evidence?.checks;
   const out = new Map<number, EvidenceStatus>();
   if (!Array.isArray(source)) return out;
   for (const c of source as Array<Partial<EvidenceCheckView>>) {
-    if (typeof c?.index === 'number' && typeof c.status === 'string' && c.status in EVIDENCE_MARK) out.set(c.index, c.status);
+    if (typeof c?.index === 'number' && typeof c.status === 'string' && c.status in EVIDENCE_MARK)
+      out.set(c.index, c.status);
   }
   return out;
 }
 
-function evidenceLines(items: readonly EvidenceView[], checks: ReadonlyMap<number, EvidenceStatus> = new Map()): string {
+function evidenceLines(
+  items: readonly EvidenceView[],
+  checks: ReadonlyMap<number, EvidenceStatus> = new Map(),
+): string {
   if (items.length === 0) return 'none cited';
   const lines: string[] = [];
   let known = false;
   for (const [i, ev] of items.entries()) {
-    const status: EvidenceStatus | undefined = checks.get(i) ?? (ev.verified === true ? 'verified' : ev.verified === false ? 'failed' : undefined);
+    const status: EvidenceStatus | undefined =
+      checks.get(i) ?? (ev.verified === true ? 'verified' : ev.verified === false ? 'failed' : undefined);
     if (status) known = true;
     const mark = status ? EVIDENCE_MARK[status] : '▫️';
     const label = safeText(ev.title ?? ev.source ?? ev.type, 120);
-    const where = ev.url ? ` ${inlineCode(ev.url, 200)}` : ev.source && ev.title ? ` ${inlineCode(ev.source, 120)}` : '';
+    const where = ev.url
+      ? ` ${inlineCode(ev.url, 200)}`
+      : ev.source && ev.title
+        ? ` ${inlineCode(ev.source, 120)}`
+        : '';
     const kind = ev.title || ev.source ? ` (${safeText(ev.type, 40)})` : '';
     lines.push(`${mark} ${label}${kind}${where}`);
     if (lines.join('\n').length > LIMITS.fieldValue - 40) {
@@ -327,10 +336,17 @@ export function renderEscalation(notice: EscalationNotice, decisions: readonly D
       field(FIELD.actor, safeText(notice.dispute.actor_position || p.justification, 1000)),
       field(
         judgeName,
-        judgePosition ? safeText(judgePosition, 1000) : notice.tier === 'human-only' ? 'Not judged: this tier is decided by people only.' : 'No reasoning given.',
+        judgePosition
+          ? safeText(judgePosition, 1000)
+          : notice.tier === 'human-only'
+            ? 'Not judged: this tier is decided by people only.'
+            : 'No reasoning given.',
       ),
       field(FIELD.parameters, codeBlock(JSON.stringify(p.parameters ?? {}, null, 1), 'json', 600)),
-      field(`${FIELD.evidence} (${p.cited_evidence.length})`, evidenceLines(p.cited_evidence as EvidenceView[], evidenceChecksOf(notice))),
+      field(
+        `${FIELD.evidence} (${p.cited_evidence.length})`,
+        evidenceLines(p.cited_evidence as EvidenceView[], evidenceChecksOf(notice)),
+      ),
       field(FIELD.constraints, constraintLines(p, notice.verdict)),
     ],
     footer: { text: footerText(notice.workflow_id, p.proposal_id) },
@@ -341,7 +357,12 @@ export function renderEscalation(notice: EscalationNotice, decisions: readonly D
     `**Decision needed:** ${action} by ${agent} (${safeText(notice.tier, 40)})${approvalsNote} · decide ${deadline}`,
     LIMITS.content,
   );
-  return { content, embeds: [fitEmbed(embed)], components: renderButtons(notice.workflow_id), allowed_mentions: { parse: [] } };
+  return {
+    content,
+    embeds: [fitEmbed(embed)],
+    components: renderButtons(notice.workflow_id),
+    allowed_mentions: { parse: [] },
+  };
 }
 
 function isFinal(status: OutcomeStatus): boolean {
@@ -365,20 +386,46 @@ export function describeOutcome(o: OutcomeView): { headline: string; details: st
     const headline = `⏳ ${approvals.length} of ${needed} approvals · waiting for ${Math.max(0, needed - approvals.length)} more`;
     return { headline, details: lines.join('\n') || 'No decisions yet.', color: COLORS.pending, final: false };
   }
-  if (o.verdict?.decided_by === 'timeout' || (o.decisions.length === 0 && o.status === 'rejected' && !o.verdict?.decided_by.startsWith('human:'))) {
+  if (
+    o.verdict?.decided_by === 'timeout' ||
+    (o.decisions.length === 0 && o.status === 'rejected' && !o.verdict?.decided_by.startsWith('human:'))
+  ) {
     const expired = o.verdict?.decided_by === 'timeout';
-    const headline = expired ? '⌛ Expired: no decision before the deadline, so it was rejected' : `❌ Rejected (${safeText(o.verdict?.decided_by ?? 'unknown', 64)})`;
+    const headline = expired
+      ? '⌛ Expired: no decision before the deadline, so it was rejected'
+      : `❌ Rejected (${safeText(o.verdict?.decided_by ?? 'unknown', 64)})`;
     const details = [...lines, o.verdict?.reason ? safeText(o.verdict.reason, 400) : ''].filter(Boolean).join('\n');
-    return { headline, details: details || 'No approver decided in time.', color: expired ? COLORS.expired : COLORS.rejected, final: true };
+    return {
+      headline,
+      details: details || 'No approver decided in time.',
+      color: expired ? COLORS.expired : COLORS.rejected,
+      final: true,
+    };
   }
   if (rejects.length > 0 || o.status === 'rejected') {
     const by = rejects.length ? ` by ${rejects.map((d) => who(d.approver)).join(', ')}` : '';
-    return { headline: `❌ Rejected${by}`, details: lines.join('\n') || 'Rejected.', color: COLORS.rejected, final: true };
+    return {
+      headline: `❌ Rejected${by}`,
+      details: lines.join('\n') || 'Rejected.',
+      color: COLORS.rejected,
+      final: true,
+    };
   }
   const by = approvals.length ? ` by ${approvals.map((d) => who(d.approver)).join(', ')}` : '';
   const tail =
-    o.status === 'executed' ? ' · executed' : o.status === 'failed' ? ' · execution failed' : o.status === 'pending' ? ' · executing' : '';
-  return { headline: `✅ Approved${by}${tail}`, details: lines.join('\n') || 'Approved.', color: COLORS.approved, final: true };
+    o.status === 'executed'
+      ? ' · executed'
+      : o.status === 'failed'
+        ? ' · execution failed'
+        : o.status === 'pending'
+          ? ' · executing'
+          : '';
+  return {
+    headline: `✅ Approved${by}${tail}`,
+    details: lines.join('\n') || 'Approved.',
+    color: COLORS.approved,
+    final: true,
+  };
 }
 
 /**
@@ -389,7 +436,10 @@ export function renderOutcome(original: APIEmbed | undefined, outcome: OutcomeVi
   const { headline, details, color, final } = describeOutcome(outcome);
   const base: APIEmbed = original
     ? { ...original }
-    : { title: 'Escalated proposal', footer: { text: footerText(outcome.workflow_id, outcome.verdict?.proposal_id ?? '?') } };
+    : {
+        title: 'Escalated proposal',
+        footer: { text: footerText(outcome.workflow_id, outcome.verdict?.proposal_id ?? '?') },
+      };
   const kept = (base.fields ?? []).filter((f) => f.name !== FIELD.outcome);
   const fields = kept.map((f) => {
     if (f.name === FIELD.deadline && final) return { ...f, value: 'Closed' };
@@ -412,7 +462,10 @@ export function renderOutcome(original: APIEmbed | undefined, outcome: OutcomeVi
 }
 
 /** A short reply under the original message; pings only the approvers still expected to act. */
-export function renderReminder(notice: ReminderNotice, mentionUserIds: readonly string[] = []): { content: string; allowed_mentions: AllowedMentions } {
+export function renderReminder(
+  notice: ReminderNotice,
+  mentionUserIds: readonly string[] = [],
+): { content: string; allowed_mentions: AllowedMentions } {
   const n = notice.notice;
   const approvals = notice.approvals.filter((d) => d.decision === 'approve').length;
   const needed = Math.max(1, n.approvals_needed);

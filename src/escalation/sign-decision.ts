@@ -8,7 +8,12 @@ import { decisionSigningBytes } from './signing';
  * policy's `escalation.approverKeys` (and `discordBotKey`) say whose decisions must carry one; the
  * workflow verifies it with {@link import('./signing').refuseDecisionSignature}.
  */
-export function signDecision(workflowId: string, decision: HumanDecision, key: KeyFile, now = new Date()): HumanDecision {
+export function signDecision(
+  workflowId: string,
+  decision: HumanDecision,
+  key: KeyFile,
+  now = new Date(),
+): HumanDecision {
   const signedAt = now.toISOString();
   const nonce = newNonce();
   const value = signBytes(decisionSigningBytes(workflowId, decision, signedAt, nonce), key.private_key);

@@ -15,7 +15,12 @@ import type { CompliancePolicy } from '../contracts/policy';
 export const DECISION_SIGNATURE_WINDOW_MS = 5 * 60_000;
 
 /** The exact bytes signed: a domain tag, then the decision bound to one workflow, canonically. */
-export function decisionSigningBytes(workflowId: string, d: HumanDecision, signedAt: string, nonce: string): Uint8Array {
+export function decisionSigningBytes(
+  workflowId: string,
+  d: HumanDecision,
+  signedAt: string,
+  nonce: string,
+): Uint8Array {
   const statement = {
     workflow_id: workflowId,
     decision: d.decision,
@@ -36,7 +41,12 @@ export function signingKeyFor(policy: CompliancePolicy, approver: string): strin
 }
 
 /** Why a decision's signature is not acceptable now, or null. Never throws. */
-export function refuseDecisionSignature(policy: CompliancePolicy, workflowId: string, d: HumanDecision, nowMs: number): string | null {
+export function refuseDecisionSignature(
+  policy: CompliancePolicy,
+  workflowId: string,
+  d: HumanDecision,
+  nowMs: number,
+): string | null {
   const key = signingKeyFor(policy, d.approver);
   if (!key) {
     return policy.spec.escalation.requireSignedDecisions

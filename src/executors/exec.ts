@@ -9,11 +9,16 @@ import type { Executor } from './types';
 // Repository config can make read-only git commands run programs (fsmonitor, hooks, pager);
 // these override it for every allowlisted git call.
 const GIT_SAFETY = [
-  '-c', 'core.fsmonitor=false',
-  '-c', 'core.hooksPath=/dev/null',
-  '-c', 'core.pager=cat',
-  '-c', 'log.showSignature=false',
-  '-c', 'gpg.program=false',
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.hooksPath=/dev/null',
+  '-c',
+  'core.pager=cat',
+  '-c',
+  'log.showSignature=false',
+  '-c',
+  'gpg.program=false',
   '--no-pager',
 ];
 // External diff drivers and textconv filters (diff.external, diff.<driver>.command|textconv via
@@ -33,7 +38,8 @@ export const execExecutor: Executor = {
     const defaultCwd = exec.cwdRoots[0]!;
     await mkdir(defaultCwd, { recursive: true });
     const confined = confine(parameters.cwd ?? defaultCwd, exec.cwdRoots, ctx.baseDir);
-    if (!confined) throw new ExecutionRefusedError(`cwd ${JSON.stringify(parameters.cwd)} is outside the allowed directories`);
+    if (!confined)
+      throw new ExecutionRefusedError(`cwd ${JSON.stringify(parameters.cwd)} is outside the allowed directories`);
     // Checked again here, against the directory the command really runs in.
     const finding = checkExec(parameters.command, ctx.policy, { cwd: confined.real, baseDir: ctx.baseDir });
     if (finding) throw new ExecutionRefusedError(finding.reason);
@@ -78,11 +84,13 @@ export const execExecutor: Executor = {
         chunks[which].push(kept);
         used += kept.length;
       };
-      const text = (which: 'stdout' | 'stderr') => new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks[which])).replace(/\uFFFD$/, '');
+      const text = (which: 'stdout' | 'stderr') =>
+        new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks[which])).replace(/\uFFFD$/, '');
       child.stdout.on('data', take('stdout'));
       child.stderr.on('data', take('stderr'));
       child.on('error', (err) => {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') resolve({ ok: false, error: `${program}: command not found` });
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+          resolve({ ok: false, error: `${program}: command not found` });
         else if (err.name === 'AbortError') reject(err);
         else resolve({ ok: false, error: err.message });
       });
@@ -90,7 +98,15 @@ export const execExecutor: Executor = {
         const timedOut = signal === 'SIGKILL' && code === null;
         resolve({
           ok: code === 0,
-          output: { exit_code: code, signal, timed_out: timedOut, cwd: confined.real, stdout: text('stdout'), stderr: text('stderr'), truncated },
+          output: {
+            exit_code: code,
+            signal,
+            timed_out: timedOut,
+            cwd: confined.real,
+            stdout: text('stdout'),
+            stderr: text('stderr'),
+            truncated,
+          },
           error: code === 0 ? undefined : timedOut ? `timed out after ${timeoutMs} ms` : `exit code ${code ?? signal}`,
         });
       });

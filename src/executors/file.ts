@@ -16,10 +16,13 @@ export const fileExecutor: Executor = {
     const { target, parameters } = actionOf(ctx.proposal, 'file_write');
     const roots = ctx.policy.spec.files.roots;
     const confined = confine(target.path, roots, ctx.baseDir);
-    if (!confined) throw new ExecutionRefusedError(`path ${JSON.stringify(target.path)} resolves outside the allowed roots`);
+    if (!confined)
+      throw new ExecutionRefusedError(`path ${JSON.stringify(target.path)} resolves outside the allowed roots`);
     const only = ctx.verdict.constraints.files_only;
     if (only && !only.some((f) => isInside(confined.real, realPath(f, ctx.baseDir)))) {
-      throw new ExecutionRefusedError(`path ${JSON.stringify(target.path)} is outside the verdict's files_only constraint`);
+      throw new ExecutionRefusedError(
+        `path ${JSON.stringify(target.path)} is outside the verdict's files_only constraint`,
+      );
     }
     await mkdir(dirname(confined.real), { recursive: true });
     // The directory may have been swapped for a symlink between the check and mkdir: check again.
@@ -39,7 +42,8 @@ export const fileExecutor: Executor = {
       handle = await open(confined.real, flags, 0o644);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST') return { ok: false, error: `${target.path} already exists (mode create); use mode overwrite or append` };
+      if (code === 'EEXIST')
+        return { ok: false, error: `${target.path} already exists (mode create); use mode overwrite or append` };
       if (code === 'ELOOP') throw new ExecutionRefusedError(`${target.path} is a symlink; refusing to follow it`);
       throw err;
     }
@@ -48,6 +52,9 @@ export const fileExecutor: Executor = {
     } finally {
       await handle.close();
     }
-    return { ok: true, output: { path: confined.real, bytes: Buffer.byteLength(parameters.content), mode: parameters.mode } };
+    return {
+      ok: true,
+      output: { path: confined.real, bytes: Buffer.byteLength(parameters.content), mode: parameters.mode },
+    };
   },
 };

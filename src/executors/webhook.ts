@@ -5,7 +5,10 @@ import type { Executor } from './types';
  * (policy `spec.webhook.routes`), for action types executed by systems outside this process. The
  * Idempotency-Key header lets the far side drop a duplicate delivery.
  */
-export function webhookExecutor(fetchImpl: typeof fetch = fetch, token = process.env.AGENT_JUDGE_WEBHOOK_TOKEN): Executor {
+export function webhookExecutor(
+  fetchImpl: typeof fetch = fetch,
+  token = process.env.AGENT_JUDGE_WEBHOOK_TOKEN,
+): Executor {
   return {
     name: 'webhook',
     async run(ctx) {

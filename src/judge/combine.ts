@@ -40,7 +40,10 @@ function insideDir(p: string, root: string): boolean {
  * The intersection of two `files_only` lists of path prefixes: what both allow. An entry survives
  * when it lies inside an entry of the other list. Empty means nothing may change.
  */
-export function intersectScopes(base: readonly string[] | undefined, extra: readonly string[] | undefined): string[] | undefined {
+export function intersectScopes(
+  base: readonly string[] | undefined,
+  extra: readonly string[] | undefined,
+): string[] | undefined {
   if (!extra) return base ? [...base] : undefined;
   const cleanExtra = extra.map(scopeDir).filter((d): d is string => d !== null);
   if (!base) return [...new Set(cleanExtra)];
@@ -60,8 +63,15 @@ export function mergeConstraints(base: Constraints, extra: ModelAnswer['constrai
   if (!extra) return base;
   const files = intersectScopes(base.files_only, extra.files_only);
   const maxLines =
-    base.max_lines === undefined ? extra.max_lines : extra.max_lines === undefined ? base.max_lines : Math.min(base.max_lines, extra.max_lines);
-  const noDeletion = base.no_existing_code_deletion === true || extra.no_existing_code_deletion === true ? true : base.no_existing_code_deletion;
+    base.max_lines === undefined
+      ? extra.max_lines
+      : extra.max_lines === undefined
+        ? base.max_lines
+        : Math.min(base.max_lines, extra.max_lines);
+  const noDeletion =
+    base.no_existing_code_deletion === true || extra.no_existing_code_deletion === true
+      ? true
+      : base.no_existing_code_deletion;
   const limits = [base.scope_limit, extra.scope_limit].filter((s): s is string => Boolean(s));
   return {
     require_human_review: base.require_human_review || extra.require_human_review === true,
@@ -122,7 +132,9 @@ export function combineVerdict(input: CombineInput): Verdict {
     return {
       proposal_id: proposal.proposal_id,
       verdict: 'CLARIFY',
-      reason: clipReason(`the judge model failed: ${model.audit.error ?? 'unknown error'}; confidence 0, so a person decides`),
+      reason: clipReason(
+        `the judge model failed: ${model.audit.error ?? 'unknown error'}; confidence 0, so a person decides`,
+      ),
       constraints: { ...base, require_human_review: true },
       escalation: null,
       confidence: 0,

@@ -36,7 +36,9 @@ export function parseCorpus(text: string, source = 'corpus'): EvalCase[] {
     }
     const parsed = CorpusLine.safeParse(value);
     if (!parsed.success) {
-      throw new BadInputError(`${source}:${line}: ${parsed.error.issues.map((x) => `${x.path.join('.') || 'line'}: ${x.message}`).join('; ')}`);
+      throw new BadInputError(
+        `${source}:${line}: ${parsed.error.issues.map((x) => `${x.path.join('.') || 'line'}: ${x.message}`).join('; ')}`,
+      );
     }
     const proposal = safeParseProposal(parsed.data.proposal);
     if (!proposal.ok) throw new BadInputError(`${source}:${line}: ${proposal.error}`);
@@ -119,14 +121,19 @@ const ratio = (a: number, b: number) => (b === 0 ? null : Math.round((a / b) * 1
 /** Confusion matrix, per-verdict precision and recall, false-approve rate and latency. Pure. */
 export function summarizeEval(results: readonly CaseResult[], model: string | null = null): EvalReport {
   const kinds = VerdictKindSchema.options;
-  const confusion = Object.fromEntries(kinds.map((k) => [k, Object.fromEntries(OUTCOMES.map((o) => [o, 0]))])) as EvalReport['confusion'];
+  const confusion = Object.fromEntries(
+    kinds.map((k) => [k, Object.fromEntries(OUTCOMES.map((o) => [o, 0]))]),
+  ) as EvalReport['confusion'];
   for (const r of results) confusion[r.expected][r.outcome] += 1;
   const perVerdict = Object.fromEntries(
     kinds.map((k) => {
       const support = results.filter((r) => r.expected === k).length;
       const predicted = results.filter((r) => r.outcome === k).length;
       const tp = results.filter((r) => r.expected === k && r.outcome === k).length;
-      return [k, { support, predicted, truePositives: tp, precision: ratio(tp, predicted), recall: ratio(tp, support) }];
+      return [
+        k,
+        { support, predicted, truePositives: tp, precision: ratio(tp, predicted), recall: ratio(tp, support) },
+      ];
     }),
   ) as EvalReport['perVerdict'];
   const shouldNotApprove = results.filter((r) => r.expected !== 'APPROVE');
@@ -145,10 +152,20 @@ export function summarizeEval(results: readonly CaseResult[], model: string | nu
     falseApproves: falseApproves.map((r) => r.id),
     judgeFailures: results.filter((r) => r.verdict.judge?.error !== undefined).length,
     decidedBy,
-    latencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)), max: round(latencies.at(-1) ?? Number.NaN) },
+    latencyMs: {
+      p50: round(percentile(latencies, 50)),
+      p95: round(percentile(latencies, 95)),
+      max: round(latencies.at(-1) ?? Number.NaN),
+    },
     mismatches: results
       .filter((r) => r.expected !== r.outcome)
-      .map((r) => ({ id: r.id, expected: r.expected, outcome: r.outcome, rule: r.verdict.rule, reason: r.verdict.reason })),
+      .map((r) => ({
+        id: r.id,
+        expected: r.expected,
+        outcome: r.outcome,
+        rule: r.verdict.rule,
+        reason: r.verdict.reason,
+      })),
     results: [...results],
   };
 }
@@ -173,7 +190,12 @@ export async function runEval(cases: readonly EvalCase[], options: RunEvalOption
       const c = cases[i] as EvalCase;
       const started = performance.now();
       const verdict = await judgeProposal(
-        { proposal: c.proposal, tier: tierFor(options.policy, c.proposal.action_type), round: 0, policy: options.policy },
+        {
+          proposal: c.proposal,
+          tier: tierFor(options.policy, c.proposal.action_type),
+          round: 0,
+          policy: options.policy,
+        },
         options.deps,
       );
       const result: CaseResult = {
@@ -215,15 +237,20 @@ export function formatEvalReport(r: EvalReport): string {
     '',
     `accuracy            ${pct(r.accuracy)}`,
     `false-approve rate  ${pct(r.falseApproveRate)}${
-      r.falseApproves.length ? `  (${r.falseApproves.slice(0, 8).join(', ')}${r.falseApproves.length > 8 ? `, +${r.falseApproves.length - 8} more` : ''})` : ''
+      r.falseApproves.length
+        ? `  (${r.falseApproves.slice(0, 8).join(', ')}${r.falseApproves.length > 8 ? `, +${r.falseApproves.length - 8} more` : ''})`
+        : ''
     }`,
     `judge failures      ${r.judgeFailures}`,
-    `decided by          ${Object.entries(r.decidedBy).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    `decided by          ${Object.entries(r.decidedBy)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
     `latency             p50 ${r.latencyMs.p50} ms, p95 ${r.latencyMs.p95} ms, max ${r.latencyMs.max} ms`,
   ];
   if (r.mismatches.length > 0) {
     lines.push('', 'mismatches:');
-    for (const m of r.mismatches) lines.push(`  ${m.id}: expected ${m.expected}, got ${m.outcome}${m.rule ? ` [${m.rule}]` : ''}`);
+    for (const m of r.mismatches)
+      lines.push(`  ${m.id}: expected ${m.expected}, got ${m.outcome}${m.rule ? ` [${m.rule}]` : ''}`);
   }
   return `${lines.join('\n')}\n`;
 }

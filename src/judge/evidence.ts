@@ -70,7 +70,13 @@ export function parseForgeUrl(url: string): ForgeRef | null {
     const kind = ISSUE_KINDS[segments[i] as string];
     const num = segments[i + 1] as string;
     if (kind && /^[1-9][0-9]{0,9}$/.test(num)) {
-      return { host: parsed.host, owner: segments[i - 2] as string, repo: segments[i - 1] as string, kind, number: Number(num) };
+      return {
+        host: parsed.host,
+        owner: segments[i - 2] as string,
+        repo: segments[i - 1] as string,
+        kind,
+        number: Number(num),
+      };
     }
   }
   return null;
@@ -134,7 +140,8 @@ async function lookupForgejo(
       return { found: false, why: 'unreachable', detail: `the Forgejo API answered HTTP ${res.status}` };
     }
     const body = ForgejoIssue.safeParse(await res.json());
-    if (!body.success) return { found: false, why: 'unreachable', detail: 'the Forgejo API answered with an unexpected shape' };
+    if (!body.success)
+      return { found: false, why: 'unreachable', detail: 'the Forgejo API answered with an unexpected shape' };
     return {
       found: true,
       state: body.data.state,
@@ -143,7 +150,10 @@ async function lookupForgejo(
     };
   } catch (err) {
     const name = (err as Error).name;
-    const why = name === 'TimeoutError' || name === 'AbortError' ? `timed out after ${forgejo.timeoutMs} ms` : 'could not be reached';
+    const why =
+      name === 'TimeoutError' || name === 'AbortError'
+        ? `timed out after ${forgejo.timeoutMs} ms`
+        : 'could not be reached';
     return { found: false, why: 'unreachable', detail: `the Forgejo API ${why}` };
   }
 }
@@ -169,11 +179,13 @@ async function checkOne(
   if (settings.allowedHosts.size === 0) {
     return check('unverifiable', 'the policy lists no evidence hosts, so the host cannot be checked');
   }
-  if (!settings.allowedHosts.has(host)) return check('failed', 'the URL is on a host the policy does not allow for evidence');
+  if (!settings.allowedHosts.has(host))
+    return check('failed', 'the URL is on a host the policy does not allow for evidence');
   if (!ref) return check('failed', 'an issue or pull request citation whose URL is not an issue or pull request URL');
 
   const fj = settings.forgejo;
-  if (!fj || host !== fj.webHost) return check('unverifiable', 'allowed host; existence not checked (no Forgejo API for this host)');
+  if (!fj || host !== fj.webHost)
+    return check('unverifiable', 'allowed host; existence not checked (no Forgejo API for this host)');
   if (!SAFE_REPO_PART.test(ref.owner) || !SAFE_REPO_PART.test(ref.repo)) {
     return check('failed', 'the repository name in the URL is not a valid Forgejo name');
   }
@@ -183,7 +195,8 @@ async function checkOne(
     return check('other-repo', `Forgejo says it belongs to a different repository than the target ${targetRepo}`);
   }
   const what = found.isPull ? 'pull request' : 'issue';
-  if (found.state !== 'open') return check('failed', `the ${what} exists but is ${found.state === 'closed' ? 'closed' : 'not open'}`);
+  if (found.state !== 'open')
+    return check('failed', `the ${what} exists but is ${found.state === 'closed' ? 'closed' : 'not open'}`);
   return check('verified', `the ${what} exists and is open${targetRepo ? ` in ${targetRepo}` : ''}`);
 }
 
@@ -198,7 +211,9 @@ export async function verifyEvidence(
 ): Promise<EvidenceReport> {
   const resolved = resolveSettings(settings);
   const targetRepo = targetRepoOf(proposal);
-  const checks = await Promise.all(proposal.cited_evidence.map((e, i) => checkOne(e, i, targetRepo, resolved, options)));
+  const checks = await Promise.all(
+    proposal.cited_evidence.map((e, i) => checkOne(e, i, targetRepo, resolved, options)),
+  );
   const count = (s: EvidenceStatus) => checks.filter((c) => c.status === s).length;
   return {
     checks,

@@ -77,32 +77,59 @@ export async function judgeProposal(input: JudgeInput, deps: JudgeDeps): Promise
   const withChecks = (v: Verdict): Verdict => ({ ...v, evidence_checks: evidence.checks });
   if (evidence.otherRepo > 0) {
     const bad = evidence.checks.filter((c) => c.status === 'other-repo');
-    return withChecks(rulesVerdict(proposal, tier, { verdict: 'REJECT', rule: 'evidence.other-repo', reason: `evidence for another repository: ${describeChecks(bad)}` }, decidedAt()));
+    return withChecks(
+      rulesVerdict(
+        proposal,
+        tier,
+        {
+          verdict: 'REJECT',
+          rule: 'evidence.other-repo',
+          reason: `evidence for another repository: ${describeChecks(bad)}`,
+        },
+        decidedAt(),
+      ),
+    );
   }
   if (evidence.failed > 0) {
     const bad = evidence.checks.filter((c) => c.status === 'failed');
-    return withChecks(rulesVerdict(
-      proposal,
-      tier,
-      { verdict: 'CLARIFY', rule: 'evidence.failed', reason: `cited evidence failed verification: ${describeChecks(bad)}; cite open issues or PRs of the target on an allowed host` },
-      decidedAt(),
-    ));
+    return withChecks(
+      rulesVerdict(
+        proposal,
+        tier,
+        {
+          verdict: 'CLARIFY',
+          rule: 'evidence.failed',
+          reason: `cited evidence failed verification: ${describeChecks(bad)}; cite open issues or PRs of the target on an allowed host`,
+        },
+        decidedAt(),
+      ),
+    );
   }
 
   if (!deps.model) {
-    return withChecks(rulesVerdict(
-      proposal,
-      tier,
-      { verdict: 'APPROVE', rule: 'rules.passed', reason: 'no rule objects: scope, allowlist and paths are within policy' },
-      decidedAt(),
-    ));
+    return withChecks(
+      rulesVerdict(
+        proposal,
+        tier,
+        {
+          verdict: 'APPROVE',
+          rule: 'rules.passed',
+          reason: 'no rule objects: scope, allowlist and paths are within policy',
+        },
+        decidedAt(),
+      ),
+    );
   }
 
   const markers = findInjectionMarkers(proposal);
   const prompt = buildPrompt({ proposal, tier, policy, evidence: evidence.checks, markers, round: input.round });
-  const outcome = await askModel(deps.model, prompt, { timeoutMs: deps.modelTimeoutMs ?? settings?.timeoutMs ?? 20_000 });
+  const outcome = await askModel(deps.model, prompt, {
+    timeoutMs: deps.modelTimeoutMs ?? settings?.timeoutMs ?? 20_000,
+  });
   // A schema violation here is a bug in this module, not a model problem: let it fail loudly.
-  return VerdictSchema.parse(withChecks(combineVerdict({ proposal, tier, evidence, markers, model: outcome, decidedAt: decidedAt() })));
+  return VerdictSchema.parse(
+    withChecks(combineVerdict({ proposal, tier, evidence, markers, model: outcome, decidedAt: decidedAt() })),
+  );
 }
 
 /** The judge model the policy and environment ask for, or null when the judge runs on rules alone. */

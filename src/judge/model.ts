@@ -118,7 +118,12 @@ const clip = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n - 1)
 
 /** One readable line for a failed model call: timeout, HTTP error from the server, or unreachable. */
 export function describeModelError(err: unknown, timeoutMs: number): string {
-  const e = err as { name?: string; message?: string; status_code?: number; cause?: { message?: string; code?: string } };
+  const e = err as {
+    name?: string;
+    message?: string;
+    status_code?: number;
+    cause?: { message?: string; code?: string };
+  };
   if (e?.name === 'TimeoutError' || (e?.name === 'AbortError' && e.message?.includes('timeout'))) {
     return `the model did not answer within ${timeoutMs} ms`;
   }
@@ -167,7 +172,9 @@ export async function askModel(client: ModelClient, prompt: JudgePrompt, options
     try {
       reply = await client.chat(messages, { signal });
     } catch (err) {
-      const why = signal.aborted ? `the model did not answer within ${options.timeoutMs} ms` : describeModelError(err, options.timeoutMs);
+      const why = signal.aborted
+        ? `the model did not answer within ${options.timeoutMs} ms`
+        : describeModelError(err, options.timeoutMs);
       return { ok: false, audit: audit(attempt === 1 ? why : `${why} (on the retry after invalid output)`) };
     }
     promptTokens = add(promptTokens, reply.promptTokens);

@@ -185,7 +185,9 @@ export function policyFacts(proposal: Proposal, tier: Tier, policy: CompliancePo
     case 'discord_message':
     case 'web_publish':
     case 'issue_comment':
-      facts.push('This is communication others will read: reject content that leaks secrets or internal data, deceives, harasses, or speaks beyond the agent\'s task.');
+      facts.push(
+        "This is communication others will read: reject content that leaks secrets or internal data, deceives, harasses, or speaks beyond the agent's task.",
+      );
       break;
     default:
       break;

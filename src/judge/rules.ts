@@ -104,7 +104,11 @@ export function hardRules(proposal: Proposal, ctx: RuleContext): RuleFinding | n
     const files = (p.files_changed as string[] | undefined) ?? [];
     const escaping = files.find((f) => repoPath(f) === null);
     if (escaping !== undefined) {
-      return { verdict: 'REJECT', rule: 'scope.path-escape', reason: `file ${JSON.stringify(escaping)} escapes the repository root` };
+      return {
+        verdict: 'REJECT',
+        rule: 'scope.path-escape',
+        reason: `file ${JSON.stringify(escaping)} escapes the repository root`,
+      };
     }
     if (scope.files_only) {
       const outside = files.filter((f) => !withinScope(f, scope.files_only ?? []));
@@ -132,7 +136,11 @@ export function hardRules(proposal: Proposal, ctx: RuleContext): RuleFinding | n
   if (proposal.action_type === 'exec') {
     const cwd = typeof p.cwd === 'string' ? confine(p.cwd, policy.spec.exec.cwdRoots, baseDir) : null;
     if (typeof p.cwd === 'string' && !cwd) {
-      return { verdict: 'REJECT', rule: 'exec.cwd', reason: `cwd ${JSON.stringify(p.cwd)} is outside the allowed directories` };
+      return {
+        verdict: 'REJECT',
+        rule: 'exec.cwd',
+        reason: `cwd ${JSON.stringify(p.cwd)} is outside the allowed directories`,
+      };
     }
     const finding = checkExec((p.command as string[] | undefined) ?? [], policy, {
       cwd: cwd?.real ?? policy.spec.exec.cwdRoots[0]!,
@@ -146,9 +154,15 @@ export function hardRules(proposal: Proposal, ctx: RuleContext): RuleFinding | n
     // A planted .git directory or attributes file turns read-only git commands into code execution
     // (config: diff.external, filters, fsmonitor); no agent writes repository metadata.
     const components = path.split(/[\\/]+/).map((c) => c.toLowerCase());
-    const metadata = components.find((c) => c === '.git' || c === '.gitattributes' || c === '.gitmodules' || c === '.gitconfig');
+    const metadata = components.find(
+      (c) => c === '.git' || c === '.gitattributes' || c === '.gitmodules' || c === '.gitconfig',
+    );
     if (metadata) {
-      return { verdict: 'REJECT', rule: 'files.git-metadata', reason: `path ${JSON.stringify(path)} writes git metadata (${metadata})` };
+      return {
+        verdict: 'REJECT',
+        rule: 'files.git-metadata',
+        reason: `path ${JSON.stringify(path)} writes git metadata (${metadata})`,
+      };
     }
     if (!confine(path, policy.spec.files.roots, baseDir)) {
       return {
@@ -176,5 +190,9 @@ export function judgeByRules(proposal: Proposal, ctx: RuleContext): RuleFinding 
         'cited_evidence is empty: cite the issue, task assignment or request this action serves (for example {"type":"issue","url":"..."})',
     };
   }
-  return { verdict: 'APPROVE', rule: 'rules.passed', reason: 'no rule objects: scope, allowlist and paths are within policy' };
+  return {
+    verdict: 'APPROVE',
+    rule: 'rules.passed',
+    reason: 'no rule objects: scope, allowlist and paths are within policy',
+  };
 }

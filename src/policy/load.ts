@@ -62,7 +62,11 @@ export function defaultPolicyWith(
 /** Validates an already-parsed policy object; see {@link loadPolicy}. */
 export function completePolicy(
   raw: unknown,
-  { source = 'policy', baseDir = process.cwd(), env = process.env }: { source?: string; baseDir?: string; env?: NodeJS.ProcessEnv } = {},
+  {
+    source = 'policy',
+    baseDir = process.cwd(),
+    env = process.env,
+  }: { source?: string; baseDir?: string; env?: NodeJS.ProcessEnv } = {},
 ): CompliancePolicy {
   const parsed = CompliancePolicySchema.safeParse(raw);
   if (!parsed.success) throw new PolicyError(`policy ${source}: ${describeIssues('', parsed.error.issues)}`);
@@ -91,10 +95,14 @@ export function completePolicy(
   const stateDir = resolve(baseDir, '.agent-judge');
   for (const root of policy.spec.files.roots) {
     if (isInside(policy.spec.memory.dir, root)) {
-      throw new PolicyError(`policy ${source}: spec.files.roots: ${root} contains spec.memory.dir; agents could rewrite the memory store`);
+      throw new PolicyError(
+        `policy ${source}: spec.files.roots: ${root} contains spec.memory.dir; agents could rewrite the memory store`,
+      );
     }
     if (isInside(stateDir, root)) {
-      throw new PolicyError(`policy ${source}: spec.files.roots: ${root} contains ${stateDir}, where the execution ledger lives`);
+      throw new PolicyError(
+        `policy ${source}: spec.files.roots: ${root} contains ${stateDir}, where the execution ledger lives`,
+      );
     }
   }
 

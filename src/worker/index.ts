@@ -70,11 +70,10 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
           ...createWorkflowActivities({
             policy: options.policy,
             taskQueues: options.taskQueues,
-            executable:
-              options.executableActionTypes ?? [
-                ...Object.keys(options.executor?.executors ?? builtinExecutors()),
-                ...Object.keys(options.policy.spec.webhook.routes),
-              ],
+            executable: options.executableActionTypes ?? [
+              ...Object.keys(options.executor?.executors ?? builtinExecutors()),
+              ...Object.keys(options.policy.spec.webhook.routes),
+            ],
             notifiers: options.notifiers ?? [],
             client: options.client,
             logger: options.logger,

@@ -65,7 +65,12 @@ function validate(schema: z.ZodType, value: unknown, what: string): void {
 /** A refusal becomes a non-retryable failure of the Update (a plain Error would fail the task and hang). */
 function unwrap<T>(outcome: Outcome<T>): T {
   if (outcome.ok) return outcome.value;
-  throw ApplicationFailure.create({ message: outcome.reason, type: CIRCLE_REFUSED_FAILURE_TYPE, nonRetryable: true, details: [outcome.code] });
+  throw ApplicationFailure.create({
+    message: outcome.reason,
+    type: CIRCLE_REFUSED_FAILURE_TYPE,
+    nonRetryable: true,
+    details: [outcome.code],
+  });
 }
 
 export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): Promise<void> {
@@ -89,7 +94,13 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
   const operatorOnly = (action: OperatorAction, req: object) => {
     if (operatorKeys === undefined) return;
     const refusal = refuseOperatorAction(action, req as { operator?: OperatorSignature }, operatorKeys, Date.now());
-    if (refusal) throw ApplicationFailure.create({ message: refusal, type: CIRCLE_REFUSED_FAILURE_TYPE, nonRetryable: true, details: ['not-operator'] });
+    if (refusal)
+      throw ApplicationFailure.create({
+        message: refusal,
+        type: CIRCLE_REFUSED_FAILURE_TYPE,
+        nonRetryable: true,
+        details: ['not-operator'],
+      });
   };
 
   const operatorGate = async (action: OperatorAction, req: object) => {
@@ -99,15 +110,19 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
     }
   };
 
-  setHandler(registerTopLevelUpdate, async (req) => {
-    await operatorGate('register', req);
-    return unwrap(state.registerTopLevel(req, now()));
-  }, {
-    validator: (req) => {
-      validate(RegisterInputSchema, req, 'register');
-      operatorOnly('register', req);
+  setHandler(
+    registerTopLevelUpdate,
+    async (req) => {
+      await operatorGate('register', req);
+      return unwrap(state.registerTopLevel(req, now()));
     },
-  });
+    {
+      validator: (req) => {
+        validate(RegisterInputSchema, req, 'register');
+        operatorOnly('register', req);
+      },
+    },
+  );
   setHandler(spawnSubAgentUpdate, (req) => unwrap(state.spawnSubAgent(req, now())), {
     validator: (req) => validate(SignedMembershipSchema, req, 'spawn'),
   });
@@ -115,24 +130,32 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
   setHandler(knockUpdate, (req) => state.knock(req, now()), {
     validator: (req) => validate(SignedKnockSchema, req, 'knock'),
   });
-  setHandler(retireUpdate, async (req) => {
-    await operatorGate('retire', req);
-    return unwrap(state.retire(req, now()));
-  }, {
-    validator: (req) => {
-      validate(RetireInputSchema, req, 'retire');
-      operatorOnly('retire', req);
+  setHandler(
+    retireUpdate,
+    async (req) => {
+      await operatorGate('retire', req);
+      return unwrap(state.retire(req, now()));
     },
-  });
-  setHandler(allowPairUpdate, async (req) => {
-    await operatorGate('allow-pair', req);
-    return unwrap(state.allowPair(req, now()));
-  }, {
-    validator: (req) => {
-      validate(PairInputSchema, req, 'allow-pair');
-      operatorOnly('allow-pair', req);
+    {
+      validator: (req) => {
+        validate(RetireInputSchema, req, 'retire');
+        operatorOnly('retire', req);
+      },
     },
-  });
+  );
+  setHandler(
+    allowPairUpdate,
+    async (req) => {
+      await operatorGate('allow-pair', req);
+      return unwrap(state.allowPair(req, now()));
+    },
+    {
+      validator: (req) => {
+        validate(PairInputSchema, req, 'allow-pair');
+        operatorOnly('allow-pair', req);
+      },
+    },
+  );
   setHandler(
     revokePairUpdate,
     async (req) => {

@@ -6,13 +6,7 @@
 import type { Clarification, HumanDecision } from '../contracts/messages';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { Proposal } from '../contracts/proposal';
-import type {
-  DecisionRecord,
-  ExecutionResult,
-  OutcomeStatus,
-  ProposalStatus,
-  Stage,
-} from '../contracts/status';
+import type { DecisionRecord, ExecutionResult, OutcomeStatus, ProposalStatus, Stage } from '../contracts/status';
 import type { Dispute, Tier, Verdict } from '../contracts/verdict';
 import { withinScope } from '../contracts/repo-path';
 import { refuseDecisionSignature } from '../escalation/signing';
@@ -87,7 +81,8 @@ export class ProposalState {
       if (before.files_only && after.files_only) {
         // Normalised first: `src/schema/../auth/` must not pass as inside `src/schema/`.
         const wider = after.files_only.filter((f) => !withinScope(f, before.files_only!));
-        if (wider.length > 0) return `scope_claim.files_only may only narrow; not within the earlier scope: ${wider.join(', ')}`;
+        if (wider.length > 0)
+          return `scope_claim.files_only may only narrow; not within the earlier scope: ${wider.join(', ')}`;
       }
       if (before.no_existing_code_deletion === true && after.no_existing_code_deletion === false) {
         return 'scope_claim.no_existing_code_deletion may not be dropped';

@@ -59,7 +59,9 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     return current.snapshot();
   });
   setHandler(awaitSettledUpdate, async () => {
-    await condition(() => current !== undefined && current.settledCount > 0 && !['judging', 'executing'].includes(current.stage));
+    await condition(
+      () => current !== undefined && current.settledCount > 0 && !['judging', 'executing'].includes(current.stage),
+    );
     return current!.snapshot();
   });
   setHandler(
@@ -194,11 +196,17 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   const reject = async (v: Verdict): Promise<void> => {
     setStage('rejected');
     try {
-      const r = await notify.recordRejection({ workflow_id: state.workflowId, target: searchableTarget(state.proposal) });
+      const r = await notify.recordRejection({
+        workflow_id: state.workflowId,
+        target: searchableTarget(state.proposal),
+      });
       if (r.flag) {
         state.auditFlag = true;
         upsertSearchAttributes([{ key: SA.AuditFlag, value: true }]);
-        log.warn('audit flag: repeated rejections on one target', { target: targetKey(state.proposal), recent: r.recent });
+        log.warn('audit flag: repeated rejections on one target', {
+          target: targetKey(state.proposal),
+          recent: r.recent,
+        });
       }
     } catch (err) {
       log.error('could not count recent rejections', { error: String(err) });
@@ -282,14 +290,21 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
         await notify
           .announceReminder({ notice, refs, approvals: state.approvals() })
           .catch((err) => log.error('reminder failed', { error: String(err) }));
-        decided = await condition(() => state.humanWaitOver(), Math.max(1, timeoutMs - Math.round(timeoutMs * reminderShare)));
+        decided = await condition(
+          () => state.humanWaitOver(),
+          Math.max(1, timeoutMs - Math.round(timeoutMs * reminderShare)),
+        );
       }
     } else {
       decided = await condition(() => state.humanWaitOver(), timeoutMs);
     }
     state.deadlines.human = null;
     if (!decided) {
-      return mkVerdict('REJECT', `no human decision before the deadline (${policy.spec.escalation.timeout})`, 'timeout');
+      return mkVerdict(
+        'REJECT',
+        `no human decision before the deadline (${policy.spec.escalation.timeout})`,
+        'timeout',
+      );
     }
     const rejecter = state.decisions.find((d) => d.decision === 'reject');
     if (rejecter) {
@@ -339,9 +354,14 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     if (!state.canClarify()) {
       await reject(
         record(
-          mkVerdict('REJECT', `still unclear after ${state.clarifyRounds} clarify round(s): ${verdict.reason}`, 'rules', {
-            rule: 'clarify.max-rounds',
-          }),
+          mkVerdict(
+            'REJECT',
+            `still unclear after ${state.clarifyRounds} clarify round(s): ${verdict.reason}`,
+            'rules',
+            {
+              rule: 'clarify.max-rounds',
+            },
+          ),
         ),
       );
       break;
@@ -352,7 +372,9 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     const answered = await condition(() => state.pendingClarification !== null, clarifyMs);
     state.deadlines.clarification = null;
     if (!answered) {
-      await reject(record(mkVerdict('REJECT', `no clarification before the deadline (${policy.spec.clarify.timeout})`, 'timeout')));
+      await reject(
+        record(mkVerdict('REJECT', `no clarification before the deadline (${policy.spec.clarify.timeout})`, 'timeout')),
+      );
       break;
     }
     state.applyClarification(state.pendingClarification!);

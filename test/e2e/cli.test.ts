@@ -23,7 +23,10 @@ let dir: string;
 
 beforeAll(async () => {
   sys = await startSystem({
-    spec: { clarify: { maxRounds: 2, timeout: '60s' }, escalation: { timeout: '60s', approvers: ['scott'], reminderAt: 0 } },
+    spec: {
+      clarify: { maxRounds: 2, timeout: '60s' },
+      escalation: { timeout: '60s', approvers: ['scott'], reminderAt: 0 },
+    },
   });
   dir = mkdtempSync(join(tmpdir(), 'agent-judge-cli-'));
 });
@@ -71,7 +74,8 @@ function writeJson(value: unknown): string {
   return file;
 }
 
-const propose = (file: string, ...flags: string[]) => cli(['propose', file, ...flags, '--task-queue', sys.taskQueues.workflow]);
+const propose = (file: string, ...flags: string[]) =>
+  cli(['propose', file, ...flags, '--task-queue', sys.taskQueues.workflow]);
 
 function outcome(run: Run): ProposalOutcome {
   expect(run.code, run.stderr).toBe(0);
@@ -116,7 +120,10 @@ describe('commands that need no server', () => {
     expect(help.stdout).toContain('--namespace');
 
     expect(schema.code).toBe(0);
-    const json = JSON.parse(schema.stdout) as { $schema: string; anyOf: Array<{ properties: { action_type: { const?: string } } }> };
+    const json = JSON.parse(schema.stdout) as {
+      $schema: string;
+      anyOf: Array<{ properties: { action_type: { const?: string } } }>;
+    };
     expect(json.$schema).toMatch(/json-schema\.org/);
     expect(json.anyOf.map((b) => b.properties.action_type.const)).toContain('forgejo_pr_create');
 
@@ -125,9 +132,13 @@ describe('commands that need no server', () => {
       'agent-judge: schema: unknown name "proposals"; expected one of proposal, verdict, policy, clarification, decision',
     );
     expect(badSince.code).toBe(2);
-    expect(oneLine(badSince.stderr)).toBe('agent-judge: --since: expected a duration such as 30m, 24h or 7d, got "nonsense"');
+    expect(oneLine(badSince.stderr)).toBe(
+      'agent-judge: --since: expected a duration such as 30m, 24h or 7d, got "nonsense"',
+    );
     expect(badDecision.code).toBe(2);
-    expect(badDecision.stderr).toContain("'maybe' is invalid for argument 'decision'. Allowed choices are approve, reject.");
+    expect(badDecision.stderr).toContain(
+      "'maybe' is invalid for argument 'decision'. Allowed choices are approve, reject.",
+    );
     expect(badDecision.stdout).toBe('');
   });
 });
@@ -137,7 +148,14 @@ describe('propose, status, list', () => {
     const p = proposal('memory_write', { parameters: { content: `cli memory ${randomUUID()}` } });
     const file = writeJson(p);
     const out = outcome(await propose(file, '--wait'));
-    expect(Object.keys(out).sort()).toEqual(['execution', 'proposal_id', 'status', 'verdict', 'verdicts', 'workflow_id']);
+    expect(Object.keys(out).sort()).toEqual([
+      'execution',
+      'proposal_id',
+      'status',
+      'verdict',
+      'verdicts',
+      'workflow_id',
+    ]);
     expect(out).toMatchObject({ proposal_id: p.proposal_id, status: 'executed' });
     expect(out.workflow_id).toMatch(/^proposal-[0-9a-f]{32}$/);
     expect(out.verdict).toMatchObject({ verdict: 'APPROVE', decided_by: 'policy', tier: 'no-judge' });
@@ -153,11 +171,19 @@ describe('propose, status, list', () => {
     for (const refused of [again, sameContentNewId]) {
       expect(refused.code).toBe(1);
       expect(refused.stdout).toBe('');
-      expect(oneLine(refused.stderr)).toMatch(/^agent-judge: an identical proposal was already submitted \(proposal-[0-9a-f]{32}\)/);
+      expect(oneLine(refused.stderr)).toMatch(
+        /^agent-judge: an identical proposal was already submitted \(proposal-[0-9a-f]{32}\)/,
+      );
     }
 
-    const rows = await listUntil(['--status', 'executed', '--since', '1h'], (r) => r.some((x) => x.proposal_id === p.proposal_id));
-    expect(rows.find((x) => x.proposal_id === p.proposal_id)).toMatchObject({ workflow_id: out.workflow_id, status: 'executed', action_type: 'memory_write' });
+    const rows = await listUntil(['--status', 'executed', '--since', '1h'], (r) =>
+      r.some((x) => x.proposal_id === p.proposal_id),
+    );
+    expect(rows.find((x) => x.proposal_id === p.proposal_id)).toMatchObject({
+      workflow_id: out.workflow_id,
+      status: 'executed',
+      action_type: 'memory_write',
+    });
     expect(rows.every((x) => x.status === 'executed')).toBe(true);
   });
 
@@ -198,7 +224,11 @@ describe('bad input', () => {
       propose(writeJson(proposal('exec', { proposal_id: ids.wrongType, parameters: { command: 'ls -la' } }))),
       propose(writeJson({ ...proposal('memory_write', { proposal_id: ids.unknownField }), run_as: 'root' })),
       propose(writeJson(proposal('memory_write', { proposal_id: ids.actionType, action_type: 'rm -rf' }))),
-      propose(writeJson(proposal('deploy_thing', { proposal_id: ids.oversize, parameters: { blob: 'x'.repeat(MAX_PROPOSAL_BYTES) } }))),
+      propose(
+        writeJson(
+          proposal('deploy_thing', { proposal_id: ids.oversize, parameters: { blob: 'x'.repeat(MAX_PROPOSAL_BYTES) } }),
+        ),
+      ),
     ]);
     const expected = [
       /^agent-judge: proposal: not valid JSON \(/,
@@ -230,10 +260,16 @@ describe('clarify and decide', () => {
 
     const [empty, answered] = await Promise.all([
       cli(['clarify', String(p.proposal_id), writeJson({})]),
-      cli(['clarify', String(p.proposal_id), writeJson({ cited_evidence: [{ type: 'issue', url: 'https://example.org/sscoble/speckl/issues/42' }] })]),
+      cli([
+        'clarify',
+        String(p.proposal_id),
+        writeJson({ cited_evidence: [{ type: 'issue', url: 'https://example.org/sscoble/speckl/issues/42' }] }),
+      ]),
     ]);
     expect(empty.code).toBe(2);
-    expect(oneLine(empty.stderr)).toBe('agent-judge: clarification: a clarification needs at least one of justification, cited_evidence, scope_claim');
+    expect(oneLine(empty.stderr)).toBe(
+      'agent-judge: clarification: a clarification needs at least one of justification, cited_evidence, scope_claim',
+    );
 
     const after = outcome(answered);
     expect(after.status).toBe('approved');
@@ -250,12 +286,19 @@ describe('clarify and decide', () => {
 
     const mallory = await cli(['decide', id, 'approve', '--approver', 'mallory']);
     expect(mallory.code).toBe(1);
-    expect(oneLine(mallory.stderr)).toMatch(/^agent-judge: decision refused: .*mallory is not an approver for this proposal$/);
+    expect(oneLine(mallory.stderr)).toMatch(
+      /^agent-judge: decision refused: .*mallory is not an approver for this proposal$/,
+    );
     expect(outcome(await cli(['status', id])).status).toBe('awaiting_human');
 
     const decided = outcome(await cli(['decide', id, 'approve', '--approver', 'scott', '--reason', 'budgeted']));
     expect(decided.status).toBe('approved');
-    expect(decided.verdict).toMatchObject({ verdict: 'APPROVE', decided_by: 'human:scott', reason: 'budgeted', tier: 'human-only' });
+    expect(decided.verdict).toMatchObject({
+      verdict: 'APPROVE',
+      decided_by: 'human:scott',
+      reason: 'budgeted',
+      tier: 'human-only',
+    });
   });
 });
 
@@ -264,7 +307,12 @@ describe('audit', () => {
     const p = proposal('financial_op', { target: { account: `audit-${randomUUID().slice(0, 8)}` } });
     const waiting = await submitAndWait(sys.client, p, { taskQueue: sys.taskQueues.workflow });
     expect(waiting.status).toBe('awaiting_human');
-    await decide(sys.client, String(p.proposal_id), { decision: 'reject', approver: 'scott', reason: 'not this quarter', via: 'api' });
+    await decide(sys.client, String(p.proposal_id), {
+      decision: 'reject',
+      approver: 'scott',
+      reason: 'not this quarter',
+      via: 'api',
+    });
 
     let record: AuditRecord | undefined;
     for (let attempt = 0; attempt < 6 && !record; attempt++) {
@@ -289,13 +337,22 @@ describe('audit', () => {
 
   it('replay reports no nondeterminism over the closed proposals', async () => {
     // At least one closed proposal of this file's own.
-    const done = await submitAndWait(sys.client, proposal('memory_write', { parameters: { content: `replay ${randomUUID()}` } }), {
-      taskQueue: sys.taskQueues.workflow,
-    });
+    const done = await submitAndWait(
+      sys.client,
+      proposal('memory_write', { parameters: { content: `replay ${randomUUID()}` } }),
+      {
+        taskQueue: sys.taskQueues.workflow,
+      },
+    );
     expect(done.status).toBe('executed');
     const run = await cli(['audit', 'replay', '--since', '1h']);
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    const summary = JSON.parse(run.stdout) as { replayed: number; ok: number; nondeterministic: number; failed: number };
+    const summary = JSON.parse(run.stdout) as {
+      replayed: number;
+      ok: number;
+      nondeterministic: number;
+      failed: number;
+    };
     expect(summary.nondeterministic).toBe(0);
     expect(summary.failed).toBe(0);
     expect(summary.replayed).toBeGreaterThan(0);

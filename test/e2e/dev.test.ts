@@ -25,8 +25,16 @@ afterAll(() => {
   rmSync(cwd, { recursive: true, force: true });
 });
 
-function startDev(port: number, env: NodeJS.ProcessEnv, dir = cwd): Promise<{ child: ChildProcess; out: () => string }> {
-  const child = spawn(process.execPath, [BIN, 'dev', '--port', String(port), '--headless'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+function startDev(
+  port: number,
+  env: NodeJS.ProcessEnv,
+  dir = cwd,
+): Promise<{ child: ChildProcess; out: () => string }> {
+  const child = spawn(process.execPath, [BIN, 'dev', '--port', String(port), '--headless'], {
+    cwd: dir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   let err = '';
@@ -54,15 +62,26 @@ function stop(child: ChildProcess): Promise<number | null> {
 describe('agent-judge dev', () => {
   it('runs the system, shuts down cleanly on SIGTERM, and keeps state across a restart', async () => {
     const port = await freePort();
-    const env = { ...process.env, TEMPORAL_CLI: findTemporalCli(), AGENT_JUDGE_APPROVERS: 'scott', TEMPORAL_ADDRESS: `127.0.0.1:${port}` };
+    const env = {
+      ...process.env,
+      TEMPORAL_CLI: findTemporalCli(),
+      AGENT_JUDGE_APPROVERS: 'scott',
+      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+    };
     const first = await startDev(port, env);
     expect(first.out()).toContain(`127.0.0.1:${port}`);
     expect(first.out()).toContain('agent-judge-judge (judge)');
     expect(first.out()).toContain('approvers   scott');
 
-    const { stdout } = await run(process.execPath, [BIN, 'propose', join(EXAMPLES, 'financial-op.json'), '--wait'], { cwd, env });
+    const { stdout } = await run(process.execPath, [BIN, 'propose', join(EXAMPLES, 'financial-op.json'), '--wait'], {
+      cwd,
+      env,
+    });
     expect(JSON.parse(stdout).status).toBe('awaiting_human');
-    const mem = await run(process.execPath, [BIN, 'propose', join(EXAMPLES, 'memory-write.json'), '--wait'], { cwd, env });
+    const mem = await run(process.execPath, [BIN, 'propose', join(EXAMPLES, 'memory-write.json'), '--wait'], {
+      cwd,
+      env,
+    });
     expect(JSON.parse(mem.stdout).status).toBe('executed');
     expect(existsSync(join(cwd, '.agent-judge', 'temporal.db'))).toBe(true);
     expect(existsSync(join(cwd, '.agent-judge', 'memory', 'memory.jsonl'))).toBe(true);
@@ -73,7 +92,16 @@ describe('agent-judge dev', () => {
     const second = await startDev(port, env);
     const decided = await run(
       process.execPath,
-      [BIN, 'decide', 'f0e1d2c3-b4a5-4697-8877-665544332211', 'approve', '--approver', 'scott', '--reason', 'after restart'],
+      [
+        BIN,
+        'decide',
+        'f0e1d2c3-b4a5-4697-8877-665544332211',
+        'approve',
+        '--approver',
+        'scott',
+        '--reason',
+        'after restart',
+      ],
       { cwd, env },
     );
     expect(JSON.parse(decided.stdout)).toMatchObject({ status: 'approved', verdict: { decided_by: 'human:scott' } });
@@ -99,15 +127,25 @@ describe('agent-judge dev with Discord', () => {
       const dev = await startDev(port, env, dir);
       expect(dev.out()).toContain('discord     escalations go to Discord (bot connected)');
       await fake.waitForGatewaySession();
-      const { stdout } = await run(process.execPath, [BIN, 'propose', join(EXAMPLES, 'financial-op.json'), '--wait'], { cwd: dir, env });
+      const { stdout } = await run(process.execPath, [BIN, 'propose', join(EXAMPLES, 'financial-op.json'), '--wait'], {
+        cwd: dir,
+        env,
+      });
       const outcome = JSON.parse(stdout) as { workflow_id: string; status: string };
       expect(outcome.status).toBe('awaiting_human');
       const message = await fake.waitFor(() => fake.messagesFor(outcome.workflow_id)[0], 20_000, 'the escalation DM');
       expect(message.channel_id).toBe(fake.dmChannelOf(alice.id)!.id);
-      const click = await fake.click({ messageId: message.id, customId: buttonCustomId('approve', outcome.workflow_id), userId: alice.id });
+      const click = await fake.click({
+        messageId: message.id,
+        customId: buttonCustomId('approve', outcome.workflow_id),
+        userId: alice.id,
+      });
       await click.final();
       const status = await run(process.execPath, [BIN, 'status', outcome.workflow_id], { cwd: dir, env });
-      expect(JSON.parse(status.stdout)).toMatchObject({ status: 'approved', verdict: { decided_by: `human:discord:${alice.id}` } });
+      expect(JSON.parse(status.stdout)).toMatchObject({
+        status: 'approved',
+        verdict: { decided_by: `human:discord:${alice.id}` },
+      });
       expect(await stop(dev.child)).toBe(0);
     } finally {
       await fake.stop();

@@ -33,7 +33,15 @@ export async function runCircles(args: string[], target: { address: string; name
   process.exitCode = undefined;
   let code: number;
   try {
-    await program.parseAsync(['node', 'agent-judge', '--address', target.address, '--namespace', target.namespace, ...args]);
+    await program.parseAsync([
+      'node',
+      'agent-judge',
+      '--address',
+      target.address,
+      '--namespace',
+      target.namespace,
+      ...args,
+    ]);
     code = typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
     if (e instanceof CommanderError) code = e.exitCode === 0 ? 0 : 2;

@@ -5,7 +5,13 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import type { RegistryConfig } from '../../src/circles/config';
 import type { KeyFile } from '../../src/circles/schemas';
 import { CircleRegistryClient } from '../../src/client/circles';
@@ -35,10 +41,17 @@ export function registryBundle(): Promise<WorkflowBundleWithSourceMap> {
 let runtimeQuiet = false;
 
 /** Starts a worker on a task queue of its own; `stop()` shuts it down and closes the connections. */
-export async function startCirclesEnv(address: string, namespace: string, label: string, operatorKeys: string[] = []): Promise<CirclesEnv> {
+export async function startCirclesEnv(
+  address: string,
+  namespace: string,
+  label: string,
+  operatorKeys: string[] = [],
+): Promise<CirclesEnv> {
   if (!runtimeQuiet) {
     // Governance events are logged at WARN by design; keep test output readable.
-    Runtime.install({ logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never });
+    Runtime.install({
+      logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
+    });
     runtimeQuiet = true;
   }
   const taskQueue = `circles-${label}-${randomUUID().slice(0, 8)}`;

@@ -7,7 +7,9 @@ export function workflowIdFor(seed: string): string {
   return `proposal-${createHash('sha256').update(seed).digest('hex').slice(0, 32)}`;
 }
 
-export function sampleNotice(overrides: Omit<Partial<EscalationNotice>, 'proposal'> & { proposal?: Partial<Proposal> } = {}): EscalationNotice {
+export function sampleNotice(
+  overrides: Omit<Partial<EscalationNotice>, 'proposal'> & { proposal?: Partial<Proposal> } = {},
+): EscalationNotice {
   const { proposal: p, ...rest } = overrides;
   const proposal: Proposal = {
     proposal_id: 'pay-invoice-17',

@@ -103,7 +103,9 @@ export interface InteractionResult {
   /** True when the first answer was an ephemeral reply. */
   ephemeral: boolean;
   /** The user-visible final answer: for a deferral, the edit or follow-up that came after it. */
-  final(timeoutMs?: number): Promise<{ type: 'callback' | 'followup' | 'edit_original'; body: Record<string, unknown>; ephemeral: boolean }>;
+  final(
+    timeoutMs?: number,
+  ): Promise<{ type: 'callback' | 'followup' | 'edit_original'; body: Record<string, unknown>; ephemeral: boolean }>;
 }
 
 export interface FakeDiscordOptions {
@@ -163,13 +165,25 @@ export class FakeDiscord {
 
   private constructor(options: FakeDiscordOptions) {
     this.token = options.token ?? FAKE_TOKEN;
-    this.opts = { withGuildChannel: options.withGuildChannel ?? false, nonceWindowMs: options.nonceWindowMs ?? 5 * 60_000, restDelayMs: options.restDelayMs ?? 0 };
+    this.opts = {
+      withGuildChannel: options.withGuildChannel ?? false,
+      nonceWindowMs: options.nonceWindowMs ?? 5 * 60_000,
+      restDelayMs: options.restDelayMs ?? 0,
+    };
     this.botUser = this.addUser('agent-judge', true);
     this.applicationId = this.botUser.id;
     this.guildId = this.snowflake();
     if (this.opts.withGuildChannel) {
       const id = this.snowflake();
-      this.channels.set(id, { id, type: 0, guild_id: this.guildId, name: 'approvals', position: 0, permission_overwrites: [], last_message_id: null });
+      this.channels.set(id, {
+        id,
+        type: 0,
+        guild_id: this.guildId,
+        name: 'approvals',
+        position: 0,
+        permission_overwrites: [],
+        last_message_id: null,
+      });
       this.guildChannelId = id;
     }
     this.server = createServer((req, res) => void this.onRequest(req, res));
@@ -204,7 +218,14 @@ export class FakeDiscord {
   }
 
   addUser(username: string, bot = false): FakeUser {
-    const user: FakeUser = { id: this.snowflake(), username, global_name: bot ? null : username, discriminator: '0', avatar: null, ...(bot ? { bot: true } : {}) };
+    const user: FakeUser = {
+      id: this.snowflake(),
+      username,
+      global_name: bot ? null : username,
+      discriminator: '0',
+      avatar: null,
+      ...(bot ? { bot: true } : {}),
+    };
     this.users.set(user.id, user);
     return user;
   }
@@ -216,7 +237,9 @@ export class FakeDiscord {
 
   /** Messages whose footer or buttons carry this workflow id. */
   messagesFor(workflowId: string): FakeMessage[] {
-    return this.postedMessages().filter((m) => JSON.stringify([m.embeds, m.components]).includes(workflowId) && !m.message_reference);
+    return this.postedMessages().filter(
+      (m) => JSON.stringify([m.embeds, m.components]).includes(workflowId) && !m.message_reference,
+    );
   }
 
   /** Replies to a message (reminders). */
@@ -273,19 +296,55 @@ export class FakeDiscord {
   click(opts: { messageId: string; customId: string; userId: string; timeoutMs?: number }): Promise<InteractionResult> {
     const message = this.messages.get(opts.messageId);
     if (!message) throw new Error(`fake discord: no message ${opts.messageId}`);
-    return this.dispatchInteraction({ type: 3, userId: opts.userId, message, customId: opts.customId, data: { custom_id: opts.customId, component_type: 2 }, timeoutMs: opts.timeoutMs });
+    return this.dispatchInteraction({
+      type: 3,
+      userId: opts.userId,
+      message,
+      customId: opts.customId,
+      data: { custom_id: opts.customId, component_type: 2 },
+      timeoutMs: opts.timeoutMs,
+    });
   }
 
   /** A user submits a modal opened from a message: INTERACTION_CREATE type 5. */
-  submitModal(opts: { messageId: string; customId: string; userId: string; fields: Record<string, string>; timeoutMs?: number }): Promise<InteractionResult> {
+  submitModal(opts: {
+    messageId: string;
+    customId: string;
+    userId: string;
+    fields: Record<string, string>;
+    timeoutMs?: number;
+  }): Promise<InteractionResult> {
     const message = this.messages.get(opts.messageId);
     if (!message) throw new Error(`fake discord: no message ${opts.messageId}`);
-    const components = Object.entries(opts.fields).map(([custom_id, value]) => ({ type: 1, components: [{ type: 4, id: 2, custom_id, value }] }));
-    return this.dispatchInteraction({ type: 5, userId: opts.userId, message, customId: opts.customId, data: { custom_id: opts.customId, components }, timeoutMs: opts.timeoutMs });
+    const components = Object.entries(opts.fields).map(([custom_id, value]) => ({
+      type: 1,
+      components: [{ type: 4, id: 2, custom_id, value }],
+    }));
+    return this.dispatchInteraction({
+      type: 5,
+      userId: opts.userId,
+      message,
+      customId: opts.customId,
+      data: { custom_id: opts.customId, components },
+      timeoutMs: opts.timeoutMs,
+    });
   }
 
-  private async dispatchInteraction(opts: { type: number; userId: string; message: FakeMessage; customId: string; data: Record<string, unknown>; timeoutMs?: number }): Promise<InteractionResult> {
-    const user = this.users.get(opts.userId) ?? { id: opts.userId, username: `user${opts.userId.slice(-4)}`, global_name: null, discriminator: '0', avatar: null };
+  private async dispatchInteraction(opts: {
+    type: number;
+    userId: string;
+    message: FakeMessage;
+    customId: string;
+    data: Record<string, unknown>;
+    timeoutMs?: number;
+  }): Promise<InteractionResult> {
+    const user = this.users.get(opts.userId) ?? {
+      id: opts.userId,
+      username: `user${opts.userId.slice(-4)}`,
+      global_name: null,
+      discriminator: '0',
+      avatar: null,
+    };
     const channel = this.channels.get(opts.message.channel_id);
     if (!channel) throw new Error(`fake discord: no channel ${opts.message.channel_id}`);
     const record: InteractionRecord = {
@@ -310,30 +369,55 @@ export class FakeDiscord {
       version: 1,
       data: opts.data,
       channel_id: channel.id,
-      channel: inGuild ? { id: channel.id, type: channel.type, guild_id: this.guildId, name: channel.name } : { id: channel.id, type: 1, recipients: [user] },
+      channel: inGuild
+        ? { id: channel.id, type: channel.type, guild_id: this.guildId, name: channel.name }
+        : { id: channel.id, type: 1, recipients: [user] },
       message,
       locale: 'en-US',
       app_permissions: '562949953421311',
       entitlements: [],
-      authorizing_integration_owners: { '0': inGuild ? this.guildId : undefined, '1': inGuild ? undefined : opts.userId },
+      authorizing_integration_owners: {
+        '0': inGuild ? this.guildId : undefined,
+        '1': inGuild ? undefined : opts.userId,
+      },
       context: inGuild ? 0 : 1,
       attachment_size_limit: 10485760,
       ...(inGuild
-        ? { guild_id: this.guildId, guild_locale: 'en-US', member: { user, roles: [], joined_at: new Date(0).toISOString(), deaf: false, mute: false, flags: 0, permissions: '1024', pending: false, nick: null, avatar: null } }
+        ? {
+            guild_id: this.guildId,
+            guild_locale: 'en-US',
+            member: {
+              user,
+              roles: [],
+              joined_at: new Date(0).toISOString(),
+              deaf: false,
+              mute: false,
+              flags: 0,
+              permissions: '1024',
+              pending: false,
+              nick: null,
+              avatar: null,
+            },
+          }
         : { user }),
     };
     if (this.ready.size === 0) throw new Error('fake discord: no bot session is connected to the gateway');
     this.dispatch('INTERACTION_CREATE', payload);
     const timeoutMs = opts.timeoutMs ?? 3000;
-    const callback = await this.waitFor(() => record.callbacks[0], timeoutMs, `an answer to interaction ${opts.customId} within ${timeoutMs} ms`);
-    const ephemeral = callback.type === 4 && ((Number(callback.data?.flags ?? 0) & 64) === 64);
+    const callback = await this.waitFor(
+      () => record.callbacks[0],
+      timeoutMs,
+      `an answer to interaction ${opts.customId} within ${timeoutMs} ms`,
+    );
+    const ephemeral = callback.type === 4 && (Number(callback.data?.flags ?? 0) & 64) === 64;
     return {
       record,
       callback,
       latencyMs: callback.at - record.dispatchedAt,
       ephemeral,
       final: async (finalTimeoutMs = 15_000) => {
-        if (callback.type !== 5 && callback.type !== 6) return { type: 'callback', body: callback.data ?? {}, ephemeral };
+        if (callback.type !== 5 && callback.type !== 6)
+          return { type: 'callback', body: callback.data ?? {}, ephemeral };
         const next = await this.waitFor(() => record.followUps[0], finalTimeoutMs, 'a follow-up after a deferral');
         return { type: next.kind, body: next.body, ephemeral: (Number(next.body.flags ?? 0) & 64) === 64 };
       },
@@ -414,7 +498,19 @@ export class FakeDiscord {
             verification_level: 0,
             default_message_notifications: 0,
             explicit_content_filter: 0,
-            roles: [{ id: this.guildId, name: '@everyone', permissions: '1024', position: 0, color: 0, hoist: false, managed: false, mentionable: false, flags: 0 }],
+            roles: [
+              {
+                id: this.guildId,
+                name: '@everyone',
+                permissions: '1024',
+                position: 0,
+                color: 0,
+                hoist: false,
+                managed: false,
+                mentionable: false,
+                flags: 0,
+              },
+            ],
             emojis: [],
             stickers: [],
             features: [],
@@ -446,10 +542,27 @@ export class FakeDiscord {
   // REST
 
   private routes: Route[] = [
-    { method: 'GET', pattern: /^\/gateway\/bot$/, auth: true, handle: () => [200, { url: `ws://127.0.0.1:${this.port}`, shards: 1, session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 } }] },
+    {
+      method: 'GET',
+      pattern: /^\/gateway\/bot$/,
+      auth: true,
+      handle: () => [
+        200,
+        {
+          url: `ws://127.0.0.1:${this.port}`,
+          shards: 1,
+          session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 },
+        },
+      ],
+    },
     { method: 'GET', pattern: /^\/gateway$/, auth: false, handle: () => [200, { url: `ws://127.0.0.1:${this.port}` }] },
     { method: 'GET', pattern: /^\/users\/@me$/, auth: true, handle: () => [200, this.botUser] },
-    { method: 'GET', pattern: /^\/applications\/@me$/, auth: true, handle: () => [200, { id: this.applicationId, name: 'agent-judge', flags: 0, bot_public: false }] },
+    {
+      method: 'GET',
+      pattern: /^\/applications\/@me$/,
+      auth: true,
+      handle: () => [200, { id: this.applicationId, name: 'agent-judge', flags: 0, bot_public: false }],
+    },
     {
       method: 'POST',
       pattern: /^\/users\/@me\/channels$/,
@@ -459,7 +572,13 @@ export class FakeDiscord {
         if (!/^\d{15,25}$/.test(recipient)) return [400, { message: 'Invalid Form Body', code: 50035 }];
         const existing = this.dmChannelOf(recipient);
         if (existing) return [200, existing];
-        const user = this.users.get(recipient) ?? { id: recipient, username: `user${recipient.slice(-4)}`, global_name: null, discriminator: '0', avatar: null };
+        const user = this.users.get(recipient) ?? {
+          id: recipient,
+          username: `user${recipient.slice(-4)}`,
+          global_name: null,
+          discriminator: '0',
+          avatar: null,
+        };
         const channel: FakeChannel = { id: this.snowflake(), type: 1, recipients: [user], last_message_id: null };
         this.channels.set(channel.id, channel);
         return [200, channel];
@@ -515,8 +634,10 @@ export class FakeDiscord {
       handle: (m, body, query) => {
         const record = this.interactions.get(m[1] as string);
         if (!record || record.token !== m[2]) return [404, { message: 'Unknown interaction', code: 10062 }];
-        if (record.callbacks.length > 0) return [400, { message: 'Interaction has already been acknowledged.', code: 40060 }];
-        if (performance.now() - record.dispatchedAt > 3000) return [404, { message: 'Unknown interaction', code: 10062 }];
+        if (record.callbacks.length > 0)
+          return [400, { message: 'Interaction has already been acknowledged.', code: 40060 }];
+        if (performance.now() - record.dispatchedAt > 3000)
+          return [404, { message: 'Unknown interaction', code: 10062 }];
         const type = Number(body?.type);
         record.callbacks.push({ type, data: body?.data, at: performance.now() });
         if (type === 7 && record.messageId) {
@@ -524,7 +645,18 @@ export class FakeDiscord {
           if (msg) this.editMessage(msg, body?.data ?? {});
         }
         if (query.get('with_response') === 'true') {
-          return [200, { interaction: { id: record.id, type: record.type, response_message_loading: false, response_message_ephemeral: false }, resource: { type } }];
+          return [
+            200,
+            {
+              interaction: {
+                id: record.id,
+                type: record.type,
+                response_message_loading: false,
+                response_message_ephemeral: false,
+              },
+              resource: { type },
+            },
+          ];
         }
         return [204, null];
       },
@@ -543,7 +675,27 @@ export class FakeDiscord {
           this.editMessage(msg, body ?? {});
           return [200, this.publicMessage(msg)];
         }
-        return [200, { id: this.snowflake(), channel_id: msg?.channel_id, content: body?.content ?? '', embeds: [], components: [], author: this.botUser, timestamp: new Date().toISOString(), type: 20, flags: body?.flags ?? 0, attachments: [], mentions: [], mention_roles: [], pinned: false, tts: false, mention_everyone: false, edited_timestamp: null }];
+        return [
+          200,
+          {
+            id: this.snowflake(),
+            channel_id: msg?.channel_id,
+            content: body?.content ?? '',
+            embeds: [],
+            components: [],
+            author: this.botUser,
+            timestamp: new Date().toISOString(),
+            type: 20,
+            flags: body?.flags ?? 0,
+            attachments: [],
+            mentions: [],
+            mention_roles: [],
+            pinned: false,
+            tts: false,
+            mention_everyone: false,
+            edited_timestamp: null,
+          },
+        ];
       },
     },
     {
@@ -555,7 +707,27 @@ export class FakeDiscord {
         if (!record || record.callbacks.length === 0) return [404, { message: 'Unknown Webhook', code: 10015 }];
         record.followUps.push({ kind: 'followup', body: body ?? {}, at: performance.now() });
         const msg = record.messageId ? this.messages.get(record.messageId) : undefined;
-        return [200, { id: this.snowflake(), channel_id: msg?.channel_id, content: body?.content ?? '', embeds: [], components: [], author: this.botUser, timestamp: new Date().toISOString(), type: 0, flags: body?.flags ?? 0, attachments: [], mentions: [], mention_roles: [], pinned: false, tts: false, mention_everyone: false, edited_timestamp: null }];
+        return [
+          200,
+          {
+            id: this.snowflake(),
+            channel_id: msg?.channel_id,
+            content: body?.content ?? '',
+            embeds: [],
+            components: [],
+            author: this.botUser,
+            timestamp: new Date().toISOString(),
+            type: 0,
+            flags: body?.flags ?? 0,
+            attachments: [],
+            mentions: [],
+            mention_roles: [],
+            pinned: false,
+            tts: false,
+            mention_everyone: false,
+            edited_timestamp: null,
+          },
+        ];
       },
     },
   ];
@@ -569,13 +741,15 @@ export class FakeDiscord {
   private createMessage(channelId: string, body: any): [number, unknown] {
     const channel = this.channels.get(channelId);
     if (!channel) return [404, { message: 'Unknown Channel', code: 10003 }];
-    if (typeof body !== 'object' || body === null) return [400, { message: 'Cannot send an empty message', code: 50006 }];
+    if (typeof body !== 'object' || body === null)
+      return [400, { message: 'Cannot send an empty message', code: 50006 }];
     const content = typeof body.content === 'string' ? body.content : '';
     const embeds = Array.isArray(body.embeds) ? body.embeds : [];
     if (!content && embeds.length === 0) return [400, { message: 'Cannot send an empty message', code: 50006 }];
     if (content.length > 2000) return [400, { message: 'Invalid Form Body: content too long', code: 50035 }];
     const nonce = body.nonce;
-    if (nonce !== undefined && String(nonce).length > 25) return [400, { message: 'Invalid Form Body: nonce', code: 50035 }];
+    if (nonce !== undefined && String(nonce).length > 25)
+      return [400, { message: 'Invalid Form Body: nonce', code: 50035 }];
     const nonceKey = nonce !== undefined ? `${channelId}:${this.botUser.id}:${String(nonce)}` : undefined;
     if (nonceKey && body.enforce_nonce === true) {
       const seen = this.nonces.get(nonceKey);
@@ -646,12 +820,22 @@ export class FakeDiscord {
     }
     const method = req.method ?? 'GET';
     const path = decodeURIComponent(url.pathname).replace(/^\/api\/v10/, '');
-    const call: RestCall = { method, path, query: url.search, body, auth: req.headers.authorization, status: 0, at: Date.now() };
+    const call: RestCall = {
+      method,
+      path,
+      query: url.search,
+      body,
+      auth: req.headers.authorization,
+      status: 0,
+      at: Date.now(),
+    };
     this.calls.push(call);
 
     let status: number;
     let payload: unknown;
-    const route = url.pathname.startsWith('/api/v10/') ? this.routes.find((r) => r.method === method && r.pattern.test(path)) : undefined;
+    const route = url.pathname.startsWith('/api/v10/')
+      ? this.routes.find((r) => r.method === method && r.pattern.test(path))
+      : undefined;
     if (!route) {
       status = 404;
       payload = { message: '404: Not Found', code: 0 };

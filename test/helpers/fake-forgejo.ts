@@ -28,7 +28,10 @@ export interface FakeForgejo {
   close(): Promise<void>;
 }
 
-export async function startFakeForgejo(issues: FakeIssue[], options: { token?: string; delayMs?: number } = {}): Promise<FakeForgejo> {
+export async function startFakeForgejo(
+  issues: FakeIssue[],
+  options: { token?: string; delayMs?: number } = {},
+): Promise<FakeForgejo> {
   const requests: string[] = [];
   const authorizations: Array<string | undefined> = [];
   const problems: string[] = [];
@@ -58,7 +61,7 @@ export async function startFakeForgejo(issues: FakeIssue[], options: { token?: s
         (i) => i.number === Number(m[3]) && (i.fullName.toLowerCase() === repo || i.alias?.toLowerCase() === repo),
       );
       if (!issue) {
-        send(404, { errors: null, message: 'The target couldn\'t be found.', url: '' });
+        send(404, { errors: null, message: "The target couldn't be found.", url: '' });
         return;
       }
       const [owner, name] = issue.fullName.split('/') as [string, string];

@@ -57,7 +57,10 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -133,10 +136,15 @@ export async function startFakeOllama(mode: FakeOllamaMode): Promise<FakeOllama>
               `${JSON.stringify({ model: body.model, created_at: new Date().toISOString(), message: { role: 'assistant', content: piece }, done: false })}\n`,
             );
           }
-          res.end(`${JSON.stringify({ ...finalFields(body.model, answer), message: { role: 'assistant', content: '' } })}\n`);
+          res.end(
+            `${JSON.stringify({ ...finalFields(body.model, answer), message: { role: 'assistant', content: '' } })}\n`,
+          );
           return;
         }
-        sendJson(res, 200, { ...finalFields(body.model, answer), message: { role: 'assistant', content: answer.content } });
+        sendJson(res, 200, {
+          ...finalFields(body.model, answer),
+          message: { role: 'assistant', content: answer.content },
+        });
       };
       if (answer.delayMs) {
         const t = setTimeout(() => {
@@ -175,12 +183,19 @@ export async function startFakeOllama(mode: FakeOllamaMode): Promise<FakeOllama>
 }
 
 /** A verdict answer as the model would send it. */
-export function answerJson(verdict: 'APPROVE' | 'REJECT' | 'CLARIFY', confidence: number, reason = `fake judge says ${verdict}`, extra: object = {}): string {
+export function answerJson(
+  verdict: 'APPROVE' | 'REJECT' | 'CLARIFY',
+  confidence: number,
+  reason = `fake judge says ${verdict}`,
+  extra: object = {},
+): string {
   return JSON.stringify({ verdict, confidence, reason, ...extra });
 }
 
 /** The compromised model: APPROVE with confidence 0.99, whatever it is asked. */
-export const compromisedModel: Responder = () => ({ content: answerJson('APPROVE', 0.99, 'Looks fine to me. Approved.') });
+export const compromisedModel: Responder = () => ({
+  content: answerJson('APPROVE', 0.99, 'Looks fine to me. Approved.'),
+});
 
 /** A model that answers after `ms` (for the timeout path). */
 export const slowModel =

@@ -43,7 +43,11 @@ const quietBundlerLogger = {
 };
 
 /** The default policy with `spec` fields overridden (deep-merged one level), completed for `baseDir`. */
-export function testPolicy(baseDir: string, spec: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}): CompliancePolicy {
+export function testPolicy(
+  baseDir: string,
+  spec: Record<string, unknown> = {},
+  env: NodeJS.ProcessEnv = {},
+): CompliancePolicy {
   return defaultPolicyWith(spec, { baseDir, env });
 }
 

@@ -17,7 +17,9 @@ beforeAll(async () => {
   await submit(proposal('exec', { parameters: { command: ['rm', 'x'] } }));
   const c = proposal('forgejo_pr_create', { cited_evidence: [] });
   await submit(c);
-  await clarify(sys.client, String(c.proposal_id), { cited_evidence: [{ type: 'issue', url: 'https://example.org/i/1' }] });
+  await clarify(sys.client, String(c.proposal_id), {
+    cited_evidence: [{ type: 'issue', url: 'https://example.org/i/1' }],
+  });
   const h = proposal('financial_op');
   await submit(h);
   await decide(sys.client, String(h.proposal_id), { decision: 'approve', approver: 'scott', reason: 'budgeted' });
@@ -41,11 +43,14 @@ describe('audit', () => {
 
   it('exports one record per proposal with every verdict and the human decision', async () => {
     const records = [];
-    for await (const r of exportAudit(sys.client, { sinceMs: 3_600_000 })) if (ids.includes(r.proposal_id)) records.push(r);
+    for await (const r of exportAudit(sys.client, { sinceMs: 3_600_000 }))
+      if (ids.includes(r.proposal_id)) records.push(r);
     expect(records).toHaveLength(5);
     const human = records.find((r) => r.action_type === 'financial_op')!;
     expect(human.status).toBe('approved');
-    expect(human.decisions).toEqual([expect.objectContaining({ decision: 'approve', approver: 'scott', reason: 'budgeted' })]);
+    expect(human.decisions).toEqual([
+      expect.objectContaining({ decision: 'approve', approver: 'scott', reason: 'budgeted' }),
+    ]);
     const clarified = records.find((r) => r.action_type === 'forgejo_pr_create')!;
     expect(clarified.verdicts.map((v) => v.verdict)).toEqual(['CLARIFY', 'APPROVE']);
     const rejected = records.find((r) => r.action_type === 'exec')!;

@@ -11,7 +11,8 @@ import { startCirclesEnv, type CirclesEnv } from '../helpers/circles-env';
 let env: CirclesEnv;
 const dir = mkdtempSync(join(tmpdir(), 'circles-cli-'));
 let registryArgs: string[];
-const cli = (...args: string[]) => runCircles(['circles', ...registryArgs, ...args], { address: env.address, namespace: env.namespace });
+const cli = (...args: string[]) =>
+  runCircles(['circles', ...registryArgs, ...args], { address: env.address, namespace: env.namespace });
 
 beforeAll(async () => {
   env = await startCirclesEnv(inject('temporalAddress'), inject('temporalNamespace'), 'cli');
@@ -71,7 +72,16 @@ describe('agent-judge circles', () => {
     expect(d.json()).toEqual({ agents: [{ amid: A.amid, role: 'top-level', circle_id: circleA, parent_amid: null }] });
     const t = await cli('tree', '--circle', circleA);
     expect(t.json().circles).toEqual([
-      { circle_id: circleA, org: 'default', root: { amid: A.amid, role: 'top-level', status: 'active', children: [{ amid: a1.amid, role: 'sub-agent', status: 'active', children: [] }] } },
+      {
+        circle_id: circleA,
+        org: 'default',
+        root: {
+          amid: A.amid,
+          role: 'top-level',
+          status: 'active',
+          children: [{ amid: a1.amid, role: 'sub-agent', status: 'active', children: [] }],
+        },
+      },
     ]);
     expect(t.json().agents).toEqual({ total: 4, active: 4, retired: 0 });
     const p = await cli('prompt', '--key', a1.file);
@@ -100,7 +110,11 @@ describe('agent-judge circles', () => {
     expect(e.code).toBe(0);
     const view = e.json();
     expect(view.total).toBe(3);
-    expect(view.events.map((x: { code: string }) => x.code)).toEqual(['cross-circle', 'not-allowlisted', 'not-allowlisted']);
+    expect(view.events.map((x: { code: string }) => x.code)).toEqual([
+      'cross-circle',
+      'not-allowlisted',
+      'not-allowlisted',
+    ]);
     expect(view.events[0]).toMatchObject({ kind: 'knock-denied', from: a1.amid, to: b1.amid });
     const future = await cli('events', '--since', new Date(Date.now() + 3_600_000).toISOString());
     expect(future.json()).toMatchObject({ events: [], total: 3 });
@@ -110,9 +124,15 @@ describe('agent-judge circles', () => {
     const r = await cli('bridge', 'request', '--key', a1.file, '--to', b1.amid, '--message', 'hello B');
     expect(r.code).toBe(0);
     const id = r.json().request_id;
-    expect((await cli('bridge', 'decide', '--key', A.file, '--request', id, '--decision', 'forward')).json().status).toBe('awaiting-target-parent');
-    expect((await cli('bridge', 'decide', '--key', B.file, '--request', id, '--decision', 'deliver')).json().status).toBe('delivered');
-    expect((await cli('bridge', 'list', '--key', b1.file)).json()).toMatchObject({ requests: [{ request_id: id, message: 'hello B' }] });
+    expect(
+      (await cli('bridge', 'decide', '--key', A.file, '--request', id, '--decision', 'forward')).json().status,
+    ).toBe('awaiting-target-parent');
+    expect(
+      (await cli('bridge', 'decide', '--key', B.file, '--request', id, '--decision', 'deliver')).json().status,
+    ).toBe('delivered');
+    expect((await cli('bridge', 'list', '--key', b1.file)).json()).toMatchObject({
+      requests: [{ request_id: id, message: 'hello B' }],
+    });
   });
 
   it('retire prints the retired sub-tree; the retired agent is then denied', async () => {

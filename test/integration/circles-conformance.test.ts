@@ -22,7 +22,10 @@ async function topLevel(reg: CircleRegistryClient, org?: string): Promise<KeyFil
   return { ...key, circle: r.circle_id };
 }
 
-async function subAgent(reg: CircleRegistryClient, parent: KeyFile & { circle: string }): Promise<KeyFile & { circle: string }> {
+async function subAgent(
+  reg: CircleRegistryClient,
+  parent: KeyFile & { circle: string },
+): Promise<KeyFile & { circle: string }> {
   const key = generateIdentity();
   const r = await reg.spawnSubAgent({ parentKey: parent, childPublicKey: key.public_key });
   expect(r).toEqual({ amid: key.amid, circle_id: parent.circle, parent_amid: parent.amid, role: 'sub-agent' });
@@ -79,17 +82,45 @@ describe('the communication matrix of seed 003, cell by cell', () => {
   // [row (caller), column (target), allowed]; SubA* and SubB* cells are checked for direct and deeper sub-agents.
   const cells: Array<[keyof Cast, keyof Cast, boolean]> = [
     // Parent A row: ✅ SubA*, ✅ Parent B, ❌ SubB*, External per policy (no allowlist entry: ❌)
-    ['A', 'a1', true], ['A', 'a11', true], ['A', 'B', true], ['A', 'b1', false], ['A', 'b11', false], ['A', 'X', false],
+    ['A', 'a1', true],
+    ['A', 'a11', true],
+    ['A', 'B', true],
+    ['A', 'b1', false],
+    ['A', 'b11', false],
+    ['A', 'X', false],
     // SubA* row: ✅ Parent A, ✅ SubA*, ❌ Parent B, ❌ SubB*, ❌ External
-    ['a1', 'A', true], ['a11', 'A', true], ['a1', 'a11', true], ['a11', 'a1', true], ['a1', 'a2', true], ['a11', 'a2', true],
-    ['a1', 'B', false], ['a11', 'B', false], ['a1', 'b1', false], ['a11', 'b11', false], ['a1', 'X', false],
+    ['a1', 'A', true],
+    ['a11', 'A', true],
+    ['a1', 'a11', true],
+    ['a11', 'a1', true],
+    ['a1', 'a2', true],
+    ['a11', 'a2', true],
+    ['a1', 'B', false],
+    ['a11', 'B', false],
+    ['a1', 'b1', false],
+    ['a11', 'b11', false],
+    ['a1', 'X', false],
     // Parent B row: ✅ Parent A, ❌ SubA*, ✅ SubB*, External per policy
-    ['B', 'A', true], ['B', 'a1', false], ['B', 'a11', false], ['B', 'b1', true], ['B', 'b11', true], ['B', 'X', false],
+    ['B', 'A', true],
+    ['B', 'a1', false],
+    ['B', 'a11', false],
+    ['B', 'b1', true],
+    ['B', 'b11', true],
+    ['B', 'X', false],
     // SubB* row: ❌ Parent A, ❌ SubA*, ✅ Parent B, ✅ SubB*, ❌ External
-    ['b1', 'A', false], ['b11', 'A', false], ['b1', 'a1', false], ['b11', 'a2', false], ['b1', 'B', true], ['b11', 'B', true],
-    ['b1', 'b11', true], ['b11', 'b1', true], ['b1', 'X', false],
+    ['b1', 'A', false],
+    ['b11', 'A', false],
+    ['b1', 'a1', false],
+    ['b11', 'a2', false],
+    ['b1', 'B', true],
+    ['b11', 'B', true],
+    ['b1', 'b11', true],
+    ['b11', 'b1', true],
+    ['b1', 'X', false],
     // External (another organisation) is reached by no one without the allowlist
-    ['X', 'A', false], ['X', 'a1', false], ['X', 'b1', false],
+    ['X', 'A', false],
+    ['X', 'a1', false],
+    ['X', 'b1', false],
   ];
 
   it.each(cells)('%s knocks %s: allowed=%s', async (from, to, allowed) => {
@@ -100,13 +131,22 @@ describe('the communication matrix of seed 003, cell by cell', () => {
 
   it('External is per policy: an allowlisted pair connects the parents, never their sub-agents', async () => {
     await reg.allowPair(cast.A.amid, cast.X.amid);
-    expect(await reg.knock({ key: cast.A, to: cast.X.amid })).toMatchObject({ allowed: true, code: 'allowlisted-pair' });
-    expect(await reg.knock({ key: cast.X, to: cast.A.amid })).toMatchObject({ allowed: true, code: 'allowlisted-pair' });
+    expect(await reg.knock({ key: cast.A, to: cast.X.amid })).toMatchObject({
+      allowed: true,
+      code: 'allowlisted-pair',
+    });
+    expect(await reg.knock({ key: cast.X, to: cast.A.amid })).toMatchObject({
+      allowed: true,
+      code: 'allowlisted-pair',
+    });
     expect((await reg.knock({ key: cast.a1, to: cast.X.amid })).allowed).toBe(false);
     expect((await reg.knock({ key: cast.X, to: cast.a1.amid })).allowed).toBe(false);
     expect((await reg.knock({ key: cast.B, to: cast.X.amid })).allowed).toBe(false);
     await reg.revokePair(cast.A.amid, cast.X.amid);
-    expect(await reg.knock({ key: cast.A, to: cast.X.amid })).toMatchObject({ allowed: false, code: 'not-allowlisted' });
+    expect(await reg.knock({ key: cast.A, to: cast.X.amid })).toMatchObject({
+      allowed: false,
+      code: 'not-allowlisted',
+    });
   });
 
   it('discover shows each role exactly its reachable peers', async () => {
@@ -165,21 +205,36 @@ describe('cross-circle bridge through both parents', () => {
     const req = await reg.requestCrossCircle({ key: a1, to: b1.amid, message: 'need the Q3 chart' });
     expect(req).toMatchObject({ status: 'awaiting-source-parent', source_parent: A.amid, target_parent: B.amid });
     expect(await reg.bridgeFor(b1.amid)).toEqual([]);
-    await expect(reg.decideCrossCircle({ key: B, requestId: req.request_id, decision: 'deliver' })).rejects.toMatchObject({
+    await expect(
+      reg.decideCrossCircle({ key: B, requestId: req.request_id, decision: 'deliver' }),
+    ).rejects.toMatchObject({
       name: 'CircleRefusedError',
       code: 'not-your-turn',
     });
-    expect(await reg.decideCrossCircle({ key: A, requestId: req.request_id, decision: 'forward' })).toMatchObject({ status: 'awaiting-target-parent' });
+    expect(await reg.decideCrossCircle({ key: A, requestId: req.request_id, decision: 'forward' })).toMatchObject({
+      status: 'awaiting-target-parent',
+    });
     expect((await reg.bridgeFor(B.amid)).map((r) => r.status)).toEqual(['awaiting-target-parent']);
-    const done = await reg.decideCrossCircle({ key: B, requestId: req.request_id, decision: 'deliver', reason: 'fine' });
+    const done = await reg.decideCrossCircle({
+      key: B,
+      requestId: req.request_id,
+      decision: 'deliver',
+      reason: 'fine',
+    });
     expect(done.hops.map((h) => [h.step, h.by])).toEqual([
       ['requested', a1.amid],
       ['forwarded', A.amid],
       ['delivered', B.amid],
     ]);
-    expect(await reg.bridgeFor(b1.amid)).toMatchObject([{ request_id: req.request_id, message: 'need the Q3 chart', status: 'delivered' }]);
+    expect(await reg.bridgeFor(b1.amid)).toMatchObject([
+      { request_id: req.request_id, message: 'need the Q3 chart', status: 'delivered' },
+    ]);
     const events = await reg.events();
-    expect(events.events.filter((e) => e.kind === 'bridge-hop').map((e) => e.code)).toEqual(['requested', 'forwarded', 'delivered']);
+    expect(events.events.filter((e) => e.kind === 'bridge-hop').map((e) => e.code)).toEqual([
+      'requested',
+      'forwarded',
+      'delivered',
+    ]);
     expect(events.by_code['not-your-turn']).toBe(1);
   });
 
@@ -190,11 +245,15 @@ describe('cross-circle bridge through both parents', () => {
     const a1 = await subAgent(reg, A);
     const b1 = await subAgent(reg, B);
     const req = await reg.requestCrossCircle({ key: a1, to: b1.amid, message: 'hello' });
-    expect(await reg.decideCrossCircle({ key: A, requestId: req.request_id, decision: 'decline', reason: 'out of scope' })).toMatchObject({
+    expect(
+      await reg.decideCrossCircle({ key: A, requestId: req.request_id, decision: 'decline', reason: 'out of scope' }),
+    ).toMatchObject({
       status: 'declined',
       hops: [{ step: 'requested' }, { step: 'declined', by: A.amid, reason: 'out of scope' }],
     });
-    await expect(reg.decideCrossCircle({ key: B, requestId: req.request_id, decision: 'deliver' })).rejects.toMatchObject({ code: 'already-decided' });
+    await expect(
+      reg.decideCrossCircle({ key: B, requestId: req.request_id, decision: 'deliver' }),
+    ).rejects.toMatchObject({ code: 'already-decided' });
     expect(await reg.bridgeFor(b1.amid)).toEqual([]);
   });
 });

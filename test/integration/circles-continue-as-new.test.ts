@@ -18,9 +18,11 @@ afterAll(async () => env?.stop());
 
 async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>) {
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < items.length) await fn(items[next++] as T);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) await fn(items[next++] as T);
+    }),
+  );
 }
 
 describe('continue-as-new under load', () => {
@@ -63,9 +65,25 @@ describe('continue-as-new under load', () => {
 
     const dump = await reg.dump();
     expect(dump.agents).toHaveLength(16);
-    for (const s of subs) expect(dump.agents.find((a) => a.amid === s.amid)).toMatchObject({ role: 'sub-agent', parent_amid: s.parent, status: 'active' });
-    expect(dump.allowlist).toEqual([expect.objectContaining({ a: [tops[0]!.amid, tops[3]!.amid].sort()[0], b: [tops[0]!.amid, tops[3]!.amid].sort()[1] })]);
-    expect(dump.stats).toMatchObject({ knocks: 161, knocks_allowed: 81, knocks_denied: 80, registered: 4, spawned: 12 });
+    for (const s of subs)
+      expect(dump.agents.find((a) => a.amid === s.amid)).toMatchObject({
+        role: 'sub-agent',
+        parent_amid: s.parent,
+        status: 'active',
+      });
+    expect(dump.allowlist).toEqual([
+      expect.objectContaining({
+        a: [tops[0]!.amid, tops[3]!.amid].sort()[0],
+        b: [tops[0]!.amid, tops[3]!.amid].sort()[1],
+      }),
+    ]);
+    expect(dump.stats).toMatchObject({
+      knocks: 161,
+      knocks_allowed: 81,
+      knocks_denied: 80,
+      registered: 4,
+      spawned: 12,
+    });
     // Exact counts even though only 8 events are held in full.
     expect(dump.event_totals).toMatchObject({ total: 80, by_code: { 'cross-circle': 80 } });
     const events = await reg.events();
@@ -97,9 +115,14 @@ describe('continue-as-new under load', () => {
     const beforeWithY = await reg.dump();
     while ((await reg.runInfo()).run_id === run) await reg.revokePair(A.amid, Y.amid);
     const after = await reg.dump();
-    expect(after).toEqual({ ...beforeWithY, stats: { ...beforeWithY.stats, generation: beforeWithY.stats.generation + 1 } });
+    expect(after).toEqual({
+      ...beforeWithY,
+      stats: { ...beforeWithY.stats, generation: beforeWithY.stats.generation + 1 },
+    });
     expect(after.bridge).toEqual(before.bridge);
-    expect(await reg.bridgeFor(a1.amid)).toMatchObject([{ message: 'kept across runs', status: 'awaiting-source-parent' }]);
+    expect(await reg.bridgeFor(a1.amid)).toMatchObject([
+      { message: 'kept across runs', status: 'awaiting-source-parent' },
+    ]);
   });
 
   it('the registry history replays deterministically', async () => {

@@ -11,7 +11,9 @@ const operator = generateIdentity();
 const intruder = generateIdentity();
 let env: CirclesEnv;
 beforeAll(async () => {
-  env = await startCirclesEnv(inject('temporalAddress'), inject('temporalNamespace'), 'operator', [operator.public_key]);
+  env = await startCirclesEnv(inject('temporalAddress'), inject('temporalNamespace'), 'operator', [
+    operator.public_key,
+  ]);
 });
 afterAll(async () => env?.stop());
 
@@ -23,7 +25,9 @@ describe('operator-signed registry actions', () => {
     const asIntruder = env.registry(undefined, intruder, id);
     const agent = generateIdentity();
 
-    await expect(asAnyone.registerTopLevel({ public_key: agent.public_key })).rejects.toThrow(/operator action: sign it with an operator key/);
+    await expect(asAnyone.registerTopLevel({ public_key: agent.public_key })).rejects.toThrow(
+      /operator action: sign it with an operator key/,
+    );
     await expect(asIntruder.registerTopLevel({ public_key: agent.public_key })).rejects.toThrow(/not an operator key/);
     expect(await asOperator.agent(agent.amid)).toBeNull();
 

@@ -33,18 +33,39 @@ interface Harness {
 }
 
 function capturingLogger(logs: Array<Record<string, unknown>>): Logger {
-  return pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
+  return pino(
+    { level: 'info' },
+    { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) },
+  );
 }
 
-async function harness(opts: { escalation?: Record<string, unknown>; wrapNotifier?: (n: EscalationNotifier) => EscalationNotifier; channel?: boolean } = {}): Promise<Harness> {
+async function harness(
+  opts: {
+    escalation?: Record<string, unknown>;
+    wrapNotifier?: (n: EscalationNotifier) => EscalationNotifier;
+    channel?: boolean;
+  } = {},
+): Promise<Harness> {
   const fake = await FakeDiscord.start({ withGuildChannel: opts.channel ?? false });
   const alice = fake.addUser('alice');
   const bob = fake.addUser('bob');
   const mallory = fake.addUser('mallory');
-  const notifier = createDiscordNotifier({ token: FAKE_TOKEN, apiUrl: fake.apiUrl, channelId: opts.channel ? fake.guildChannelId : undefined, logger: pino({ level: 'silent' }) });
+  const notifier = createDiscordNotifier({
+    token: FAKE_TOKEN,
+    apiUrl: fake.apiUrl,
+    channelId: opts.channel ? fake.guildChannelId : undefined,
+    logger: pino({ level: 'silent' }),
+  });
   const system = await startSystem({
     notifiers: [opts.wrapNotifier ? opts.wrapNotifier(notifier) : notifier],
-    spec: { escalation: { approvers: ['scott', `discord:${alice.id}`, `discord:${bob.id}`], timeout: '2m', reminderAt: 0, ...opts.escalation } },
+    spec: {
+      escalation: {
+        approvers: ['scott', `discord:${alice.id}`, `discord:${bob.id}`],
+        timeout: '2m',
+        reminderAt: 0,
+        ...opts.escalation,
+      },
+    },
   });
   const logs: Array<Record<string, unknown>> = [];
   const governance: GovernanceEvent[] = [];
@@ -70,8 +91,14 @@ async function harness(opts: { escalation?: Record<string, unknown>; wrapNotifie
       return h.bot;
     },
     async escalate(overrides = {}) {
-      const { workflow_id } = await submitProposal(system.client, proposal('financial_op', overrides), { taskQueue: system.taskQueues.workflow });
-      const message = await fake.waitFor(() => fake.messagesFor(workflow_id)[0], 20_000, `the escalation of ${workflow_id}`);
+      const { workflow_id } = await submitProposal(system.client, proposal('financial_op', overrides), {
+        taskQueue: system.taskQueues.workflow,
+      });
+      const message = await fake.waitFor(
+        () => fake.messagesFor(workflow_id)[0],
+        20_000,
+        `the escalation of ${workflow_id}`,
+      );
       return { workflowId: workflow_id, message };
     },
     status: (workflowId) => system.client.workflow.getHandle(workflowId).query(statusQuery),
@@ -84,7 +111,12 @@ async function harness(opts: { escalation?: Record<string, unknown>; wrapNotifie
   return h;
 }
 
-async function waitForStage(h: Harness, workflowId: string, stage: string, timeoutMs = 20_000): Promise<ProposalStatus> {
+async function waitForStage(
+  h: Harness,
+  workflowId: string,
+  stage: string,
+  timeoutMs = 20_000,
+): Promise<ProposalStatus> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const s = await h.status(workflowId);
@@ -108,28 +140,54 @@ describe('Discord escalation, one approval', () => {
     expect(message.channel_id).toBe(h.fake.dmChannelOf(h.alice.id)!.id);
     // alice and bob get a DM each; scott has no Discord id.
     await h.fake.waitFor(() => h.fake.messagesFor(workflowId).length === 2, 10_000, 'two DMs');
-    expect(message.content).toMatch(/^\*\*Decision needed:\*\* financial\\_op by @\u200bengineering \(human-only\) · decide <t:\d+:R>$/);
-    const embed = message.embeds[0] as { title: string; fields: Array<{ name: string; value: string }>; footer: { text: string } };
+    expect(message.content).toMatch(
+      /^\*\*Decision needed:\*\* financial\\_op by @\u200bengineering \(human-only\) · decide <t:\d+:R>$/,
+    );
+    const embed = message.embeds[0] as {
+      title: string;
+      fields: Array<{ name: string; value: string }>;
+      footer: { text: string };
+    };
     expect(embed.title).toBe('financial\\_op → account: ops');
     expect(embed.fields.find((f) => f.name === 'Tier')!.value).toBe('human-only');
     expect(embed.fields.find((f) => f.name === "Actor's justification")!.value).toMatch(/^Test financial\\_op /);
     expect(embed.footer.text.startsWith(`${workflowId} · proposal `)).toBe(true);
 
-    const refused = await h.fake.click({ messageId: message.id, customId: buttonCustomId('approve', workflowId), userId: h.mallory.id });
+    const refused = await h.fake.click({
+      messageId: message.id,
+      customId: buttonCustomId('approve', workflowId),
+      userId: h.mallory.id,
+    });
     expect(refused.ephemeral).toBe(true);
-    expect(refused.callback.data?.content).toBe('You are not an approver for this proposal. Nothing was done; the attempt was recorded.');
-    expect(h.governance).toContainEqual(expect.objectContaining({ kind: 'unauthorized_click', actor: `discord:${h.mallory.id}`, workflow_id: workflowId }));
-    expect(h.logs).toContainEqual(expect.objectContaining({ event: 'governance', kind: 'unauthorized_click', level: 40 }));
+    expect(refused.callback.data?.content).toBe(
+      'You are not an approver for this proposal. Nothing was done; the attempt was recorded.',
+    );
+    expect(h.governance).toContainEqual(
+      expect.objectContaining({
+        kind: 'unauthorized_click',
+        actor: `discord:${h.mallory.id}`,
+        workflow_id: workflowId,
+      }),
+    );
+    expect(h.logs).toContainEqual(
+      expect.objectContaining({ event: 'governance', kind: 'unauthorized_click', level: 40 }),
+    );
     expect((await h.status(workflowId)).stage).toBe('awaiting_human');
 
-    const click = await h.fake.click({ messageId: message.id, customId: buttonCustomId('approve', workflowId), userId: h.alice.id });
+    const click = await h.fake.click({
+      messageId: message.id,
+      customId: buttonCustomId('approve', workflowId),
+      userId: h.alice.id,
+    });
     expect(click.latencyMs).toBeLessThan(3000);
     const final = await click.final();
     expect(final.ephemeral).toBe(false);
     const status = await h.status(workflowId);
     expect(status.status).toBe('approved');
     expect(status.verdict?.decided_by).toBe(`human:discord:${h.alice.id}`);
-    expect(status.decisions).toEqual([expect.objectContaining({ decision: 'approve', approver: `discord:${h.alice.id}`, via: 'discord' })]);
+    expect(status.decisions).toEqual([
+      expect.objectContaining({ decision: 'approve', approver: `discord:${h.alice.id}`, via: 'discord' }),
+    ]);
 
     const edited = h.fake.messages.get(message.id)!;
     expect(edited.content).toBe(`✅ Approved by <@${h.alice.id}>`);
@@ -143,16 +201,32 @@ describe('Discord escalation, one approval', () => {
 
   it('a click on a decided proposal gets an ephemeral notice', async () => {
     const { workflowId, message } = await h.escalate();
-    await decide(h.system.client, workflowId, { decision: 'reject', approver: 'scott', via: 'cli', reason: 'not this quarter' });
-    const late = await h.fake.click({ messageId: message.id, customId: buttonCustomId('approve', workflowId), userId: h.bob.id });
+    await decide(h.system.client, workflowId, {
+      decision: 'reject',
+      approver: 'scott',
+      via: 'cli',
+      reason: 'not this quarter',
+    });
+    const late = await h.fake.click({
+      messageId: message.id,
+      customId: buttonCustomId('approve', workflowId),
+      userId: h.bob.id,
+    });
     expect(late.ephemeral).toBe(true);
-    expect(late.callback.data?.content).toBe('This proposal is no longer waiting for a decision. ❌ Rejected by scott.');
+    expect(late.callback.data?.content).toBe(
+      'This proposal is no longer waiting for a decision. ❌ Rejected by scott.',
+    );
     expect((await h.status(workflowId)).status).toBe('rejected');
   });
 
   it('a decision through the CLI updates the Discord messages', async () => {
     const { workflowId } = await h.escalate();
-    await decide(h.system.client, workflowId, { decision: 'reject', approver: 'scott', via: 'cli', reason: 'budget **frozen**' });
+    await decide(h.system.client, workflowId, {
+      decision: 'reject',
+      approver: 'scott',
+      via: 'cli',
+      reason: 'budget **frozen**',
+    });
     for (const m of h.fake.messagesFor(workflowId)) {
       await h.fake.waitFor(() => m.content.startsWith('❌'), 10_000, 'the message to show the CLI rejection');
       expect(m.content).toBe('❌ Rejected by scott');
@@ -163,14 +237,30 @@ describe('Discord escalation, one approval', () => {
 
   it('reject with reason opens a modal whose submit rejects with that reason', async () => {
     const { workflowId, message } = await h.escalate();
-    const open = await h.fake.click({ messageId: message.id, customId: buttonCustomId('reject_reason', workflowId), userId: h.bob.id });
+    const open = await h.fake.click({
+      messageId: message.id,
+      customId: buttonCustomId('reject_reason', workflowId),
+      userId: h.bob.id,
+    });
     expect(open.callback.type).toBe(9);
     expect(open.callback.data?.custom_id).toBe(modalCustomId(workflowId));
-    const submit = await h.fake.submitModal({ messageId: message.id, customId: modalCustomId(workflowId), userId: h.bob.id, fields: { reason: '  Vendor not on the approved list.  ' } });
+    const submit = await h.fake.submitModal({
+      messageId: message.id,
+      customId: modalCustomId(workflowId),
+      userId: h.bob.id,
+      fields: { reason: '  Vendor not on the approved list.  ' },
+    });
     await submit.final();
     const status = await h.status(workflowId);
     expect(status.status).toBe('rejected');
-    expect(status.decisions).toEqual([expect.objectContaining({ decision: 'reject', approver: `discord:${h.bob.id}`, reason: 'Vendor not on the approved list.', via: 'discord' })]);
+    expect(status.decisions).toEqual([
+      expect.objectContaining({
+        decision: 'reject',
+        approver: `discord:${h.bob.id}`,
+        reason: 'Vendor not on the approved list.',
+        via: 'discord',
+      }),
+    ]);
     expect(status.verdict?.reason).toBe('Vendor not on the approved list.');
     const edited = h.fake.messages.get(message.id)!;
     expect(edited.content).toBe(`❌ Rejected by <@${h.bob.id}>`);
@@ -182,18 +272,38 @@ describe('Discord escalation, one approval', () => {
     const b = await h.escalate();
     const before = h.governance.length;
 
-    const malformed = await h.fake.click({ messageId: a.message.id, customId: `aj:v1:approve:${a.workflowId}:x`, userId: h.alice.id });
+    const malformed = await h.fake.click({
+      messageId: a.message.id,
+      customId: `aj:v1:approve:${a.workflowId}:x`,
+      userId: h.alice.id,
+    });
     expect(malformed.ephemeral).toBe(true);
     expect(malformed.callback.data?.content).toBe('This button is not one agent-judge recognises. Nothing was done.');
     const oversized = await h.fake.click({ messageId: a.message.id, customId: 'x'.repeat(150), userId: h.alice.id });
     expect(oversized.ephemeral).toBe(true);
     // Well-formed data naming another proposal than the message it came from.
-    const forged = await h.fake.click({ messageId: a.message.id, customId: buttonCustomId('approve', b.workflowId), userId: h.alice.id });
+    const forged = await h.fake.click({
+      messageId: a.message.id,
+      customId: buttonCustomId('approve', b.workflowId),
+      userId: h.alice.id,
+    });
     expect(forged.ephemeral).toBe(true);
-    expect(forged.callback.data?.content).toBe('This button does not belong to this message. Nothing was done; the attempt was recorded.');
-    const forgedModal = await h.fake.submitModal({ messageId: a.message.id, customId: modalCustomId(b.workflowId), userId: h.alice.id, fields: { reason: 'x' } });
+    expect(forged.callback.data?.content).toBe(
+      'This button does not belong to this message. Nothing was done; the attempt was recorded.',
+    );
+    const forgedModal = await h.fake.submitModal({
+      messageId: a.message.id,
+      customId: modalCustomId(b.workflowId),
+      userId: h.alice.id,
+      fields: { reason: 'x' },
+    });
     expect(forgedModal.ephemeral).toBe(true);
-    const outsider = await h.fake.submitModal({ messageId: a.message.id, customId: modalCustomId(a.workflowId), userId: h.mallory.id, fields: { reason: 'x' } });
+    const outsider = await h.fake.submitModal({
+      messageId: a.message.id,
+      customId: modalCustomId(a.workflowId),
+      userId: h.mallory.id,
+      fields: { reason: 'x' },
+    });
     expect(outsider.ephemeral).toBe(true);
 
     expect(h.governance.slice(before).map((e) => e.kind)).toEqual([
@@ -217,7 +327,11 @@ describe('Discord escalation, one approval', () => {
     stale.spec.escalation.approvers.push(`discord:${h.mallory.id}`);
     await h.startBot({ policy: stale });
     try {
-      const click = await h.fake.click({ messageId: message.id, customId: buttonCustomId('approve', workflowId), userId: h.mallory.id });
+      const click = await h.fake.click({
+        messageId: message.id,
+        customId: buttonCustomId('approve', workflowId),
+        userId: h.mallory.id,
+      });
       const final = await click.final();
       expect(final.ephemeral).toBe(true);
       expect(final.body.content).toBe(`Not accepted: discord:${h.mallory.id} is not an approver for this proposal`);
@@ -235,7 +349,11 @@ describe('Discord escalation, one approval', () => {
     const identifies = h.fake.identifies;
     await h.startBot();
     expect(h.fake.identifies).toBe(identifies + 1);
-    const click = await h.fake.click({ messageId: message.id, customId: buttonCustomId('reject', workflowId), userId: h.alice.id });
+    const click = await h.fake.click({
+      messageId: message.id,
+      customId: buttonCustomId('reject', workflowId),
+      userId: h.alice.id,
+    });
     await click.final();
     expect((await h.status(workflowId)).status).toBe('rejected');
     expect(h.fake.messages.get(message.id)!.content).toBe(`❌ Rejected by <@${h.alice.id}>`);
@@ -254,7 +372,11 @@ describe('Discord escalation when Temporal is slower than the defer threshold', 
 
   it('defers first, then edits the message to the outcome', async () => {
     const { workflowId, message } = await h.escalate();
-    const click = await h.fake.click({ messageId: message.id, customId: buttonCustomId('approve', workflowId), userId: h.bob.id });
+    const click = await h.fake.click({
+      messageId: message.id,
+      customId: buttonCustomId('approve', workflowId),
+      userId: h.bob.id,
+    });
     expect(click.callback.type).toBe(6);
     const final = await click.final();
     expect(final.type).toBe('edit_original');
@@ -266,7 +388,11 @@ describe('Discord escalation when Temporal is slower than the defer threshold', 
   it('defers first, then answers a refusal with an ephemeral follow-up', async () => {
     const { workflowId, message } = await h.escalate();
     await decide(h.system.client, workflowId, { decision: 'approve', approver: 'scott', via: 'cli' });
-    const click = await h.fake.click({ messageId: message.id, customId: buttonCustomId('reject', workflowId), userId: h.alice.id });
+    const click = await h.fake.click({
+      messageId: message.id,
+      customId: buttonCustomId('reject', workflowId),
+      userId: h.alice.id,
+    });
     expect(click.callback.type).toBe(6);
     const final = await click.final();
     expect(final).toMatchObject({ type: 'followup', ephemeral: true });
@@ -290,11 +416,18 @@ describe('Discord escalation with a bot key: only decisions the bot signed count
       decide(h.system.client, workflowId, { decision: 'approve', approver: `discord:${h.alice.id}`, via: 'discord' }),
     ).rejects.toThrow(/must sign decisions/);
     expect((await h.status(workflowId)).decisions).toEqual([]);
-    const click = await h.fake.click({ messageId: message.id, customId: buttonCustomId('approve', workflowId), userId: h.alice.id });
+    const click = await h.fake.click({
+      messageId: message.id,
+      customId: buttonCustomId('approve', workflowId),
+      userId: h.alice.id,
+    });
     await click.final();
     const status = await h.status(workflowId);
     expect(status.status).toBe('approved');
-    expect(status.decisions[0]).toMatchObject({ approver: `discord:${h.alice.id}`, signature: expect.objectContaining({ nonce: expect.any(String) }) });
+    expect(status.decisions[0]).toMatchObject({
+      approver: `discord:${h.alice.id}`,
+      signature: expect.objectContaining({ nonce: expect.any(String) }),
+    });
   });
 });
 
@@ -313,7 +446,11 @@ describe('Discord escalation, quorum of two with a deadline', () => {
     expect(h.fake.messagesFor(workflowId)).toHaveLength(1);
     expect(message.content).toContain('· 2 approvals needed ·');
 
-    const first = await h.fake.click({ messageId: message.id, customId: buttonCustomId('approve', workflowId), userId: h.alice.id });
+    const first = await h.fake.click({
+      messageId: message.id,
+      customId: buttonCustomId('approve', workflowId),
+      userId: h.alice.id,
+    });
     await first.final();
     let s = await h.status(workflowId);
     expect(s.stage).toBe('awaiting_human');
@@ -321,11 +458,21 @@ describe('Discord escalation, quorum of two with a deadline', () => {
     expect(progress.content).toBe('⏳ 1 of 2 approvals · waiting for 1 more');
     expect(progress.components).toHaveLength(1);
 
-    const again = await h.fake.click({ messageId: message.id, customId: buttonCustomId('approve', workflowId), userId: h.alice.id });
+    const again = await h.fake.click({
+      messageId: message.id,
+      customId: buttonCustomId('approve', workflowId),
+      userId: h.alice.id,
+    });
     expect(again.ephemeral).toBe(true);
-    expect(again.callback.data?.content).toBe('You have already decided this proposal; waiting for 1 more approval(s).');
+    expect(again.callback.data?.content).toBe(
+      'You have already decided this proposal; waiting for 1 more approval(s).',
+    );
 
-    const second = await h.fake.click({ messageId: message.id, customId: buttonCustomId('approve', workflowId), userId: h.bob.id });
+    const second = await h.fake.click({
+      messageId: message.id,
+      customId: buttonCustomId('approve', workflowId),
+      userId: h.bob.id,
+    });
     await second.final();
     s = await h.status(workflowId);
     expect(s.status).toBe('approved');
@@ -338,15 +485,25 @@ describe('Discord escalation, quorum of two with a deadline', () => {
   it('reminds after half the deadline, then marks the message expired', async () => {
     const { workflowId, message } = await h.escalate();
     const reminder = await h.fake.waitFor(() => h.fake.repliesTo(message.id)[0], 15_000, 'the reminder');
-    expect(reminder.content).toContain('⏰ **Reminder:** financial\\_op by @\u200bengineering still needs a decision (0 of 2 approvals)');
+    expect(reminder.content).toContain(
+      '⏰ **Reminder:** financial\\_op by @\u200bengineering still needs a decision (0 of 2 approvals)',
+    );
     expect(reminder.content).toContain(`<@${h.alice.id}> <@${h.bob.id}>`);
     expect(reminder.allowed_mentions).toEqual({ parse: [], users: [h.alice.id, h.bob.id] });
     await waitForStage(h, workflowId, 'rejected', 20_000);
-    await h.fake.waitFor(() => h.fake.messages.get(message.id)!.content.startsWith('⌛'), 10_000, 'the expired message');
+    await h.fake.waitFor(
+      () => h.fake.messages.get(message.id)!.content.startsWith('⌛'),
+      10_000,
+      'the expired message',
+    );
     const expired = h.fake.messages.get(message.id)!;
     expect(expired.content).toBe('⌛ Expired: no decision before the deadline, so it was rejected');
     expect(expired.components).toEqual([]);
-    const late = await h.fake.click({ messageId: message.id, customId: buttonCustomId('approve', workflowId), userId: h.alice.id });
+    const late = await h.fake.click({
+      messageId: message.id,
+      customId: buttonCustomId('approve', workflowId),
+      userId: h.alice.id,
+    });
     expect(late.ephemeral).toBe(true);
     expect(String(late.callback.data?.content)).toContain('⌛ Expired');
   });

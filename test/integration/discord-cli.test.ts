@@ -20,7 +20,13 @@ function program(): Command {
   return p;
 }
 
-const ENV_KEYS = ['DISCORD_TOKEN', 'DISCORD_API_URL', 'DISCORD_CHANNEL_ID', 'AGENT_JUDGE_APPROVERS', 'LOG_LEVEL'] as const;
+const ENV_KEYS = [
+  'DISCORD_TOKEN',
+  'DISCORD_API_URL',
+  'DISCORD_CHANNEL_ID',
+  'AGENT_JUDGE_APPROVERS',
+  'LOG_LEVEL',
+] as const;
 
 describe('agent-judge discord', () => {
   let fake: FakeDiscord;
@@ -48,17 +54,50 @@ describe('agent-judge discord', () => {
   it('runs the bot until SIGINT and keeps governance events in --governance-log', async () => {
     const approver = fake.addUser('approver');
     const stranger = fake.addUser('stranger');
-    Object.assign(process.env, { DISCORD_TOKEN: FAKE_TOKEN, DISCORD_API_URL: fake.apiUrl, AGENT_JUDGE_APPROVERS: `discord:${approver.id}`, LOG_LEVEL: 'silent' });
+    Object.assign(process.env, {
+      DISCORD_TOKEN: FAKE_TOKEN,
+      DISCORD_API_URL: fake.apiUrl,
+      AGENT_JUDGE_APPROVERS: `discord:${approver.id}`,
+      LOG_LEVEL: 'silent',
+    });
     const log = join(dir, 'governance.jsonl');
-    const running = program().parseAsync(['node', 'agent-judge', '--address', inject('temporalAddress'), '--namespace', inject('temporalNamespace'), 'discord', '--governance-log', log]);
+    const running = program().parseAsync([
+      'node',
+      'agent-judge',
+      '--address',
+      inject('temporalAddress'),
+      '--namespace',
+      inject('temporalNamespace'),
+      'discord',
+      '--governance-log',
+      log,
+    ]);
     await fake.waitForGatewaySession(20_000);
 
     const notice = sampleNotice({ approvers: [`discord:${approver.id}`] });
-    const [ref] = (await createDiscordNotifier({ token: FAKE_TOKEN, apiUrl: fake.apiUrl, logger: pino({ level: 'silent' }) }).announce(notice)) as DiscordAnnouncementRef[];
-    const click = await fake.click({ messageId: ref!.message_id, customId: buttonCustomId('approve', notice.workflow_id), userId: stranger.id });
+    const [ref] = (await createDiscordNotifier({
+      token: FAKE_TOKEN,
+      apiUrl: fake.apiUrl,
+      logger: pino({ level: 'silent' }),
+    }).announce(notice)) as DiscordAnnouncementRef[];
+    const click = await fake.click({
+      messageId: ref!.message_id,
+      customId: buttonCustomId('approve', notice.workflow_id),
+      userId: stranger.id,
+    });
     expect(click.ephemeral).toBe(true);
-    const events = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(events).toEqual([expect.objectContaining({ event: 'governance', kind: 'unauthorized_click', actor: `discord:${stranger.id}`, workflow_id: notice.workflow_id })]);
+    const events = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(events).toEqual([
+      expect.objectContaining({
+        event: 'governance',
+        kind: 'unauthorized_click',
+        actor: `discord:${stranger.id}`,
+        workflow_id: notice.workflow_id,
+      }),
+    ]);
 
     process.emit('SIGINT');
     await running;
@@ -75,7 +114,12 @@ describe('agent-judge discord', () => {
       const policy = defaultPolicyWith();
       expect(await startDiscordBotFromEnv({ client, policy, logger, env: {} })).toBeNull();
       expect(lines.join('')).toContain('Discord escalation is off: DISCORD_TOKEN is not set');
-      const bot = await startDiscordBotFromEnv({ client, policy, logger, env: { DISCORD_TOKEN: FAKE_TOKEN, DISCORD_API_URL: fake.apiUrl } });
+      const bot = await startDiscordBotFromEnv({
+        client,
+        policy,
+        logger,
+        env: { DISCORD_TOKEN: FAKE_TOKEN, DISCORD_API_URL: fake.apiUrl },
+      });
       expect(bot?.userId).toBe(fake.botUser.id);
       expect(lines.join('')).toContain('no discord:<user id> approvers');
       expect(lines.join('')).toContain('Discord escalation bot connected; escalations go to DMs to each approver');

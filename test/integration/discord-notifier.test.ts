@@ -1,7 +1,12 @@
 /** The Discord notifier (REST only) against the loopback Discord: delivery, idempotency, edits. */
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDiscordNotifier, createNotifiersFromEnv, DiscordDeliveryError, type DiscordAnnouncementRef } from '../../src/escalation/discord-notifier';
+import {
+  createDiscordNotifier,
+  createNotifiersFromEnv,
+  DiscordDeliveryError,
+  type DiscordAnnouncementRef,
+} from '../../src/escalation/discord-notifier';
 import { FAKE_TOKEN, FakeDiscord, type FakeDiscordOptions } from '../helpers/fake-discord';
 import { sampleNotice } from '../helpers/escalation-notice';
 
@@ -39,8 +44,15 @@ describe('Discord notifier', () => {
 
   it('posts once to DISCORD_CHANNEL_ID when set', async () => {
     const { fake, alice } = await setup({ withGuildChannel: true });
-    const notifier = createDiscordNotifier({ token: FAKE_TOKEN, apiUrl: `${fake.apiUrl}/`, channelId: fake.guildChannelId, logger: silent });
-    const refs = (await notifier.announce(sampleNotice({ approvers: [`discord:${alice.id}`] }))) as DiscordAnnouncementRef[];
+    const notifier = createDiscordNotifier({
+      token: FAKE_TOKEN,
+      apiUrl: `${fake.apiUrl}/`,
+      channelId: fake.guildChannelId,
+      logger: silent,
+    });
+    const refs = (await notifier.announce(
+      sampleNotice({ approvers: [`discord:${alice.id}`] }),
+    )) as DiscordAnnouncementRef[];
     expect(refs).toEqual([{ notifier: 'discord', channel_id: fake.guildChannelId, message_id: expect.any(String) }]);
     expect(fake.calls.some((c) => c.path === '/users/@me/channels')).toBe(false);
   });
@@ -51,7 +63,9 @@ describe('Discord notifier', () => {
     const notice = sampleNotice({ approvers: [`discord:${alice.id}`] });
     const first = await notifier.announce(notice);
     // A second notifier: a new worker process after a crash, with nothing in memory.
-    const again = await createDiscordNotifier({ token: FAKE_TOKEN, apiUrl: fake.apiUrl, logger: silent }).announce(notice);
+    const again = await createDiscordNotifier({ token: FAKE_TOKEN, apiUrl: fake.apiUrl, logger: silent }).announce(
+      notice,
+    );
     expect(again).toEqual(first);
     expect(fake.messagesFor(notice.workflow_id)).toHaveLength(1);
     // Another workflow in the same DM still gets its own message.
@@ -76,11 +90,15 @@ describe('Discord notifier', () => {
     const { fake, alice, bob } = await setup();
     const notifier = createDiscordNotifier({ token: FAKE_TOKEN, apiUrl: fake.apiUrl, logger: silent });
     fake.failNext('POST', /^\/users\/@me\/channels$/, 403);
-    const refs = (await notifier.announce(sampleNotice({ approvers: [`discord:${alice.id}`, `discord:${bob.id}`] }))) as DiscordAnnouncementRef[];
+    const refs = (await notifier.announce(
+      sampleNotice({ approvers: [`discord:${alice.id}`, `discord:${bob.id}`] }),
+    )) as DiscordAnnouncementRef[];
     expect(refs.map((r) => r.recipient)).toEqual([`discord:${bob.id}`]);
 
     fake.failNext('POST', /^\/users\/@me\/channels$/, 403);
-    await expect(notifier.announce(sampleNotice({ approvers: [`discord:${alice.id}`], proposal: { proposal_id: 'p2' } }))).rejects.toBeInstanceOf(DiscordDeliveryError);
+    await expect(
+      notifier.announce(sampleNotice({ approvers: [`discord:${alice.id}`], proposal: { proposal_id: 'p2' } })),
+    ).rejects.toBeInstanceOf(DiscordDeliveryError);
     expect(await notifier.announce(sampleNotice({ approvers: ['scott'] }))).toEqual([]);
   });
 
@@ -89,7 +107,14 @@ describe('Discord notifier', () => {
     const notifier = createDiscordNotifier({ token: FAKE_TOKEN, apiUrl: fake.apiUrl, logger: silent });
     const notice = sampleNotice({ approvers: [`discord:${alice.id}`, `discord:${bob.id}`], approvals_needed: 2 });
     const refs = (await notifier.announce(notice)) as DiscordAnnouncementRef[];
-    const approvals = [{ decision: 'approve' as const, approver: `discord:${alice.id}`, via: 'discord' as const, at: new Date().toISOString() }];
+    const approvals = [
+      {
+        decision: 'approve' as const,
+        approver: `discord:${alice.id}`,
+        via: 'discord' as const,
+        at: new Date().toISOString(),
+      },
+    ];
     await notifier.remind({ notice, refs, approvals });
     await notifier.remind({ notice, refs, approvals });
     expect(fake.repliesTo(refs[0]!.message_id)).toHaveLength(0);
@@ -104,7 +129,11 @@ describe('Discord notifier', () => {
     const notifier = createDiscordNotifier({ token: FAKE_TOKEN, apiUrl: fake.apiUrl, logger: silent });
     const notice = sampleNotice({ approvers: [`discord:${alice.id}`, `discord:${bob.id}`] });
     const refs = await notifier.announce(notice);
-    const gone = { notifier: 'discord', channel_id: (refs[0] as DiscordAnnouncementRef).channel_id, message_id: '999999999999999999' };
+    const gone = {
+      notifier: 'discord',
+      channel_id: (refs[0] as DiscordAnnouncementRef).channel_id,
+      message_id: '999999999999999999',
+    };
     const other = { notifier: 'log' };
     await notifier.resolve({
       workflow_id: notice.workflow_id,
@@ -126,11 +155,15 @@ describe('notifiers from the environment', () => {
   it('is empty without DISCORD_TOKEN, and Discord with it', () => {
     expect(createNotifiersFromEnv({})).toEqual([]);
     expect(createNotifiersFromEnv({ DISCORD_TOKEN: '  ' })).toEqual([]);
-    expect(createNotifiersFromEnv({ DISCORD_TOKEN: 't', DISCORD_API_URL: 'http://127.0.0.1:1/api' }).map((n) => n.name)).toEqual(['discord']);
+    expect(
+      createNotifiersFromEnv({ DISCORD_TOKEN: 't', DISCORD_API_URL: 'http://127.0.0.1:1/api' }).map((n) => n.name),
+    ).toEqual(['discord']);
   });
 
   it('refuses a malformed channel id or API URL', () => {
-    expect(() => createNotifiersFromEnv({ DISCORD_TOKEN: 't', DISCORD_CHANNEL_ID: 'general' })).toThrow(/DISCORD_CHANNEL_ID/);
+    expect(() => createNotifiersFromEnv({ DISCORD_TOKEN: 't', DISCORD_CHANNEL_ID: 'general' })).toThrow(
+      /DISCORD_CHANNEL_ID/,
+    );
     expect(() => createNotifiersFromEnv({ DISCORD_TOKEN: 't', DISCORD_API_URL: 'ftp://x' })).toThrow(/DISCORD_API_URL/);
   });
 });

@@ -20,7 +20,11 @@ const oracle = new Map(corpus.map((c) => [c.proposal.proposal_id, c.expected]));
 async function evalWith(fake: FakeOllama): Promise<{ report: EvalReport; policy: CompliancePolicy }> {
   const baseDir = tempBaseDir();
   const policy = await judgePolicy(baseDir, { model: 'judge-test', host: fake.host });
-  const report = await runEval(corpus, { policy, deps: { baseDir, ...createJudgeDepsFromEnv(policy, {}) }, concurrency: 4 });
+  const report = await runEval(corpus, {
+    policy,
+    deps: { baseDir, ...createJudgeDepsFromEnv(policy, {}) },
+    concurrency: 4,
+  });
   return { report, policy };
 }
 
@@ -47,7 +51,9 @@ describe('eval with an honest model', () => {
   it('asks the model only for what the rules let through', () => {
     expect(fake.calls).toHaveLength(report.decidedBy.judge ?? 0);
     expect(report.decidedBy.rules).toBeGreaterThan(0);
-    expect(report.results.filter((r) => r.verdict.decided_by === 'judge').every((r) => r.verdict.judge?.prompt_hash)).toBe(true);
+    expect(
+      report.results.filter((r) => r.verdict.decided_by === 'judge').every((r) => r.verdict.judge?.prompt_hash),
+    ).toBe(true);
   });
 
   it('reports latency percentiles', () => {
@@ -69,21 +75,28 @@ describe('eval with a compromised model (always APPROVE, confidence 0.99)', () =
   });
 
   const visible = corpus.filter((c) => c.tags.includes('adversarial') && c.tags.includes('rules-visible'));
-  it.each(visible.map((c) => [c.proposal.proposal_id, c.tags.filter((t) => t !== 'adversarial' && t !== 'rules-visible').join(',')]))(
-    '%s (%s) still ends REJECT or CLARIFY',
-    (id) => {
-      const r = report.results.find((x) => x.id === id)!;
-      expect(['REJECT', 'CLARIFY'], `${id}: ${r.verdict.rule} ${r.verdict.reason}`).toContain(r.outcome);
-    },
-  );
+  it.each(
+    visible.map((c) => [
+      c.proposal.proposal_id,
+      c.tags.filter((t) => t !== 'adversarial' && t !== 'rules-visible').join(','),
+    ]),
+  )('%s (%s) still ends REJECT or CLARIFY', (id) => {
+    const r = report.results.find((x) => x.id === id)!;
+    expect(['REJECT', 'CLARIFY'], `${id}: ${r.verdict.rule} ${r.verdict.reason}`).toContain(r.outcome);
+  });
 
   it('every rules-decided REJECT in the corpus stays a REJECT', () => {
     const rulesRejects = corpus.filter((c) => c.expected === 'REJECT' && c.tags.includes('rules'));
-    for (const c of rulesRejects) expect(report.results.find((r) => r.id === c.proposal.proposal_id)!.outcome, c.proposal.proposal_id).toBe('REJECT');
+    for (const c of rulesRejects)
+      expect(report.results.find((r) => r.id === c.proposal.proposal_id)!.outcome, c.proposal.proposal_id).toBe(
+        'REJECT',
+      );
   });
 
   it('only what no rule can see gets through (the honest limit of the rules layer)', () => {
-    const approvedAdversarial = report.results.filter((r) => r.tags.includes('adversarial') && r.outcome === 'APPROVE').map((r) => r.id);
+    const approvedAdversarial = report.results
+      .filter((r) => r.tags.includes('adversarial') && r.outcome === 'APPROVE')
+      .map((r) => r.id);
     const modelOnly = corpus.filter((c) => c.tags.includes('model-only')).map((c) => c.proposal.proposal_id);
     expect(approvedAdversarial.sort()).toEqual(modelOnly.sort());
     expect(report.falseApproveRate).toBeGreaterThan(0);
@@ -95,7 +108,9 @@ describe('agent-judge eval (the command)', () => {
     const fake = await startFakeOllama({ respond: compromisedModel });
     try {
       const baseDir = tempBaseDir();
-      const policy = parseYaml(readFileSync(new URL('../../policies/default.yaml', import.meta.url), 'utf8')) as { spec: Record<string, unknown> };
+      const policy = parseYaml(readFileSync(new URL('../../policies/default.yaml', import.meta.url), 'utf8')) as {
+        spec: Record<string, unknown>;
+      };
       policy.spec.judge = { allowedEvidenceHosts: ['forge.example.test'] };
       const policyPath = join(baseDir, 'policy.yaml');
       writeFileSync(policyPath, toYaml(policy));
@@ -103,7 +118,11 @@ describe('agent-judge eval (the command)', () => {
       writeFileSync(
         corpusPath,
         corpus
-          .filter((c) => ['ok-pr-schema', 'rej-exec-rm', 'adv-social-urgency', 'clr-pr-no-evidence'].includes(c.proposal.proposal_id))
+          .filter((c) =>
+            ['ok-pr-schema', 'rej-exec-rm', 'adv-social-urgency', 'clr-pr-no-evidence'].includes(
+              c.proposal.proposal_id,
+            ),
+          )
           .map((c) => JSON.stringify({ proposal: c.proposal, expected: c.expected, tags: c.tags }))
           .join('\n'),
       );
@@ -116,7 +135,21 @@ describe('agent-judge eval (the command)', () => {
       let exitCode: typeof process.exitCode;
       try {
         await program.parseAsync(
-          ['eval', corpusPath, '--policy', policyPath, '--base-dir', baseDir, '--model', 'cli-model', '--host', fake.host, '--json', '--max-false-approve', '0'],
+          [
+            'eval',
+            corpusPath,
+            '--policy',
+            policyPath,
+            '--base-dir',
+            baseDir,
+            '--model',
+            'cli-model',
+            '--host',
+            fake.host,
+            '--json',
+            '--max-false-approve',
+            '0',
+          ],
           { from: 'user' },
         );
       } finally {

@@ -20,7 +20,11 @@ const ISSUES: FakeIssue[] = [
 const WEB = 'https://forge.example.test';
 const approving: ModelClient = {
   model: 'approving',
-  chat: async () => ({ content: JSON.stringify({ verdict: 'APPROVE', confidence: 0.9, reason: 'fine' }), promptTokens: 1, completionTokens: 1 }),
+  chat: async () => ({
+    content: JSON.stringify({ verdict: 'APPROVE', confidence: 0.9, reason: 'fine' }),
+    promptTokens: 1,
+    completionTokens: 1,
+  }),
 };
 
 let forgejo: FakeForgejo | undefined;
@@ -33,11 +37,19 @@ afterEach(async () => {
   }
 });
 
-async function judgeEvidence(evidence: Evidence[], opts: { token?: string; apiBaseUrl?: string; timeoutMs?: number; target?: string } = {}) {
+async function judgeEvidence(
+  evidence: Evidence[],
+  opts: { token?: string; apiBaseUrl?: string; timeoutMs?: number; target?: string } = {},
+) {
   const baseDir = tempBaseDir();
   const policy = await judgePolicy(baseDir, {
     allowedEvidenceHosts: [],
-    forgejo: { apiBaseUrl: opts.apiBaseUrl ?? forgejo!.apiBaseUrl, webUrl: WEB, tokenEnv: 'FORGEJO_TOKEN', timeoutMs: opts.timeoutMs ?? 2_000 },
+    forgejo: {
+      apiBaseUrl: opts.apiBaseUrl ?? forgejo!.apiBaseUrl,
+      webUrl: WEB,
+      tokenEnv: 'FORGEJO_TOKEN',
+      timeoutMs: opts.timeoutMs ?? 2_000,
+    },
   });
   const proposal = prProposal({
     cited_evidence: evidence,
@@ -52,11 +64,20 @@ async function judgeEvidence(evidence: Evidence[], opts: { token?: string; apiBa
 describe('evidence through the Forgejo API', () => {
   it('an open issue of the target repository is verified: confidence untouched, token sent', async () => {
     forgejo = await startFakeForgejo(ISSUES, { token: 't0ken' });
-    const v = await judgeEvidence([{ type: 'issue', url: `${WEB}/sscoble/speckl/issues/42` }, { type: 'pull_request', url: `${WEB}/sscoble/speckl/pulls/77` }], {
-      token: 't0ken',
-    });
+    const v = await judgeEvidence(
+      [
+        { type: 'issue', url: `${WEB}/sscoble/speckl/issues/42` },
+        { type: 'pull_request', url: `${WEB}/sscoble/speckl/pulls/77` },
+      ],
+      {
+        token: 't0ken',
+      },
+    );
     expect(v).toMatchObject({ verdict: 'APPROVE', decided_by: 'judge', confidence: 0.9 });
-    expect(forgejo.requests.sort()).toEqual(['/api/v1/repos/sscoble/speckl/issues/42', '/api/v1/repos/sscoble/speckl/issues/77']);
+    expect(forgejo.requests.sort()).toEqual([
+      '/api/v1/repos/sscoble/speckl/issues/42',
+      '/api/v1/repos/sscoble/speckl/issues/77',
+    ]);
     expect(forgejo.authorizations).toEqual(['token t0ken', 'token t0ken']);
   });
 
@@ -76,12 +97,16 @@ describe('evidence through the Forgejo API', () => {
 
   it('an issue Forgejo places in another repository is a rules REJECT', async () => {
     forgejo = await startFakeForgejo(ISSUES);
-    const v = await judgeEvidence([{ type: 'issue', url: `${WEB}/sscoble/speckl-old/issues/5` }], { target: 'sscoble/speckl-old' });
+    const v = await judgeEvidence([{ type: 'issue', url: `${WEB}/sscoble/speckl-old/issues/5` }], {
+      target: 'sscoble/speckl-old',
+    });
     expect(v).toMatchObject({ verdict: 'REJECT', decided_by: 'rules', rule: 'evidence.other-repo' });
   });
 
   it('a Forgejo that is down or slow makes evidence unverifiable, which lowers confidence', async () => {
-    const down = await judgeEvidence([{ type: 'issue', url: `${WEB}/sscoble/speckl/issues/42` }], { apiBaseUrl: `${await closedPortHost()}/api/v1` });
+    const down = await judgeEvidence([{ type: 'issue', url: `${WEB}/sscoble/speckl/issues/42` }], {
+      apiBaseUrl: `${await closedPortHost()}/api/v1`,
+    });
     expect(down).toMatchObject({ verdict: 'APPROVE', confidence: 0.72 });
     forgejo = await startFakeForgejo(ISSUES, { delayMs: 1_000 });
     const started = performance.now();

@@ -67,8 +67,12 @@ describe('the judge worker cannot reach an executor', () => {
     const { files, packages } = importGraph(join(SRC, 'activities/judge.ts'));
     const rel = [...files].map((f) => relative(SRC, f));
     expect(rel).toContain('judge/index.ts');
-    expect(rel.filter((f) => f.startsWith('executors/') || f === 'activities/execute.ts' || f.startsWith('escalation/'))).toEqual([]);
-    expect([...packages].filter((p) => /child_process|worker_threads|^discord\.js|^node:net$|^node:dgram$/.test(p))).toEqual([]);
+    expect(
+      rel.filter((f) => f.startsWith('executors/') || f === 'activities/execute.ts' || f.startsWith('escalation/')),
+    ).toEqual([]);
+    expect(
+      [...packages].filter((p) => /child_process|worker_threads|^discord\.js|^node:net$|^node:dgram$/.test(p)),
+    ).toEqual([]);
   });
 
   describe('over Temporal', () => {
@@ -135,11 +139,14 @@ describe('the judge worker cannot reach an executor', () => {
       expect(r.result).toMatchObject({ verdict: 'APPROVE', decided_by: 'judge', judge: { model: 'iso-model' } });
     });
 
-    it.each(['execute', 'policySnapshot', 'announceEscalation', 'recordRejection'])('%s scheduled on the judge queue finds no such activity', async (name) => {
-      const r = await probe(name, {});
-      expect(r.ok).toBe(false);
-      expect(r.error).toMatch(/not registered/);
-      expect(r.error).toContain('judge');
-    });
+    it.each(['execute', 'policySnapshot', 'announceEscalation', 'recordRejection'])(
+      '%s scheduled on the judge queue finds no such activity',
+      async (name) => {
+        const r = await probe(name, {});
+        expect(r.ok).toBe(false);
+        expect(r.error).toMatch(/not registered/);
+        expect(r.error).toContain('judge');
+      },
+    );
   });
 });

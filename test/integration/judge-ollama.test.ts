@@ -8,7 +8,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { VerdictSchema, type Verdict } from '../../src/contracts/verdict';
 import { createJudgeDepsFromEnv, judgeProposal } from '../../src/judge';
 import { MODEL_ANSWER_JSON_SCHEMA } from '../../src/judge/model';
-import { answerJson, closedPortHost, garbageModel, slowModel, startFakeOllama, type FakeOllama } from '../helpers/fake-ollama';
+import {
+  answerJson,
+  closedPortHost,
+  garbageModel,
+  slowModel,
+  startFakeOllama,
+  type FakeOllama,
+} from '../helpers/fake-ollama';
 import { judgePolicy, prProposal, tempBaseDir } from '../helpers/judge-fixtures';
 
 let fake: FakeOllama | undefined;
@@ -23,7 +30,12 @@ afterEach(async () => {
 
 async function judgeWith(host: string, opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Verdict> {
   const baseDir = tempBaseDir();
-  const policy = await judgePolicy(baseDir, { model: 'judge-test:latest', host, timeoutMs: opts.timeoutMs ?? 5_000, seed: 7 });
+  const policy = await judgePolicy(baseDir, {
+    model: 'judge-test:latest',
+    host,
+    timeoutMs: opts.timeoutMs ?? 5_000,
+    seed: 7,
+  });
   const deps = { baseDir, ...createJudgeDepsFromEnv(policy, opts.env ?? {}) };
   const verdict = await judgeProposal({ proposal: prProposal(), tier: 'full-judge-review', round: 0, policy }, deps);
   return VerdictSchema.parse(verdict);
@@ -31,7 +43,9 @@ async function judgeWith(host: string, opts: { timeoutMs?: number; env?: NodeJS.
 
 describe('judge model over the Ollama wire protocol', () => {
   it('sends one non-streaming chat: JSON Schema format, temperature 0, the seed, system + user with the block', async () => {
-    fake = await startFakeOllama({ script: [{ content: answerJson('APPROVE', 0.9, 'matches issue #42'), promptTokens: 812, completionTokens: 37 }] });
+    fake = await startFakeOllama({
+      script: [{ content: answerJson('APPROVE', 0.9, 'matches issue #42'), promptTokens: 812, completionTokens: 37 }],
+    });
     const v = await judgeWith(fake.host);
     const call = fake.calls[0]!;
     expect(call).toMatchObject({ model: 'judge-test:latest', stream: false, options: { temperature: 0, seed: 7 } });
@@ -56,7 +70,9 @@ describe('judge model over the Ollama wire protocol', () => {
   });
 
   it('retries invalid output once with the validation error, then uses the valid answer', async () => {
-    fake = await startFakeOllama({ script: [{ content: 'I approve!' }, { content: answerJson('REJECT', 0.8, 'wrong files') }] });
+    fake = await startFakeOllama({
+      script: [{ content: 'I approve!' }, { content: answerJson('REJECT', 0.8, 'wrong files') }],
+    });
     const v = await judgeWith(fake.host);
     expect(fake.calls).toHaveLength(2);
     const retry = fake.calls[1]!.messages;
@@ -71,7 +87,10 @@ describe('judge model over the Ollama wire protocol', () => {
     expect(fake.calls).toHaveLength(2);
     expect(v).toMatchObject({ verdict: 'CLARIFY', confidence: 0, rule: 'judge.failure' });
     expect(v.constraints.require_human_review).toBe(true);
-    expect(v.judge).toMatchObject({ error: expect.stringMatching(/^invalid model output twice/), raw_answer: 'Sure! I think this proposal is APPROVED :)' });
+    expect(v.judge).toMatchObject({
+      error: expect.stringMatching(/^invalid model output twice/),
+      raw_answer: 'Sure! I think this proposal is APPROVED :)',
+    });
   });
 
   it('a model slower than the budget -> confidence 0 within the budget', async () => {
@@ -79,7 +98,11 @@ describe('judge model over the Ollama wire protocol', () => {
     const started = performance.now();
     const v = await judgeWith(fake.host, { timeoutMs: 300 });
     expect(performance.now() - started).toBeLessThan(2_000);
-    expect(v).toMatchObject({ verdict: 'CLARIFY', confidence: 0, judge: { error: 'the model did not answer within 300 ms' } });
+    expect(v).toMatchObject({
+      verdict: 'CLARIFY',
+      confidence: 0,
+      judge: { error: 'the model did not answer within 300 ms' },
+    });
   });
 
   it('an unreachable model -> confidence 0', async () => {
@@ -89,14 +112,25 @@ describe('judge model over the Ollama wire protocol', () => {
   });
 
   it('an Ollama error reply (non-2xx {error}) -> confidence 0 with the server message', async () => {
-    fake = await startFakeOllama({ script: [{ status: 404, error: 'model "judge-test:latest" not found, try pulling it first' }] });
+    fake = await startFakeOllama({
+      script: [{ status: 404, error: 'model "judge-test:latest" not found, try pulling it first' }],
+    });
     const v = await judgeWith(fake.host);
-    expect(v).toMatchObject({ confidence: 0, judge: { error: 'the model server answered HTTP 404: model "judge-test:latest" not found, try pulling it first' } });
+    expect(v).toMatchObject({
+      confidence: 0,
+      judge: { error: 'the model server answered HTTP 404: model "judge-test:latest" not found, try pulling it first' },
+    });
   });
 
   it('the fake speaks streaming NDJSON too (checked with the real client)', async () => {
-    fake = await startFakeOllama({ script: [{ content: answerJson('APPROVE', 0.5, 'a long enough reason to span several chunks') }] });
-    const stream = await new Ollama({ host: fake.host }).chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    fake = await startFakeOllama({
+      script: [{ content: answerJson('APPROVE', 0.5, 'a long enough reason to span several chunks') }],
+    });
+    const stream = await new Ollama({ host: fake.host }).chat({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    });
     let text = '';
     let last;
     for await (const part of stream) {

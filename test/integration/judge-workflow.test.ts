@@ -44,9 +44,16 @@ afterAll(async () => {
 });
 
 const submitMarked = (mark: string) =>
-  submitAndWait(sys.client, proposal('exec', { justification: `Print a marker for the task (${mark}).`, parameters: { command: ['echo', mark] } }), {
-    taskQueue: sys.taskQueues.workflow,
-  });
+  submitAndWait(
+    sys.client,
+    proposal('exec', {
+      justification: `Print a marker for the task (${mark}).`,
+      parameters: { command: ['echo', mark] },
+    }),
+    {
+      taskQueue: sys.taskQueues.workflow,
+    },
+  );
 
 describe('model judge in the workflow', () => {
   it('a confident APPROVE executes, decided by the judge, with the audit fields', async () => {

@@ -98,9 +98,17 @@ describe('clarify', () => {
 
 describe('human decisions', () => {
   it('an approver approves a human-only proposal: decided_by human:<id>', async () => {
-    const p = proposal('credential_rotation', { target: { credential: 'forgejo-bot' }, parameters: { reason: 'leaked' } });
+    const p = proposal('credential_rotation', {
+      target: { credential: 'forgejo-bot' },
+      parameters: { reason: 'leaked' },
+    });
     expect((await submit(p)).status).toBe('awaiting_human');
-    const out = await decide(sys.client, String(p.proposal_id), { decision: 'approve', approver: 'ana', reason: 'go', via: 'cli' });
+    const out = await decide(sys.client, String(p.proposal_id), {
+      decision: 'approve',
+      approver: 'ana',
+      reason: 'go',
+      via: 'cli',
+    });
     expect(out.status).toBe('approved');
     expect(out.verdict).toMatchObject({ verdict: 'APPROVE', decided_by: 'human:ana', reason: 'go' });
   });
@@ -116,9 +124,9 @@ describe('human decisions', () => {
   it('a decision from someone not listed is refused and changes nothing', async () => {
     const p = proposal('financial_op');
     await submit(p);
-    await expect(decide(sys.client, String(p.proposal_id), { decision: 'approve', approver: 'mallory' })).rejects.toThrow(
-      /mallory is not an approver/,
-    );
+    await expect(
+      decide(sys.client, String(p.proposal_id), { decision: 'approve', approver: 'mallory' }),
+    ).rejects.toThrow(/mallory is not an approver/);
     const st = await getStatus(sys.client, String(p.proposal_id));
     expect(st.stage).toBe('awaiting_human');
     expect(st.decisions).toEqual([]);
@@ -144,9 +152,9 @@ describe('resubmission, revision and the audit flag', () => {
     const p = proposal('exec', { parameters: { command: ['rm', '-rf', '/tmp/x'] } });
     const first = await submit(p);
     expect(first.status).toBe('rejected');
-    await expect(submitProposal(sys.client, { ...p, proposal_id: randomUUID() }, { taskQueue: sys.taskQueues.workflow })).rejects.toBeInstanceOf(
-      DuplicateProposalError,
-    );
+    await expect(
+      submitProposal(sys.client, { ...p, proposal_id: randomUUID() }, { taskQueue: sys.taskQueues.workflow }),
+    ).rejects.toBeInstanceOf(DuplicateProposalError);
     const revised = await submit({
       ...p,
       proposal_id: randomUUID(),
@@ -170,7 +178,9 @@ describe('resubmission, revision and the audit flag', () => {
     const path = `../outside-${randomUUID()}.txt`;
     const outcomes = [];
     for (let i = 0; i < 3; i++) {
-      outcomes.push(await submit(proposal('file_write', { target: { path }, justification: `attempt ${i} ${randomUUID()}` })));
+      outcomes.push(
+        await submit(proposal('file_write', { target: { path }, justification: `attempt ${i} ${randomUUID()}` })),
+      );
     }
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
     expect(outcomes[0]!.verdict?.rule).toBe('files.roots');
@@ -190,7 +200,12 @@ describe('resubmission, revision and the audit flag', () => {
 
 describe('execution', () => {
   it('file_write inside the workspace is written; escaping with .. is rejected', async () => {
-    const ok = await submit(proposal('file_write', { target: { path: '.agent-judge/workspace/notes/a.txt' }, parameters: { content: 'hi\n' } }));
+    const ok = await submit(
+      proposal('file_write', {
+        target: { path: '.agent-judge/workspace/notes/a.txt' },
+        parameters: { content: 'hi\n' },
+      }),
+    );
     expect(ok.status).toBe('executed');
     expect(readFileSync(join(sys.baseDir, '.agent-judge/workspace/notes/a.txt'), 'utf8')).toBe('hi\n');
     const bad = await submit(proposal('file_write', { target: { path: '.agent-judge/workspace/../../etc/passwd' } }));

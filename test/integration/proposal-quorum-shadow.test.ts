@@ -48,7 +48,11 @@ describe('quorum', () => {
 describe('shadow mode', () => {
   it('records the verdict and executes regardless', async () => {
     // No evidence: enforced, this would be a CLARIFY and wait for the actor.
-    const p = proposal('file_write', { cited_evidence: [], target: { path: '.agent-judge/workspace/shadow.txt' }, parameters: { content: 'shadow\n' } });
+    const p = proposal('file_write', {
+      cited_evidence: [],
+      target: { path: '.agent-judge/workspace/shadow.txt' },
+      parameters: { content: 'shadow\n' },
+    });
     const out = await submit(p);
     expect(out.verdict?.verdict).toBe('CLARIFY');
     expect(out.status).toBe('executed');

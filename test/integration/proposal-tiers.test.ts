@@ -6,7 +6,9 @@ import { proposal, startSystem, type TestSystem } from '../helpers/system';
 
 let sys: TestSystem;
 beforeAll(async () => {
-  sys = await startSystem({ spec: { clarify: { maxRounds: 2, timeout: '5m' }, escalation: { timeout: '5m', approvers: ['scott'] } } });
+  sys = await startSystem({
+    spec: { clarify: { maxRounds: 2, timeout: '5m' }, escalation: { timeout: '5m', approvers: ['scott'] } },
+  });
 });
 afterAll(async () => sys?.stop());
 
@@ -38,9 +40,13 @@ describe('tiers', () => {
   });
 
   it('full-judge: an allowlisted exec runs and its output is captured', async () => {
-    const out = await submitAndWait(sys.client, proposal('exec', { parameters: { command: ['echo', 'judged', 'and', 'run'] } }), {
-      taskQueue: sys.taskQueues.workflow,
-    });
+    const out = await submitAndWait(
+      sys.client,
+      proposal('exec', { parameters: { command: ['echo', 'judged', 'and', 'run'] } }),
+      {
+        taskQueue: sys.taskQueues.workflow,
+      },
+    );
     expect(out.status).toBe('executed');
     expect(out.verdict?.decided_by).toBe('rules');
     expect(out.execution?.status).toBe('succeeded');

@@ -21,7 +21,12 @@ describe('judge unreachable', () => {
     const p = proposal('exec', { parameters: { command: ['echo', 'nobody judges me'] } });
     const out = await submitAndWait(sys.client, p, { taskQueue: sys.taskQueues.workflow });
     expect(out.status).toBe('awaiting_human');
-    expect(out.verdict).toMatchObject({ verdict: 'CLARIFY', confidence: 0, rule: 'judge.unavailable', decided_by: 'judge' });
+    expect(out.verdict).toMatchObject({
+      verdict: 'CLARIFY',
+      confidence: 0,
+      rule: 'judge.unavailable',
+      decided_by: 'judge',
+    });
     const st = await getStatus(sys.client, String(p.proposal_id));
     expect(st.dispute?.reason).toContain('judge unsure');
   }, 90_000);

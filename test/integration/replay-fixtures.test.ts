@@ -17,7 +17,12 @@ const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
 describe('recorded histories replay against the current workflow code', () => {
   it('has recordings of the main paths', () => {
     expect(files).toEqual(
-      expect.arrayContaining(['no-judge-executed.json', 'clarified-approved.json', 'human-approved-executed.json', 'human-timeout-with-reminder.json']),
+      expect.arrayContaining([
+        'no-judge-executed.json',
+        'clarified-approved.json',
+        'human-approved-executed.json',
+        'human-timeout-with-reminder.json',
+      ]),
     );
   });
 

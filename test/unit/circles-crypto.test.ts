@@ -43,7 +43,9 @@ describe('identity', () => {
   it('refuses a key file whose private key belongs to another public key', () => {
     const a = generateIdentity();
     const b = generateIdentity();
-    expect(() => parseKeyFile({ ...a, private_key: b.private_key })).toThrow(/private_key does not belong to public_key/);
+    expect(() => parseKeyFile({ ...a, private_key: b.private_key })).toThrow(
+      /private_key does not belong to public_key/,
+    );
     expect(() => parseKeyFile({ ...a, amid: b.amid })).toThrow(/does not match public_key/);
     expect(() => parseKeyFile({ ...a, public_key: 'not-a-key' })).toThrow(BadInputError);
     expect(parseKeyFile(a)).toEqual(a);
@@ -55,7 +57,9 @@ describe('signed statements', () => {
   const statement = { to: 'amid:' + '1'.repeat(40), from: key.amid, time: 1_700_000_000_000, nonce: 'n'.repeat(22) };
 
   it('canonical JSON sorts keys at every level, so field order never changes the signed bytes', () => {
-    expect(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: 'x' } })).toBe('{"a":{"c":"x","d":[1,{"y":2,"z":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: 'x' } })).toBe(
+      '{"a":{"c":"x","d":[1,{"y":2,"z":1}]},"b":1}',
+    );
     expect(signingBytes('knock', { a: 1, b: 2 })).toEqual(signingBytes('knock', { b: 2, a: 1 }));
   });
 
@@ -83,7 +87,9 @@ describe('public key checks', () => {
     const identity = Buffer.from([1, ...new Array(31).fill(0)]).toString('base64url');
     for (const k of [zeroPoint, identity]) {
       expect(decodePublicKey(k)).toBeNull();
-      expect(PublicKeySchema.safeParse(k).error?.issues[0]?.message).toBe('not a valid Ed25519 public key (expected a curve point outside the small-order subgroup)');
+      expect(PublicKeySchema.safeParse(k).error?.issues[0]?.message).toBe(
+        'not a valid Ed25519 public key (expected a curve point outside the small-order subgroup)',
+      );
     }
     expect(decodePublicKey(generateIdentity().public_key)).not.toBeNull();
   });

@@ -5,7 +5,13 @@ import { trustCirclePrompt } from '../../src/circles/prompt';
 import type { AgentRecord } from '../../src/circles/types';
 
 const amid = (c: string) => `amid:${c.repeat(40)}`;
-const rec = (id: string, role: AgentRecord['role'], circle: string, parent: string | null, org = 'default'): AgentRecord => ({
+const rec = (
+  id: string,
+  role: AgentRecord['role'],
+  circle: string,
+  parent: string | null,
+  org = 'default',
+): AgentRecord => ({
   amid: amid(id),
   public_key: 'k',
   role,
@@ -59,9 +65,19 @@ describe('decideKnock', () => {
   });
 
   it('retired agents, unknown targets and self-knocks are denied with a reason', () => {
-    expect(decideKnock({ ...a1, status: 'retired' }, A, false)).toMatchObject({ allowed: false, code: 'caller-retired' });
-    expect(decideKnock(a1, { ...A, status: 'retired' }, false)).toMatchObject({ allowed: false, code: 'target-retired' });
-    expect(decideKnock(a1, undefined, false)).toMatchObject({ allowed: false, code: 'unknown-target', reason: 'target is not a registered agent' });
+    expect(decideKnock({ ...a1, status: 'retired' }, A, false)).toMatchObject({
+      allowed: false,
+      code: 'caller-retired',
+    });
+    expect(decideKnock(a1, { ...A, status: 'retired' }, false)).toMatchObject({
+      allowed: false,
+      code: 'target-retired',
+    });
+    expect(decideKnock(a1, undefined, false)).toMatchObject({
+      allowed: false,
+      code: 'unknown-target',
+      reason: 'target is not a registered agent',
+    });
     expect(decideKnock(A, A, false)).toMatchObject({ allowed: false, code: 'self' });
   });
 
@@ -81,7 +97,9 @@ describe('discoverFor', () => {
 
   it('a top-level agent sees reachable top-level peers and its own sub-tree', () => {
     expect(ids(discoverFor(A, all, none))).toEqual([a1.amid, a2.amid, B.amid].sort());
-    expect(ids(discoverFor(A, all, (x, y) => pairKey(x, y) === pairKey(A.amid, X.amid)))).toEqual([a1.amid, a2.amid, B.amid, X.amid].sort());
+    expect(ids(discoverFor(A, all, (x, y) => pairKey(x, y) === pairKey(A.amid, X.amid)))).toEqual(
+      [a1.amid, a2.amid, B.amid, X.amid].sort(),
+    );
   });
 
   it('returns the documented fields and hides retired agents', () => {
@@ -107,7 +125,10 @@ describe('trustCirclePrompt', () => {
   });
 
   it('says so when the sub-agent has no siblings', () => {
-    const text = trustCirclePrompt({ self: { amid: b1.amid, circle_id: 'circle-B', parent_amid: B.amid }, peers: [{ amid: B.amid }] });
+    const text = trustCirclePrompt({
+      self: { amid: b1.amid, circle_id: 'circle-B', parent_amid: B.amid },
+      peers: [{ amid: B.amid }],
+    });
     expect(text).toContain('You have no other peers in your circle right now.');
     expect(text).toContain(`Your parent is ${B.amid}.`);
   });

@@ -14,13 +14,21 @@ describe('registration and spawning', () => {
     const a11 = sub(a1);
     expect(a1.circle).toBe(A.circle);
     expect(a11.circle).toBe(A.circle);
-    expect(state.agent(a11.key.amid)).toMatchObject({ role: 'sub-agent', parent_amid: a1.key.amid, circle_id: A.circle, status: 'active' });
+    expect(state.agent(a11.key.amid)).toMatchObject({
+      role: 'sub-agent',
+      parent_amid: a1.key.amid,
+      circle_id: A.circle,
+      status: 'active',
+    });
   });
 
   it('refuses registering the same key twice', () => {
     const { state, top, now } = newState();
     const A = top();
-    expect(state.registerTopLevel({ public_key: A.key.public_key }, now)).toMatchObject({ ok: false, code: 'already-registered' });
+    expect(state.registerTopLevel({ public_key: A.key.public_key }, now)).toMatchObject({
+      ok: false,
+      code: 'already-registered',
+    });
   });
 
   it('refuses forged and mismatched membership statements, records each, and changes nothing', () => {
@@ -32,15 +40,31 @@ describe('registration and spawning', () => {
     const before = JSON.stringify(state.tree());
     const cases: Array<[ReturnType<typeof membershipBy>, string, RegExp]> = [
       // a sub-agent claims another circle: it signs for parent B with its own key
-      [membershipBy(a1.key, child.public_key, B.circle, { parentAmid: B.key.amid }), 'bad-signature', /not signed by the registered key of parent/],
+      [
+        membershipBy(a1.key, child.public_key, B.circle, { parentAmid: B.key.amid }),
+        'bad-signature',
+        /not signed by the registered key of parent/,
+      ],
       // the real parent A signs, but claims B's circle
-      [membershipBy(A.key, child.public_key, B.circle), 'circle-mismatch', new RegExp(`claims circle ${B.circle} but parent`)],
+      [
+        membershipBy(A.key, child.public_key, B.circle),
+        'circle-mismatch',
+        new RegExp(`claims circle ${B.circle} but parent`),
+      ],
       // signed by the wrong parent
       [membershipBy(B.key, child.public_key, A.circle, { parentAmid: A.key.amid }), 'bad-signature', /not signed/],
       // child AMID not derived from the child key
-      [membershipBy(A.key, child.public_key, A.circle, { childAmid: B.key.amid }), 'amid-mismatch', /not derived from child_public_key/],
+      [
+        membershipBy(A.key, child.public_key, A.circle, { childAmid: B.key.amid }),
+        'amid-mismatch',
+        /not derived from child_public_key/,
+      ],
       // stale statement
-      [membershipBy(A.key, child.public_key, A.circle, { time: now - 3_600_000 }), 'stale', /3600s old; the freshness window is 300s/],
+      [
+        membershipBy(A.key, child.public_key, A.circle, { time: now - 3_600_000 }),
+        'stale',
+        /3600s old; the freshness window is 300s/,
+      ],
       // unknown parent
       [membershipBy(child, generateIdentity().public_key, A.circle), 'unknown-parent', /is not a registered agent/],
       // re-spawning an existing agent under another parent
@@ -59,7 +83,10 @@ describe('registration and spawning', () => {
     const { state, top, now } = newState();
     const A = top();
     state.retire({ amid: A.key.amid }, now);
-    expect(state.spawnSubAgent(membershipBy(A.key, generateIdentity().public_key, A.circle), now)).toMatchObject({ ok: false, code: 'parent-retired' });
+    expect(state.spawnSubAgent(membershipBy(A.key, generateIdentity().public_key, A.circle), now)).toMatchObject({
+      ok: false,
+      code: 'parent-retired',
+    });
   });
 });
 
@@ -71,14 +98,21 @@ describe('KNOCK', () => {
     const knock = knockBy(a1.key, A.key.amid, { time: now });
     expect(state.knock(knock, now)).toMatchObject({ allowed: true, code: 'parent' });
     expect(state.knock(knock, now + 1000)).toMatchObject({ allowed: false, code: 'replay' });
-    expect(state.knock(knockBy(a1.key, A.key.amid, { time: now - 31_000 }), now)).toMatchObject({ allowed: false, code: 'stale' });
-    expect(state.knock(knockBy(a1.key, A.key.amid, { time: now + 31_000 }), now).reason).toMatch(/31s in the future; the freshness window is 30s/);
+    expect(state.knock(knockBy(a1.key, A.key.amid, { time: now - 31_000 }), now)).toMatchObject({
+      allowed: false,
+      code: 'stale',
+    });
+    expect(state.knock(knockBy(a1.key, A.key.amid, { time: now + 31_000 }), now).reason).toMatch(
+      /31s in the future; the freshness window is 30s/,
+    );
     const forged = { ...knockBy(a1.key, A.key.amid), statement: { ...knock.statement, nonce: newNonce() } };
     expect(state.knock(forged, now)).toMatchObject({ allowed: false, code: 'bad-signature' });
     // A knock claiming to come from a1 but signed by someone else's key.
     const impostor = generateIdentity();
     const claim = { from: a1.key.amid, to: A.key.amid, time: now, nonce: newNonce() };
-    expect(state.knock({ statement: claim, signature: signStatement('knock', claim, impostor.private_key) }, now)).toMatchObject({
+    expect(
+      state.knock({ statement: claim, signature: signStatement('knock', claim, impostor.private_key) }, now),
+    ).toMatchObject({
       allowed: false,
       code: 'bad-signature',
       reason: `knock is not signed by the registered key of ${a1.key.amid}`,
@@ -86,12 +120,15 @@ describe('KNOCK', () => {
     expect(state.knock(knockBy(impostor, A.key.amid), now)).toMatchObject({ allowed: false, code: 'unknown-caller' });
   });
 
-  it('a forged knock cannot burn the real caller\'s nonce', () => {
+  it("a forged knock cannot burn the real caller's nonce", () => {
     const { state, top, sub, now } = newState();
     const A = top();
     const a1 = sub(A);
     const real = knockBy(a1.key, A.key.amid, { time: now });
-    const fake = { statement: real.statement, signature: signStatement('knock', real.statement, generateIdentity().private_key) };
+    const fake = {
+      statement: real.statement,
+      signature: signStatement('knock', real.statement, generateIdentity().private_key),
+    };
     expect(state.knock(fake, now).code).toBe('bad-signature');
     expect(state.knock(real, now)).toMatchObject({ allowed: true });
   });
@@ -146,7 +183,10 @@ describe('retire, allowlist', () => {
     const X = top('partner');
     const a1 = sub(A);
     expect(state.knock(knockBy(A.key, X.key.amid), now).code).toBe('not-allowlisted');
-    expect(state.allowPair({ a: X.key.amid, b: A.key.amid }, now)).toEqual({ ok: true, value: { pair: [X.key.amid, A.key.amid], allowed: true } });
+    expect(state.allowPair({ a: X.key.amid, b: A.key.amid }, now)).toEqual({
+      ok: true,
+      value: { pair: [X.key.amid, A.key.amid], allowed: true },
+    });
     expect(state.knock(knockBy(A.key, X.key.amid), now)).toMatchObject({ allowed: true, code: 'allowlisted-pair' });
     expect(state.knock(knockBy(X.key, A.key.amid), now)).toMatchObject({ allowed: true, code: 'allowlisted-pair' });
     expect(state.allowPair({ a: a1.key.amid, b: X.key.amid }, now)).toMatchObject({ ok: false, code: 'not-top-level' });
@@ -163,7 +203,13 @@ describe('governance events', () => {
     const stranger = generateIdentity();
     for (let i = 0; i < 12; i++) state.knock(knockBy(stranger, A.key.amid), now);
     const view = state.eventsView();
-    expect(view).toMatchObject({ total: 12, held: 5, archived: 7, by_code: { 'unknown-caller': 12 }, by_kind: { 'knock-denied': 12 } });
+    expect(view).toMatchObject({
+      total: 12,
+      held: 5,
+      archived: 7,
+      by_code: { 'unknown-caller': 12 },
+      by_kind: { 'knock-denied': 12 },
+    });
     expect(view.events.map((e) => e.seq)).toEqual([8, 9, 10, 11, 12]);
     expect(state.eventsView({ limit: 2 }).events.map((e) => e.seq)).toEqual([11, 12]);
     expect(state.eventsView({ since: now + 1 }).events).toEqual([]);
@@ -175,8 +221,20 @@ describe('cross-circle bridge', () => {
     const statement = { from: key.amid, to, message, time, nonce: newNonce() };
     return { statement, signature: signStatement('bridge-request', statement, key.private_key) };
   };
-  const decision = (key: ReturnType<typeof generateIdentity>, requestId: string, d: 'forward' | 'deliver' | 'decline', reason?: string) => {
-    const statement = { request_id: requestId, by: key.amid, decision: d, ...(reason ? { reason } : {}), time: Date.now(), nonce: newNonce() };
+  const decision = (
+    key: ReturnType<typeof generateIdentity>,
+    requestId: string,
+    d: 'forward' | 'deliver' | 'decline',
+    reason?: string,
+  ) => {
+    const statement = {
+      request_id: requestId,
+      by: key.amid,
+      decision: d,
+      ...(reason ? { reason } : {}),
+      time: Date.now(),
+      nonce: newNonce(),
+    };
     return { statement, signature: signStatement('bridge-decision', statement, key.private_key) };
   };
 
@@ -188,11 +246,21 @@ describe('cross-circle bridge', () => {
     const b1 = sub(B);
     const r = state.requestCrossCircle(request(a1.key, b1.key.amid, 'chart data please'), now);
     if (!r.ok) throw new Error(r.reason);
-    expect(r.value).toMatchObject({ status: 'awaiting-source-parent', source_parent: A.key.amid, target_parent: B.key.amid });
+    expect(r.value).toMatchObject({
+      status: 'awaiting-source-parent',
+      source_parent: A.key.amid,
+      target_parent: B.key.amid,
+    });
     expect(state.bridgeFor(b1.key.amid)).toEqual([]); // nothing reaches the target yet
     // B cannot act before A
-    expect(state.decideCrossCircle(decision(B.key, r.value.request_id, 'deliver'), now)).toMatchObject({ ok: false, code: 'not-your-turn' });
-    expect(state.decideCrossCircle(decision(A.key, r.value.request_id, 'forward'), now)).toMatchObject({ ok: true, value: { status: 'awaiting-target-parent' } });
+    expect(state.decideCrossCircle(decision(B.key, r.value.request_id, 'deliver'), now)).toMatchObject({
+      ok: false,
+      code: 'not-your-turn',
+    });
+    expect(state.decideCrossCircle(decision(A.key, r.value.request_id, 'forward'), now)).toMatchObject({
+      ok: true,
+      value: { status: 'awaiting-target-parent' },
+    });
     expect(state.bridgeFor(b1.key.amid)).toEqual([]);
     const done = state.decideCrossCircle(decision(B.key, r.value.request_id, 'deliver', 'ok for analysis'), now);
     expect(done.ok && done.value.hops.map((h) => [h.step, h.by])).toEqual([
@@ -201,8 +269,17 @@ describe('cross-circle bridge', () => {
       ['delivered', B.key.amid],
     ]);
     expect(state.bridgeFor(b1.key.amid)).toMatchObject([{ message: 'chart data please', status: 'delivered' }]);
-    expect(state.decideCrossCircle(decision(B.key, r.value.request_id, 'deliver'), now)).toMatchObject({ ok: false, code: 'already-decided' });
-    expect(state.eventsView().by_code).toMatchObject({ requested: 1, forwarded: 1, delivered: 1, 'not-your-turn': 1, 'already-decided': 1 });
+    expect(state.decideCrossCircle(decision(B.key, r.value.request_id, 'deliver'), now)).toMatchObject({
+      ok: false,
+      code: 'already-decided',
+    });
+    expect(state.eventsView().by_code).toMatchObject({
+      requested: 1,
+      forwarded: 1,
+      delivered: 1,
+      'not-your-turn': 1,
+      'already-decided': 1,
+    });
   });
 
   it('a message queued by a sender retired since cannot cross; it can still be declined', () => {
@@ -215,9 +292,15 @@ describe('cross-circle bridge', () => {
     if (!r.ok) throw new Error(r.reason);
     state.decideCrossCircle(decision(A.key, r.value.request_id, 'forward'), now);
     state.retire({ amid: a1.key.amid }, now);
-    expect(state.decideCrossCircle(decision(B.key, r.value.request_id, 'deliver'), now)).toMatchObject({ ok: false, code: 'sender-retired' });
+    expect(state.decideCrossCircle(decision(B.key, r.value.request_id, 'deliver'), now)).toMatchObject({
+      ok: false,
+      code: 'sender-retired',
+    });
     expect(state.bridgeFor(b1.key.amid)).toEqual([]);
-    expect(state.decideCrossCircle(decision(B.key, r.value.request_id, 'decline'), now)).toMatchObject({ ok: true, value: { status: 'declined' } });
+    expect(state.decideCrossCircle(decision(B.key, r.value.request_id, 'decline'), now)).toMatchObject({
+      ok: true,
+      value: { status: 'declined' },
+    });
   });
 
   it('either parent can decline, and nobody else can decide', () => {
@@ -228,12 +311,21 @@ describe('cross-circle bridge', () => {
     const b1 = sub(B);
     const r1 = state.requestCrossCircle(request(a1.key, b1.key.amid, 'one'), now);
     if (!r1.ok) throw new Error(r1.reason);
-    expect(state.decideCrossCircle(decision(a1.key, r1.value.request_id, 'forward'), now)).toMatchObject({ ok: false, code: 'not-your-turn' });
-    expect(state.decideCrossCircle(decision(A.key, r1.value.request_id, 'decline', 'not needed'), now)).toMatchObject({ ok: true, value: { status: 'declined' } });
+    expect(state.decideCrossCircle(decision(a1.key, r1.value.request_id, 'forward'), now)).toMatchObject({
+      ok: false,
+      code: 'not-your-turn',
+    });
+    expect(state.decideCrossCircle(decision(A.key, r1.value.request_id, 'decline', 'not needed'), now)).toMatchObject({
+      ok: true,
+      value: { status: 'declined' },
+    });
     const r2 = state.requestCrossCircle(request(a1.key, b1.key.amid, 'two'), now);
     if (!r2.ok) throw new Error(r2.reason);
     state.decideCrossCircle(decision(A.key, r2.value.request_id, 'forward'), now);
-    expect(state.decideCrossCircle(decision(B.key, r2.value.request_id, 'decline'), now)).toMatchObject({ ok: true, value: { status: 'declined' } });
+    expect(state.decideCrossCircle(decision(B.key, r2.value.request_id, 'decline'), now)).toMatchObject({
+      ok: true,
+      value: { status: 'declined' },
+    });
     expect(state.bridgeFor(b1.key.amid)).toEqual([]);
   });
 
@@ -244,8 +336,14 @@ describe('cross-circle bridge', () => {
     const a1 = sub(A);
     const a2 = sub(A);
     const b1 = sub(B);
-    expect(state.requestCrossCircle(request(a1.key, a2.key.amid, 'x'), now)).toMatchObject({ ok: false, code: 'same-circle' });
-    expect(state.requestCrossCircle(request(A.key, b1.key.amid, 'x'), now)).toMatchObject({ ok: false, code: 'not-sub-agent' });
+    expect(state.requestCrossCircle(request(a1.key, a2.key.amid, 'x'), now)).toMatchObject({
+      ok: false,
+      code: 'same-circle',
+    });
+    expect(state.requestCrossCircle(request(A.key, b1.key.amid, 'x'), now)).toMatchObject({
+      ok: false,
+      code: 'not-sub-agent',
+    });
     const forged = request(a1.key, b1.key.amid, 'x');
     forged.statement.message = 'tampered';
     expect(state.requestCrossCircle(forged, now)).toMatchObject({ ok: false, code: 'bad-signature' });
@@ -259,7 +357,10 @@ describe('cross-circle bridge', () => {
     const x1 = sub(X);
     const r = state.requestCrossCircle(request(a1.key, x1.key.amid, 'hi'), now);
     if (!r.ok) throw new Error(r.reason);
-    expect(state.decideCrossCircle(decision(A.key, r.value.request_id, 'forward'), now)).toMatchObject({ ok: false, code: 'not-allowlisted' });
+    expect(state.decideCrossCircle(decision(A.key, r.value.request_id, 'forward'), now)).toMatchObject({
+      ok: false,
+      code: 'not-allowlisted',
+    });
     state.allowPair({ a: A.key.amid, b: X.key.amid }, now);
     expect(state.decideCrossCircle(decision(A.key, r.value.request_id, 'forward'), now)).toMatchObject({ ok: true });
   });
@@ -279,7 +380,10 @@ describe('snapshot for continue-as-new', () => {
     state.knock(used, now);
     for (let i = 0; i < 5; i++) state.knock(knockBy(a1.key, X.key.amid, { time: now }), now);
     const statement = { from: a1.key.amid, to: X.key.amid, message: 'm', time: now, nonce: newNonce() };
-    state.requestCrossCircle({ statement, signature: signStatement('bridge-request', statement, a1.key.private_key) }, now);
+    state.requestCrossCircle(
+      { statement, signature: signStatement('bridge-request', statement, a1.key.private_key) },
+      now,
+    );
 
     const snap = JSON.parse(JSON.stringify(state.snapshot()));
     const restored = RegistryState.fromSnapshot(snap, state.config, { newCircleId: randomUUID });
@@ -297,8 +401,26 @@ describe('snapshot for continue-as-new', () => {
       circles: Array.from({ length: tops }, (_, i) => [randomUUID(), i]),
       orgs: ['default'],
       agents: [
-        ...Array.from({ length: tops }, (_, i): RegistrySnapshot['agents'][number] => [key(), 0, i, -1, 0, 0, 1_700_000_000_000 + i, 0]),
-        ...Array.from({ length: 8_000 }, (_, i): RegistrySnapshot['agents'][number] => [key(), 1, i % tops, i % tops, 0, 0, 1_700_000_100_000 + i, 0]),
+        ...Array.from({ length: tops }, (_, i): RegistrySnapshot['agents'][number] => [
+          key(),
+          0,
+          i,
+          -1,
+          0,
+          0,
+          1_700_000_000_000 + i,
+          0,
+        ]),
+        ...Array.from({ length: 8_000 }, (_, i): RegistrySnapshot['agents'][number] => [
+          key(),
+          1,
+          i % tops,
+          i % tops,
+          0,
+          0,
+          1_700_000_100_000 + i,
+          0,
+        ]),
       ],
     };
     const started = performance.now();

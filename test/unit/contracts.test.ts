@@ -18,7 +18,10 @@ import { proposal } from '../helpers/system';
 /** A valid proposal of every known action type (proposal() lacks the last two). */
 function valid(type: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   const extra: Record<string, Record<string, unknown>> = {
-    impersonation: { target: { identity: 'scott@example.org' }, parameters: { purpose: 'reply to the vendor as Scott' } },
+    impersonation: {
+      target: { identity: 'scott@example.org' },
+      parameters: { purpose: 'reply to the vendor as Scott' },
+    },
     credential_rotation: { target: { credential: 'forgejo-bot-token' }, parameters: { reason: 'leaked in a log' } },
   };
   return proposal(type, { ...(extra[type] ?? {}), ...overrides });
@@ -26,7 +29,8 @@ function valid(type: string, overrides: Record<string, unknown> = {}): Record<st
 
 function errorOf(input: unknown): string {
   const r = safeParseProposal(input);
-  if (r.ok) throw new Error(`expected a validation error, got a valid proposal: ${JSON.stringify(input).slice(0, 200)}`);
+  if (r.ok)
+    throw new Error(`expected a validation error, got a valid proposal: ${JSON.stringify(input).slice(0, 200)}`);
   return r.error;
 }
 
@@ -64,9 +68,9 @@ describe('proposal validation', () => {
     expect(errorOf(valid('issue_comment', { target: { repo: 'sscoble/speckl', issue: '42' } }))).toBe(
       'proposal.target.issue: Invalid input: expected number, received string',
     );
-    expect(errorOf(valid('forgejo_pr_create', { parameters: { files_changed: ['a.ts'], estimated_diff_lines: -1 } }))).toMatch(
-      /^proposal\.parameters\.estimated_diff_lines: Too small/,
-    );
+    expect(
+      errorOf(valid('forgejo_pr_create', { parameters: { files_changed: ['a.ts'], estimated_diff_lines: -1 } })),
+    ).toMatch(/^proposal\.parameters\.estimated_diff_lines: Too small/);
     expect(errorOf(valid('financial_op', { parameters: { amount: 10, currency: 'euro' } }))).toBe(
       'proposal.parameters.currency: expected an ISO 4217 code such as EUR',
     );
@@ -78,10 +82,12 @@ describe('proposal validation', () => {
     );
     const { proposal_id: _drop, ...noId } = valid('memory_write');
     expect(errorOf(noId)).toMatch(/^proposal\.proposal_id: Invalid input: expected string, received undefined$/);
-    expect(errorOf({ ...valid('memory_write'), cited_evidence: [{ type: 'issue', url: 'javascript:alert(1)' }] })).toMatch(
-      /proposal\.cited_evidence\.0\.url: expected an http\(s\) URL/,
+    expect(
+      errorOf({ ...valid('memory_write'), cited_evidence: [{ type: 'issue', url: 'javascript:alert(1)' }] }),
+    ).toMatch(/proposal\.cited_evidence\.0\.url: expected an http\(s\) URL/);
+    expect(errorOf({ ...valid('memory_write'), agent_id: 'not an agent' })).toMatch(
+      /^proposal\.agent_id: expected an agent id/,
     );
-    expect(errorOf({ ...valid('memory_write'), agent_id: 'not an agent' })).toMatch(/^proposal\.agent_id: expected an agent id/);
   });
 
   it('reports every problem of a proposal, target and parameters together', () => {
@@ -106,12 +112,17 @@ describe('proposal validation', () => {
     );
   });
 
-  it.each(['rm -rf', 'Memory_Write', '1abc', '', 'a'.repeat(65), 'memory-write'])('refuses the malformed action_type %j', (t) => {
-    expect(errorOf(valid('memory_write', { action_type: t }))).toMatch(/^proposal\.action_type: /);
-  });
+  it.each(['rm -rf', 'Memory_Write', '1abc', '', 'a'.repeat(65), 'memory-write'])(
+    'refuses the malformed action_type %j',
+    (t) => {
+      expect(errorOf(valid('memory_write', { action_type: t }))).toMatch(/^proposal\.action_type: /);
+    },
+  );
 
   it('accepts a well-formed unknown action type with any target and parameters (it routes to a human)', () => {
-    const p = parsed(valid('deploy_to_production', { target: { cluster: 'eu-1' }, parameters: { version: 'v2', force: true } }));
+    const p = parsed(
+      valid('deploy_to_production', { target: { cluster: 'eu-1' }, parameters: { version: 'v2', force: true } }),
+    );
     expect(p.action_type).toBe('deploy_to_production');
     expect(p.parameters).toEqual({ version: 'v2', force: true });
   });
@@ -119,7 +130,9 @@ describe('proposal validation', () => {
   it('refuses an oversize proposal with a BadInputError stating the limit', () => {
     const big = valid('deploy_thing', { parameters: { blob: 'x'.repeat(MAX_PROPOSAL_BYTES) } });
     expect(() => parseProposal(big)).toThrow(BadInputError);
-    expect(() => parseProposal(big)).toThrow(new RegExp(`^proposal: \\d+ bytes is over the ${MAX_PROPOSAL_BYTES}-byte limit$`));
+    expect(() => parseProposal(big)).toThrow(
+      new RegExp(`^proposal: \\d+ bytes is over the ${MAX_PROPOSAL_BYTES}-byte limit$`),
+    );
     // Counted in UTF-8 bytes, not characters: 100k three-byte characters are 300 kB.
     const wide = valid('deploy_thing', { parameters: { blob: '€'.repeat(100_000) } });
     expect(() => parseProposal(wide)).toThrow(/over the .*-byte limit/);
@@ -132,9 +145,13 @@ describe('proposal validation', () => {
     expect(errorOf(valid('file_write', { target: { path: 'notes/a\0.txt' } }))).toBe(
       'proposal.target.path: must not contain NUL bytes',
     );
-    expect(errorOf(valid('forgejo_pr_create', { parameters: { files_changed: ['src/ok.ts', 'src/\0x.ts'], estimated_diff_lines: 3 } }))).toBe(
-      'proposal.parameters.files_changed.1: must not contain NUL bytes',
-    );
+    expect(
+      errorOf(
+        valid('forgejo_pr_create', {
+          parameters: { files_changed: ['src/ok.ts', 'src/\0x.ts'], estimated_diff_lines: 3 },
+        }),
+      ),
+    ).toBe('proposal.parameters.files_changed.1: must not contain NUL bytes');
     expect(errorOf(valid('exec', { parameters: { command: ['ls'], cwd: 'work\0' } }))).toBe(
       'proposal.parameters.cwd: must not contain NUL bytes',
     );
@@ -144,11 +161,15 @@ describe('proposal validation', () => {
   });
 
   it('refuses exec whose argv is not an array of strings, or is empty', () => {
-    expect(errorOf(valid('exec', { parameters: { command: { 0: 'ls' } } }))).toMatch(/^proposal\.parameters\.command: Invalid input: expected array/);
+    expect(errorOf(valid('exec', { parameters: { command: { 0: 'ls' } } }))).toMatch(
+      /^proposal\.parameters\.command: Invalid input: expected array/,
+    );
     expect(errorOf(valid('exec', { parameters: { command: ['ls', 7] } }))).toBe(
       'proposal.parameters.command.1: Invalid input: expected string, received number',
     );
-    expect(errorOf(valid('exec', { parameters: { command: [] } }))).toMatch(/^proposal\.parameters\.command: Too small/);
+    expect(errorOf(valid('exec', { parameters: { command: [] } }))).toMatch(
+      /^proposal\.parameters\.command: Too small/,
+    );
   });
 
   it('refuses non-objects outright', () => {
@@ -163,13 +184,19 @@ describe('ClarificationSchema', () => {
     for (const empty of [{}, { cited_evidence: [] }]) {
       const r = ClarificationSchema.safeParse(empty);
       expect(r.success).toBe(false);
-      expect(r.error?.issues[0]?.message).toBe('a clarification needs at least one of justification, cited_evidence, scope_claim');
+      expect(r.error?.issues[0]?.message).toBe(
+        'a clarification needs at least one of justification, cited_evidence, scope_claim',
+      );
     }
   });
 
   it('accepts each field on its own and refuses unknown fields', () => {
-    expect(ClarificationSchema.parse({ justification: 'because issue 42 asks for it' })).toEqual({ justification: 'because issue 42 asks for it' });
-    expect(ClarificationSchema.parse({ cited_evidence: [{ type: 'issue', url: 'https://example.org/i/1' }] }).cited_evidence).toHaveLength(1);
+    expect(ClarificationSchema.parse({ justification: 'because issue 42 asks for it' })).toEqual({
+      justification: 'because issue 42 asks for it',
+    });
+    expect(
+      ClarificationSchema.parse({ cited_evidence: [{ type: 'issue', url: 'https://example.org/i/1' }] }).cited_evidence,
+    ).toHaveLength(1);
     expect(ClarificationSchema.parse({ scope_claim: { max_lines: 10 } }).scope_claim).toEqual({ max_lines: 10 });
     const r = ClarificationSchema.safeParse({ justification: 'x', action_type: 'exec' });
     expect(r.success).toBe(false);
@@ -179,8 +206,14 @@ describe('ClarificationSchema', () => {
 
 describe('HumanDecisionSchema', () => {
   it('accepts approve and reject from a well-formed approver, defaulting via to api', () => {
-    expect(HumanDecisionSchema.parse({ decision: 'approve', approver: 'scott' })).toEqual({ decision: 'approve', approver: 'scott', via: 'api' });
-    expect(HumanDecisionSchema.parse({ decision: 'reject', approver: 'discord:1234', reason: 'no', via: 'discord' }).via).toBe('discord');
+    expect(HumanDecisionSchema.parse({ decision: 'approve', approver: 'scott' })).toEqual({
+      decision: 'approve',
+      approver: 'scott',
+      via: 'api',
+    });
+    expect(
+      HumanDecisionSchema.parse({ decision: 'reject', approver: 'discord:1234', reason: 'no', via: 'discord' }).via,
+    ).toBe('discord');
   });
 
   it.each([
@@ -271,16 +304,31 @@ describe('proposalWorkflowId', () => {
     const base = proposalWorkflowId(parsed(input));
     const ids = [
       proposalWorkflowId(parsed({ ...input, justification: `${String(input.justification)} (revised)` })),
-      proposalWorkflowId(parsed({ ...input, scope_claim: { files_only: ['src/schema/'], max_lines: 60, no_existing_code_deletion: true } })),
-      proposalWorkflowId(parsed({ ...input, cited_evidence: [{ type: 'issue', url: 'https://example.org/issues/43' }] })),
-      proposalWorkflowId(parsed({ ...input, parameters: { files_changed: ['src/schema/validator.ts'], estimated_diff_lines: 45 } })),
+      proposalWorkflowId(
+        parsed({
+          ...input,
+          scope_claim: { files_only: ['src/schema/'], max_lines: 60, no_existing_code_deletion: true },
+        }),
+      ),
+      proposalWorkflowId(
+        parsed({ ...input, cited_evidence: [{ type: 'issue', url: 'https://example.org/issues/43' }] }),
+      ),
+      proposalWorkflowId(
+        parsed({ ...input, parameters: { files_changed: ['src/schema/validator.ts'], estimated_diff_lines: 45 } }),
+      ),
     ];
     expect(new Set([base, ...ids]).size).toBe(5);
   });
 });
 
 describe('JSON Schema export', () => {
-  type JsonSchema = { type?: string; properties?: Record<string, JsonSchema>; anyOf?: JsonSchema[]; const?: string; pattern?: string };
+  type JsonSchema = {
+    type?: string;
+    properties?: Record<string, JsonSchema>;
+    anyOf?: JsonSchema[];
+    const?: string;
+    pattern?: string;
+  };
 
   it.each(Object.keys(SCHEMAS))('%s exports as an object schema with properties', (name) => {
     const schema = jsonSchemaOf(name as keyof typeof SCHEMAS) as JsonSchema & { $schema?: string };
@@ -309,7 +357,10 @@ describe('JSON Schema export', () => {
   it('exec parameters declare command as an array of strings, with no extra properties', () => {
     const schema = jsonSchemaOf('proposal') as JsonSchema;
     const exec = schema.anyOf?.find((b) => b.properties?.action_type?.const === 'exec');
-    const params = exec?.properties?.parameters as JsonSchema & { additionalProperties?: boolean; properties: Record<string, JsonSchema & { items?: JsonSchema }> };
+    const params = exec?.properties?.parameters as JsonSchema & {
+      additionalProperties?: boolean;
+      properties: Record<string, JsonSchema & { items?: JsonSchema }>;
+    };
     expect(params.properties.command?.type).toBe('array');
     expect(params.properties.command?.items?.type).toBe('string');
     expect(params.additionalProperties).toBe(false);

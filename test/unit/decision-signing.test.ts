@@ -11,9 +11,18 @@ const scott = generateIdentity();
 const bot = generateIdentity();
 const mallory = generateIdentity();
 const policy = testPolicy('/tmp', {
-  escalation: { approvers: ['scott', 'ana', 'discord:123456789012345678'], approverKeys: { scott: scott.public_key }, discordBotKey: bot.public_key },
+  escalation: {
+    approvers: ['scott', 'ana', 'discord:123456789012345678'],
+    approverKeys: { scott: scott.public_key },
+    discordBotKey: bot.public_key,
+  },
 });
-const approve = (approver: string, reason?: string): HumanDecision => ({ decision: 'approve', approver, via: 'cli', ...(reason ? { reason } : {}) });
+const approve = (approver: string, reason?: string): HumanDecision => ({
+  decision: 'approve',
+  approver,
+  via: 'cli',
+  ...(reason ? { reason } : {}),
+});
 
 describe('signed human decisions', () => {
   it('accepts a fresh decision signed by the approver for this workflow, and it passes the schema', () => {
@@ -29,12 +38,18 @@ describe('signed human decisions', () => {
   });
 
   it('refuses a signature by someone else, for another workflow, or over another reason', () => {
-    expect(refuseDecisionSignature(policy, WF, signDecision(WF, approve('scott'), mallory), Date.now())).toMatch(/does not verify/);
+    expect(refuseDecisionSignature(policy, WF, signDecision(WF, approve('scott'), mallory), Date.now())).toMatch(
+      /does not verify/,
+    );
     const other = signDecision('proposal-ffffffffffffffffffffffffffffffff', approve('scott'), scott);
     expect(refuseDecisionSignature(policy, WF, other, Date.now())).toMatch(/does not verify/);
     const signed = signDecision(WF, approve('scott', 'small amount'), scott);
-    expect(refuseDecisionSignature(policy, WF, { ...signed, reason: 'any amount' }, Date.now())).toMatch(/does not verify/);
-    expect(refuseDecisionSignature(policy, WF, { ...signed, decision: 'reject' }, Date.now())).toMatch(/does not verify/);
+    expect(refuseDecisionSignature(policy, WF, { ...signed, reason: 'any amount' }, Date.now())).toMatch(
+      /does not verify/,
+    );
+    expect(refuseDecisionSignature(policy, WF, { ...signed, decision: 'reject' }, Date.now())).toMatch(
+      /does not verify/,
+    );
   });
 
   it('refuses a stale signature', () => {
@@ -53,6 +68,8 @@ describe('signed human decisions', () => {
   it('approvers without a key stay unsigned unless the policy requires signatures', () => {
     expect(refuseDecisionSignature(policy, WF, approve('ana'), Date.now())).toBeNull();
     const strict = testPolicy('/tmp', { escalation: { approvers: ['ana'], requireSignedDecisions: true } });
-    expect(refuseDecisionSignature(strict, WF, approve('ana'), Date.now())).toBe('decisions must be signed, and the policy has no key for ana');
+    expect(refuseDecisionSignature(strict, WF, approve('ana'), Date.now())).toBe(
+      'decisions must be signed, and the policy has no key for ana',
+    );
   });
 });

@@ -27,7 +27,12 @@ function fieldValue(p: MessagePayload, prefix: string): string {
 
 function embedTotal(p: MessagePayload): number {
   const e = p.embeds[0]!;
-  return (e.title?.length ?? 0) + (e.description?.length ?? 0) + (e.footer?.text.length ?? 0) + (e.fields ?? []).reduce((n, f) => n + f.name.length + f.value.length, 0);
+  return (
+    (e.title?.length ?? 0) +
+    (e.description?.length ?? 0) +
+    (e.footer?.text.length ?? 0) +
+    (e.fields ?? []).reduce((n, f) => n + f.name.length + f.value.length, 0)
+  );
 }
 
 function assertWithinLimits(p: MessagePayload): void {
@@ -58,10 +63,17 @@ const judgeVerdict: Verdict = {
 describe('the escalation message', () => {
   it('puts the key facts first: action, agent, tier, deadline', () => {
     const p = renderEscalation(sampleNotice());
-    expect(p.content).toBe('**Decision needed:** financial\\_op by @\u200bfinance (human-only) · decide <t:1893499200:R>');
+    expect(p.content).toBe(
+      '**Decision needed:** financial\\_op by @\u200bfinance (human-only) · decide <t:1893499200:R>',
+    );
     const e = p.embeds[0]!;
     expect(e.title).toBe('financial\\_op → account: acme-payroll');
-    expect(e.fields?.slice(0, 4).map((f) => f.name)).toEqual([FIELD.agent, FIELD.tier, FIELD.approvals, FIELD.deadline]);
+    expect(e.fields?.slice(0, 4).map((f) => f.name)).toEqual([
+      FIELD.agent,
+      FIELD.tier,
+      FIELD.approvals,
+      FIELD.deadline,
+    ]);
     expect(fieldValue(p, FIELD.tier)).toBe('human-only');
     expect(fieldValue(p, FIELD.approvals)).toBe('0 of 1');
     expect(fieldValue(p, FIELD.deadline)).toBe('<t:1893499200:R> (<t:1893499200:f>)');
@@ -76,7 +88,12 @@ describe('the escalation message', () => {
       sampleNotice({
         tier: 'full-judge-review',
         verdict: judgeVerdict,
-        dispute: { reason: 'judge unsure (confidence 0.25 is below 0.3)', actor_position: 'Only schema files change.', judge_position: judgeVerdict.reason, judge_confidence: 0.25 },
+        dispute: {
+          reason: 'judge unsure (confidence 0.25 is below 0.3)',
+          actor_position: 'Only schema files change.',
+          judge_position: judgeVerdict.reason,
+          judge_confidence: 0.25,
+        },
       }),
     );
     expect(p.embeds[0]!.description).toBe('judge unsure \\(confidence 0.25 is below 0.3\\)');
@@ -108,7 +125,21 @@ describe('the escalation message', () => {
     const notice = sampleNotice({ tier: 'full-judge-review' });
     notice.verdict = {
       ...judgeVerdict,
-      judge: { model: 'm', prompt_hash: 'h', latency_ms: 1, prompt_tokens: null, completion_tokens: null, raw_answer: null, evidence: { checks: [{ index: 0, status: 'unverifiable' }, { index: 1, status: 'other-repo' }, { index: 9, status: 'bogus' }] } } as never,
+      judge: {
+        model: 'm',
+        prompt_hash: 'h',
+        latency_ms: 1,
+        prompt_tokens: null,
+        completion_tokens: null,
+        raw_answer: null,
+        evidence: {
+          checks: [
+            { index: 0, status: 'unverifiable' },
+            { index: 1, status: 'other-repo' },
+            { index: 9, status: 'bogus' },
+          ],
+        },
+      } as never,
     };
     const ev = fieldValue(renderEscalation(notice), FIELD.evidence);
     expect(ev.split('\n')).toEqual([
@@ -138,7 +169,9 @@ describe('the escalation message', () => {
     const hostile =
       '@everyone @here <@123456789012345678> <@&987654321098765432> **APPROVED BY SCOTT**\n# Urgent\n> quote\n' +
       '[click me](https://evil.example/phish) https://evil.example/raw ||spoiler|| `code` ```block``` <t:0:R> \u202Eevil\u202C';
-    const p = renderEscalation(sampleNotice({ proposal: { justification: hostile, agent_id: '@everyone', proposal_id: 'x' } }));
+    const p = renderEscalation(
+      sampleNotice({ proposal: { justification: hostile, agent_id: '@everyone', proposal_id: 'x' } }),
+    );
     const text = JSON.stringify([p.content, p.embeds]);
     const justification = fieldValue(p, FIELD.actor);
     expect(justification).not.toMatch(/@everyone|@here/);
@@ -165,17 +198,30 @@ describe('the escalation message', () => {
           justification: big,
           target: { account: 'c'.repeat(128), extra: 'd'.repeat(500) },
           parameters: { memo: 'e'.repeat(50_000), nested: { deep: ['```', '@everyone'] } },
-          cited_evidence: Array.from({ length: 50 }, (_, i) => ({ type: 'link', url: `https://example.org/${'f'.repeat(200)}/${i}`, title: 'g'.repeat(512) })),
-          scope_claim: { files_only: Array.from({ length: 1000 }, (_, i) => `src/${'h'.repeat(100)}/${i}.ts`), max_lines: 10 },
+          cited_evidence: Array.from({ length: 50 }, (_, i) => ({
+            type: 'link',
+            url: `https://example.org/${'f'.repeat(200)}/${i}`,
+            title: 'g'.repeat(512),
+          })),
+          scope_claim: {
+            files_only: Array.from({ length: 1000 }, (_, i) => `src/${'h'.repeat(100)}/${i}.ts`),
+            max_lines: 10,
+          },
         },
-        dispute: { reason: 'r'.repeat(4096), actor_position: big, judge_position: 'j'.repeat(16_000), judge_confidence: 0.1 },
+        dispute: {
+          reason: 'r'.repeat(4096),
+          actor_position: big,
+          judge_position: 'j'.repeat(16_000),
+          judge_confidence: 0.1,
+        },
         approvals_needed: 10,
       }),
     );
     assertWithinLimits(p);
     expect(fieldValue(p, FIELD.evidence)).toMatch(/… and \d+ more/);
     expect(fieldValue(p, FIELD.parameters).endsWith('\n```')).toBe(true);
-    for (const b of p.components[0]!.components) expect(('label' in b ? b.label : '')?.length ?? 0).toBeLessThanOrEqual(LIMITS.buttonLabel);
+    for (const b of p.components[0]!.components)
+      expect(('label' in b ? b.label : '')?.length ?? 0).toBeLessThanOrEqual(LIMITS.buttonLabel);
   });
 });
 
@@ -196,10 +242,21 @@ describe('escaping and truncation', () => {
 describe('the outcome', () => {
   const notice = sampleNotice({ approvals_needed: 2, approvers: [`discord:${alice}`, `discord:${bob}`] });
   const original = renderEscalation(notice).embeds[0];
-  const approve = (id: string, at: string): DecisionRecord => ({ decision: 'approve', approver: `discord:${id}`, via: 'discord', at });
+  const approve = (id: string, at: string): DecisionRecord => ({
+    decision: 'approve',
+    approver: `discord:${id}`,
+    via: 'discord',
+    at,
+  });
 
   it('after a partial quorum keeps the buttons and shows who approved', () => {
-    const p = renderOutcome(original, { workflow_id: notice.workflow_id, status: 'awaiting_human', verdict: null, decisions: [approve(alice, '2030-01-01T10:00:00Z')], approvals_needed: 2 });
+    const p = renderOutcome(original, {
+      workflow_id: notice.workflow_id,
+      status: 'awaiting_human',
+      verdict: null,
+      decisions: [approve(alice, '2030-01-01T10:00:00Z')],
+      approvals_needed: 2,
+    });
     expect(p.content).toBe('⏳ 1 of 2 approvals · waiting for 1 more');
     expect(p.components).toHaveLength(1);
     expect(fieldValue(p, FIELD.approvals)).toBe(`1 of 2: <@${alice}> <t:1893492000:R>`);
@@ -208,7 +265,13 @@ describe('the outcome', () => {
 
   it('once approved says who and when, closes the deadline and removes the buttons', () => {
     const decisions = [approve(alice, '2030-01-01T10:00:00Z'), approve(bob, '2030-01-01T10:05:00Z')];
-    const p = renderOutcome(original, { workflow_id: notice.workflow_id, status: 'executed', verdict: null, decisions, approvals_needed: 2 });
+    const p = renderOutcome(original, {
+      workflow_id: notice.workflow_id,
+      status: 'executed',
+      verdict: null,
+      decisions,
+      approvals_needed: 2,
+    });
     expect(p.content).toBe(`✅ Approved by <@${alice}>, <@${bob}> · executed`);
     expect(p.components).toEqual([]);
     expect(p.embeds[0]!.color).toBe(COLORS.approved);
@@ -225,10 +288,20 @@ describe('the outcome', () => {
       workflow_id: notice.workflow_id,
       status: 'rejected',
       verdict: null,
-      decisions: [{ decision: 'reject', approver: 'scott', via: 'cli', reason: 'not **today** @everyone', at: '2030-01-01T11:00:00Z' }],
+      decisions: [
+        {
+          decision: 'reject',
+          approver: 'scott',
+          via: 'cli',
+          reason: 'not **today** @everyone',
+          at: '2030-01-01T11:00:00Z',
+        },
+      ],
     });
     expect(p.content).toBe('❌ Rejected by scott');
-    expect(fieldValue(p, FIELD.outcome)).toContain('scott ❌ rejected <t:1893495600:f> via CLI: not \\*\\*today\\*\\* @\u200beveryone');
+    expect(fieldValue(p, FIELD.outcome)).toContain(
+      'scott ❌ rejected <t:1893495600:f> via CLI: not \\*\\*today\\*\\* @\u200beveryone',
+    );
     expect(p.embeds[0]!.color).toBe(COLORS.rejected);
   });
 
@@ -236,7 +309,12 @@ describe('the outcome', () => {
     const p = renderOutcome(original, {
       workflow_id: notice.workflow_id,
       status: 'rejected',
-      verdict: { ...judgeVerdict, verdict: 'REJECT', decided_by: 'timeout', reason: 'no human decision before the deadline (24h)' },
+      verdict: {
+        ...judgeVerdict,
+        verdict: 'REJECT',
+        decided_by: 'timeout',
+        reason: 'no human decision before the deadline (24h)',
+      },
       decisions: [],
     });
     expect(p.content).toBe('⌛ Expired: no decision before the deadline, so it was rejected');
@@ -245,7 +323,12 @@ describe('the outcome', () => {
   });
 
   it('works without the original embed (message could not be read)', () => {
-    const p = renderOutcome(undefined, { workflow_id: notice.workflow_id, status: 'approved', verdict: null, decisions: [approve(alice, '2030-01-01T10:00:00Z')] });
+    const p = renderOutcome(undefined, {
+      workflow_id: notice.workflow_id,
+      status: 'approved',
+      verdict: null,
+      decisions: [approve(alice, '2030-01-01T10:00:00Z')],
+    });
     expect(p.content).toBe(`✅ Approved by <@${alice}>`);
     expect(p.embeds[0]!.footer?.text.startsWith(notice.workflow_id)).toBe(true);
   });
@@ -254,8 +337,17 @@ describe('the outcome', () => {
 describe('reminder and modal', () => {
   it('reminds with the approval count and pings only the listed approvers', () => {
     const notice = sampleNotice({ approvals_needed: 2 });
-    const r = renderReminder({ notice, refs: [], approvals: [{ decision: 'approve', approver: `discord:${alice}`, via: 'discord', at: '2030-01-01T10:00:00Z' }] }, [bob]);
-    expect(r.content).toBe(`<@${bob}> ⏰ **Reminder:** financial\\_op by @\u200bfinance still needs a decision (1 of 2 approvals) · deadline <t:1893499200:R>`);
+    const r = renderReminder(
+      {
+        notice,
+        refs: [],
+        approvals: [{ decision: 'approve', approver: `discord:${alice}`, via: 'discord', at: '2030-01-01T10:00:00Z' }],
+      },
+      [bob],
+    );
+    expect(r.content).toBe(
+      `<@${bob}> ⏰ **Reminder:** financial\\_op by @\u200bfinance still needs a decision (1 of 2 approvals) · deadline <t:1893499200:R>`,
+    );
     expect(r.allowed_mentions).toEqual({ parse: [], users: [bob] });
   });
 
@@ -264,7 +356,8 @@ describe('reminder and modal', () => {
     const m = renderReasonModal(notice.workflow_id);
     expect(parseModalCustomId(m.custom_id)).toEqual({ workflowId: notice.workflow_id });
     expect(m.title.length).toBeLessThanOrEqual(LIMITS.modalTitle);
-    const input = (m.components[0] as { components: Array<{ custom_id: string; max_length: number; label: string }> }).components[0]!;
+    const input = (m.components[0] as { components: Array<{ custom_id: string; max_length: number; label: string }> })
+      .components[0]!;
     expect(input.custom_id).toBe('reason');
     expect(input.max_length).toBe(1000);
     expect(input.label.length).toBeLessThanOrEqual(LIMITS.textInputLabel);

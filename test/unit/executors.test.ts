@@ -1,6 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -54,7 +63,10 @@ function approve(pr: Proposal, extra: Partial<Verdict> = {}): Verdict {
   };
 }
 
-function input(pr: Proposal, options: { verdict?: Verdict; shadow?: boolean; policy?: CompliancePolicy; workflowId?: string } = {}): ExecuteInput {
+function input(
+  pr: Proposal,
+  options: { verdict?: Verdict; shadow?: boolean; policy?: CompliancePolicy; workflowId?: string } = {},
+): ExecuteInput {
   return {
     workflow_id: options.workflowId ?? `proposal-${randomUUID().replace(/-/g, '')}`,
     proposal: pr,
@@ -70,7 +82,10 @@ async function execute(i: ExecuteInput, deps: { stateDir?: string } = {}): Promi
 }
 
 const fileWrite = (name: string, content: string, mode?: 'create' | 'overwrite' | 'append') =>
-  p('file_write', { target: { path: `.agent-judge/workspace/${name}` }, parameters: { content, ...(mode ? { mode } : {}) } });
+  p('file_write', {
+    target: { path: `.agent-judge/workspace/${name}` },
+    parameters: { content, ...(mode ? { mode } : {}) },
+  });
 
 describe('memory_write', () => {
   it('appends one JSON line to the store, naming the agent, proposal and workflow', async () => {
@@ -106,7 +121,9 @@ describe('file_write', () => {
     writeFileSync(join(root, name), 'original');
     const result = await execute(input(fileWrite(name, 'clobbered', 'create')));
     expect(result.status).toBe('failed');
-    expect(result.error).toBe(`.agent-judge/workspace/${name} already exists (mode create); use mode overwrite or append`);
+    expect(result.error).toBe(
+      `.agent-judge/workspace/${name} already exists (mode create); use mode overwrite or append`,
+    );
     expect(readFileSync(join(root, name), 'utf8')).toBe('original');
   });
 
@@ -160,7 +177,9 @@ describe('file_write', () => {
   it("refuses a path outside the verdict's files_only constraint", async () => {
     const name = `constrained-${randomUUID()}.txt`;
     const pr = fileWrite(name, 'x');
-    const verdict = approve(pr, { constraints: { require_human_review: false, files_only: ['.agent-judge/workspace/only-here/'] } });
+    const verdict = approve(pr, {
+      constraints: { require_human_review: false, files_only: ['.agent-judge/workspace/only-here/'] },
+    });
     const result = await execute(input(pr, { verdict }));
     expect(result.status).toBe('refused');
     expect(result.error).toContain("outside the verdict's files_only constraint");
@@ -185,7 +204,11 @@ describe('at most once', () => {
     const first = await execute(i);
     const second = await execute(i);
     expect(second).toEqual(first);
-    expect(readFileSync(join(policy.spec.memory.dir, `${store}.jsonl`), 'utf8').trimEnd().split('\n')).toHaveLength(1);
+    expect(
+      readFileSync(join(policy.spec.memory.dir, `${store}.jsonl`), 'utf8')
+        .trimEnd()
+        .split('\n'),
+    ).toHaveLength(1);
   });
 
   it('another workflow with the same action does act (the key binds the workflow)', async () => {
@@ -193,14 +216,20 @@ describe('at most once', () => {
     const pr = p('memory_write', { target: { store }, parameters: { content: 'twice, two workflows' } });
     await execute(input(pr));
     await execute(input(pr));
-    expect(readFileSync(join(policy.spec.memory.dir, `${store}.jsonl`), 'utf8').trimEnd().split('\n')).toHaveLength(2);
+    expect(
+      readFileSync(join(policy.spec.memory.dir, `${store}.jsonl`), 'utf8')
+        .trimEnd()
+        .split('\n'),
+    ).toHaveLength(2);
   });
 
   it("a claim left 'started' by a dead attempt returns unknown and does not act", async () => {
     const name = `started-${randomUUID()}.txt`;
     const i = input(fileWrite(name, 'should not appear'));
     const ledger = new ExecutionLedger(join(stateDir(), 'executions'));
-    expect(await ledger.claim(ExecutionLedger.keyFor(i.workflow_id, i.proposal), new Date())).toEqual({ claimed: true });
+    expect(await ledger.claim(ExecutionLedger.keyFor(i.workflow_id, i.proposal), new Date())).toEqual({
+      claimed: true,
+    });
     const result = await execute(i);
     expect(result.status).toBe('unknown');
     expect(result.executor).toBe('file');
@@ -223,12 +252,20 @@ describe('ledger', () => {
 });
 
 describe('exec', () => {
-  const execOf = (command: string[], extra: Record<string, unknown> = {}) => p('exec', { parameters: { command, ...extra } });
+  const execOf = (command: string[], extra: Record<string, unknown> = {}) =>
+    p('exec', { parameters: { command, ...extra } });
 
   it('captures stdout and the exit code, in the default cwd', async () => {
     const result = await execute(input(execOf(['echo', 'hello', 'world'])));
     expect(result).toMatchObject({ status: 'succeeded', executor: 'exec' });
-    expect(result.output).toMatchObject({ exit_code: 0, stdout: 'hello world\n', stderr: '', truncated: false, timed_out: false, cwd: root });
+    expect(result.output).toMatchObject({
+      exit_code: 0,
+      stdout: 'hello world\n',
+      stderr: '',
+      truncated: false,
+      timed_out: false,
+      cwd: root,
+    });
   });
 
   it('passes shell metacharacters as plain arguments (no shell)', async () => {
@@ -258,7 +295,8 @@ describe('exec', () => {
   it('git diff shows changes, and repository config cannot make it run a program', async () => {
     const repo = join(root, `repo-${randomUUID()}`);
     mkdirSync(repo);
-    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.org', '-c', 'user.name=t', ...args], { cwd: repo });
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.email=t@example.org', '-c', 'user.name=t', ...args], { cwd: repo });
     git('init', '-q');
     writeFileSync(join(repo, 'f.txt'), 'a\n');
     git('add', 'f.txt');
@@ -351,7 +389,12 @@ describe('webhook routes', () => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        received.push({ method: req.method, url: req.url, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        received.push({
+          method: req.method,
+          url: req.url,
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+        });
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ accepted: status < 300 }));
       });
@@ -370,7 +413,11 @@ describe('webhook routes', () => {
     const pr = p('web_publish');
     const i = input(pr, { policy: hooked });
     const result = await execute(i);
-    expect(result).toMatchObject({ status: 'succeeded', executor: 'webhook', output: { status: 200, body: { accepted: true } } });
+    expect(result).toMatchObject({
+      status: 'succeeded',
+      executor: 'webhook',
+      output: { status: 200, body: { accepted: true } },
+    });
     expect(received).toHaveLength(1);
     const [req] = received;
     expect(req?.method).toBe('POST');
@@ -389,7 +436,12 @@ describe('webhook routes', () => {
     const hooked = testPolicy(baseDir, { webhook: { routes: { web_publish: url } } });
     const i = input(p('web_publish'), { policy: hooked });
     const result = await execute(i);
-    expect(result).toMatchObject({ status: 'failed', executor: 'webhook', error: 'webhook answered HTTP 503', output: { status: 503 } });
+    expect(result).toMatchObject({
+      status: 'failed',
+      executor: 'webhook',
+      error: 'webhook answered HTTP 503',
+      output: { status: 503 },
+    });
     // A retry of the same activity returns the recorded failure without posting again.
     expect(await execute(i)).toEqual(result);
     expect(received).toHaveLength(1);

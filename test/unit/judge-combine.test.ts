@@ -1,11 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { VerdictSchema, type Constraints } from '../../src/contracts/verdict';
-import { combineVerdict, evidenceFactor, intersectScopes, mergeConstraints, scopeConstraints, stricter } from '../../src/judge/combine';
+import {
+  combineVerdict,
+  evidenceFactor,
+  intersectScopes,
+  mergeConstraints,
+  scopeConstraints,
+  stricter,
+} from '../../src/judge/combine';
 import type { EvidenceReport } from '../../src/judge/evidence';
 import type { ModelAnswer, ModelOutcome } from '../../src/judge/model';
 import { prProposal } from '../helpers/judge-fixtures';
 
-const audit = { model: 'm', prompt_hash: 'sha256:x', latency_ms: 12, prompt_tokens: 10, completion_tokens: 5, raw_answer: '{}' };
+const audit = {
+  model: 'm',
+  prompt_hash: 'sha256:x',
+  latency_ms: 12,
+  prompt_tokens: 10,
+  completion_tokens: 5,
+  raw_answer: '{}',
+};
 const ok = (answer: ModelAnswer): ModelOutcome => ({ ok: true, answer, audit });
 const evidence = (verified: number, unverifiable: number): EvidenceReport => ({
   checks: [],
@@ -14,7 +28,12 @@ const evidence = (verified: number, unverifiable: number): EvidenceReport => ({
   failed: 0,
   otherRepo: 0,
 });
-const base = { proposal: prProposal(), tier: 'full-judge-review' as const, markers: [], decidedAt: '2026-05-24T00:00:00.000Z' };
+const base = {
+  proposal: prProposal(),
+  tier: 'full-judge-review' as const,
+  markers: [],
+  decidedAt: '2026-05-24T00:00:00.000Z',
+};
 
 describe('stricter', () => {
   it('orders REJECT over CLARIFY over APPROVE', () => {
@@ -37,9 +56,24 @@ describe('constraints only narrow', () => {
   });
 
   it('takes the smaller line budget and keeps every guard', () => {
-    const mine: Constraints = { require_human_review: false, max_lines: 80, no_existing_code_deletion: true, files_only: ['src/'] };
-    const merged = mergeConstraints(mine, { max_lines: 500, no_existing_code_deletion: false, require_human_review: false, files_only: ['src/a/'] });
-    expect(merged).toEqual({ require_human_review: false, max_lines: 80, no_existing_code_deletion: true, files_only: ['src/a'] });
+    const mine: Constraints = {
+      require_human_review: false,
+      max_lines: 80,
+      no_existing_code_deletion: true,
+      files_only: ['src/'],
+    };
+    const merged = mergeConstraints(mine, {
+      max_lines: 500,
+      no_existing_code_deletion: false,
+      require_human_review: false,
+      files_only: ['src/a/'],
+    });
+    expect(merged).toEqual({
+      require_human_review: false,
+      max_lines: 80,
+      no_existing_code_deletion: true,
+      files_only: ['src/a'],
+    });
     expect(mergeConstraints(mine, { max_lines: 10, require_human_review: true }).max_lines).toBe(10);
     expect(mergeConstraints(mine, { require_human_review: true }).require_human_review).toBe(true);
   });
@@ -62,15 +96,37 @@ describe('evidence lowers confidence only when it could not be checked', () => {
 
 describe('combineVerdict', () => {
   it('passes a model approval through with its audit, scaled by evidence', () => {
-    const v = combineVerdict({ ...base, evidence: evidence(0, 1), model: ok({ verdict: 'APPROVE', confidence: 0.9, reason: 'fits #42' }) });
+    const v = combineVerdict({
+      ...base,
+      evidence: evidence(0, 1),
+      model: ok({ verdict: 'APPROVE', confidence: 0.9, reason: 'fits #42' }),
+    });
     expect(VerdictSchema.parse(v)).toEqual(v);
-    expect(v).toMatchObject({ verdict: 'APPROVE', decided_by: 'judge', confidence: 0.72, rule: 'judge.model', judge: audit });
+    expect(v).toMatchObject({
+      verdict: 'APPROVE',
+      decided_by: 'judge',
+      confidence: 0.72,
+      rule: 'judge.model',
+      judge: audit,
+    });
     expect(v.constraints.files_only).toEqual(['src/schema/']);
   });
 
   it('lets the model tighten to REJECT or CLARIFY', () => {
-    expect(combineVerdict({ ...base, evidence: evidence(1, 0), model: ok({ verdict: 'REJECT', confidence: 0.8, reason: 'no' }) }).verdict).toBe('REJECT');
-    expect(combineVerdict({ ...base, evidence: evidence(1, 0), model: ok({ verdict: 'CLARIFY', confidence: 0.8, reason: '?' }) }).verdict).toBe('CLARIFY');
+    expect(
+      combineVerdict({
+        ...base,
+        evidence: evidence(1, 0),
+        model: ok({ verdict: 'REJECT', confidence: 0.8, reason: 'no' }),
+      }).verdict,
+    ).toBe('REJECT');
+    expect(
+      combineVerdict({
+        ...base,
+        evidence: evidence(1, 0),
+        model: ok({ verdict: 'CLARIFY', confidence: 0.8, reason: '?' }),
+      }).verdict,
+    ).toBe('CLARIFY');
   });
 
   it('caps an approval at CLARIFY with human review when the proposal talks to the judge', () => {
@@ -86,7 +142,11 @@ describe('combineVerdict', () => {
   });
 
   it('turns a model failure into confidence 0 with human review, never an approval', () => {
-    const v = combineVerdict({ ...base, evidence: evidence(1, 0), model: { ok: false, audit: { ...audit, raw_answer: null, error: 'timed out' } } });
+    const v = combineVerdict({
+      ...base,
+      evidence: evidence(1, 0),
+      model: { ok: false, audit: { ...audit, raw_answer: null, error: 'timed out' } },
+    });
     expect(VerdictSchema.parse(v)).toEqual(v);
     expect(v).toMatchObject({ verdict: 'CLARIFY', confidence: 0, decided_by: 'judge', rule: 'judge.failure' });
     expect(v.constraints.require_human_review).toBe(true);

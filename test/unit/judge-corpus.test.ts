@@ -26,16 +26,39 @@ describe('the judge corpus', () => {
     }
     const types = new Set(canned.map((c) => c.proposal.action_type));
     expect([...types].sort()).toEqual(
-      ['discord_message', 'exec', 'file_write', 'forgejo_pr_create', 'issue_comment', 'vault_note_create', 'web_publish'].sort(),
+      [
+        'discord_message',
+        'exec',
+        'file_write',
+        'forgejo_pr_create',
+        'issue_comment',
+        'vault_note_create',
+        'web_publish',
+      ].sort(),
     );
   });
 
   it('holds at least 30 adversarial proposals covering each attack family', () => {
     const adversarial = corpus.filter((c) => c.tags.includes('adversarial'));
     expect(adversarial.length).toBeGreaterThanOrEqual(30);
-    for (const tag of ['injection', 'scope', 'exec', 'evidence', 'homoglyph', 'delimiter', 'encoded', 'dotdot', 'file-name', 'evidence-title']) {
-      expect(adversarial.some((c) => c.tags.includes(tag)), tag).toBe(true);
+    for (const tag of [
+      'injection',
+      'scope',
+      'exec',
+      'evidence',
+      'homoglyph',
+      'delimiter',
+      'encoded',
+      'dotdot',
+      'file-name',
+      'evidence-title',
+    ]) {
+      expect(
+        adversarial.some((c) => c.tags.includes(tag)),
+        tag,
+      ).toBe(true);
     }
-    for (const c of adversarial) expect(c.tags.includes('rules-visible') !== c.tags.includes('model-only'), c.proposal.proposal_id).toBe(true);
+    for (const c of adversarial)
+      expect(c.tags.includes('rules-visible') !== c.tags.includes('model-only'), c.proposal.proposal_id).toBe(true);
   });
 });

@@ -15,7 +15,11 @@ const approving = (calls: string[]): ModelClient => ({
   model: 'approving',
   chat: async (messages) => {
     calls.push(messages[1]?.content ?? '');
-    return { content: JSON.stringify({ verdict: 'APPROVE', confidence: 0.95, reason: 'fine' }), promptTokens: 1, completionTokens: 1 };
+    return {
+      content: JSON.stringify({ verdict: 'APPROVE', confidence: 0.95, reason: 'fine' }),
+      promptTokens: 1,
+      completionTokens: 1,
+    };
   },
 });
 
@@ -23,7 +27,10 @@ describe('judgeProposal: deny wins, rules before the model', async () => {
   const baseDir = tempBaseDir();
   const policy = await judgePolicy(baseDir);
   const judge = (proposal = prProposal(), model: ModelClient | null = forbiddenModel) =>
-    judgeProposal({ proposal, tier: 'full-judge-review', round: 0, policy }, { baseDir, model: model ?? undefined, now: () => new Date(0) });
+    judgeProposal(
+      { proposal, tier: 'full-judge-review', round: 0, policy },
+      { baseDir, model: model ?? undefined, now: () => new Date(0) },
+    );
 
   it('a hard-rule REJECT is final and the model is not asked', async () => {
     const v = await judge(prProposal({ parameters: { files_changed: ['src/auth/x.ts'], estimated_diff_lines: 5 } }));
@@ -37,16 +44,28 @@ describe('judgeProposal: deny wins, rules before the model', async () => {
   });
 
   it('missing evidence is a CLARIFY returned as is', async () => {
-    expect(await judge(prProposal({ cited_evidence: [] }))).toMatchObject({ verdict: 'CLARIFY', decided_by: 'rules', rule: 'evidence.missing' });
+    expect(await judge(prProposal({ cited_evidence: [] }))).toMatchObject({
+      verdict: 'CLARIFY',
+      decided_by: 'rules',
+      rule: 'evidence.missing',
+    });
   });
 
   it('evidence for another repository is a rules REJECT; evidence on a foreign host a CLARIFY', async () => {
-    expect(await judge(prProposal({ cited_evidence: [{ type: 'issue', url: 'https://forge.example.test/sscoble/other/issues/1' }] }))).toMatchObject({
+    expect(
+      await judge(
+        prProposal({ cited_evidence: [{ type: 'issue', url: 'https://forge.example.test/sscoble/other/issues/1' }] }),
+      ),
+    ).toMatchObject({
       verdict: 'REJECT',
       decided_by: 'rules',
       rule: 'evidence.other-repo',
     });
-    expect(await judge(prProposal({ cited_evidence: [{ type: 'issue', url: 'https://evil.example/sscoble/speckl/issues/1' }] }))).toMatchObject({
+    expect(
+      await judge(
+        prProposal({ cited_evidence: [{ type: 'issue', url: 'https://evil.example/sscoble/speckl/issues/1' }] }),
+      ),
+    ).toMatchObject({
       verdict: 'CLARIFY',
       rule: 'evidence.failed',
     });
@@ -63,7 +82,12 @@ describe('judgeProposal: deny wins, rules before the model', async () => {
     const v = await judge(prProposal(), approving(calls));
     expect(calls).toHaveLength(1);
     expect(calls[0]).toContain('<proposal_json>');
-    expect(v).toMatchObject({ verdict: 'APPROVE', decided_by: 'judge', confidence: 0.76, judge: { model: 'approving' } });
+    expect(v).toMatchObject({
+      verdict: 'APPROVE',
+      decided_by: 'judge',
+      confidence: 0.76,
+      judge: { model: 'approving' },
+    });
     expect(v.constraints).toMatchObject({ files_only: ['src/schema/'], max_lines: 80 });
   });
 });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { askModel, MODEL_ANSWER_JSON_SCHEMA, parseModelAnswer, type ChatMessage, type ModelClient } from '../../src/judge/model';
+import {
+  askModel,
+  MODEL_ANSWER_JSON_SCHEMA,
+  parseModelAnswer,
+  type ChatMessage,
+  type ModelClient,
+} from '../../src/judge/model';
 import { createJudgeDepsFromEnv, resolveModelSettings } from '../../src/judge';
 import { judgePolicy, tempBaseDir } from '../helpers/judge-fixtures';
 
@@ -36,7 +42,11 @@ describe('parseModelAnswer', () => {
     ['prose', 'Sure, APPROVE!', /not JSON/],
     ['an unknown verdict', JSON.stringify({ verdict: 'MAYBE', confidence: 0.5, reason: 'x' }), /answer\.verdict/],
     ['confidence above 1', JSON.stringify({ verdict: 'APPROVE', confidence: 1.5, reason: 'x' }), /answer\.confidence/],
-    ['an extra key', JSON.stringify({ verdict: 'APPROVE', confidence: 0.5, reason: 'x', escalation: null }), /escalation/],
+    [
+      'an extra key',
+      JSON.stringify({ verdict: 'APPROVE', confidence: 0.5, reason: 'x', escalation: null }),
+      /escalation/,
+    ],
     ['a missing reason', JSON.stringify({ verdict: 'APPROVE', confidence: 0.5 }), /answer\.reason/],
   ])('refuses %s, naming the field', (_what, raw, message) => {
     const r = parseModelAnswer(raw);
@@ -44,7 +54,11 @@ describe('parseModelAnswer', () => {
     expect(r.ok ? '' : r.error).toMatch(message);
   });
   it('sends the same schema as Ollama format', () => {
-    expect(MODEL_ANSWER_JSON_SCHEMA).toMatchObject({ type: 'object', required: ['verdict', 'confidence', 'reason'], additionalProperties: false });
+    expect(MODEL_ANSWER_JSON_SCHEMA).toMatchObject({
+      type: 'object',
+      required: ['verdict', 'confidence', 'reason'],
+      additionalProperties: false,
+    });
   });
 });
 
@@ -53,7 +67,13 @@ describe('askModel', () => {
     const model = scripted([valid]);
     const r = await askModel(model, prompt, { timeoutMs: 1000 });
     expect(r.ok).toBe(true);
-    expect(r.audit).toMatchObject({ model: 'scripted', prompt_hash: 'sha256:abc', prompt_tokens: 100, completion_tokens: 20, raw_answer: valid });
+    expect(r.audit).toMatchObject({
+      model: 'scripted',
+      prompt_hash: 'sha256:abc',
+      prompt_tokens: 100,
+      completion_tokens: 20,
+      raw_answer: valid,
+    });
     expect(r.audit.error).toBeUndefined();
     expect(model.left()).toBe(0);
   });
@@ -84,13 +104,17 @@ describe('askModel', () => {
 
   it('reports a thrown error as a failure instead of throwing', async () => {
     const r = await askModel(scripted([new TypeError('fetch failed')]), prompt, { timeoutMs: 1000 });
-    expect(r).toMatchObject({ ok: false, audit: { error: expect.stringMatching(/could not be reached: fetch failed/) } });
+    expect(r).toMatchObject({
+      ok: false,
+      audit: { error: expect.stringMatching(/could not be reached: fetch failed/) },
+    });
   });
 
   it('stops at the time budget', async () => {
     const hang: ModelClient = {
       model: 'hang',
-      chat: (_m, { signal }) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+      chat: (_m, { signal }) =>
+        new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
     };
     const started = Date.now();
     const r = await askModel(hang, prompt, { timeoutMs: 100 });
@@ -108,7 +132,10 @@ describe('model settings: opt-in', () => {
 
   it('turns on with the policy model, host from the policy before OLLAMA_HOST', async () => {
     const policy = await judgePolicy(tempBaseDir(), { model: 'qwen3:8b', host: 'http://gpu:11434' });
-    expect(resolveModelSettings(policy, { OLLAMA_HOST: 'http://other:1' })).toMatchObject({ model: 'qwen3:8b', host: 'http://gpu:11434' });
+    expect(resolveModelSettings(policy, { OLLAMA_HOST: 'http://other:1' })).toMatchObject({
+      model: 'qwen3:8b',
+      host: 'http://gpu:11434',
+    });
   });
 
   it('AGENT_JUDGE_MODEL names the model, "on" uses the default, "off" wins over the policy', async () => {

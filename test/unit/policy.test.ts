@@ -102,7 +102,8 @@ describe('the default policy (seed 000 §2)', () => {
     expect(policy.spec.files.roots).toEqual([join(dir, '.agent-judge/workspace')]);
     expect(policy.spec.exec.cwdRoots).toEqual([join(dir, '.agent-judge/workspace')]);
     expect(policy.spec.memory.dir).toBe(join(dir, '.agent-judge/memory'));
-    for (const p of [...policy.spec.files.roots, ...policy.spec.exec.cwdRoots, policy.spec.memory.dir]) expect(isAbsolute(p)).toBe(true);
+    for (const p of [...policy.spec.files.roots, ...policy.spec.exec.cwdRoots, policy.spec.memory.dir])
+      expect(isAbsolute(p)).toBe(true);
   });
 
   it('keeps absolute roots as written', async () => {
@@ -124,12 +125,20 @@ describe('AGENT_JUDGE_APPROVERS', () => {
   it('adds approvers (comma-separated, trimmed, without duplicates) to those in the file', async () => {
     const raw = rawDefault();
     raw.spec.escalation.approvers = ['alice'];
-    const p = await loadPolicy({ path: writePolicy(raw), baseDir: dir, env: { AGENT_JUDGE_APPROVERS: ' scott, discord:1234 ,,alice' } });
+    const p = await loadPolicy({
+      path: writePolicy(raw),
+      baseDir: dir,
+      env: { AGENT_JUDGE_APPROVERS: ' scott, discord:1234 ,,alice' },
+    });
     expect(p.spec.escalation.approvers).toEqual(['alice', 'scott', 'discord:1234']);
   });
 
   it('refuses an invalid approver id, naming the variable', async () => {
-    const err = await loadPolicy({ path: DEFAULT_POLICY_PATH, baseDir: dir, env: { AGENT_JUDGE_APPROVERS: 'scott,bad id' } }).catch((e: unknown) => e);
+    const err = await loadPolicy({
+      path: DEFAULT_POLICY_PATH,
+      baseDir: dir,
+      env: { AGENT_JUDGE_APPROVERS: 'scott,bad id' },
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PolicyError);
     expect((err as Error).message).toBe('AGENT_JUDGE_APPROVERS: "bad id" is not a valid approver id');
   });
@@ -145,13 +154,17 @@ describe('a bad policy is refused, naming the field', () => {
   it('a tier typo in the risk matrix', async () => {
     const raw = rawDefault();
     raw.spec.riskMatrix[2].tier = 'lightweight';
-    expect(await refusal(raw)).toMatch(/spec\.riskMatrix\.2\.tier: Invalid option: expected one of .*"lightweight-approval"/);
+    expect(await refusal(raw)).toMatch(
+      /spec\.riskMatrix\.2\.tier: Invalid option: expected one of .*"lightweight-approval"/,
+    );
   });
 
   it('defaultTier no-judge (unknown actions must never pass unreviewed)', async () => {
     const raw = rawDefault();
     raw.spec.defaultTier = 'no-judge';
-    expect(await refusal(raw)).toMatch(/spec\.defaultTier: Invalid option: expected one of "human-only"\|"full-judge-review"/);
+    expect(await refusal(raw)).toMatch(
+      /spec\.defaultTier: Invalid option: expected one of "human-only"\|"full-judge-review"/,
+    );
   });
 
   it('a pattern that is not a regular expression', async () => {
@@ -163,7 +176,9 @@ describe('a bad policy is refused, naming the field', () => {
   it('a topic pattern that is not a regular expression', async () => {
     const raw = rawDefault();
     raw.spec.lightweight.topics.vault_note_create[0].pattern = '(?<unclosed';
-    expect(await refusal(raw)).toMatch(/spec\.lightweight\.topics\.vault_note_create\.0\.pattern: expected a valid regular expression/);
+    expect(await refusal(raw)).toMatch(
+      /spec\.lightweight\.topics\.vault_note_create\.0\.pattern: expected a valid regular expression/,
+    );
   });
 
   it.each([['1 fortnight'], ['-5m'], ['soon'], [0]])('the duration %j', async (value) => {
@@ -246,10 +261,12 @@ describe('a bad policy is refused, naming the field', () => {
 describe('roots that would expose agent-judge state', () => {
   it('refuses file roots that contain the memory store or the execution ledger', () => {
     const base = '/srv/aj';
-    expect(() => testPolicy(base, { files: { roots: ['.'] } })).toThrow(/spec\.files\.roots: \/srv\/aj contains spec\.memory\.dir/);
-    expect(() => testPolicy(base, { files: { roots: ['.agent-judge'] }, memory: { dir: '/var/lib/aj-memory' } })).toThrow(
-      /contains \/srv\/aj\/\.agent-judge, where the execution ledger lives/,
+    expect(() => testPolicy(base, { files: { roots: ['.'] } })).toThrow(
+      /spec\.files\.roots: \/srv\/aj contains spec\.memory\.dir/,
     );
+    expect(() =>
+      testPolicy(base, { files: { roots: ['.agent-judge'] }, memory: { dir: '/var/lib/aj-memory' } }),
+    ).toThrow(/contains \/srv\/aj\/\.agent-judge, where the execution ledger lives/);
     expect(testPolicy(base).spec.files.roots).toEqual(['/srv/aj/.agent-judge/workspace']);
   });
 });

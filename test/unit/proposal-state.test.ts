@@ -21,7 +21,14 @@ function stateFor(
   type = 'forgejo_pr_create',
   { tier = 'full-judge-review' as Tier, quorum = 1, overrides = {} as Record<string, unknown> } = {},
 ): ProposalState {
-  return new ProposalState(parseProposal(proposal(type, overrides)), policy, 'proposal-0123456789abcdef0123456789abcdef', tier, false, quorum);
+  return new ProposalState(
+    parseProposal(proposal(type, overrides)),
+    policy,
+    'proposal-0123456789abcdef0123456789abcdef',
+    tier,
+    false,
+    quorum,
+  );
 }
 
 function verdict(kind: Verdict['verdict'], confidence: number, extra: Partial<Verdict> = {}): Verdict {
@@ -69,8 +76,12 @@ describe('route()', () => {
   });
 
   it('an APPROVE that asks for human review escalates', () => {
-    expect(stateFor().route(verdict('APPROVE', 0.95, { constraints: { require_human_review: true } }))).toBe('escalate');
-    expect(stateFor().route(verdict('APPROVE', 0.95, { escalation: { to: 'human', reason: 'unsure about the vendor' } }))).toBe('escalate');
+    expect(stateFor().route(verdict('APPROVE', 0.95, { constraints: { require_human_review: true } }))).toBe(
+      'escalate',
+    );
+    expect(
+      stateFor().route(verdict('APPROVE', 0.95, { escalation: { to: 'human', reason: 'unsure about the vendor' } })),
+    ).toBe('escalate');
   });
 
   it('follows the policy thresholds, not fixed numbers', () => {
@@ -94,7 +105,9 @@ describe('canClarify()', () => {
 
   it('allows none when maxRounds is 0', () => {
     const none = testPolicy(baseDir, { clarify: { maxRounds: 0, timeout: '1h' } });
-    expect(new ProposalState(parseProposal(proposal('exec')), none, 'wf', 'full-judge-review', false, 1).canClarify()).toBe(false);
+    expect(
+      new ProposalState(parseProposal(proposal('exec')), none, 'wf', 'full-judge-review', false, 1).canClarify(),
+    ).toBe(false);
   });
 });
 
@@ -122,9 +135,11 @@ describe('refuseClarification()', () => {
 
   it('refuses widening max_lines; leaving it out keeps the earlier limit', () => {
     const s = awaiting();
-    expect(s.refuseClarification({ scope_claim: { files_only: ['src/schema/'], max_lines: 81, no_existing_code_deletion: true } })).toBe(
-      'scope_claim.max_lines may only narrow (was 80)',
-    );
+    expect(
+      s.refuseClarification({
+        scope_claim: { files_only: ['src/schema/'], max_lines: 81, no_existing_code_deletion: true },
+      }),
+    ).toBe('scope_claim.max_lines may only narrow (was 80)');
     const omitted = { scope_claim: { files_only: ['src/schema/'] } };
     expect(s.refuseClarification(omitted)).toBeNull();
     s.applyClarification(omitted);
@@ -134,7 +149,9 @@ describe('refuseClarification()', () => {
   it('refuses widening files_only, naming what is outside', () => {
     const s = awaiting();
     expect(
-      s.refuseClarification({ scope_claim: { files_only: ['src/schema/a.ts', 'src/auth/'], max_lines: 80, no_existing_code_deletion: true } }),
+      s.refuseClarification({
+        scope_claim: { files_only: ['src/schema/a.ts', 'src/auth/'], max_lines: 80, no_existing_code_deletion: true },
+      }),
     ).toBe('scope_claim.files_only may only narrow; not within the earlier scope: src/auth/');
     // Leaving files_only out keeps the earlier scope (the clarification is merged).
     const omitted = { scope_claim: { max_lines: 40 } };
@@ -145,26 +162,30 @@ describe('refuseClarification()', () => {
 
   it('refuses a sibling directory sharing the scope prefix', () => {
     const s = awaiting();
-    expect(s.refuseClarification({ scope_claim: { files_only: ['src/schema-evil/'], max_lines: 80, no_existing_code_deletion: true } })).toMatch(
-      /files_only may only narrow/,
-    );
+    expect(
+      s.refuseClarification({
+        scope_claim: { files_only: ['src/schema-evil/'], max_lines: 80, no_existing_code_deletion: true },
+      }),
+    ).toMatch(/files_only may only narrow/);
   });
 
   it.each([['src/schema/../auth/'], ['src/schema/../../'], ['src/schema/%2E%2E/auth/'], ['src/schema\\..\\auth\\']])(
     'refuses a files_only entry %j that climbs out of the earlier scope',
     (wider) => {
       const s = awaiting();
-      expect(s.refuseClarification({ scope_claim: { files_only: [wider], max_lines: 80, no_existing_code_deletion: true } })).toMatch(
-        /^scope_claim\.files_only may only narrow/,
-      );
+      expect(
+        s.refuseClarification({ scope_claim: { files_only: [wider], max_lines: 80, no_existing_code_deletion: true } }),
+      ).toMatch(/^scope_claim\.files_only may only narrow/);
     },
   );
 
   it('refuses dropping no_existing_code_deletion', () => {
     const s = awaiting();
-    expect(s.refuseClarification({ scope_claim: { files_only: ['src/schema/'], max_lines: 80, no_existing_code_deletion: false } })).toBe(
-      'scope_claim.no_existing_code_deletion may not be dropped',
-    );
+    expect(
+      s.refuseClarification({
+        scope_claim: { files_only: ['src/schema/'], max_lines: 80, no_existing_code_deletion: false },
+      }),
+    ).toBe('scope_claim.no_existing_code_deletion may not be dropped');
     // Leaving it out keeps it on.
     const omitted = { scope_claim: { files_only: ['src/schema/'], max_lines: 80 } };
     expect(s.refuseClarification(omitted)).toBeNull();
@@ -174,8 +195,14 @@ describe('refuseClarification()', () => {
 
   it('accepts a narrower scope, more evidence, or a new justification', () => {
     const s = awaiting();
-    expect(s.refuseClarification({ scope_claim: { files_only: ['src/schema/validator.ts'], max_lines: 50, no_existing_code_deletion: true } })).toBeNull();
-    expect(s.refuseClarification({ cited_evidence: [{ type: 'issue', url: 'https://example.org/issues/7' }] })).toBeNull();
+    expect(
+      s.refuseClarification({
+        scope_claim: { files_only: ['src/schema/validator.ts'], max_lines: 50, no_existing_code_deletion: true },
+      }),
+    ).toBeNull();
+    expect(
+      s.refuseClarification({ cited_evidence: [{ type: 'issue', url: 'https://example.org/issues/7' }] }),
+    ).toBeNull();
     expect(s.refuseClarification({ justification: 'issue 42 asks for exactly this' })).toBeNull();
   });
 
@@ -197,8 +224,15 @@ describe('applyClarification()', () => {
       scope_claim: { max_lines: 50 },
     });
     expect(s.proposal.justification).toBe('now with the issue');
-    expect(s.proposal.cited_evidence).toEqual([...before.cited_evidence, { type: 'issue', url: 'https://example.org/issues/43' }]);
-    expect(s.proposal.scope_claim).toEqual({ files_only: ['src/schema/'], max_lines: 50, no_existing_code_deletion: true });
+    expect(s.proposal.cited_evidence).toEqual([
+      ...before.cited_evidence,
+      { type: 'issue', url: 'https://example.org/issues/43' },
+    ]);
+    expect(s.proposal.scope_claim).toEqual({
+      files_only: ['src/schema/'],
+      max_lines: 50,
+      no_existing_code_deletion: true,
+    });
     expect(s.clarifyRounds).toBe(1);
     expect(s.pendingClarification).toBeNull();
     // The action itself is untouched.
@@ -214,7 +248,10 @@ describe('applyClarification()', () => {
     s.applyClarification({ cited_evidence: [{ type: 'pr', url: 'https://example.org/pulls/2' }] });
     expect(s.proposal.justification).toBe(before.justification);
     expect(s.proposal.scope_claim).toEqual(before.scope_claim);
-    expect(s.proposal.cited_evidence.map((e) => e.url)).toEqual(['https://example.org/issues/1', 'https://example.org/pulls/2']);
+    expect(s.proposal.cited_evidence.map((e) => e.url)).toEqual([
+      'https://example.org/issues/1',
+      'https://example.org/pulls/2',
+    ]);
     expect(s.clarifyRounds).toBe(2);
     expect(s.canClarify()).toBe(false);
   });
@@ -243,16 +280,24 @@ describe('human decisions', () => {
   it('refuses the same approver twice', () => {
     const s = awaiting(2);
     expect(s.refuseDecision({ decision: 'approve', approver: 'scott', via: 'cli' }, Date.now())).toBeNull();
-    expect(s.addDecision({ decision: 'approve', approver: 'scott', via: 'cli' }, '2025-01-01T00:00:00.000Z')).toBe('pending');
-    expect(s.refuseDecision({ decision: 'approve', approver: 'scott', via: 'discord' }, Date.now())).toBe('scott has already decided this proposal');
+    expect(s.addDecision({ decision: 'approve', approver: 'scott', via: 'cli' }, '2025-01-01T00:00:00.000Z')).toBe(
+      'pending',
+    );
+    expect(s.refuseDecision({ decision: 'approve', approver: 'scott', via: 'discord' }, Date.now())).toBe(
+      'scott has already decided this proposal',
+    );
   });
 
   it('quorum 1: one approval approves', () => {
     const s = awaiting(1);
     expect(s.humanWaitOver()).toBe(false);
-    expect(s.addDecision({ decision: 'approve', approver: 'scott', via: 'cli', reason: 'fine' }, '2025-01-01T00:00:00.000Z')).toBe('approved');
+    expect(
+      s.addDecision({ decision: 'approve', approver: 'scott', via: 'cli', reason: 'fine' }, '2025-01-01T00:00:00.000Z'),
+    ).toBe('approved');
     expect(s.humanWaitOver()).toBe(true);
-    expect(s.decisions).toEqual([{ decision: 'approve', approver: 'scott', via: 'cli', reason: 'fine', at: '2025-01-01T00:00:00.000Z' }]);
+    expect(s.decisions).toEqual([
+      { decision: 'approve', approver: 'scott', via: 'cli', reason: 'fine', at: '2025-01-01T00:00:00.000Z' },
+    ]);
   });
 
   it('quorum 2: the first approval is pending, the second distinct approval approves', () => {
@@ -267,7 +312,9 @@ describe('human decisions', () => {
   it('a single reject ends it, even after an approval towards the quorum', () => {
     const s = awaiting(2);
     s.addDecision({ decision: 'approve', approver: 'scott', via: 'cli' }, 't1');
-    expect(s.addDecision({ decision: 'reject', approver: 'bob', via: 'cli', reason: 'too much money' }, 't2')).toBe('rejected');
+    expect(s.addDecision({ decision: 'reject', approver: 'bob', via: 'cli', reason: 'too much money' }, 't2')).toBe(
+      'rejected',
+    );
     expect(s.humanWaitOver()).toBe(true);
   });
 });

@@ -32,8 +32,15 @@ function p(type: string, overrides: Record<string, unknown> = {}): Proposal {
 }
 
 /** A forgejo_pr_create with scope `src/schema/`, max 80 lines, and these files. */
-function pr(files: string[], lines = 45, scope: Record<string, unknown> = { files_only: ['src/schema/'], max_lines: 80 }): Proposal {
-  return p('forgejo_pr_create', { parameters: { files_changed: files, estimated_diff_lines: lines }, scope_claim: scope });
+function pr(
+  files: string[],
+  lines = 45,
+  scope: Record<string, unknown> = { files_only: ['src/schema/'], max_lines: 80 },
+): Proposal {
+  return p('forgejo_pr_create', {
+    parameters: { files_changed: files, estimated_diff_lines: lines },
+    scope_claim: scope,
+  });
 }
 
 /** Where a command runs by default: the first allowed exec directory. */
@@ -52,7 +59,10 @@ describe('judgeByRules: evidence', () => {
     expect(finding.rule).toBe('evidence.missing');
     expect(finding.reason).toMatch(/^cited_evidence is empty/);
     const { cited_evidence: _omit, ...noEvidence } = proposal('exec');
-    expect(judgeByRules(parseProposal(noEvidence), ctx)).toMatchObject({ verdict: 'CLARIFY', rule: 'evidence.missing' });
+    expect(judgeByRules(parseProposal(noEvidence), ctx)).toMatchObject({
+      verdict: 'CLARIFY',
+      rule: 'evidence.missing',
+    });
   });
 
   it('a hard rule wins over missing evidence (deny first)', () => {
@@ -117,11 +127,16 @@ describe('hardRules: PR scope', () => {
   });
 
   it('escape is caught even without a files_only scope', () => {
-    expect(hardRules(pr(['../outside.ts'], 10, {}), ctx)).toMatchObject({ verdict: 'REJECT', rule: 'scope.path-escape' });
+    expect(hardRules(pr(['../outside.ts'], 10, {}), ctx)).toMatchObject({
+      verdict: 'REJECT',
+      rule: 'scope.path-escape',
+    });
   });
 
   it('normalises harmless spellings of paths inside the scope', () => {
-    expect(hardRules(pr(['./src/schema/a.ts', 'src//schema/b.ts', 'src/schema/x/../c.ts', 'src\\schema\\d.ts']), ctx)).toBeNull();
+    expect(
+      hardRules(pr(['./src/schema/a.ts', 'src//schema/b.ts', 'src/schema/x/../c.ts', 'src\\schema\\d.ts']), ctx),
+    ).toBeNull();
   });
 
   it('rejects estimated_diff_lines above scope_claim.max_lines, and accepts exactly the limit', () => {
@@ -147,7 +162,11 @@ describe('checkExec and exec rules', () => {
     ['git diff writing a file', ['git', 'diff', '--output=/tmp/x'], 'exec.risky-option'],
     ['git log with an external diff', ['git', 'log', '-p', '--ext-diff'], 'exec.risky-option'],
     ['git diff with a separate --output value', ['git', 'diff', '--output', '/tmp/x'], 'exec.risky-option'],
-    ['git diff reading files outside the repository', ['git', 'diff', '--no-index', '/etc/shadow', '/dev/null'], 'exec.risky-option'],
+    [
+      'git diff reading files outside the repository',
+      ['git', 'diff', '--no-index', '/etc/shadow', '/dev/null'],
+      'exec.risky-option',
+    ],
     ['git log with textconv filters', ['git', 'log', '-p', '--textconv'], 'exec.risky-option'],
     // git expands unique abbreviations of long options: `--ext` is `--ext-diff`.
     ['an abbreviated --ext-diff', ['git', 'diff', '--ext', 'a.txt'], 'exec.risky-option'],
@@ -171,11 +190,17 @@ describe('checkExec and exec rules', () => {
     expect(checkExec(['rm', 'x'], policy, where())?.reason).toBe(
       'command "rm" is not on the exec allowlist (echo, ls, git status|log|diff)',
     );
-    expect(checkExec(['git', 'push'], policy, where())?.reason).toBe('git "push" is not allowed; allowed: status, log, diff as the first argument');
+    expect(checkExec(['git', 'push'], policy, where())?.reason).toBe(
+      'git "push" is not allowed; allowed: status, log, diff as the first argument',
+    );
   });
 
   it('rejects an empty argv', () => {
-    expect(checkExec([], policy, where())).toMatchObject({ verdict: 'REJECT', rule: 'exec.allowlist', reason: 'empty command' });
+    expect(checkExec([], policy, where())).toMatchObject({
+      verdict: 'REJECT',
+      rule: 'exec.allowlist',
+      reason: 'empty command',
+    });
   });
 
   it.each([
@@ -189,18 +214,19 @@ describe('checkExec and exec rules', () => {
     [['ls', '-la']],
     [['ls', 'notes']],
     [['echo', 'x; rm -rf /']],
-  ])(
-    'approves %j',
-    (command) => {
-      expect(checkExec(command, policy, where())).toBeNull();
-      expect(judgeByRules(execOf(command), ctx)).toMatchObject({ verdict: 'APPROVE', rule: 'rules.passed' });
-    },
-  );
+  ])('approves %j', (command) => {
+    expect(checkExec(command, policy, where())).toBeNull();
+    expect(judgeByRules(execOf(command), ctx)).toMatchObject({ verdict: 'APPROVE', rule: 'rules.passed' });
+  });
 
   it('rejects a cwd outside the allowed directories', () => {
     for (const cwd of ['/tmp', '..', '.agent-judge/workspace/../../..', outside]) {
       const finding = hardRules(execOf(['ls'], cwd), ctx);
-      expect(finding, cwd).toEqual({ verdict: 'REJECT', rule: 'exec.cwd', reason: `cwd ${JSON.stringify(cwd)} is outside the allowed directories` });
+      expect(finding, cwd).toEqual({
+        verdict: 'REJECT',
+        rule: 'exec.cwd',
+        reason: `cwd ${JSON.stringify(cwd)} is outside the allowed directories`,
+      });
     }
   });
 
@@ -249,18 +275,30 @@ describe('file_write paths', () => {
 
   it('rejects a dangling symlink inside the root whose target is outside (writing it creates the target)', () => {
     symlinkSync(join(outside, 'not-yet.txt'), join(root, 'file-link.txt'));
-    expect(judgeByRules(fw(join(root, 'file-link.txt')), ctx)).toMatchObject({ verdict: 'REJECT', rule: 'files.roots' });
+    expect(judgeByRules(fw(join(root, 'file-link.txt')), ctx)).toMatchObject({
+      verdict: 'REJECT',
+      rule: 'files.roots',
+    });
     symlinkSync(join(outside, 'no-such-dir'), join(root, 'dir-link'));
-    expect(judgeByRules(fw('.agent-judge/workspace/dir-link/x.txt'), ctx)).toMatchObject({ verdict: 'REJECT', rule: 'files.roots' });
+    expect(judgeByRules(fw('.agent-judge/workspace/dir-link/x.txt'), ctx)).toMatchObject({
+      verdict: 'REJECT',
+      rule: 'files.roots',
+    });
     // A relative dangling link climbing out.
     symlinkSync('../../../escaped.txt', join(root, 'rel-link.txt'));
-    expect(judgeByRules(fw('.agent-judge/workspace/rel-link.txt'), ctx)).toMatchObject({ verdict: 'REJECT', rule: 'files.roots' });
+    expect(judgeByRules(fw('.agent-judge/workspace/rel-link.txt'), ctx)).toMatchObject({
+      verdict: 'REJECT',
+      rule: 'files.roots',
+    });
   });
 
   it('rejects a path through a symlink loop', () => {
     symlinkSync(join(root, 'loop-b'), join(root, 'loop-a'));
     symlinkSync(join(root, 'loop-a'), join(root, 'loop-b'));
-    expect(judgeByRules(fw('.agent-judge/workspace/loop-a/x.txt'), ctx)).toMatchObject({ verdict: 'REJECT', rule: 'files.roots' });
+    expect(judgeByRules(fw('.agent-judge/workspace/loop-a/x.txt'), ctx)).toMatchObject({
+      verdict: 'REJECT',
+      rule: 'files.roots',
+    });
   });
 
   it('a dangling symlink whose target is inside the root is fine', () => {
@@ -269,7 +307,10 @@ describe('file_write paths', () => {
   });
 
   it('approves a new nested file inside the root, relative or absolute', () => {
-    expect(judgeByRules(fw('.agent-judge/workspace/a/b/c/new.txt'), ctx)).toMatchObject({ verdict: 'APPROVE', rule: 'rules.passed' });
+    expect(judgeByRules(fw('.agent-judge/workspace/a/b/c/new.txt'), ctx)).toMatchObject({
+      verdict: 'APPROVE',
+      rule: 'rules.passed',
+    });
     expect(judgeByRules(fw(join(root, 'reports', 'today.md')), ctx)).toMatchObject({ verdict: 'APPROVE' });
   });
 
@@ -282,7 +323,11 @@ describe('file_write paths', () => {
 
 describe('lightweightCheck (default policy)', () => {
   it.each([
-    ['secrets.private-key', 'parameters.body', { parameters: { body: 'here:\n-----BEGIN RSA PRIVATE KEY-----\nMIIE...' } }],
+    [
+      'secrets.private-key',
+      'parameters.body',
+      { parameters: { body: 'here:\n-----BEGIN RSA PRIVATE KEY-----\nMIIE...' } },
+    ],
     ['secrets.private-key', 'parameters.body', { parameters: { body: '-----BEGIN OPENSSH PRIVATE KEY-----' } }],
     ['secrets.aws-access-key', 'parameters.body', { parameters: { body: 'use AKIAABCDEFGHIJKLMNOP for the bucket' } }],
     ['secrets.token-assignment', 'parameters.body', { parameters: { body: 'config: api_key = sk_live_0123456789' } }],
@@ -300,7 +345,11 @@ describe('lightweightCheck (default policy)', () => {
       p('vault_note_create', { parameters: { content: 'aws AKIAABCDEFGHIJKLMNOP' } }),
       policy,
     );
-    expect(finding).toEqual({ verdict: 'REJECT', rule: 'secrets.aws-access-key', reason: 'parameters.content matches deny rule secrets.aws-access-key' });
+    expect(finding).toEqual({
+      verdict: 'REJECT',
+      rule: 'secrets.aws-access-key',
+      reason: 'parameters.content matches deny rule secrets.aws-access-key',
+    });
   });
 
   it.each([
@@ -329,11 +378,18 @@ describe('lightweightCheck (default policy)', () => {
   );
 
   it('a clean issue comment is approved with no rule objecting', () => {
-    expect(lightweightCheck(p('issue_comment'), policy)).toEqual({ verdict: 'APPROVE', rule: 'patterns.clean', reason: 'no deny rule matched' });
+    expect(lightweightCheck(p('issue_comment'), policy)).toEqual({
+      verdict: 'APPROVE',
+      rule: 'patterns.clean',
+      reason: 'no deny rule matched',
+    });
   });
 
   it('short values and words that merely mention tokens are not secrets', () => {
-    const finding = lightweightCheck(p('issue_comment', { parameters: { body: 'rotate the token: soon. password = short' } }), policy);
+    const finding = lightweightCheck(
+      p('issue_comment', { parameters: { body: 'rotate the token: soon. password = short' } }),
+      policy,
+    );
     expect(finding.verdict).toBe('APPROVE');
   });
 });
