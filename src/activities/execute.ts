@@ -1,8 +1,8 @@
 import { Context } from '@temporalio/activity';
 import type { ExecutionResult } from '../contracts/status';
-import { ExecutionRefusedError } from '../errors';
+import { ExecutionRefusedError } from '../contracts/errors';
 import { builtinExecutors, executorFor, ExecutionLedger, type ExecutorRegistry } from '../executors';
-import { hardRules } from '../judge/rules';
+import { hardRules } from '../guards/rules';
 import type { ExecuteInput, ExecutorActivities } from './types';
 
 export interface ExecutorDeps {

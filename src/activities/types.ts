@@ -6,7 +6,7 @@ import type { CompliancePolicy } from '../contracts/policy';
 import type { Proposal } from '../contracts/proposal';
 import type { ExecutionResult } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
-import type { AnnouncementRef, EscalationNotice, ReminderNotice, ResolutionNotice } from '../escalation/notifier';
+import type { AnnouncementRef, EscalationNotice, ReminderNotice, ResolutionNotice } from '../contracts/escalation';
 import type { JudgeInput } from '../judge';
 import type { TaskQueues } from '../names';
 

@@ -1,4 +1,4 @@
-import { AgentJudgeError } from '../errors';
+import { AgentJudgeError } from '../contracts/errors';
 
 /**
  * The registry refused an operation (a forged membership statement, an unknown agent, a decision

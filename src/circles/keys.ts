@@ -7,7 +7,7 @@
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { BadInputError } from '../errors';
+import { BadInputError } from '../contracts/errors';
 import { describeIssues } from '../contracts/zod-error';
 import { amidFromPublicKey, signingBytes, type StatementKind } from './crypto';
 import { KeyFileSchema, type KeyFile } from './schemas';

@@ -11,7 +11,7 @@ import { CIRCLE_REGISTRY_WORKFLOW_ID } from '../circles/names';
 import { generateIdentity, loadKeyFile } from '../circles/keys';
 import { trustCirclePrompt } from '../circles/prompt';
 import { AmidSchema } from '../circles/schemas';
-import { BadInputError } from '../errors';
+import { BadInputError } from '../contracts/errors';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { printJson } from './io';
 

@@ -6,7 +6,7 @@ import { connectClient, temporalTarget } from '../client/connection';
 import type { CompliancePolicy } from '../contracts/policy';
 import { discordUserIds } from '../escalation/approvers';
 import type { DiscordBot, GovernanceEvent } from '../escalation/bot';
-import { BadInputError } from '../errors';
+import { BadInputError } from '../contracts/errors';
 import { loadKeyFile } from '../circles/keys';
 import { loadPolicy } from '../policy/load';
 

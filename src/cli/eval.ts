@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { BadInputError } from '../errors';
+import { BadInputError } from '../contracts/errors';
 import { createJudgeDepsFromEnv, type JudgeDeps } from '../judge';
 import { formatEvalReport, parseCorpus, runEval } from '../judge/eval';
 import { loadPolicy } from '../policy/load';

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { AgentJudgeError, BadInputError, PolicyError } from '../errors';
+import { AgentJudgeError, BadInputError, PolicyError } from '../contracts/errors';
 
 /** Prints one JSON document on stdout: what scripts read. */
 export function printJson(value: unknown): void {

@@ -3,7 +3,7 @@ import { Argument, type Command, Option } from 'commander';
 import { connectClient, temporalTarget } from '../client/connection';
 import { clarify, decide, getOutcome, listProposals, submitProposal, waitUntilSettled } from '../client/proposals';
 import { durationMs, DurationSchema } from '../contracts/policy';
-import { BadInputError } from '../errors';
+import { BadInputError } from '../contracts/errors';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { printJson, readJsonInput } from './io';
 import { loadKeyFile } from '../circles/keys';

@@ -4,7 +4,7 @@ import { ClarificationSchema, HumanDecisionSchema } from '../contracts/messages'
 import { CompliancePolicySchema } from '../contracts/policy';
 import { ProposalSchema } from '../contracts/proposal';
 import { VerdictSchema } from '../contracts/verdict';
-import { BadInputError } from '../errors';
+import { BadInputError } from '../contracts/errors';
 import { printJson } from './io';
 
 /** The JSON Schemas users validate against, generated from the zod schemas (one source of truth). */

@@ -7,7 +7,7 @@ import { connect, temporalTarget } from '../client/connection';
 import type { CompliancePolicy } from '../contracts/policy';
 import { ensureSearchAttributes, startDevServer } from '../devserver/server';
 import { findTemporalCli } from '../devserver/temporal-cli';
-import { BadInputError } from '../errors';
+import { BadInputError } from '../contracts/errors';
 import { DEFAULT_POLICY_PATH, loadPolicy } from '../policy/load';
 import { taskQueuesFor } from '../names';
 import { createWorkers, runWorkers, WORKER_ROLES, type WorkerRole } from '../worker';

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, type QueryDefinition, type UpdateDefinition } from '@temporalio/common';
-import { BadInputError } from '../errors';
+import { BadInputError } from '../contracts/errors';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { describeIssues } from '../contracts/zod-error';
 import type { RegistryConfig } from '../circles/config';

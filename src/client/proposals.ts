@@ -20,7 +20,7 @@ import {
 import { canonicalJson, parseProposal, searchableTarget, type Proposal } from '../contracts/proposal';
 import { outcomeOf, type OutcomeStatus, type ProposalOutcome, type ProposalStatus } from '../contracts/status';
 import { describeIssues } from '../contracts/zod-error';
-import { AgentJudgeError, BadInputError, DuplicateProposalError, NotFoundError } from '../errors';
+import { AgentJudgeError, BadInputError, DuplicateProposalError, NotFoundError } from '../contracts/errors';
 import {
   awaitSettledUpdate,
   clarifyUpdate,

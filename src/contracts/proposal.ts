@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BadInputError } from '../errors';
+import { BadInputError } from './errors';
 import { describeIssues } from './zod-error';
 import { canonicalJson } from './canonical-json';
 

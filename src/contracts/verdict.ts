@@ -8,6 +8,13 @@ export type Tier = z.infer<typeof TierSchema>;
 export const VerdictKindSchema = z.enum(['APPROVE', 'REJECT', 'CLARIFY']);
 export type VerdictKind = z.infer<typeof VerdictKindSchema>;
 
+/** Result of a deterministic check (a guard, a pattern rule): which rule decided and why. */
+export interface RuleFinding {
+  verdict: VerdictKind;
+  rule: string;
+  reason: string;
+}
+
 /** Who decided: the policy table, the deterministic rules, the judge model, a person, or the clock. */
 export const DecidedBySchema = z.union([
   z.enum(['policy', 'rules', 'judge', 'timeout']),

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { dirname } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../names';
-import { AgentJudgeError } from '../errors';
+import { AgentJudgeError } from '../contracts/errors';
 
 export interface DevServerOptions {
   cliPath: string;

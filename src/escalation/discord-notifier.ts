@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { DiscordAPIError, REST, Routes, type APIChannel, type APIMessage, type APIUser } from 'discord.js';
 import { pino, type Logger } from 'pino';
 import type { DecisionRecord } from '../contracts/status';
-import { AgentJudgeError, BadInputError } from '../errors';
+import { AgentJudgeError, BadInputError } from '../contracts/errors';
 import { discordUserIds, isSnowflake } from './approvers';
 import { buttonCustomId, isProposalWorkflowId } from './custom-id';
 import type {

@@ -1,43 +1,6 @@
-import type { Proposal } from '../contracts/proposal';
-import type { DecisionRecord, OutcomeStatus } from '../contracts/status';
-import type { Dispute, Tier, Verdict } from '../contracts/verdict';
+import type { AnnouncementRef, EscalationNotice, ReminderNotice, ResolutionNotice } from '../contracts/escalation';
 
-/** Everything a person needs to decide an escalated proposal. Plain JSON (it is an activity input). */
-export interface EscalationNotice {
-  workflow_id: string;
-  proposal: Proposal;
-  tier: Tier;
-  /** The verdict that caused the escalation (null for the human-only tier). */
-  verdict: Verdict | null;
-  dispute: Dispute;
-  deadline: string;
-  approvers: string[];
-  approvals_needed: number;
-}
-
-/**
- * Where a notice was delivered (e.g. a Discord channel and message id), kept in workflow state so
- * a later activity can edit it: the notifier itself keeps no state a restart could lose.
- */
-export interface AnnouncementRef {
-  notifier: string;
-  [key: string]: unknown;
-}
-
-export interface ResolutionNotice {
-  workflow_id: string;
-  proposal_id: string;
-  status: OutcomeStatus;
-  verdict: Verdict | null;
-  decisions: DecisionRecord[];
-  refs: AnnouncementRef[];
-}
-
-export interface ReminderNotice {
-  notice: EscalationNotice;
-  refs: AnnouncementRef[];
-  approvals: DecisionRecord[];
-}
+export type { AnnouncementRef, EscalationNotice, ReminderNotice, ResolutionNotice };
 
 /** A channel that tells people about escalations (log, Discord, ...). */
 export interface EscalationNotifier {

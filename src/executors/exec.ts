@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { actionOf } from '../contracts/proposal';
-import { ExecutionRefusedError } from '../errors';
-import { confine } from '../judge/paths';
-import { checkExec } from '../judge/rules';
+import { ExecutionRefusedError } from '../contracts/errors';
+import { confine } from '../guards/paths';
+import { checkExec } from '../guards/rules';
 import type { Executor } from './types';
 
 // Repository config can make read-only git commands run programs (fsmonitor, hooks, pager);

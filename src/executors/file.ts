@@ -2,8 +2,8 @@ import { constants } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { actionOf } from '../contracts/proposal';
-import { ExecutionRefusedError } from '../errors';
-import { confine, isInside, realPath } from '../judge/paths';
+import { ExecutionRefusedError } from '../contracts/errors';
+import { confine, isInside, realPath } from '../guards/paths';
 import type { Executor } from './types';
 
 /**

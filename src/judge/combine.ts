@@ -3,7 +3,7 @@ import type { Proposal } from '../contracts/proposal';
 import type { Constraints, Tier, Verdict, VerdictKind } from '../contracts/verdict';
 import type { EvidenceReport } from './evidence';
 import type { ModelAnswer, ModelOutcome } from './model';
-import type { RuleFinding } from './patterns';
+import type { RuleFinding } from '../contracts/verdict';
 import type { InjectionMarker } from './prompt';
 import { safePath } from './prompt';
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { CompliancePolicy } from '../contracts/policy';
 import { safeParseProposal, type Proposal } from '../contracts/proposal';
 import { VerdictKindSchema, type Verdict, type VerdictKind } from '../contracts/verdict';
-import { BadInputError } from '../errors';
+import { BadInputError } from '../contracts/errors';
 import { tierFor } from '../policy/classify';
 import { judgeProposal, type JudgeDeps } from './index';
 

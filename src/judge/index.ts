@@ -1,13 +1,13 @@
 import type { CompliancePolicy } from '../contracts/policy';
 import type { Proposal } from '../contracts/proposal';
 import { VerdictSchema, type Tier, type Verdict } from '../contracts/verdict';
-import { PolicyError } from '../errors';
+import { PolicyError } from '../contracts/errors';
 import { combineVerdict, rulesVerdict } from './combine';
 import { describeChecks, verifyEvidence } from './evidence';
 import { askModel, createOllamaModel, DEFAULT_JUDGE_MODEL, type ModelClient } from './model';
-import { lightweightCheck } from './patterns';
+import { lightweightCheck } from '../policy/patterns';
 import { buildPrompt, findInjectionMarkers } from './prompt';
-import { hardRules } from './rules';
+import { hardRules } from '../guards/rules';
 
 export type { ModelClient } from './model';
 export { judgeActivityTimeoutMs } from '../contracts/judge-settings';

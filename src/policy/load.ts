@@ -5,9 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { CompliancePolicySchema, type CompliancePolicy } from '../contracts/policy';
 import { describeIssues } from '../contracts/zod-error';
-import { PolicyError } from '../errors';
+import { PolicyError } from '../contracts/errors';
 import { tierFor } from './classify';
-import { isInside } from '../judge/paths';
+import { isInside } from '../guards/paths';
 
 /** The policy shipped with the project: seed 000 §2's matrix with deny-by-default settings. */
 export const DEFAULT_POLICY_PATH = fileURLToPath(new URL('../../policies/default.yaml', import.meta.url));

@@ -23,8 +23,8 @@ import { safeParseProposal, searchableTarget, targetKey } from '../contracts/pro
 import { type ProposalOutcome, outcomeOf, type Stage } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
 import { describeIssues } from '../contracts/zod-error';
-import { lightweightCheck } from '../judge/patterns';
-import type { AnnouncementRef, EscalationNotice } from '../escalation/notifier';
+import { lightweightCheck } from '../policy/patterns';
+import type { AnnouncementRef, EscalationNotice } from '../contracts/escalation';
 import { isShadow, quorumFor, tierFor } from '../policy/classify';
 import { awaitSettledUpdate, clarifyUpdate, humanDecisionUpdate, SA, statusQuery } from '../names';
 import { ProposalState } from './proposal-state';

@@ -9,7 +9,7 @@ import { generateIdentity, signStatement } from '../../src/circles/keys';
 import { knockUpdate, registerTopLevelUpdate, spawnSubAgentUpdate } from '../../src/circles/names';
 import type { KeyFile } from '../../src/circles/schemas';
 import type { CircleRegistryClient } from '../../src/client/circles';
-import { BadInputError } from '../../src/errors';
+import { BadInputError } from '../../src/contracts/errors';
 import { knockBy, membershipBy } from '../helpers/circles-fixtures';
 import { startCirclesEnv, type CirclesEnv } from '../helpers/circles-env';
 

@@ -10,7 +10,7 @@ import { inject } from 'vitest';
 import { registerDiscordCommand, startDiscordBotFromEnv } from '../../src/cli/discord';
 import { buttonCustomId } from '../../src/escalation/custom-id';
 import { createDiscordNotifier, type DiscordAnnouncementRef } from '../../src/escalation/discord-notifier';
-import { BadInputError } from '../../src/errors';
+import { BadInputError } from '../../src/contracts/errors';
 import { FAKE_TOKEN, FakeDiscord } from '../helpers/fake-discord';
 import { sampleNotice } from '../helpers/escalation-notice';
 

@@ -11,7 +11,7 @@ import {
   submitProposal,
   waitUntilSettled,
 } from '../../src/client/proposals';
-import { DuplicateProposalError, BadInputError } from '../../src/errors';
+import { DuplicateProposalError, BadInputError } from '../../src/contracts/errors';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
 
 const EVIDENCE = [{ type: 'issue', url: 'https://os.scoble.me/forgejo/sscoble/speckl/issues/42' }];

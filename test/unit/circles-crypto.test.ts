@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { amidFromPublicKey, canonicalJson, signingBytes, verifyStatement } from '../../src/circles/crypto';
 import { fromBase64Url, toBase64Url, utf8 } from '../../src/circles/encoding';
 import { generateIdentity, parseKeyFile, signStatement } from '../../src/circles/keys';
-import { BadInputError } from '../../src/errors';
+import { BadInputError } from '../../src/contracts/errors';
 
 describe('encodings (sandbox-safe replacements for Buffer)', () => {
   it('base64url round-trips every length and agrees with Buffer', () => {

@@ -12,7 +12,7 @@ import {
   targetKey,
   type Proposal,
 } from '../../src/contracts/proposal';
-import { BadInputError } from '../../src/errors';
+import { BadInputError } from '../../src/contracts/errors';
 import { proposal } from '../helpers/system';
 
 /** A valid proposal of every known action type (proposal() lacks the last two). */

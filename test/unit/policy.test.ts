@@ -4,7 +4,7 @@ import { isAbsolute, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { durationMs, type CompliancePolicy } from '../../src/contracts/policy';
-import { PolicyError } from '../../src/errors';
+import { PolicyError } from '../../src/contracts/errors';
 import { isShadow, quorumFor, tierFor } from '../../src/policy/classify';
 import { DEFAULT_POLICY_PATH, loadPolicy } from '../../src/policy/load';
 import { testPolicy } from '../helpers/system';

@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompliancePolicy } from '../../src/contracts/policy';
 import { parseProposal, type Proposal } from '../../src/contracts/proposal';
-import { lightweightCheck } from '../../src/judge/patterns';
-import { checkExec, hardRules, judgeByRules, type RuleContext } from '../../src/judge/rules';
+import { lightweightCheck } from '../../src/policy/patterns';
+import { checkExec, hardRules, type RuleContext } from '../../src/guards/rules';
+import { judgeByRules } from '../../src/judge/rules';
 import { proposal, testPolicy } from '../helpers/system';
 
 let baseDir: string;

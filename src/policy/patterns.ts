@@ -1,12 +1,6 @@
 import type { Proposal } from '../contracts/proposal';
 import type { CompliancePolicy } from '../contracts/policy';
-
-/** Result of a deterministic check: which rule decided and why. */
-export interface RuleFinding {
-  verdict: 'APPROVE' | 'REJECT' | 'CLARIFY';
-  rule: string;
-  reason: string;
-}
+import type { RuleFinding } from '../contracts/verdict';
 
 /** Every string the proposal carries in its action and justification, with its dotted path. */
 export function textLeaves(proposal: Proposal): Array<[path: string, text: string]> {

@@ -1,0 +1,176 @@
+import { normalizeRepoPath as repoPath, withinScope } from '../contracts/repo-path';
+import type { CompliancePolicy } from '../contracts/policy';
+import type { Proposal } from '../contracts/proposal';
+import { confine } from './paths';
+import type { RuleFinding } from '../contracts/verdict';
+
+/** What the rules need besides the proposal: the policy, and where relative paths start. */
+export interface RuleContext {
+  policy: CompliancePolicy;
+  /** Directory relative paths resolve against (the worker's working directory). */
+  baseDir: string;
+}
+
+/** Git options that write files, run programs, or read outside the repository, in full. */
+const RISKY_GIT_OPTIONS = [
+  '--output',
+  '--ext-diff',
+  '--textconv',
+  '--no-index',
+  '--exec',
+  '--upload-pack',
+  '--receive-pack',
+  '--config-env',
+  '--show-signature',
+  '--format',
+  '--pretty',
+  '--open-files-in-pager',
+];
+
+/** True when `arg` is a risky git option or an abbreviation git would expand to one. */
+function isRiskyGitOption(arg: string): boolean {
+  if (!arg.startsWith('--') || arg === '--') return false;
+  const name = arg.split('=')[0]!;
+  return name.length >= 3 && RISKY_GIT_OPTIONS.some((opt) => opt.startsWith(name));
+}
+
+function optionAllowed(arg: string, allowed: readonly string[]): boolean {
+  return allowed.some((o) => (o.endsWith('=*') ? arg.startsWith(o.slice(0, -1)) : arg === o));
+}
+
+/**
+ * Exec guard shared by the judge and the executor: a bare allowlisted program, an allowed
+ * subcommand, only allowlisted options, and path arguments that stay inside the allowed
+ * directories (resolved against `cwd`, symlinks followed).
+ */
+export function checkExec(
+  argv: readonly string[],
+  policy: CompliancePolicy,
+  where: { cwd: string; baseDir: string },
+): RuleFinding | null {
+  const [program, sub] = argv;
+  if (!program) return { verdict: 'REJECT', rule: 'exec.allowlist', reason: 'empty command' };
+  const entry = policy.spec.exec.allowlist.find((e) => e.command === program);
+  if (!entry) {
+    return {
+      verdict: 'REJECT',
+      rule: 'exec.allowlist',
+      reason: `command ${JSON.stringify(program)} is not on the exec allowlist (${policy.spec.exec.allowlist
+        .map((e) => (e.subcommands ? `${e.command} ${e.subcommands.join('|')}` : e.command))
+        .join(', ')})`,
+    };
+  }
+  if (entry.subcommands && (sub === undefined || !entry.subcommands.includes(sub))) {
+    return {
+      verdict: 'REJECT',
+      rule: 'exec.allowlist',
+      reason: `${program} ${JSON.stringify(sub ?? '')} is not allowed; allowed: ${entry.subcommands.join(', ')} as the first argument`,
+    };
+  }
+  const args = argv.slice(entry.subcommands ? 2 : 1);
+  for (const arg of args) {
+    if (program === 'git' && isRiskyGitOption(arg)) {
+      return { verdict: 'REJECT', rule: 'exec.risky-option', reason: `option ${JSON.stringify(arg)} is not allowed` };
+    }
+    if (arg.startsWith('-') && arg !== '--') {
+      if (entry.options && !optionAllowed(arg, entry.options)) {
+        return {
+          verdict: 'REJECT',
+          rule: 'exec.option',
+          reason: `option ${JSON.stringify(arg)} is not allowed for ${program}; allowed: ${entry.options.join(' ')}`,
+        };
+      }
+    } else if (entry.pathArgs && arg !== '--' && !confine(arg, policy.spec.exec.cwdRoots, where.cwd)) {
+      return {
+        verdict: 'REJECT',
+        rule: 'exec.path-arg',
+        reason: `argument ${JSON.stringify(arg)} points outside the allowed directories`,
+      };
+    }
+  }
+  return null;
+}
+
+/**
+ * The hard rules: anything they find is a REJECT, whatever a model or a person might think of the
+ * justification. The executor runs them again right before acting.
+ */
+export function hardRules(proposal: Proposal, ctx: RuleContext): RuleFinding | null {
+  const { policy, baseDir } = ctx;
+  const p = proposal.parameters;
+  const scope = proposal.scope_claim;
+
+  if (proposal.action_type === 'forgejo_pr_create') {
+    const files = (p.files_changed as string[] | undefined) ?? [];
+    const escaping = files.find((f) => repoPath(f) === null);
+    if (escaping !== undefined) {
+      return {
+        verdict: 'REJECT',
+        rule: 'scope.path-escape',
+        reason: `file ${JSON.stringify(escaping)} escapes the repository root`,
+      };
+    }
+    if (scope.files_only) {
+      const outside = files.filter((f) => !withinScope(f, scope.files_only ?? []));
+      if (outside.length > 0) {
+        return {
+          verdict: 'REJECT',
+          rule: 'scope.files_only',
+          reason: `${outside.length} file(s) outside scope_claim.files_only (${scope.files_only.join(', ')}): ${outside
+            .slice(0, 5)
+            .map((f) => JSON.stringify(f))
+            .join(', ')}`,
+        };
+      }
+    }
+    const lines = p.estimated_diff_lines as number | undefined;
+    if (scope.max_lines !== undefined && lines !== undefined && lines > scope.max_lines) {
+      return {
+        verdict: 'REJECT',
+        rule: 'scope.max_lines',
+        reason: `estimated_diff_lines ${lines} is above scope_claim.max_lines ${scope.max_lines}`,
+      };
+    }
+  }
+
+  if (proposal.action_type === 'exec') {
+    const cwd = typeof p.cwd === 'string' ? confine(p.cwd, policy.spec.exec.cwdRoots, baseDir) : null;
+    if (typeof p.cwd === 'string' && !cwd) {
+      return {
+        verdict: 'REJECT',
+        rule: 'exec.cwd',
+        reason: `cwd ${JSON.stringify(p.cwd)} is outside the allowed directories`,
+      };
+    }
+    const finding = checkExec((p.command as string[] | undefined) ?? [], policy, {
+      cwd: cwd?.real ?? policy.spec.exec.cwdRoots[0]!,
+      baseDir,
+    });
+    if (finding) return finding;
+  }
+
+  if (proposal.action_type === 'file_write') {
+    const path = String(proposal.target.path ?? '');
+    // A planted .git directory or attributes file turns read-only git commands into code execution
+    // (config: diff.external, filters, fsmonitor); no agent writes repository metadata.
+    const components = path.split(/[\\/]+/).map((c) => c.toLowerCase());
+    const metadata = components.find(
+      (c) => c === '.git' || c === '.gitattributes' || c === '.gitmodules' || c === '.gitconfig',
+    );
+    if (metadata) {
+      return {
+        verdict: 'REJECT',
+        rule: 'files.git-metadata',
+        reason: `path ${JSON.stringify(path)} writes git metadata (${metadata})`,
+      };
+    }
+    if (!confine(path, policy.spec.files.roots, baseDir)) {
+      return {
+        verdict: 'REJECT',
+        rule: 'files.roots',
+        reason: `path ${JSON.stringify(path)} resolves outside the allowed roots (${policy.spec.files.roots.join(', ')})`,
+      };
+    }
+  }
+  return null;
+}
