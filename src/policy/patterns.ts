@@ -2,29 +2,45 @@ import type { Proposal } from '../contracts/proposal';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { RuleFinding } from '../contracts/verdict';
 
-/** Every string the proposal carries in its action and justification, with its dotted path. */
-export function textLeaves(proposal: Proposal): Array<[path: string, text: string]> {
-  const out: Array<[string, string]> = [];
-  const walk = (value: unknown, path: string) => {
-    if (typeof value === 'string') out.push([path, value]);
-    else if (Array.isArray(value)) value.forEach((v, i) => walk(v, `${path}[${i}]`));
-    else if (value !== null && typeof value === 'object') {
-      for (const [k, v] of Object.entries(value)) walk(v, path ? `${path}.${k}` : k);
-    }
-  };
-  walk(proposal.target, 'target');
-  walk(proposal.parameters, 'parameters');
-  walk(proposal.justification, 'justification');
+type Leaf = [path: string, text: string];
+
+/**
+ * Every leaf under `value` with its dotted path. Objects and arrays are walked to the bottom, so a
+ * rule on a field that names an object still sees each string inside it (never `[object Object]`).
+ * Numbers and booleans count as text only when `scalars` is set (a rule aimed at a field).
+ */
+function leavesOf(value: unknown, path: string, scalars: boolean, out: Leaf[] = []): Leaf[] {
+  if (typeof value === 'string') out.push([path, value]);
+  else if (scalars && (typeof value === 'number' || typeof value === 'boolean')) out.push([path, String(value)]);
+  else if (Array.isArray(value)) value.forEach((v, i) => leavesOf(v, `${path}[${i}]`, scalars, out));
+  else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) leavesOf(v, path ? `${path}.${k}` : k, scalars, out);
+  }
   return out;
 }
 
+/** Every string the proposal carries in its action and justification, with its dotted path. */
+export function textLeaves(proposal: Proposal): Leaf[] {
+  return [
+    ...leavesOf(proposal.target, 'target', false),
+    ...leavesOf(proposal.parameters, 'parameters', false),
+    ...leavesOf(proposal.justification, 'justification', false),
+  ];
+}
+
+/** The value at a dotted path; own properties only, so `constructor` or `__proto__` read nothing. */
 function valueAt(proposal: Proposal, dotted: string): unknown {
   let cur: unknown = proposal;
   for (const key of dotted.split('.')) {
-    if (cur === null || typeof cur !== 'object') return undefined;
+    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, key)) return undefined;
     cur = (cur as Record<string, unknown>)[key];
   }
   return cur;
+}
+
+/** The texts a rule looks at: every leaf under its field, or every string of the proposal. */
+function candidatesFor(proposal: Proposal, field: string | undefined): Leaf[] {
+  return field ? leavesOf(valueAt(proposal, field), field, true) : textLeaves(proposal);
 }
 
 /**
@@ -35,17 +51,18 @@ export function lightweightCheck(proposal: Proposal, policy: CompliancePolicy): 
   const { deny, topics } = policy.spec.lightweight;
   for (const rule of deny) {
     const re = new RegExp(rule.pattern, 'iu');
-    const candidates: Array<[string, string]> = rule.field
-      ? [[rule.field, String(valueAt(proposal, rule.field) ?? '')]]
-      : textLeaves(proposal);
-    const hit = candidates.find(([, text]) => re.test(text));
+    const hit = candidatesFor(proposal, rule.field).find(([, text]) => re.test(text));
     if (hit) return { verdict: 'REJECT', rule: rule.name, reason: `${hit[0]} matches deny rule ${rule.name}` };
   }
   const allowed = topics[proposal.action_type];
   if (allowed && allowed.length > 0) {
+    // A topic rule allows; over an object or array it must hold for every text inside, or one
+    // innocent leaf would carry the rest through.
     const match = allowed.find((rule) => {
-      const value = rule.field ? valueAt(proposal, rule.field) : proposal.justification;
-      return typeof value === 'string' && new RegExp(rule.pattern, 'u').test(value);
+      const re = new RegExp(rule.pattern, 'u');
+      if (!rule.field) return re.test(proposal.justification);
+      const texts = leavesOf(valueAt(proposal, rule.field), rule.field, true);
+      return texts.length > 0 && texts.every(([, text]) => re.test(text));
     });
     if (!match) {
       return {

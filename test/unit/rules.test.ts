@@ -322,6 +322,79 @@ describe('file_write paths', () => {
   });
 });
 
+describe('lightweightCheck: a field that names an object or an array', () => {
+  const withRules = (lightweight: Record<string, unknown>) =>
+    testPolicy(baseDir, { lightweight: { ...policy.spec.lightweight, ...lightweight } });
+  const secret = { name: 'secret', pattern: 'hunter2', field: 'parameters' };
+
+  it('a deny pattern on `parameters` finds a secret inside the object, naming the leaf', () => {
+    const finding = lightweightCheck(
+      p('vault_note_create', { parameters: { title: 'notes', content: 'the password is hunter2' } }),
+      withRules({ deny: [secret] }),
+    );
+    expect(finding).toEqual({
+      verdict: 'REJECT',
+      rule: 'secret',
+      reason: 'parameters.content matches deny rule secret',
+    });
+  });
+
+  it('a deny pattern on `parameters` finds a secret in a nested array element', () => {
+    const finding = lightweightCheck(
+      p('forgejo_pr_create', {
+        parameters: { files_changed: ['src/schema/a.ts', 'src/schema/hunter2.ts'], estimated_diff_lines: 4 },
+      }),
+      withRules({ deny: [secret] }),
+    );
+    expect(finding).toEqual({
+      verdict: 'REJECT',
+      rule: 'secret',
+      reason: 'parameters.files_changed[1] matches deny rule secret',
+    });
+  });
+
+  it('a deny pattern on a number field matches its digits, as before', () => {
+    const finding = lightweightCheck(
+      p('issue_comment', { target: { repo: 'sscoble/speckl', issue: 1337 } }),
+      withRules({ deny: [{ name: 'leet', pattern: '^1337$', field: 'target.issue' }] }),
+    );
+    expect(finding).toEqual({ verdict: 'REJECT', rule: 'leet', reason: 'target.issue matches deny rule leet' });
+  });
+
+  it('a deny pattern on `parameters` lets a clean object through', () => {
+    const finding = lightweightCheck(p('vault_note_create'), withRules({ deny: [secret] }));
+    expect(finding.verdict).toBe('APPROVE');
+  });
+
+  it('a topic rule on an object field allows only when every text in it matches', () => {
+    const policy = withRules({
+      deny: [],
+      topics: { vault_note_create: [{ name: 'vault.main-notes', pattern: '^(main|notes/.*)$', field: 'target' }] },
+    });
+    expect(lightweightCheck(p('vault_note_create', { target: { vault: 'main', path: 'notes/a.md' } }), policy)).toEqual(
+      {
+        verdict: 'APPROVE',
+        rule: 'vault.main-notes',
+        reason: 'matches topic rule vault.main-notes; no deny rule matched',
+      },
+    );
+    const outside = lightweightCheck(
+      p('vault_note_create', { target: { vault: 'main', path: 'secrets/a.md' } }),
+      policy,
+    );
+    expect(outside.verdict).toBe('REJECT');
+    expect(outside.rule).toBe('topics.no-match');
+  });
+
+  it('a field path through prototype keys reads nothing', () => {
+    const finding = lightweightCheck(
+      p('issue_comment'),
+      withRules({ deny: [{ name: 'proto', pattern: 'function|object', field: 'target.constructor' }] }),
+    );
+    expect(finding.verdict).toBe('APPROVE');
+  });
+});
+
 describe('lightweightCheck (default policy)', () => {
   it.each([
     [
