@@ -229,19 +229,43 @@ export function parseProposal(input: unknown): Proposal {
   return result.value;
 }
 
-/** Typed view of a known action's target and parameters (already validated by parseProposal). */
-export function actionOf<T extends KnownActionType>(
-  proposal: Proposal,
-  type: T,
-): {
-  target: z.output<(typeof actionShapes)[T]['target']>;
-  parameters: z.output<(typeof actionShapes)[T]['parameters']>;
-} {
-  const shape = actionShapes[type];
-  return {
-    target: shape.target.parse(proposal.target) as z.output<(typeof actionShapes)[T]['target']>,
-    parameters: shape.parameters.parse(proposal.parameters) as z.output<(typeof actionShapes)[T]['parameters']>,
-  };
+type ShapeOf<T extends KnownActionType> = (typeof actionShapes)[T];
+
+/**
+ * A proposal of one known action type, with that type's target and parameters (defaults applied).
+ * What {@link parseProposal} returns for that type; reach it from a {@link Proposal} with
+ * {@link isAction} or {@link knownProposal} instead of casting fields one by one.
+ */
+export type ProposalOf<T extends KnownActionType> = Omit<Proposal, 'action_type' | 'target' | 'parameters'> & {
+  action_type: T;
+  target: z.output<ShapeOf<T>['target']>;
+  parameters: z.output<ShapeOf<T>['parameters']>;
+};
+
+/**
+ * Every known action type as one discriminated union: a `switch` on `action_type` narrows target
+ * and parameters. Unknown (well-formed) types are not members: they stay a plain {@link Proposal}
+ * with generic target and parameters, and go to a human.
+ *
+ * Why `Proposal` itself is not this union plus a catch-all: TypeScript does not narrow a union
+ * whose catch-all member has `action_type: string` (the literal `'exec'` is a string too), so
+ * every rule would need a cast again. Known and unknown are separated by a guard instead.
+ */
+export type KnownProposal = { [T in KnownActionType]: ProposalOf<T> }[KnownActionType];
+
+/**
+ * Narrows a proposal to one known action type. The guard trusts the invariant that every
+ * `Proposal` value came out of {@link parseProposal} or {@link safeParseProposal} (the client,
+ * the CLI and the workflow's start all validate), which checked target and parameters against
+ * this type's shape; so it compares `action_type` only and never parses again.
+ */
+export function isAction<T extends KnownActionType>(proposal: Proposal, type: T): proposal is ProposalOf<T> {
+  return proposal.action_type === type;
+}
+
+/** The proposal as a {@link KnownProposal} to `switch` on, or undefined for an unknown action type. */
+export function knownProposal(proposal: Proposal): KnownProposal | undefined {
+  return isKnownActionType(proposal.action_type) ? (proposal as KnownProposal) : undefined;
 }
 
 /**
@@ -249,35 +273,31 @@ export function actionOf<T extends KnownActionType>(
  * ("repeat rejections on one target", seed 000 §3.3).
  */
 export function targetKey(proposal: Proposal): string {
-  const t = proposal.target;
-  const s = (v: unknown) => String(v ?? '');
-  switch (proposal.action_type) {
+  const p = knownProposal(proposal);
+  if (!p) return `${proposal.action_type}:${canonicalJson(proposal.target)}`.slice(0, 256);
+  switch (p.action_type) {
     case 'memory_write':
-      return `memory:${s(t.store ?? 'memory')}`;
+      return `memory:${p.target.store}`;
     case 'vault_note_create':
-      return `vault:${s(t.vault)}/${s(t.path)}`;
+      return `vault:${p.target.vault}/${p.target.path}`;
     case 'issue_comment':
-      return `${s(t.repo)}#${s(t.issue)}`;
+      return `${p.target.repo}#${p.target.issue}`;
     case 'discord_message':
-      return `discord:${s(t.channel_id)}`;
+      return `discord:${p.target.channel_id}`;
     case 'forgejo_pr_create':
-      return `forgejo:${s(t.repo)}`;
+      return `forgejo:${p.target.repo}`;
     case 'file_write':
-      return `file:${s(t.path)}`;
-    case 'exec': {
-      const argv0 = Array.isArray(proposal.parameters.command) ? s(proposal.parameters.command[0]) : '';
-      return `exec:${s(t.host ?? 'local')}:${argv0}`;
-    }
+      return `file:${p.target.path}`;
+    case 'exec':
+      return `exec:${p.target.host}:${p.parameters.command[0] ?? ''}`;
     case 'web_publish':
-      return `web:${s(t.url)}`;
+      return `web:${p.target.url}`;
     case 'financial_op':
-      return `account:${s(t.account)}`;
+      return `account:${p.target.account}`;
     case 'impersonation':
-      return `identity:${s(t.identity)}`;
+      return `identity:${p.target.identity}`;
     case 'credential_rotation':
-      return `credential:${s(t.credential)}`;
-    default:
-      return `${proposal.action_type}:${canonicalJson(t)}`.slice(0, 256);
+      return `credential:${p.target.credential}`;
   }
 }
 

@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
-import { actionOf } from '../contracts/proposal';
 import { ExecutionRefusedError } from '../contracts/errors';
 import { confine } from '../guards/paths';
 import { checkExec } from '../guards/rules';
-import type { Executor } from './types';
+import { proposalFor, type Executor } from './types';
 
 // Repository config can make read-only git commands run programs (fsmonitor, hooks, pager);
 // these override it for every allowlisted git call.
@@ -33,7 +32,7 @@ const GIT_NO_DIFF_PROGRAMS = ['--no-ext-diff', '--no-textconv'];
 export const execExecutor: Executor = {
   name: 'exec',
   async run(ctx) {
-    const { parameters } = actionOf(ctx.proposal, 'exec');
+    const { parameters } = proposalFor(ctx, 'exec');
     const { exec } = ctx.policy.spec;
     const defaultCwd = exec.cwdRoots[0]!;
     await mkdir(defaultCwd, { recursive: true });
@@ -44,11 +43,12 @@ export const execExecutor: Executor = {
     const finding = checkExec(parameters.command, ctx.policy, { cwd: confined.real, baseDir: ctx.baseDir });
     if (finding) throw new ExecutionRefusedError(finding.reason);
 
-    const [program, ...args] = parameters.command as [string, ...string[]];
+    const [program, ...args] = parameters.command;
+    if (program === undefined) throw new ExecutionRefusedError('empty command');
     const [sub, ...rest] = args;
     const argv =
       program === 'git'
-        ? [...GIT_SAFETY, ...(sub === 'diff' || sub === 'log' ? [sub!, ...GIT_NO_DIFF_PROGRAMS, ...rest] : args)]
+        ? [...GIT_SAFETY, ...(sub === 'diff' || sub === 'log' ? [sub, ...GIT_NO_DIFF_PROGRAMS, ...rest] : args)]
         : args;
     const timeoutMs = Math.min(parameters.timeout_ms ?? exec.defaultTimeoutMs, 3_600_000);
     const max = exec.maxOutputBytes;

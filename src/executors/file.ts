@@ -1,10 +1,9 @@
 import { constants } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { actionOf } from '../contracts/proposal';
 import { ExecutionRefusedError } from '../contracts/errors';
 import { confine, isInside, realPath } from '../guards/paths';
-import type { Executor } from './types';
+import { proposalFor, type Executor } from './types';
 
 /**
  * file_write, confined to the policy's roots. The path is resolved again here (symlinks may have
@@ -13,7 +12,7 @@ import type { Executor } from './types';
 export const fileExecutor: Executor = {
   name: 'file',
   async run(ctx) {
-    const { target, parameters } = actionOf(ctx.proposal, 'file_write');
+    const { target, parameters } = proposalFor(ctx, 'file_write');
     const roots = ctx.policy.spec.files.roots;
     const confined = confine(target.path, roots, ctx.baseDir);
     if (!confined)

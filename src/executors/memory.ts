@@ -1,13 +1,12 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { actionOf } from '../contracts/proposal';
-import type { Executor } from './types';
+import { proposalFor, type Executor } from './types';
 
 /** memory_write: appends one JSON line to the agent memory store `<memory.dir>/<store>.jsonl`. */
 export const memoryExecutor: Executor = {
   name: 'memory',
   async run(ctx) {
-    const { target, parameters } = actionOf(ctx.proposal, 'memory_write');
+    const { target, parameters } = proposalFor(ctx, 'memory_write');
     const dir = ctx.policy.spec.memory.dir;
     await mkdir(dir, { recursive: true });
     const file = join(dir, `${target.store}.jsonl`);

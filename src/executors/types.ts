@@ -1,5 +1,6 @@
+import { ExecutionRefusedError } from '../contracts/errors';
 import type { CompliancePolicy } from '../contracts/policy';
-import type { Proposal } from '../contracts/proposal';
+import { isAction, type KnownActionType, type Proposal, type ProposalOf } from '../contracts/proposal';
 import type { Verdict } from '../contracts/verdict';
 
 /** What an executor gets: exactly the approved action, its verdict, and the policy in force. */
@@ -12,6 +13,18 @@ export interface ExecutionContext {
   idempotencyKey: string;
   baseDir: string;
   signal: AbortSignal;
+}
+
+/**
+ * The context's proposal as the action type this executor performs, typed. The registry routes by
+ * action type, so a mismatch is a wiring bug: refuse rather than act on fields of another shape.
+ */
+export function proposalFor<T extends KnownActionType>(ctx: ExecutionContext, type: T): ProposalOf<T> {
+  const { proposal } = ctx;
+  if (!isAction(proposal, type)) {
+    throw new ExecutionRefusedError(`the ${type} executor was given a ${proposal.action_type} proposal`);
+  }
+  return proposal;
 }
 
 export interface ExecutorOutput {

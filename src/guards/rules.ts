@@ -1,6 +1,6 @@
 import { normalizeRepoPath as repoPath, withinScope } from '../contracts/repo-path';
 import type { CompliancePolicy } from '../contracts/policy';
-import type { Proposal } from '../contracts/proposal';
+import { isAction, type Proposal } from '../contracts/proposal';
 import { confine } from './paths';
 import type { RuleFinding } from '../contracts/verdict';
 
@@ -64,7 +64,9 @@ export function checkExec(
     return {
       verdict: 'REJECT',
       rule: 'exec.allowlist',
-      reason: `${program} ${JSON.stringify(sub ?? '')} is not allowed; allowed: ${entry.subcommands.join(', ')} as the first argument`,
+      reason:
+        `${program} ${JSON.stringify(sub ?? '')} is not allowed; ` +
+        `allowed: ${entry.subcommands.join(', ')} as the first argument`,
     };
   }
   const args = argv.slice(entry.subcommands ? 2 : 1);
@@ -97,11 +99,10 @@ export function checkExec(
  */
 export function hardRules(proposal: Proposal, ctx: RuleContext): RuleFinding | null {
   const { policy, baseDir } = ctx;
-  const p = proposal.parameters;
   const scope = proposal.scope_claim;
 
-  if (proposal.action_type === 'forgejo_pr_create') {
-    const files = (p.files_changed as string[] | undefined) ?? [];
+  if (isAction(proposal, 'forgejo_pr_create')) {
+    const files = proposal.parameters.files_changed;
     const escaping = files.find((f) => repoPath(f) === null);
     if (escaping !== undefined) {
       return {
@@ -123,8 +124,8 @@ export function hardRules(proposal: Proposal, ctx: RuleContext): RuleFinding | n
         };
       }
     }
-    const lines = p.estimated_diff_lines as number | undefined;
-    if (scope.max_lines !== undefined && lines !== undefined && lines > scope.max_lines) {
+    const lines = proposal.parameters.estimated_diff_lines;
+    if (scope.max_lines !== undefined && lines > scope.max_lines) {
       return {
         verdict: 'REJECT',
         rule: 'scope.max_lines',
@@ -133,24 +134,25 @@ export function hardRules(proposal: Proposal, ctx: RuleContext): RuleFinding | n
     }
   }
 
-  if (proposal.action_type === 'exec') {
-    const cwd = typeof p.cwd === 'string' ? confine(p.cwd, policy.spec.exec.cwdRoots, baseDir) : null;
-    if (typeof p.cwd === 'string' && !cwd) {
+  if (isAction(proposal, 'exec')) {
+    const p = proposal.parameters;
+    const cwd = p.cwd !== undefined ? confine(p.cwd, policy.spec.exec.cwdRoots, baseDir) : null;
+    if (p.cwd !== undefined && !cwd) {
       return {
         verdict: 'REJECT',
         rule: 'exec.cwd',
         reason: `cwd ${JSON.stringify(p.cwd)} is outside the allowed directories`,
       };
     }
-    const finding = checkExec((p.command as string[] | undefined) ?? [], policy, {
+    const finding = checkExec(p.command, policy, {
       cwd: cwd?.real ?? policy.spec.exec.cwdRoots[0]!,
       baseDir,
     });
     if (finding) return finding;
   }
 
-  if (proposal.action_type === 'file_write') {
-    const path = String(proposal.target.path ?? '');
+  if (isAction(proposal, 'file_write')) {
+    const path = proposal.target.path;
     // A planted .git directory or attributes file turns read-only git commands into code execution
     // (config: diff.external, filters, fsmonitor); no agent writes repository metadata.
     const components = path.split(/[\\/]+/).map((c) => c.toLowerCase());
@@ -168,7 +170,9 @@ export function hardRules(proposal: Proposal, ctx: RuleContext): RuleFinding | n
       return {
         verdict: 'REJECT',
         rule: 'files.roots',
-        reason: `path ${JSON.stringify(path)} resolves outside the allowed roots (${policy.spec.files.roots.join(', ')})`,
+        reason:
+          `path ${JSON.stringify(path)} resolves outside the allowed roots ` +
+          `(${policy.spec.files.roots.join(', ')})`,
       };
     }
   }

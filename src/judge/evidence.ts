@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { JudgeSettings } from '../contracts/judge-settings';
-import type { Evidence, Proposal } from '../contracts/proposal';
+import { isAction, type Evidence, type Proposal } from '../contracts/proposal';
 
 /**
  * What checking one cited evidence item found. `other-repo` is a hard REJECT (the actor cites work
@@ -84,9 +84,8 @@ export function parseForgeUrl(url: string): ForgeRef | null {
 
 /** The repository a proposal acts on, for the action types that have one. */
 export function targetRepoOf(proposal: Proposal): string | null {
-  if (proposal.action_type !== 'forgejo_pr_create' && proposal.action_type !== 'issue_comment') return null;
-  const repo = proposal.target.repo;
-  return typeof repo === 'string' ? repo : null;
+  if (isAction(proposal, 'forgejo_pr_create') || isAction(proposal, 'issue_comment')) return proposal.target.repo;
+  return null;
 }
 
 const sameRepo = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -126,7 +125,8 @@ async function lookupForgejo(
   forgejo: NonNullable<ResolvedSettings['forgejo']>,
   options: EvidenceOptions,
 ): Promise<Lookup> {
-  const url = `${forgejo.apiBase}/repos/${encodeURIComponent(ref.owner)}/${encodeURIComponent(ref.repo)}/issues/${ref.number}`;
+  const repo = `${encodeURIComponent(ref.owner)}/${encodeURIComponent(ref.repo)}`;
+  const url = `${forgejo.apiBase}/repos/${repo}/issues/${ref.number}`;
   const headers: Record<string, string> = { accept: 'application/json' };
   if (options.forgejoToken) headers.authorization = `token ${options.forgejoToken}`;
   try {

@@ -1,9 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { jsonSchemaOf, SCHEMAS } from '../../src/cli/schema';
 import { proposalWorkflowId } from '../../src/client/proposals';
 import { ClarificationSchema, HumanDecisionSchema } from '../../src/contracts/messages';
 import {
   canonicalJson,
+  isAction,
+  knownProposal,
   KNOWN_ACTION_TYPES,
   MAX_PROPOSAL_BYTES,
   parseProposal,
@@ -11,6 +13,7 @@ import {
   searchableTarget,
   targetKey,
   type Proposal,
+  type ProposalOf,
 } from '../../src/contracts/proposal';
 import { BadInputError } from '../../src/contracts/errors';
 import { proposal } from '../helpers/system';
@@ -230,6 +233,29 @@ describe('HumanDecisionSchema', () => {
   it('refuses unknown fields', () => {
     const r = HumanDecisionSchema.safeParse({ decision: 'approve', approver: 'scott', override: true });
     expect(r.success).toBe(false);
+  });
+});
+
+describe('typed proposals per action type', () => {
+  it('isAction narrows to the action type, with its parsed target and parameters (defaults applied)', () => {
+    const p = parsed(valid('exec', { target: {}, parameters: { command: ['git', 'status'] } }));
+    expect(isAction(p, 'file_write')).toBe(false);
+    if (!isAction(p, 'exec')) throw new Error('expected an exec proposal');
+    expectTypeOf(p).toExtend<ProposalOf<'exec'>>();
+    expectTypeOf(p.parameters.command).toEqualTypeOf<string[]>();
+    expectTypeOf(p.target.host).toEqualTypeOf<string>();
+    expect(p.target.host).toBe('local');
+    expect(p.parameters.command).toEqual(['git', 'status']);
+  });
+
+  it('knownProposal gives a union a switch narrows; an unknown action type is not in it', () => {
+    const known = knownProposal(parsed(valid('forgejo_pr_create')));
+    if (known?.action_type !== 'forgejo_pr_create') throw new Error('expected a forgejo_pr_create');
+    expectTypeOf(known.parameters.estimated_diff_lines).toEqualTypeOf<number>();
+    expect(known.parameters.files_changed).toEqual(['src/schema/validator.ts', 'src/schema/types.ts']);
+    const unknown = parsed(valid('deploy_thing', { target: { env: 'prod' } }));
+    expect(knownProposal(unknown)).toBeUndefined();
+    expect(unknown.target).toEqual({ env: 'prod' });
   });
 });
 

@@ -23,7 +23,7 @@ import { parseProposal, type Proposal } from '../../src/contracts/proposal';
 import type { ExecutionResult } from '../../src/contracts/status';
 import type { Verdict } from '../../src/contracts/verdict';
 import { judgeByRules } from '../../src/judge/rules';
-import { ExecutionLedger } from '../../src/executors';
+import { builtinExecutors, ExecutionLedger } from '../../src/executors';
 import { proposal, testPolicy } from '../helpers/system';
 
 let baseDir: string;
@@ -78,7 +78,7 @@ function input(
 
 async function execute(i: ExecuteInput, deps: { stateDir?: string } = {}): Promise<ExecutionResult> {
   const activities = createExecutorActivities({ baseDir, stateDir: deps.stateDir ?? stateDir() });
-  return new MockActivityEnvironment().run(activities.execute, i);
+  return new MockActivityEnvironment().run((input: ExecuteInput) => activities.execute(input), i);
 }
 
 const fileWrite = (name: string, content: string, mode?: 'create' | 'overwrite' | 'append') =>
@@ -369,6 +369,20 @@ describe('verdict checks', () => {
     expect(result.status).toBe('refused');
     expect(result.error).toBe('verdict belongs to another proposal');
     expect(existsSync(join(root, name))).toBe(false);
+  });
+
+  it('an executor handed a proposal of another action type refuses instead of reading its fields', async () => {
+    const memory = p('memory_write');
+    const run = builtinExecutors().file_write!.run({
+      workflowId: 'w',
+      proposal: memory,
+      verdict: approve(memory),
+      policy,
+      idempotencyKey: 'k',
+      baseDir,
+      signal: new AbortController().signal,
+    });
+    await expect(run).rejects.toThrow('the file_write executor was given a memory_write proposal');
   });
 
   it('an action type with no executor returns executor none (the caller acts)', async () => {
