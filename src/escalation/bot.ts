@@ -10,7 +10,6 @@ import {
   GatewayIntentBits,
   MessageFlags,
   Routes,
-  type APIEmbed,
   type ButtonInteraction,
   type Interaction,
   type Message,
@@ -240,7 +239,7 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
   /** Brings a stale message up to date (e.g. when the workflow could not edit it itself). */
   async function refreshMessage(i: Answerable, status: ProposalStatus): Promise<void> {
     if (!i.message || !i.channelId || i.message.components.length === 0) return;
-    const payload = renderOutcome(i.message.embeds[0]?.toJSON() as APIEmbed | undefined, {
+    const payload = renderOutcome(i.message.embeds[0]?.toJSON(), {
       workflow_id: status.workflow_id,
       status: status.status,
       verdict: status.verdict,
@@ -303,7 +302,7 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
       `decision recorded: ${decision} by ${approver}`,
     );
     await respond.update(
-      renderOutcome(i.message?.embeds[0]?.toJSON() as APIEmbed | undefined, {
+      renderOutcome(i.message?.embeds[0]?.toJSON(), {
         workflow_id: workflowId,
         status: after.status,
         verdict: after.verdict,

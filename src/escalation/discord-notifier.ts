@@ -91,7 +91,7 @@ function carriesWorkflow(msg: APIMessage, workflowId: string): boolean {
 export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationNotifier {
   if (!opts.token) throw new BadInputError('Discord notifier: a bot token is required (DISCORD_TOKEN)');
   if (opts.channelId !== undefined && !isSnowflake(opts.channelId)) {
-    throw new BadInputError(`DISCORD_CHANNEL_ID: "${opts.channelId}" is not a Discord channel id`);
+    throw new BadInputError(`DISCORD_CHANNEL_ID: "${String(opts.channelId)}" is not a Discord channel id`);
   }
   const log = (opts.logger ?? pino({ level: 'warn' }, pino.destination(2))).child({ notifier: DISCORD_NOTIFIER_NAME });
   const rest = new REST({
@@ -161,7 +161,7 @@ export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationN
 
     async announce(notice: EscalationNotice): Promise<AnnouncementRef[]> {
       if (!isProposalWorkflowId(notice.workflow_id))
-        throw new BadInputError(`not a proposal workflow id: ${notice.workflow_id}`);
+        throw new BadInputError(`not a proposal workflow id: ${String(notice.workflow_id)}`);
       const payload = renderEscalation(notice);
       const targets: Array<{ recipient?: string; userId?: string }> = opts.channelId
         ? [{}]

@@ -190,11 +190,12 @@ export function who(approver: string): string {
 
 function describeValue(v: unknown): string {
   if (typeof v === 'string') return v;
-  if (typeof v === 'number' || typeof v === 'boolean' || v === null) return String(v);
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint' || v == null) return String(v);
   try {
-    return JSON.stringify(v) ?? String(v);
+    // JSON.stringify gives undefined for functions and symbols, which JSON proposals never carry.
+    return JSON.stringify(v) ?? `[${typeof v}]`;
   } catch {
-    return String(v);
+    return `[${typeof v}]`;
   }
 }
 
@@ -345,7 +346,7 @@ export function renderEscalation(notice: EscalationNotice, decisions: readonly D
       field(FIELD.parameters, codeBlock(JSON.stringify(p.parameters ?? {}, null, 1), 'json', 600)),
       field(
         `${FIELD.evidence} (${p.cited_evidence.length})`,
-        evidenceLines(p.cited_evidence as EvidenceView[], evidenceChecksOf(notice)),
+        evidenceLines(p.cited_evidence, evidenceChecksOf(notice)),
       ),
       field(FIELD.constraints, constraintLines(p, notice.verdict)),
     ],
@@ -383,7 +384,8 @@ export function describeOutcome(o: OutcomeView): { headline: string; details: st
   const lines = o.decisions.map(decisionLine);
   if (!isFinal(o.status)) {
     const needed = Math.max(1, o.approvals_needed ?? 1);
-    const headline = `⏳ ${approvals.length} of ${needed} approvals · waiting for ${Math.max(0, needed - approvals.length)} more`;
+    const waiting = Math.max(0, needed - approvals.length);
+    const headline = `⏳ ${approvals.length} of ${needed} approvals · waiting for ${waiting} more`;
     return { headline, details: lines.join('\n') || 'No decisions yet.', color: COLORS.pending, final: false };
   }
   if (
@@ -471,7 +473,8 @@ export function renderReminder(
   const needed = Math.max(1, n.approvals_needed);
   const pings = mentionUserIds.map((id) => `<@${id}>`).join(' ');
   const content = truncate(
-    `${pings ? `${pings} ` : ''}⏰ **Reminder:** ${safeText(n.proposal.action_type, 64)} by ${safeText(n.proposal.agent_id, 128)} still needs a decision` +
+    `${pings ? `${pings} ` : ''}⏰ **Reminder:** ${safeText(n.proposal.action_type, 64)} ` +
+      `by ${safeText(n.proposal.agent_id, 128)} still needs a decision` +
       ` (${approvals} of ${needed} approvals) · deadline ${discordTimestamp(n.deadline, 'R')}`,
     LIMITS.content,
   );

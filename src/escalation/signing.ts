@@ -35,7 +35,7 @@ export function decisionSigningBytes(
 /** The key that must sign this approver's decisions, or null when the policy names none. */
 export function signingKeyFor(policy: CompliancePolicy, approver: string): string | null {
   const { approverKeys, discordBotKey } = policy.spec.escalation;
-  if (approverKeys[approver]) return approverKeys[approver]!;
+  if (approverKeys[approver]) return approverKeys[approver];
   if (approver.startsWith('discord:') && discordBotKey) return discordBotKey;
   return null;
 }

@@ -165,7 +165,8 @@ export function combineVerdict(input: CombineInput): Verdict {
   const factor = evidenceFactor(evidence);
   if (factor < 1) {
     reasons.push(
-      `Evidence: ${evidence.verified} verified, ${evidence.unverifiable} unverifiable, so confidence is scaled by ${factor}.`,
+      `Evidence: ${evidence.verified} verified, ${evidence.unverifiable} unverifiable, ` +
+        `so confidence is scaled by ${factor}.`,
     );
   }
   return {

@@ -61,7 +61,8 @@ export async function judgeProposal(input: JudgeInput, deps: JudgeDeps): Promise
         verdict: 'CLARIFY',
         rule: 'evidence.missing',
         reason:
-          'cited_evidence is empty: cite the issue, task assignment or request this action serves (for example {"type":"issue","url":"..."})',
+          'cited_evidence is empty: cite the issue, task assignment or request this action serves ' +
+          '(for example {"type":"issue","url":"..."})',
       },
       decidedAt(),
     );
@@ -99,7 +100,9 @@ export async function judgeProposal(input: JudgeInput, deps: JudgeDeps): Promise
         {
           verdict: 'CLARIFY',
           rule: 'evidence.failed',
-          reason: `cited evidence failed verification: ${describeChecks(bad)}; cite open issues or PRs of the target on an allowed host`,
+          reason:
+            `cited evidence failed verification: ${describeChecks(bad)}; ` +
+            'cite open issues or PRs of the target on an allowed host',
         },
         decidedAt(),
       ),

@@ -187,7 +187,9 @@ export async function askModel(client: ModelClient, prompt: JudgePrompt, options
       { role: 'assistant', content: clip(reply.content, 8 * 1024) },
       {
         role: 'user',
-        content: `Your answer was not valid: ${clip(parsed.error, 2000)}. Answer again with only the JSON object described in the instructions.`,
+        content:
+          `Your answer was not valid: ${clip(parsed.error, 2000)}. ` +
+          'Answer again with only the JSON object described in the instructions.',
       },
     );
   }

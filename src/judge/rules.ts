@@ -14,7 +14,8 @@ export function judgeByRules(proposal: Proposal, ctx: RuleContext): RuleFinding 
       verdict: 'CLARIFY',
       rule: 'evidence.missing',
       reason:
-        'cited_evidence is empty: cite the issue, task assignment or request this action serves (for example {"type":"issue","url":"..."})',
+        'cited_evidence is empty: cite the issue, task assignment or request this action serves ' +
+        '(for example {"type":"issue","url":"..."})',
     };
   }
   return {

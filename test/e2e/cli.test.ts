@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import type { AuditRecord } from '../../src/audit';
 import { decide, submitAndWait } from '../../src/client/proposals';
+import type { proposalWorkflow } from '../../src/workflows/proposal';
 import { MAX_PROPOSAL_BYTES } from '../../src/contracts/proposal';
 import type { ProposalOutcome } from '../../src/contracts/status';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
@@ -129,7 +130,8 @@ describe('commands that need no server', () => {
 
     expect(badSchema.code).toBe(2);
     expect(oneLine(badSchema.stderr)).toBe(
-      'agent-judge: schema: unknown name "proposals"; expected one of proposal, verdict, policy, clarification, decision',
+      'agent-judge: schema: unknown name "proposals"; ' +
+        'expected one of proposal, verdict, policy, clarification, decision',
     );
     expect(badSince.code).toBe(2);
     expect(oneLine(badSince.stderr)).toBe(
@@ -196,7 +198,7 @@ describe('propose, status, list', () => {
     expect(started.proposal_id).toBe(p.proposal_id);
     expect(started.workflow_id).toMatch(/^proposal-[0-9a-f]{32}$/);
     // It runs all the same.
-    const done = await sys.client.workflow.getHandle(started.workflow_id!).result();
+    const done = await sys.client.workflow.getHandle<typeof proposalWorkflow>(started.workflow_id!).result();
     expect(done).toMatchObject({ proposal_id: p.proposal_id, status: 'executed' });
   });
 

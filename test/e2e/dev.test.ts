@@ -38,11 +38,11 @@ function startDev(
   children.push(child);
   let out = '';
   let err = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (err += d));
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`dev did not start in time:\n${out}\n${err}`)), 100_000);
-    child.stdout!.on('data', () => {
+    child.stdout.on('data', () => {
       if (out.includes('agent-judge is running')) {
         clearTimeout(timer);
         resolve({ child, out: () => out });
@@ -77,12 +77,12 @@ describe('agent-judge dev', () => {
       cwd,
       env,
     });
-    expect(JSON.parse(stdout).status).toBe('awaiting_human');
+    expect((JSON.parse(stdout) as { status: string }).status).toBe('awaiting_human');
     const mem = await run(process.execPath, [BIN, 'propose', join(EXAMPLES, 'memory-write.json'), '--wait'], {
       cwd,
       env,
     });
-    expect(JSON.parse(mem.stdout).status).toBe('executed');
+    expect((JSON.parse(mem.stdout) as { status: string }).status).toBe('executed');
     expect(existsSync(join(cwd, '.agent-judge', 'temporal.db'))).toBe(true);
     expect(existsSync(join(cwd, '.agent-judge', 'memory', 'memory.jsonl'))).toBe(true);
 

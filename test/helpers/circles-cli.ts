@@ -11,7 +11,8 @@ export interface CliRun {
   stdout: string;
   stderr: string;
   /** stdout parsed as JSON (throws when it is not JSON). */
-  json: () => any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** stdout parsed as JSON; `T` names the shape the test expects (the assertions check it). */
+  json: <T = unknown>() => T;
 }
 
 export async function runCircles(args: string[], target: { address: string; namespace: string }): Promise<CliRun> {
@@ -25,10 +26,10 @@ export async function runCircles(args: string[], target: { address: string; name
   const out: string[] = [];
   const err: string[] = [];
   const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string | Uint8Array) => {
+  process.stdout.write = (chunk: string | Uint8Array) => {
     out.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
     return true;
-  }) as typeof process.stdout.write;
+  };
   const previousExit = process.exitCode;
   process.exitCode = undefined;
   let code: number;
@@ -54,7 +55,7 @@ export async function runCircles(args: string[], target: { address: string; name
     process.exitCode = previousExit;
   }
   const stdout = out.join('');
-  return { code, stdout, stderr: err.join(''), json: () => JSON.parse(stdout) };
+  return { code, stdout, stderr: err.join(''), json: <T>() => JSON.parse(stdout) as T };
 }
 
 function applyExitOverride(cmd: Command): void {

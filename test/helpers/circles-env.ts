@@ -50,7 +50,7 @@ export async function startCirclesEnv(
   if (!runtimeQuiet) {
     // Governance events are logged at WARN by design; keep test output readable.
     Runtime.install({
-      logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
+      logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
     });
     runtimeQuiet = true;
   }

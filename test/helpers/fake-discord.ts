@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 
 export const FAKE_TOKEN = 'fake-bot-token.for-tests.only';
 const DISCORD_EPOCH = 1420070400000n;
@@ -118,12 +118,34 @@ export interface FakeDiscordOptions {
   restDelayMs?: number;
 }
 
+/** A JSON object sent by discord.js: untrusted, so every field is read with a check. */
+type WireBody = Record<string, unknown>;
+
+/** The body as a JSON object, or null (no body, an array, a string that was not JSON...). */
+function wireBody(value: unknown): WireBody | null {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as WireBody) : null;
+}
+
+/** A gateway frame as text (discord.js sends text frames unless zlib-sync is installed). */
+function rawText(raw: RawData): string {
+  if (Array.isArray(raw)) return Buffer.concat(raw).toString('utf8');
+  return (raw instanceof ArrayBuffer ? Buffer.from(raw) : raw).toString('utf8');
+}
+
+/** The objects of a JSON array field (embeds, components); anything else is empty. */
+function wireObjects(value: unknown): Record<string, unknown>[] {
+  return Array.isArray(value) ? value.filter((v): v is Record<string, unknown> => wireBody(v) !== null) : [];
+}
+
 interface Route {
   method: string;
   pattern: RegExp;
   auth: boolean;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- wire JSON sent by discord.js, read field by field
-  handle: (m: RegExpExecArray, body: any, query: URLSearchParams) => Promise<[number, unknown]> | [number, unknown];
+  handle: (
+    m: RegExpExecArray,
+    body: WireBody | null,
+    query: URLSearchParams,
+  ) => Promise<[number, unknown]> | [number, unknown];
 }
 
 interface Failure {
@@ -436,17 +458,16 @@ export class FakeDiscord {
     this.sockets.add(ws);
     ws.send(JSON.stringify({ op: 10, d: { heartbeat_interval: 41250 } }));
     ws.on('message', (raw) => {
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- wire JSON sent by discord.js, read field by field
-      let msg: { op: number; d: any };
+      let msg: WireBody | null;
       try {
-        msg = JSON.parse(String(raw));
+        msg = wireBody(JSON.parse(rawText(raw)));
       } catch {
         ws.close(4002, 'Decode error');
         return;
       }
-      if (msg.op === 1) ws.send(JSON.stringify({ op: 11 }));
-      else if (msg.op === 2) this.onIdentify(ws, msg.d);
-      else if (msg.op === 6) ws.send(JSON.stringify({ op: 9, d: false }));
+      if (msg?.op === 1) ws.send(JSON.stringify({ op: 11 }));
+      else if (msg?.op === 2) this.onIdentify(ws, wireBody(msg.d) ?? {});
+      else if (msg?.op === 6) ws.send(JSON.stringify({ op: 9, d: false }));
     });
     ws.on('close', () => {
       this.sockets.delete(ws);
@@ -454,8 +475,8 @@ export class FakeDiscord {
     });
   }
 
-  private onIdentify(ws: WebSocket, d: { token?: string }): void {
-    if (d?.token !== this.token && d?.token !== `Bot ${this.token}`) {
+  private onIdentify(ws: WebSocket, d: WireBody): void {
+    if (d.token !== this.token && d.token !== `Bot ${this.token}`) {
       ws.close(4004, 'Authentication failed.');
       return;
     }
@@ -568,7 +589,7 @@ export class FakeDiscord {
       pattern: /^\/users\/@me\/channels$/,
       auth: true,
       handle: (_m, body) => {
-        const recipient = String(body?.recipient_id ?? '');
+        const recipient = typeof body?.recipient_id === 'string' ? body.recipient_id : '';
         if (!/^\d{15,25}$/.test(recipient)) return [400, { message: 'Invalid Form Body', code: 50035 }];
         const existing = this.dmChannelOf(recipient);
         if (existing) return [200, existing];
@@ -623,7 +644,7 @@ export class FakeDiscord {
       handle: (m, body) => {
         const msg = this.messages.get(m[2] as string);
         if (!msg || msg.channel_id !== m[1]) return [404, { message: 'Unknown Message', code: 10008 }];
-        this.editMessage(msg, body);
+        this.editMessage(msg, body ?? {});
         return [200, this.publicMessage(msg)];
       },
     },
@@ -639,10 +660,10 @@ export class FakeDiscord {
         if (performance.now() - record.dispatchedAt > 3000)
           return [404, { message: 'Unknown interaction', code: 10062 }];
         const type = Number(body?.type);
-        record.callbacks.push({ type, data: body?.data, at: performance.now() });
+        record.callbacks.push({ type, data: wireBody(body?.data) ?? undefined, at: performance.now() });
         if (type === 7 && record.messageId) {
           const msg = this.messages.get(record.messageId);
-          if (msg) this.editMessage(msg, body?.data ?? {});
+          if (msg) this.editMessage(msg, wireBody(body?.data) ?? {});
         }
         if (query.get('with_response') === 'true') {
           return [
@@ -737,17 +758,15 @@ export class FakeDiscord {
     return [...this.interactions.values()].find((r) => r.token === token);
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- wire JSON sent by discord.js, read field by field
-  private createMessage(channelId: string, body: any): [number, unknown] {
+  private createMessage(channelId: string, body: WireBody | null): [number, unknown] {
     const channel = this.channels.get(channelId);
     if (!channel) return [404, { message: 'Unknown Channel', code: 10003 }];
-    if (typeof body !== 'object' || body === null)
-      return [400, { message: 'Cannot send an empty message', code: 50006 }];
+    if (body === null) return [400, { message: 'Cannot send an empty message', code: 50006 }];
     const content = typeof body.content === 'string' ? body.content : '';
-    const embeds = Array.isArray(body.embeds) ? body.embeds : [];
+    const embeds = wireObjects(body.embeds);
     if (!content && embeds.length === 0) return [400, { message: 'Cannot send an empty message', code: 50006 }];
     if (content.length > 2000) return [400, { message: 'Invalid Form Body: content too long', code: 50035 }];
-    const nonce = body.nonce;
+    const nonce = typeof body.nonce === 'string' || typeof body.nonce === 'number' ? body.nonce : undefined;
     if (nonce !== undefined && String(nonce).length > 25)
       return [400, { message: 'Invalid Form Body: nonce', code: 50035 }];
     const nonceKey = nonce !== undefined ? `${channelId}:${this.botUser.id}:${String(nonce)}` : undefined;
@@ -758,15 +777,23 @@ export class FakeDiscord {
         if (existing) return [200, this.publicMessage(existing)];
       }
     }
+    const reference = wireBody(body.message_reference);
     const msg: FakeMessage = {
       id: this.snowflake(),
       channel_id: channelId,
       author: this.botUser,
       content,
       embeds,
-      components: Array.isArray(body.components) ? body.components : [],
+      components: wireObjects(body.components),
       allowed_mentions: body.allowed_mentions,
-      ...(body.message_reference ? { message_reference: body.message_reference } : {}),
+      ...(typeof reference?.message_id === 'string'
+        ? {
+            message_reference: {
+              message_id: reference.message_id,
+              ...(typeof reference.channel_id === 'string' ? { channel_id: reference.channel_id } : {}),
+            },
+          }
+        : {}),
       ...(nonce !== undefined ? { nonce } : {}),
       timestamp: new Date().toISOString(),
       edited_timestamp: null,
@@ -786,12 +813,11 @@ export class FakeDiscord {
     return [200, this.publicMessage(msg)];
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- wire JSON sent by discord.js, read field by field
-  private editMessage(msg: FakeMessage, body: any): void {
+  private editMessage(msg: FakeMessage, body: WireBody): void {
     msg.history?.push({ at: Date.now(), content: msg.content, embeds: msg.embeds, components: msg.components });
     if (typeof body.content === 'string') msg.content = body.content;
-    if (Array.isArray(body.embeds)) msg.embeds = body.embeds;
-    if (Array.isArray(body.components)) msg.components = body.components;
+    if (Array.isArray(body.embeds)) msg.embeds = wireObjects(body.embeds);
+    if (Array.isArray(body.components)) msg.components = wireObjects(body.components);
     if (body.allowed_mentions !== undefined) msg.allowed_mentions = body.allowed_mentions;
     msg.edited_timestamp = new Date().toISOString();
   }
@@ -851,7 +877,7 @@ export class FakeDiscord {
         payload = { message: 'injected failure', code: 0 };
       } else {
         const m = route.pattern.exec(path) as RegExpExecArray;
-        [status, payload] = await route.handle(m, body, url.searchParams);
+        [status, payload] = await route.handle(m, wireBody(body), url.searchParams);
         if (failure) {
           failure.remaining -= 1;
           status = failure.status;

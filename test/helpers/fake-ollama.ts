@@ -133,7 +133,12 @@ export async function startFakeOllama(mode: FakeOllamaMode): Promise<FakeOllama>
           const pieces = answer.content.match(/[\s\S]{1,16}/g) ?? [''];
           for (const piece of pieces) {
             res.write(
-              `${JSON.stringify({ model: body.model, created_at: new Date().toISOString(), message: { role: 'assistant', content: piece }, done: false })}\n`,
+              `${JSON.stringify({
+                model: body.model,
+                created_at: new Date().toISOString(),
+                message: { role: 'assistant', content: piece },
+                done: false,
+              })}\n`,
             );
           }
           res.end(

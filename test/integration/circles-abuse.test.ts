@@ -56,7 +56,7 @@ async function expectUnchanged(attempt: () => Promise<unknown>) {
 }
 
 describe('membership spoofing', () => {
-  it("a sub-agent claiming another circle (signing as that circle's parent) is refused as a bad signature", async () => {
+  it('a sub-agent claiming another circle (signing as its parent) is refused as a bad signature', async () => {
     const child = generateIdentity();
     const { result, newEvents } = await expectUnchanged(() =>
       reg.spawnSigned(membershipBy(a1, child.public_key, B.circle, { parentAmid: B.amid })).catch((e: unknown) => e),
@@ -179,7 +179,10 @@ describe('bad keys and malformed input', () => {
     const attempts: Array<[() => Promise<unknown>, RegExp]> = [
       [
         () => handle.executeUpdate(registerTopLevelUpdate, { args: [{ public_key: 'A'.repeat(43) }] }),
-        /register.public_key: not a valid Ed25519 public key \(expected a curve point outside the small-order subgroup\)/,
+        new RegExp(
+          'register.public_key: not a valid Ed25519 public key ' +
+            '\\(expected a curve point outside the small-order subgroup\\)',
+        ),
       ],
       [
         () =>

@@ -23,7 +23,7 @@ afterAll(async () => env?.stop());
 async function keygen(name: string): Promise<{ file: string; amid: string; public_key: string }> {
   const r = await cli('keygen');
   expect(r.code).toBe(0);
-  const key = r.json();
+  const key = r.json<{ amid: string; public_key: string }>();
   expect(Object.keys(key)).toEqual(['amid', 'public_key', 'private_key']);
   const file = join(dir, `${name}.key`);
   writeFileSync(file, r.stdout, { mode: 0o600 });
@@ -44,13 +44,14 @@ describe('agent-judge circles', () => {
     b1 = await keygen('b1');
     const ra = await cli('register', '--public-key', A.public_key);
     expect(ra.code).toBe(0);
-    expect(ra.json()).toEqual({ amid: A.amid, circle_id: expect.stringMatching(/^[0-9a-f-]{36}$/), role: 'top-level' });
-    circleA = ra.json().circle_id;
+    circleA = ra.json<{ circle_id: string }>().circle_id;
+    expect(circleA).toMatch(/^[0-9a-f-]{36}$/);
+    expect(ra.json()).toEqual({ amid: A.amid, circle_id: circleA, role: 'top-level' });
     expect((await cli('register', '--public-key', B.public_key)).code).toBe(0);
     const sa = await cli('spawn', '--parent-key', A.file, '--public-key', a1.public_key);
     expect(sa.code).toBe(0);
     expect(sa.json()).toEqual({ amid: a1.amid, circle_id: circleA, parent_amid: A.amid, role: 'sub-agent' });
-    expect(Object.keys(sa.json())).toEqual(['amid', 'circle_id', 'parent_amid', 'role']);
+    expect(Object.keys(sa.json<object>())).toEqual(['amid', 'circle_id', 'parent_amid', 'role']);
     expect((await cli('spawn', '--parent-key', B.file, '--public-key', b1.public_key)).code).toBe(0);
   });
 
@@ -60,9 +61,10 @@ describe('agent-judge circles', () => {
     expect(ok.json()).toEqual({ allowed: true, reason: `${A.amid} is the caller's parent` });
     const no = await cli('knock', '--key', a1.file, '--to', b1.amid);
     expect(no.code).toBe(3);
-    expect(Object.keys(no.json())).toEqual(['allowed', 'reason']);
-    expect(no.json().allowed).toBe(false);
-    expect(no.json().reason).toContain('may knock only its parent and its own circle');
+    const denied = no.json<{ allowed: boolean; reason: string }>();
+    expect(Object.keys(denied)).toEqual(['allowed', 'reason']);
+    expect(denied.allowed).toBe(false);
+    expect(denied.reason).toContain('may knock only its parent and its own circle');
     expect((await cli('knock', '--key', A.file, '--to', B.amid)).code).toBe(0);
   });
 
@@ -71,7 +73,7 @@ describe('agent-judge circles', () => {
     expect(d.code).toBe(0);
     expect(d.json()).toEqual({ agents: [{ amid: A.amid, role: 'top-level', circle_id: circleA, parent_amid: null }] });
     const t = await cli('tree', '--circle', circleA);
-    expect(t.json().circles).toEqual([
+    expect(t.json<{ circles: unknown }>().circles).toEqual([
       {
         circle_id: circleA,
         org: 'default',
@@ -83,10 +85,10 @@ describe('agent-judge circles', () => {
         },
       },
     ]);
-    expect(t.json().agents).toEqual({ total: 4, active: 4, retired: 0 });
+    expect(t.json<{ agents: unknown }>().agents).toEqual({ total: 4, active: 4, retired: 0 });
     const p = await cli('prompt', '--key', a1.file);
     expect(p.code).toBe(0);
-    expect(p.json().prompt).toContain(`Your parent is ${A.amid}.`);
+    expect(p.json<{ prompt: string }>().prompt).toContain(`Your parent is ${A.amid}.`);
     expect((await cli('prompt', '--key', A.file)).code).toBe(2);
   });
 
@@ -108,13 +110,9 @@ describe('agent-judge circles', () => {
   it('events lists the denials with exact totals; --since filters', async () => {
     const e = await cli('events', '--since', '24h');
     expect(e.code).toBe(0);
-    const view = e.json();
+    const view = e.json<{ total: number; events: Array<{ code: string }> }>();
     expect(view.total).toBe(3);
-    expect(view.events.map((x: { code: string }) => x.code)).toEqual([
-      'cross-circle',
-      'not-allowlisted',
-      'not-allowlisted',
-    ]);
+    expect(view.events.map((x) => x.code)).toEqual(['cross-circle', 'not-allowlisted', 'not-allowlisted']);
     expect(view.events[0]).toMatchObject({ kind: 'knock-denied', from: a1.amid, to: b1.amid });
     const future = await cli('events', '--since', new Date(Date.now() + 3_600_000).toISOString());
     expect(future.json()).toMatchObject({ events: [], total: 3 });
@@ -123,13 +121,11 @@ describe('agent-judge circles', () => {
   it('bridge request, decide and list', async () => {
     const r = await cli('bridge', 'request', '--key', a1.file, '--to', b1.amid, '--message', 'hello B');
     expect(r.code).toBe(0);
-    const id = r.json().request_id;
-    expect(
-      (await cli('bridge', 'decide', '--key', A.file, '--request', id, '--decision', 'forward')).json().status,
-    ).toBe('awaiting-target-parent');
-    expect(
-      (await cli('bridge', 'decide', '--key', B.file, '--request', id, '--decision', 'deliver')).json().status,
-    ).toBe('delivered');
+    const id = r.json<{ request_id: string }>().request_id;
+    const decide = async (key: string, decision: string) =>
+      (await cli('bridge', 'decide', '--key', key, '--request', id, '--decision', decision)).json<{ status: string }>();
+    expect((await decide(A.file, 'forward')).status).toBe('awaiting-target-parent');
+    expect((await decide(B.file, 'deliver')).status).toBe('delivered');
     expect((await cli('bridge', 'list', '--key', b1.file)).json()).toMatchObject({
       requests: [{ request_id: id, message: 'hello B' }],
     });

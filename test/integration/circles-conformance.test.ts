@@ -18,6 +18,7 @@ afterAll(async () => env?.stop());
 async function topLevel(reg: CircleRegistryClient, org?: string): Promise<KeyFile & { circle: string }> {
   const key = generateIdentity();
   const r = await reg.registerTopLevel({ public_key: key.public_key, ...(org ? { org } : {}) });
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- vitest types matchers as any
   expect(r).toEqual({ amid: key.amid, circle_id: expect.any(String), role: 'top-level' });
   return { ...key, circle: r.circle_id };
 }
@@ -62,7 +63,8 @@ describe('seed conformance: two parents, one sub each', () => {
 });
 
 describe('the communication matrix of seed 003, cell by cell', () => {
-  // Parent A with sub-tree a1 -> a11 and a2; Parent B with b1 -> b11; External: a top-level agent of another organisation.
+  // Parent A with sub-tree a1 -> a11 and a2; Parent B with b1 -> b11;
+  // External: a top-level agent of another organisation.
   type Cast = Record<'A' | 'a1' | 'a11' | 'a2' | 'B' | 'b1' | 'b11' | 'X', KeyFile & { circle: string }>;
   let reg: CircleRegistryClient;
   let cast: Cast;

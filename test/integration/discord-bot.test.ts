@@ -426,6 +426,7 @@ describe('Discord escalation with a bot key: only decisions the bot signed count
     expect(status.status).toBe('approved');
     expect(status.decisions[0]).toMatchObject({
       approver: `discord:${h.alice.id}`,
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- vitest types matchers as any
       signature: expect.objectContaining({ nonce: expect.any(String) }),
     });
   });

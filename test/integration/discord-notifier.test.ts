@@ -53,6 +53,7 @@ describe('Discord notifier', () => {
     const refs = (await notifier.announce(
       sampleNotice({ approvers: [`discord:${alice.id}`] }),
     )) as DiscordAnnouncementRef[];
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- vitest types matchers as any
     expect(refs).toEqual([{ notifier: 'discord', channel_id: fake.guildChannelId, message_id: expect.any(String) }]);
     expect(fake.calls.some((c) => c.path === '/users/@me/channels')).toBe(false);
   });

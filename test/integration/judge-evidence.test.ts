@@ -20,11 +20,12 @@ const ISSUES: FakeIssue[] = [
 const WEB = 'https://forge.example.test';
 const approving: ModelClient = {
   model: 'approving',
-  chat: async () => ({
-    content: JSON.stringify({ verdict: 'APPROVE', confidence: 0.9, reason: 'fine' }),
-    promptTokens: 1,
-    completionTokens: 1,
-  }),
+  chat: () =>
+    Promise.resolve({
+      content: JSON.stringify({ verdict: 'APPROVE', confidence: 0.9, reason: 'fine' }),
+      promptTokens: 1,
+      completionTokens: 1,
+    }),
 };
 
 let forgejo: FakeForgejo | undefined;

@@ -42,7 +42,7 @@ async function judgeWith(host: string, opts: { timeoutMs?: number; env?: NodeJS.
 }
 
 describe('judge model over the Ollama wire protocol', () => {
-  it('sends one non-streaming chat: JSON Schema format, temperature 0, the seed, system + user with the block', async () => {
+  it('sends one non-streaming chat: JSON Schema format, temperature 0, seed, system + user and block', async () => {
     fake = await startFakeOllama({
       script: [{ content: answerJson('APPROVE', 0.9, 'matches issue #42'), promptTokens: 812, completionTokens: 37 }],
     });
@@ -88,6 +88,7 @@ describe('judge model over the Ollama wire protocol', () => {
     expect(v).toMatchObject({ verdict: 'CLARIFY', confidence: 0, rule: 'judge.failure' });
     expect(v.constraints.require_human_review).toBe(true);
     expect(v.judge).toMatchObject({
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- vitest types matchers as any
       error: expect.stringMatching(/^invalid model output twice/),
       raw_answer: 'Sure! I think this proposal is APPROVED :)',
     });

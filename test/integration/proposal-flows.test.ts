@@ -12,6 +12,7 @@ import {
   waitUntilSettled,
 } from '../../src/client/proposals';
 import { DuplicateProposalError, BadInputError } from '../../src/contracts/errors';
+import type { proposalWorkflow } from '../../src/workflows/proposal';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
 
 const EVIDENCE = [{ type: 'issue', url: 'https://os.scoble.me/forgejo/sscoble/speckl/issues/42' }];
@@ -68,7 +69,7 @@ describe('clarify', () => {
   it('no answer before the clarify timeout -> REJECT decided_by timeout', async () => {
     const p = proposal('exec', { cited_evidence: [], parameters: { command: ['echo', 'late'] } });
     const { workflow_id } = await submitProposal(sysShort.client, p, { taskQueue: sysShort.taskQueues.workflow });
-    const handle = sysShort.client.workflow.getHandle(workflow_id);
+    const handle = sysShort.client.workflow.getHandle<typeof proposalWorkflow>(workflow_id);
     const final = await handle.result();
     expect(final.status).toBe('rejected');
     expect(final.verdict).toMatchObject({ verdict: 'REJECT', decided_by: 'timeout' });
@@ -135,7 +136,7 @@ describe('human decisions', () => {
   it('no decision before the deadline -> REJECT decided_by timeout', async () => {
     const p = proposal('financial_op');
     const { workflow_id } = await submitProposal(sysShort.client, p, { taskQueue: sysShort.taskQueues.workflow });
-    const final = await sysShort.client.workflow.getHandle(workflow_id).result();
+    const final = await sysShort.client.workflow.getHandle<typeof proposalWorkflow>(workflow_id).result();
     expect(final.status).toBe('rejected');
     expect(final.verdict).toMatchObject({ decided_by: 'timeout' });
     expect(final.verdict?.reason).toContain('no human decision');

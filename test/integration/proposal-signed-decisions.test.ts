@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(async () => sys?.stop());
 
 describe('signed decisions in the workflow', () => {
-  it('an unsigned or wrongly signed claim to be scott is refused and changes nothing; scott signing approves', async () => {
+  it('an unsigned or wrongly signed claim to be scott is refused, changes nothing; scott signed approves', async () => {
     const p = proposal('financial_op');
     await submitAndWait(sys.client, p, { taskQueue: sys.taskQueues.workflow });
     const id = String(p.proposal_id);

@@ -84,7 +84,7 @@ describe('public key checks', () => {
     const { PublicKeySchema } = await import('../../src/circles/schemas');
     const { decodePublicKey } = await import('../../src/circles/crypto');
     const zeroPoint = 'A'.repeat(43); // y = 0: a valid curve point of order 4
-    const identity = Buffer.from([1, ...new Array(31).fill(0)]).toString('base64url');
+    const identity = Buffer.from([1, ...new Array<number>(31).fill(0)]).toString('base64url');
     for (const k of [zeroPoint, identity]) {
       expect(decodePublicKey(k)).toBeNull();
       expect(PublicKeySchema.safeParse(k).error?.issues[0]?.message).toBe(

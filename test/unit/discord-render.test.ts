@@ -346,7 +346,8 @@ describe('reminder and modal', () => {
       [bob],
     );
     expect(r.content).toBe(
-      `<@${bob}> ⏰ **Reminder:** financial\\_op by @\u200bfinance still needs a decision (1 of 2 approvals) · deadline <t:1893499200:R>`,
+      `<@${bob}> ⏰ **Reminder:** financial\\_op by @\u200bfinance still needs a decision (1 of 2 approvals)` +
+        ' · deadline <t:1893499200:R>',
     );
     expect(r.allowed_mentions).toEqual({ parse: [], users: [bob] });
   });

@@ -69,7 +69,7 @@ describe('verifyEvidence without a Forgejo API', () => {
     ).toBe('unverifiable');
   });
 
-  it('a source reference and a non-issue link are unverifiable, an issue citation with a non-issue URL fails', async () => {
+  it('a source reference and a non-issue link are unverifiable; an issue citing a non-issue URL fails', async () => {
     const r = await check([
       { type: 'task_assignment', source: '@cos dispatch #789' },
       { type: 'doc', url: 'https://docs.example.test/x' },

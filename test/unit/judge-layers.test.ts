@@ -7,19 +7,17 @@ import { judgePolicy, prProposal, tempBaseDir } from '../helpers/judge-fixtures'
 /** A model that must not be asked: the rules decide these cases on their own. */
 const forbiddenModel: ModelClient = {
   model: 'forbidden',
-  chat: async () => {
-    throw new Error('the model was asked although the rules had decided');
-  },
+  chat: () => Promise.reject(new Error('the model was asked although the rules had decided')),
 };
 const approving = (calls: string[]): ModelClient => ({
   model: 'approving',
-  chat: async (messages) => {
+  chat: (messages) => {
     calls.push(messages[1]?.content ?? '');
-    return {
+    return Promise.resolve({
       content: JSON.stringify({ verdict: 'APPROVE', confidence: 0.95, reason: 'fine' }),
       promptTokens: 1,
       completionTokens: 1,
-    };
+    });
   },
 });
 

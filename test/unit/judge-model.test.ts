@@ -10,7 +10,8 @@ import { createJudgeDepsFromEnv, resolveModelSettings } from '../../src/judge';
 import { judgePolicy, tempBaseDir } from '../helpers/judge-fixtures';
 
 const prompt = { system: 'sys', user: 'user', hash: 'sha256:abc' };
-const valid = JSON.stringify({ verdict: 'APPROVE', confidence: 0.8, reason: 'fits the issue' });
+const validAnswer = { verdict: 'APPROVE', confidence: 0.8, reason: 'fits the issue' };
+const valid = JSON.stringify(validAnswer);
 
 /** An in-process model answering from a script; fails on an extra call or a leftover answer. */
 function scripted(answers: Array<string | Error>): ModelClient & { seen: ChatMessage[][]; left: () => number } {
@@ -20,19 +21,19 @@ function scripted(answers: Array<string | Error>): ModelClient & { seen: ChatMes
     model: 'scripted',
     seen,
     left: () => queue.length,
-    async chat(messages) {
+    chat(messages) {
       seen.push([...messages]);
       const next = queue.shift();
-      if (next === undefined) throw new Error('unexpected model call');
-      if (next instanceof Error) throw next;
-      return { content: next, promptTokens: 100, completionTokens: 20 };
+      if (next === undefined) return Promise.reject(new Error('unexpected model call'));
+      if (next instanceof Error) return Promise.reject(next);
+      return Promise.resolve({ content: next, promptTokens: 100, completionTokens: 20 });
     },
   };
 }
 
 describe('parseModelAnswer', () => {
   it('accepts exactly the verdict object', () => {
-    expect(parseModelAnswer(valid)).toEqual({ ok: true, answer: JSON.parse(valid) });
+    expect(parseModelAnswer(valid)).toEqual({ ok: true, answer: validAnswer });
   });
   it('tolerates a code fence and a think preamble', () => {
     expect(parseModelAnswer('```json\n' + valid + '\n```').ok).toBe(true);
@@ -106,6 +107,7 @@ describe('askModel', () => {
     const r = await askModel(scripted([new TypeError('fetch failed')]), prompt, { timeoutMs: 1000 });
     expect(r).toMatchObject({
       ok: false,
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- vitest types matchers as any
       audit: { error: expect.stringMatching(/could not be reached: fetch failed/) },
     });
   });
@@ -114,7 +116,11 @@ describe('askModel', () => {
     const hang: ModelClient = {
       model: 'hang',
       chat: (_m, { signal }) =>
-        new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+        new Promise((_resolve, reject) =>
+          signal.addEventListener('abort', () =>
+            reject(signal.reason instanceof Error ? signal.reason : new Error('aborted')),
+          ),
+        ),
     };
     const started = Date.now();
     const r = await askModel(hang, prompt, { timeoutMs: 100 });

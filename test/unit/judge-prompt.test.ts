@@ -92,7 +92,7 @@ describe('injection markers', () => {
 });
 
 describe('the prompt', () => {
-  it('states the single job, the untrusted-data rule, policy facts for the action type and evidence results', async () => {
+  it('states the single job, the untrusted-data rule, policy facts for the action type, evidence results', async () => {
     const policy = await judgePolicy(tempBaseDir());
     const exec = loadCorpus().find((c) => c.proposal.proposal_id === 'ok-exec-git-status')!.proposal;
     const p = buildPrompt({

@@ -18,8 +18,25 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the tests break the policy one field at a time, on purpose
-type RawPolicy = { kind: string; spec: Record<string, any> };
+/** A pattern rule as written in YAML; the tests put invalid values in on purpose. */
+type RawRule = { name: string; pattern: unknown; field?: string };
+
+/**
+ * The default policy as the YAML reader gives it, typed only as far as the tests reach into it;
+ * leaves are `unknown` because the tests break them one field at a time, on purpose.
+ */
+interface RawPolicy {
+  kind: string;
+  metadata: { name: string };
+  spec: {
+    escalation: Record<string, unknown>;
+    riskMatrix: Array<Record<string, unknown>>;
+    lightweight: { deny: RawRule[]; topics: Record<string, RawRule[]> };
+    clarify: Record<string, unknown>;
+    exec: { allowlist: unknown[] };
+    [field: string]: unknown;
+  };
+}
 
 /** The default policy as plain data, to be broken one field at a time. */
 function rawDefault(): RawPolicy {
@@ -115,7 +132,7 @@ describe('the default policy (seed 000 §2)', () => {
 
   it('is found through AGENT_JUDGE_POLICY when no path is given', async () => {
     const raw = rawDefault();
-    (raw as unknown as { metadata: { name: string } }).metadata.name = 'from-env';
+    raw.metadata.name = 'from-env';
     const p = await loadPolicy({ baseDir: dir, env: { AGENT_JUDGE_POLICY: writePolicy(raw) } });
     expect(p.metadata.name).toBe('from-env');
   });
@@ -153,7 +170,7 @@ describe('a bad policy is refused, naming the field', () => {
 
   it('a tier typo in the risk matrix', async () => {
     const raw = rawDefault();
-    raw.spec.riskMatrix[2].tier = 'lightweight';
+    raw.spec.riskMatrix[2]!.tier = 'lightweight';
     expect(await refusal(raw)).toMatch(
       /spec\.riskMatrix\.2\.tier: Invalid option: expected one of .*"lightweight-approval"/,
     );
@@ -169,13 +186,13 @@ describe('a bad policy is refused, naming the field', () => {
 
   it('a pattern that is not a regular expression', async () => {
     const raw = rawDefault();
-    raw.spec.lightweight.deny[1].pattern = 'AKIA[0-9A-Z{16}(';
+    raw.spec.lightweight.deny[1]!.pattern = 'AKIA[0-9A-Z{16}(';
     expect(await refusal(raw)).toMatch(/spec\.lightweight\.deny\.1\.pattern: expected a valid regular expression/);
   });
 
   it('a topic pattern that is not a regular expression', async () => {
     const raw = rawDefault();
-    raw.spec.lightweight.topics.vault_note_create[0].pattern = '(?<unclosed';
+    raw.spec.lightweight.topics.vault_note_create![0]!.pattern = '(?<unclosed';
     expect(await refusal(raw)).toMatch(
       /spec\.lightweight\.topics\.vault_note_create\.0\.pattern: expected a valid regular expression/,
     );

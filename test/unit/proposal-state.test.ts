@@ -19,7 +19,11 @@ afterAll(() => rmSync(baseDir, { recursive: true, force: true }));
 
 function stateFor(
   type = 'forgejo_pr_create',
-  { tier = 'full-judge-review' as Tier, quorum = 1, overrides = {} as Record<string, unknown> } = {},
+  {
+    tier = 'full-judge-review',
+    quorum = 1,
+    overrides = {},
+  }: { tier?: Tier; quorum?: number; overrides?: Record<string, unknown> } = {},
 ): ProposalState {
   return new ProposalState(
     parseProposal(proposal(type, overrides)),

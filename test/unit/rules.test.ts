@@ -233,7 +233,7 @@ describe('checkExec and exec rules', () => {
 
   it('accepts a cwd inside the allowed directories, relative or absolute', () => {
     expect(hardRules(execOf(['ls'], '.agent-judge/workspace/sub'), ctx)).toBeNull();
-    expect(hardRules(execOf(['ls'], policy.spec.exec.cwdRoots[0]!), ctx)).toBeNull();
+    expect(hardRules(execOf(['ls'], policy.spec.exec.cwdRoots[0]), ctx)).toBeNull();
   });
 
   it('rejects a cwd that is a symlink inside the root pointing outside', () => {
