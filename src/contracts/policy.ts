@@ -62,7 +62,10 @@ export const ExecAllowSchema = z.strictObject({
 export const PatternRuleSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'expected a rule name such as secrets.private-key'),
   pattern: RegexSource,
-  /** Dotted path into the proposal (e.g. `target.path`); the whole proposal text when omitted. */
+  /**
+   * Dotted path into the proposal (e.g. `target.path`); a path to an object or array covers every
+   * value inside it. The whole proposal text when omitted.
+   */
   field: z.string().max(128).optional(),
 });
 
