@@ -5,7 +5,8 @@
  * deterministic inside one. Must stay free of Node built-ins: it runs in the workflow sandbox.
  */
 import { registryConfig, type RegistryConfig } from './config';
-import { amidFromPublicKey, amidOfRegisteredKey, verifyStatement, type StatementKind } from './crypto';
+import { amidFromPublicKey, amidOfRegisteredKey } from '../identity/verify';
+import { verifyStatement, type StatementKind } from './statements';
 import { discoverFor } from './discovery';
 import { decideKnock, pairKey } from './policy';
 import type {

@@ -12,8 +12,10 @@ import { DEFAULT_TASK_QUEUES } from '../names';
 import { describeIssues } from '../contracts/zod-error';
 import type { RegistryConfig } from '../circles/config';
 import { CircleRefusedError } from '../circles/errors';
-import { amidFromPublicKey } from '../circles/crypto';
-import { newNonce, signBytes, signStatement } from '../circles/keys';
+import { AmidSchema, KeyFileSchema, PublicKeySchema, type KeyFile } from '../contracts/identity';
+import { amidFromPublicKey } from '../identity/verify';
+import { newNonce, signBytes } from '../identity/keys';
+import { signStatement } from '../circles/sign';
 import { operatorSigningBytes, type OperatorAction } from '../circles/operator';
 import {
   agentQuery,
@@ -39,15 +41,11 @@ import {
   type RegistryRunInfo,
 } from '../circles/names';
 import {
-  AmidSchema,
-  KeyFileSchema,
-  PublicKeySchema,
   SignedBridgeDecisionSchema,
   SignedBridgeRequestSchema,
   SignedKnockSchema,
   SignedMembershipSchema,
   type BridgeDecisionStatement,
-  type KeyFile,
   type MembershipStatement,
   type SignedBridgeDecision,
   type SignedBridgeRequest,

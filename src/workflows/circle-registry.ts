@@ -37,8 +37,8 @@ import {
   treeQuery,
   type CircleRegistryInput,
 } from '../circles/names';
+import { AmidSchema } from '../contracts/identity';
 import {
-  AmidSchema,
   EventsFilterSchema,
   PairInputSchema,
   RegisterInputSchema,

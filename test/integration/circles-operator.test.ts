@@ -4,7 +4,7 @@
  * circle, nor retire others. Refusals change nothing.
  */
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { generateIdentity } from '../../src/circles/keys';
+import { generateIdentity } from '../../src/identity/keys';
 import { startCirclesEnv, type CirclesEnv } from '../helpers/circles-env';
 
 const operator = generateIdentity();

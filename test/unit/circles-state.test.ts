@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { generateIdentity, newNonce, signStatement } from '../../src/circles/keys';
+import { generateIdentity, newNonce } from '../../src/identity/keys';
+import { signStatement } from '../../src/circles/sign';
 import { RegistryState, type RegistrySnapshot } from '../../src/circles/state';
 import { knockBy, membershipBy, newState } from '../helpers/circles-fixtures';
 
