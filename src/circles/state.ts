@@ -5,7 +5,9 @@
  * deterministic inside one. Must stay free of Node built-ins: it runs in the workflow sandbox.
  */
 import { registryConfig, type RegistryConfig } from './config';
-import { amidFromPublicKey, amidOfRegisteredKey } from '../identity/verify';
+import { NonceLedger } from '../identity/nonces';
+import { amidFromPublicKey, amidOfRegisteredKey, SIGNATURE_WINDOW_MS } from '../identity/verify';
+import { refuseOperatorAction, type OperatorAction } from './operator';
 import { verifyStatement, type StatementKind } from './statements';
 import { discoverFor } from './discovery';
 import { decideKnock, pairKey } from './policy';
@@ -109,6 +111,10 @@ export interface RegistrySnapshot {
   pairs: Array<[number, number, number]>;
   /** [caller index, nonce, expiry] */
   nonces: Array<[number, string, number]>;
+  /** Operator keys that signed the actions below (absent in snapshots from before they were recorded). */
+  operator_keys?: string[];
+  /** [operator key index, nonce, expiry]: operator signatures already used. */
+  operator_nonces?: Array<[number, string, number]>;
   events: GovernanceEvent[];
   event_seq: number;
   event_totals: EventTotals;
@@ -124,6 +130,9 @@ export interface RegistryHooks {
   onEvent?: (event: GovernanceEvent) => void;
 }
 
+/** The Update inputs an operator signs. */
+export type OperatorInput = RegisterInput | RetireInput | PairInput;
+
 const refuse = (code: string, reason: string): Refusal => ({ ok: false, code, reason });
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -133,11 +142,10 @@ export class RegistryState {
   /** circle id -> its top-level agent. */
   private circles: Record<string, string> = {};
   private pairs: Record<string, PairRecord> = {};
-  /** `${amid} ${nonce}` -> expiry (epoch ms); `nonceQueue` holds the keys in expiry order. */
-  private nonces: Record<string, number> = {};
-  private nonceQueue: string[] = [];
-  private nonceHead = 0;
-  private nonceCount: Record<string, number> = {};
+  /** Nonces of accepted KNOCKs and bridge messages, per caller AMID. */
+  private nonces = new NonceLedger();
+  /** Nonces of accepted operator signatures, per operator key: each signed action is used once. */
+  private operatorNonces = new NonceLedger();
   private events: GovernanceEvent[] = [];
   private eventSeq = 0;
   private totals: EventTotals = { total: 0, by_kind: {}, by_code: {} };
@@ -301,6 +309,55 @@ export class RegistryState {
     return null;
   }
 
+  // ---------------------------------------------------------------- operator authority
+
+  /**
+   * Read-only check for an Update validator: why this operator action cannot be accepted now
+   * (unsigned, not an operator key, stale, forged, or its signature already used), or null.
+   * Validators must not change state, so the nonce is recorded by {@link authorizeOperator}.
+   */
+  checkOperator(
+    action: OperatorAction,
+    input: OperatorInput,
+    operatorKeys: readonly string[],
+    now: number,
+  ): Refusal | null {
+    const why = refuseOperatorAction(action, input, operatorKeys, now);
+    if (why) return refuse('not-operator', why);
+    const op = input.operator;
+    if (operatorKeys.length === 0 || !op) return null;
+    if (this.operatorNonces.isUsed(op.public_key, op.nonce, now))
+      return refuse('replay', `${action}: operator nonce ${op.nonce} was already used: replayed operator action`);
+    return null;
+  }
+
+  /**
+   * The handler's check, right before the action is applied: as {@link checkOperator}, then records
+   * the signature's nonce, so a captured signed action (an allow-pair, a retire...) works once. A
+   * signature that fails the checks uses up nothing.
+   */
+  authorizeOperator(
+    action: OperatorAction,
+    input: OperatorInput,
+    operatorKeys: readonly string[],
+    now: number,
+  ): Refusal | null {
+    this.operatorNonces.prune(now);
+    const bad = this.checkOperator(action, input, operatorKeys, now);
+    if (bad) return bad;
+    const op = input.operator;
+    if (operatorKeys.length === 0 || !op) return null;
+    if (this.operatorNonces.size >= this.config.maxOperatorNoncesHeld) {
+      return refuse(
+        'rate-limited',
+        `${action}: more than ${this.config.maxOperatorNoncesHeld} operator actions within ${(2 * SIGNATURE_WINDOW_MS) / 1000}s; try again later`,
+      );
+    }
+    // A replay passes the freshness check only until signed_at + window <= now + 2 x window.
+    this.operatorNonces.record(op.public_key, op.nonce, now + 2 * SIGNATURE_WINDOW_MS);
+    return null;
+  }
+
   // ---------------------------------------------------------------- KNOCK
 
   /**
@@ -345,40 +402,21 @@ export class RegistryState {
     nonce: string,
     now: number,
   ): { code: 'replay' | 'rate-limited'; reason: string } | null {
-    const key = `${amid} ${nonce}`;
-    if (this.nonces[key] !== undefined)
+    if (this.nonces.isUsed(amid, nonce, now))
       return { code: 'replay', reason: `nonce ${nonce} was already used by ${amid}: replayed message` };
-    if ((this.nonceCount[amid] ?? 0) >= this.config.maxKnocksPerCallerWindow) {
+    if (this.nonces.countFor(amid) >= this.config.maxKnocksPerCallerWindow) {
       return {
         code: 'rate-limited',
         reason: `${amid} sent more than ${this.config.maxKnocksPerCallerWindow} signed messages within ${(2 * this.config.knockWindowMs) / 1000}s`,
       };
     }
     // Any replay accepted by the freshness check arrives before signed time + window <= now + 2 x window.
-    this.nonces[key] = now + 2 * this.config.knockWindowMs;
-    this.nonceQueue.push(key);
-    this.nonceCount[amid] = (this.nonceCount[amid] ?? 0) + 1;
+    this.nonces.record(amid, nonce, now + 2 * this.config.knockWindowMs);
     return null;
   }
 
   private pruneNonces(now: number): void {
-    while (this.nonceHead < this.nonceQueue.length) {
-      const key = this.nonceQueue[this.nonceHead] as string;
-      const expiry = this.nonces[key];
-      if (expiry !== undefined && expiry > now) break;
-      if (expiry !== undefined) {
-        delete this.nonces[key];
-        const amid = key.slice(0, key.indexOf(' '));
-        const left = (this.nonceCount[amid] ?? 1) - 1;
-        if (left <= 0) delete this.nonceCount[amid];
-        else this.nonceCount[amid] = left;
-      }
-      this.nonceHead++;
-    }
-    if (this.nonceHead > 1024 && this.nonceHead * 2 > this.nonceQueue.length) {
-      this.nonceQueue = this.nonceQueue.slice(this.nonceHead);
-      this.nonceHead = 0;
-    }
+    this.nonces.prune(now);
   }
 
   private isPairAllowed(a: string, b: string): boolean {
@@ -698,12 +736,8 @@ export class RegistryState {
         a.retired_at ?? 0,
       ]),
       pairs: Object.values(this.pairs).map((p) => [index[p.a] as number, index[p.b] as number, p.since]),
-      nonces: this.nonceQueue.slice(this.nonceHead).flatMap((key): Array<[number, string, number]> => {
-        const expiry = this.nonces[key];
-        if (expiry === undefined) return [];
-        const sep = key.indexOf(' ');
-        return [[index[key.slice(0, sep)] as number, key.slice(sep + 1), expiry]];
-      }),
+      nonces: this.nonces.entries().map(([amid, nonce, expiry]) => [index[amid] as number, nonce, expiry]),
+      ...this.operatorNonceSnapshot(),
       events: this.events.map((e) => ({ ...e })),
       event_seq: this.eventSeq,
       event_totals: structuredCloneJson(this.totals),
@@ -719,6 +753,17 @@ export class RegistryState {
       size = JSON.stringify(snap).length;
     }
     return snap;
+  }
+
+  private operatorNonceSnapshot(): Pick<RegistrySnapshot, 'operator_keys' | 'operator_nonces'> {
+    const keys: string[] = [];
+    const keyIndex = new Map<string, number>();
+    const operator_nonces = this.operatorNonces.entries().map(([key, nonce, expiry]): [number, string, number] => {
+      let i = keyIndex.get(key);
+      if (i === undefined) keyIndex.set(key, (i = keys.push(key) - 1));
+      return [i, nonce, expiry];
+    });
+    return { operator_keys: keys, operator_nonces };
   }
 
   /** Rebuilds the state a previous run handed over; the inverse of {@link snapshot}. */
@@ -751,13 +796,10 @@ export class RegistryState {
       const pb = amids[b] as string;
       state.pairs[pairKey(pa, pb)] = { a: pa, b: pb, since };
     }
-    for (const [caller, nonce, expiry] of snapshot.nonces) {
-      const amid = amids[caller] as string;
-      const key = `${amid} ${nonce}`;
-      state.nonces[key] = expiry;
-      state.nonceQueue.push(key);
-      state.nonceCount[amid] = (state.nonceCount[amid] ?? 0) + 1;
-    }
+    for (const [caller, nonce, expiry] of snapshot.nonces) state.nonces.record(amids[caller] as string, nonce, expiry);
+    const operatorKeys = snapshot.operator_keys ?? [];
+    for (const [key, nonce, expiry] of snapshot.operator_nonces ?? [])
+      state.operatorNonces.record(operatorKeys[key] as string, nonce, expiry);
     state.events = snapshot.events.map((e) => ({ ...e }));
     state.eventSeq = snapshot.event_seq;
     state.totals = structuredCloneJson(snapshot.event_totals);

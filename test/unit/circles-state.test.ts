@@ -1,6 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { generateIdentity, newNonce } from '../../src/identity/keys';
+import { generateIdentity, newNonce, signBytes } from '../../src/identity/keys';
+import { SIGNATURE_WINDOW_MS } from '../../src/identity/verify';
+import { operatorSigningBytes, type OperatorAction } from '../../src/circles/operator';
 import { signStatement } from '../../src/circles/sign';
 import { RegistryState, type RegistrySnapshot } from '../../src/circles/state';
 import { knockBy, membershipBy, newState } from '../helpers/circles-fixtures';
@@ -446,5 +448,80 @@ describe('snapshot for continue-as-new', () => {
     expect(snap.event_totals.total).toBe(40);
     const restored = RegistryState.fromSnapshot(snap, state.config, { newCircleId: randomUUID });
     expect(restored.eventsView()).toMatchObject({ total: 40, archived: 40 - snap.events.length });
+  });
+});
+
+describe('operator-signed actions are single-use', () => {
+  const operator = generateIdentity();
+  const keys = [operator.public_key];
+  function asOperator<T extends object>(action: OperatorAction, input: T, at: number) {
+    const nonce = newNonce();
+    const signature = signBytes(operatorSigningBytes(action, input, at, nonce), operator.private_key);
+    return { ...input, operator: { public_key: operator.public_key, signed_at: at, nonce, signature } };
+  }
+
+  it('a captured signed allow-pair is refused the second time, even after the operator revoked the pair', () => {
+    const { state, top, now } = newState();
+    const A = top('acme');
+    const X = top('partner');
+    const captured = asOperator('allow-pair', { a: A.key.amid, b: X.key.amid }, now);
+    expect(state.authorizeOperator('allow-pair', captured, keys, now)).toBeNull();
+    expect(state.allowPair(captured, now)).toMatchObject({ ok: true });
+    const revoke = asOperator('revoke-pair', { a: A.key.amid, b: X.key.amid }, now + 1000);
+    expect(state.authorizeOperator('revoke-pair', revoke, keys, now + 1000)).toBeNull();
+    state.revokePair(revoke);
+
+    // The validator's read-only check and the handler's check both see the replay.
+    expect(state.checkOperator('allow-pair', captured, keys, now + 2000)).toMatchObject({ ok: false, code: 'replay' });
+    const replay = state.authorizeOperator('allow-pair', captured, keys, now + 2000);
+    expect(replay).toMatchObject({ ok: false, code: 'replay' });
+    expect((replay as { reason: string }).reason).toMatch(/allow-pair: operator nonce .* was already used/);
+    expect(state.tree().allowlist).toEqual([]);
+  });
+
+  it('the read-only check changes nothing; a bad signature is refused without using its nonce', () => {
+    const { state, top, now } = newState();
+    const A = top('acme');
+    const X = top('partner');
+    const signed = asOperator('allow-pair', { a: A.key.amid, b: X.key.amid }, now);
+    expect(state.checkOperator('allow-pair', signed, keys, now)).toBeNull();
+    expect(state.checkOperator('allow-pair', signed, keys, now)).toBeNull();
+    const forged = { ...signed, b: A.key.amid };
+    expect(state.authorizeOperator('allow-pair', forged, keys, now)).toMatchObject({ code: 'not-operator' });
+    expect(state.authorizeOperator('allow-pair', signed, keys, now)).toBeNull();
+  });
+
+  it('operator nonces survive continue-as-new and expire after twice the signature window', () => {
+    const { state, top, now } = newState();
+    const A = top('acme');
+    const captured = asOperator('retire', { amid: A.key.amid }, now);
+    expect(state.authorizeOperator('retire', captured, keys, now)).toBeNull();
+    const snap = JSON.parse(JSON.stringify(state.snapshot())) as RegistrySnapshot;
+    const restored = RegistryState.fromSnapshot(snap, state.config, { newCircleId: randomUUID });
+    expect(restored.authorizeOperator('retire', captured, keys, now + 1)).toMatchObject({ code: 'replay' });
+    expect(restored.snapshot()).toEqual(snap);
+    // Past the window the signature is stale anyway; the nonce is then forgotten (bounded memory).
+    const later = now + 2 * SIGNATURE_WINDOW_MS + 1;
+    expect(restored.authorizeOperator('retire', captured, keys, later)).toMatchObject({ code: 'not-operator' });
+    expect(restored.authorizeOperator('retire', asOperator('retire', { amid: A.key.amid }, later), keys, later)).toBe(
+      null,
+    );
+    expect(restored.snapshot().operator_nonces).toHaveLength(1);
+  });
+
+  it('holds a bounded number of operator nonces: beyond it, operator actions wait', () => {
+    const { state, top, now } = newState({ maxOperatorNoncesHeld: 2 });
+    const A = top('acme');
+    for (let i = 0; i < 2; i++)
+      expect(state.authorizeOperator('retire', asOperator('retire', { amid: A.key.amid }, now), keys, now)).toBeNull();
+    const third = state.authorizeOperator('retire', asOperator('retire', { amid: A.key.amid }, now), keys, now);
+    expect(third).toMatchObject({ ok: false, code: 'rate-limited' });
+  });
+
+  it('with no operator keys configured, nothing is signed and nothing is recorded', () => {
+    const { state, top, now } = newState();
+    const A = top('acme');
+    expect(state.authorizeOperator('retire', { amid: A.key.amid }, [], now)).toBeNull();
+    expect(state.snapshot().operator_nonces ?? []).toEqual([]);
   });
 });
