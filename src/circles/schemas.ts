@@ -111,6 +111,10 @@ export const PairInputSchema = z.strictObject({
 });
 export type PairInput = z.infer<typeof PairInputSchema>;
 
+/** Which circle's tree to show (all when absent). */
+export const TreeFilterSchema = z.strictObject({ circle_id: CircleIdSchema.optional() });
+export type TreeFilter = z.infer<typeof TreeFilterSchema>;
+
 /** Filters for the governance event list. */
 export const EventsFilterSchema = z.strictObject({
   since: TimeSchema.optional(),

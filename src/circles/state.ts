@@ -138,10 +138,11 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 export class RegistryState {
   readonly config: RegistryConfig;
-  private agents: Record<string, AgentRecord> = {};
+  // Maps, not objects: ids come from outside, and `agents['__proto__']` would be Object.prototype.
+  private agents = new Map<string, AgentRecord>();
   /** circle id -> its top-level agent. */
-  private circles: Record<string, string> = {};
-  private pairs: Record<string, PairRecord> = {};
+  private circles = new Map<string, string>();
+  private pairs = new Map<string, PairRecord>();
   /** Nonces of accepted KNOCKs and bridge messages, per caller AMID. */
   private nonces = new NonceLedger();
   /** Nonces of accepted operator signatures, per operator key: each signed action is used once. */
@@ -149,7 +150,7 @@ export class RegistryState {
   private events: GovernanceEvent[] = [];
   private eventSeq = 0;
   private totals: EventTotals = { total: 0, by_kind: {}, by_code: {} };
-  private bridge: Record<string, BridgeRequest> = {};
+  private bridge = new Map<string, BridgeRequest>();
   private bridgeSeq = 0;
   private stats: RegistryStats = {
     knocks: 0,
@@ -173,11 +174,11 @@ export class RegistryState {
   /** Operator action: a top-level agent joins with a new circle of its own. */
   registerTopLevel(input: RegisterInput, now: number): Outcome<RegisteredAgent> {
     const amid = amidFromPublicKey(input.public_key);
-    const existing = this.agents[amid];
+    const existing = this.agents.get(amid);
     if (existing)
       return refuse('already-registered', `agent ${amid} is already registered (${existing.role}, ${existing.status})`);
     const circleId = this.hooks.newCircleId();
-    this.agents[amid] = {
+    this.agents.set(amid, {
       amid,
       public_key: input.public_key,
       role: 'top-level',
@@ -187,8 +188,8 @@ export class RegistryState {
       org: input.org ?? this.config.defaultOrg,
       registered_at: now,
       retired_at: null,
-    };
-    this.circles[circleId] = amid;
+    });
+    this.circles.set(circleId, amid);
     this.stats.registered++;
     return { ok: true, value: { amid, circle_id: circleId, role: 'top-level' } };
   }
@@ -201,7 +202,7 @@ export class RegistryState {
     const s = signed.statement;
     const refused = (code: string, reason: string) =>
       this.refuseWithEvent('spawn-refused', code, s.parent_amid, s.child_amid, reason, now);
-    const parent = this.agents[s.parent_amid];
+    const parent = this.agents.get(s.parent_amid);
     if (!parent) return refused('unknown-parent', `parent ${s.parent_amid} is not a registered agent`);
     // The signature is checked against the key the registry holds, never one sent with the request.
     if (!verifyStatement('membership', s, signed.signature, parent.public_key)) {
@@ -226,13 +227,13 @@ export class RegistryState {
       );
     const stale = this.staleness('membership statement', s.time, now, this.config.statementWindowMs);
     if (stale) return refused('stale', stale);
-    const existing = this.agents[s.child_amid];
+    const existing = this.agents.get(s.child_amid);
     if (existing)
       return refused(
         'already-registered',
         `agent ${s.child_amid} is already registered (${existing.role}, ${existing.status})`,
       );
-    this.agents[s.child_amid] = {
+    this.agents.set(s.child_amid, {
       amid: s.child_amid,
       public_key: s.child_public_key,
       role: 'sub-agent',
@@ -242,7 +243,7 @@ export class RegistryState {
       org: parent.org,
       registered_at: now,
       retired_at: null,
-    };
+    });
     this.stats.spawned++;
     return {
       ok: true,
@@ -252,26 +253,28 @@ export class RegistryState {
 
   /** Operator action: retires an agent and its whole sub-tree (they can no longer knock or be knocked). */
   retire(input: RetireInput, now: number): Outcome<RetireResult> {
-    const agent = this.agents[input.amid];
+    const agent = this.agents.get(input.amid);
     if (!agent) return refuse('unknown-agent', `agent ${input.amid} is not registered`);
     if (agent.status === 'retired') return refuse('already-retired', `agent ${input.amid} is already retired`);
     // Descendants share the circle, so only the circle's members need looking at.
-    const children: Record<string, string[]> = {};
-    for (const a of Object.values(this.agents)) {
+    const children = new Map<string, string[]>();
+    for (const a of this.agents.values()) {
       if (a.circle_id !== agent.circle_id || !a.parent_amid) continue;
-      (children[a.parent_amid] ??= []).push(a.amid);
+      const siblings = children.get(a.parent_amid);
+      if (siblings) siblings.push(a.amid);
+      else children.set(a.parent_amid, [a.amid]);
     }
     const retired: string[] = [];
     const stack = [agent.amid];
     while (stack.length > 0) {
       const amid = stack.pop() as string;
-      const a = this.agents[amid] as AgentRecord;
+      const a = this.agents.get(amid) as AgentRecord;
       if (a.status === 'active') {
         a.status = 'retired';
         a.retired_at = now;
         retired.push(amid);
       }
-      for (const child of children[amid] ?? []) stack.push(child);
+      for (const child of children.get(amid) ?? []) stack.push(child);
     }
     this.stats.retired += retired.length;
     return { ok: true, value: { retired } };
@@ -282,9 +285,9 @@ export class RegistryState {
     const bad = this.checkPair(input);
     if (bad) return bad;
     const key = pairKey(input.a, input.b);
-    if (!this.pairs[key]) {
+    if (!this.pairs.has(key)) {
       const [a, b] = input.a < input.b ? [input.a, input.b] : [input.b, input.a];
-      this.pairs[key] = { a, b, since: now };
+      this.pairs.set(key, { a, b, since: now });
     }
     return { ok: true, value: { pair: [input.a, input.b], allowed: true } };
   }
@@ -293,14 +296,14 @@ export class RegistryState {
   revokePair(input: PairInput): Outcome<PairResult> {
     const bad = this.checkPair(input, false);
     if (bad) return bad;
-    delete this.pairs[pairKey(input.a, input.b)];
+    this.pairs.delete(pairKey(input.a, input.b));
     return { ok: true, value: { pair: [input.a, input.b], allowed: false } };
   }
 
   private checkPair(input: PairInput, requireActive = true): Refusal | null {
     if (input.a === input.b) return refuse('same-agent', 'a pair needs two different agents');
     for (const amid of [input.a, input.b]) {
-      const agent = this.agents[amid];
+      const agent = this.agents.get(amid);
       if (!agent) return refuse('unknown-agent', `agent ${amid} is not registered`);
       if (agent.role !== 'top-level')
         return refuse('not-top-level', `agent ${amid} is a sub-agent; the allowlist joins top-level agents only`);
@@ -369,7 +372,7 @@ export class RegistryState {
     const s = signed.statement;
     this.stats.knocks++;
     this.pruneNonces(now);
-    const caller = this.agents[s.from];
+    const caller = this.agents.get(s.from);
     const denied = (code: KnockResult['code'], reason: string): KnockResult => {
       this.stats.knocks_denied++;
       this.recordEvent('knock-denied', code, s.from, s.to, reason, now);
@@ -383,8 +386,8 @@ export class RegistryState {
     if (stale) return denied('stale', stale);
     const nonceProblem = this.useNonce(s.from, s.nonce, now);
     if (nonceProblem) return denied(nonceProblem.code, nonceProblem.reason);
-    const target = this.agents[s.to];
-    const decision = decideKnock(caller, target, this.isPairAllowed(s.from, s.to), (c) => this.circles[c]);
+    const target = this.agents.get(s.to);
+    const decision = decideKnock(caller, target, this.isPairAllowed(s.from, s.to), (c) => this.circles.get(c));
     if (!decision.allowed) return denied(decision.code, decision.reason);
     this.stats.knocks_allowed++;
     return { allowed: true, code: decision.code, reason: decision.reason };
@@ -420,7 +423,7 @@ export class RegistryState {
   }
 
   private isPairAllowed(a: string, b: string): boolean {
-    return this.pairs[pairKey(a, b)] !== undefined;
+    return this.pairs.has(pairKey(a, b));
   }
 
   // ---------------------------------------------------------------- cross-circle bridge
@@ -434,20 +437,20 @@ export class RegistryState {
     const refused = (code: string, reason: string) =>
       this.refuseWithEvent('bridge-refused', code, s.from, s.to, reason, now);
     this.pruneNonces(now);
-    const sender = this.agents[s.from];
+    const sender = this.agents.get(s.from);
     const bad = this.checkSignedBy(sender, s.from, 'bridge-request', s, signed.signature, s.time, s.nonce, now);
     if (bad) return refused(bad.code, bad.reason);
     const from = sender as AgentRecord;
     if (from.status !== 'active') return refused('caller-retired', `caller ${s.from} is retired`);
     if (from.role !== 'sub-agent')
       return refused('not-sub-agent', `${s.from} is top-level: knock the other circle's parent directly`);
-    const target = this.agents[s.to];
+    const target = this.agents.get(s.to);
     if (!target) return refused('unknown-target', `target ${s.to} is not a registered agent`);
     if (target.status !== 'active') return refused('target-retired', `target ${s.to} is retired`);
     if (target.circle_id === from.circle_id)
       return refused('same-circle', `${s.to} is in the caller's own circle: knock it directly`);
-    const sourceParent = this.circles[from.circle_id] as string;
-    const targetParent = this.circles[target.circle_id] as string;
+    const sourceParent = this.circles.get(from.circle_id) as string;
+    const targetParent = this.circles.get(target.circle_id) as string;
     if (!this.makeRoomForBridge())
       return refused('bridge-full', `too many cross-circle requests are pending (${this.config.maxBridgeHeld})`);
     const request: BridgeRequest = {
@@ -460,7 +463,7 @@ export class RegistryState {
       status: 'awaiting-source-parent',
       hops: [{ step: 'requested', by: s.from, at: iso(now) }],
     };
-    this.bridge[request.request_id] = request;
+    this.bridge.set(request.request_id, request);
     this.recordEvent(
       'bridge-hop',
       'requested',
@@ -479,17 +482,17 @@ export class RegistryState {
    */
   decideCrossCircle(signed: SignedBridgeDecision, now: number): Outcome<BridgeRequest> {
     const s = signed.statement;
-    const request = this.bridge[s.request_id];
+    const request = this.bridge.get(s.request_id);
     const refused = (code: string, reason: string) =>
       this.refuseWithEvent('bridge-refused', code, s.by, request?.to ?? null, reason, now, s.request_id);
     this.pruneNonces(now);
-    const decider = this.agents[s.by];
+    const decider = this.agents.get(s.by);
     const bad = this.checkSignedBy(decider, s.by, 'bridge-decision', s, signed.signature, s.time, s.nonce, now);
     if (bad) return refused(bad.code, bad.reason);
     if (!request) return refused('unknown-request', `no cross-circle request ${s.request_id} is held`);
     if ((decider as AgentRecord).status !== 'active') return refused('caller-retired', `${s.by} is retired`);
     // A retired sender's queued message dies with it: nothing a retired agent sent crosses later.
-    const sender = this.agents[request.from];
+    const sender = this.agents.get(request.from);
     if (s.decision !== 'decline' && (!sender || sender.status !== 'active')) {
       return refused('sender-retired', `sender ${request.from} is retired`);
     }
@@ -503,8 +506,8 @@ export class RegistryState {
       if (s.decision === 'deliver')
         return refused('wrong-decision', `the sender's parent may forward or decline, not deliver`);
       if (s.decision === 'forward') {
-        const caller = this.agents[request.source_parent] as AgentRecord;
-        const peer = this.agents[request.target_parent];
+        const caller = this.agents.get(request.source_parent) as AgentRecord;
+        const peer = this.agents.get(request.target_parent);
         // Parent to parent is an ordinary top-level contact, under the same policy as a KNOCK.
         const policy = decideKnock(caller, peer, this.isPairAllowed(caller.amid, request.target_parent));
         if (!policy.allowed)
@@ -521,7 +524,7 @@ export class RegistryState {
       if (s.decision === 'forward')
         return refused('wrong-decision', `the target's parent may deliver or decline, not forward`);
       if (s.decision === 'deliver') {
-        const target = this.agents[request.to];
+        const target = this.agents.get(request.to);
         if (!target || target.status !== 'active') return refused('target-retired', `target ${request.to} is retired`);
       }
       step = s.decision === 'deliver' ? 'delivered' : 'declined';
@@ -544,7 +547,7 @@ export class RegistryState {
 
   /** Requests an agent sent, must decide, or has received (delivered ones carry the message). */
   bridgeFor(amid: string): BridgeRequest[] {
-    return Object.values(this.bridge)
+    return [...this.bridge.values()]
       .filter(
         (r) =>
           r.from === amid ||
@@ -556,12 +559,10 @@ export class RegistryState {
   }
 
   private makeRoomForBridge(): boolean {
-    const ids = Object.keys(this.bridge);
-    if (ids.length < this.config.maxBridgeHeld) return true;
-    for (const id of ids) {
-      const r = this.bridge[id] as BridgeRequest;
-      if (r.status === 'delivered' || r.status === 'declined') {
-        delete this.bridge[id];
+    if (this.bridge.size < this.config.maxBridgeHeld) return true;
+    for (const [id, r] of this.bridge) {
+      if (finished(r)) {
+        this.bridge.delete(id);
         return true;
       }
     }
@@ -649,38 +650,38 @@ export class RegistryState {
   // ---------------------------------------------------------------- reads
 
   agent(amid: string): AgentRecord | null {
-    const a = this.agents[amid];
+    const a = this.agents.get(amid);
     return a ? { ...a } : null;
   }
 
   /** The discover answer for `requester`, or null when the requester is not registered. */
   discover(requester: string): DiscoveredAgent[] | null {
-    const me = this.agents[requester];
+    const me = this.agents.get(requester);
     if (!me) return null;
-    return discoverFor(me, Object.values(this.agents), (a, b) => this.isPairAllowed(a, b));
+    return discoverFor(me, [...this.agents.values()], (a, b) => this.isPairAllowed(a, b));
   }
 
   /** One tree per circle (optionally just one circle), retired agents included with their status. */
   tree(circleId?: string): RegistryTree {
-    const nodes: Record<string, TreeNode> = {};
+    const nodes = new Map<string, TreeNode>();
     let active = 0;
     let total = 0;
-    for (const a of Object.values(this.agents)) {
+    for (const a of this.agents.values()) {
       total++;
       if (a.status === 'active') active++;
       if (circleId === undefined || a.circle_id === circleId)
-        nodes[a.amid] = { amid: a.amid, role: a.role, status: a.status, children: [] };
+        nodes.set(a.amid, { amid: a.amid, role: a.role, status: a.status, children: [] });
     }
     const circles: CircleTree[] = [];
-    for (const a of Object.values(this.agents)) {
-      const node = nodes[a.amid];
+    for (const a of this.agents.values()) {
+      const node = nodes.get(a.amid);
       if (!node) continue;
-      if (a.parent_amid) nodes[a.parent_amid]?.children.push(node);
+      if (a.parent_amid) nodes.get(a.parent_amid)?.children.push(node);
       else circles.push({ circle_id: a.circle_id, org: a.org, root: node });
     }
     return {
       circles,
-      allowlist: Object.values(this.pairs).map((p) => ({ a: p.a, b: p.b })),
+      allowlist: [...this.pairs.values()].map((p) => ({ a: p.a, b: p.b })),
       agents: { total, active, retired: total - active },
     };
   }
@@ -690,16 +691,16 @@ export class RegistryState {
   }
 
   agentCount(): number {
-    return Object.keys(this.agents).length;
+    return this.agents.size;
   }
 
   dump(): RegistryDump {
     return structuredCloneJson({
-      agents: Object.values(this.agents),
-      allowlist: Object.values(this.pairs),
+      agents: [...this.agents.values()],
+      allowlist: [...this.pairs.values()],
       events: this.events,
       event_totals: this.totals,
-      bridge: Object.values(this.bridge),
+      bridge: [...this.bridge.values()],
       stats: this.stats,
     });
   }
@@ -712,36 +713,42 @@ export class RegistryState {
    * counts stay exact in `event_totals`.
    */
   snapshot(): RegistrySnapshot {
-    const index: Record<string, number> = {};
-    const agentList = Object.values(this.agents);
-    agentList.forEach((a, i) => (index[a.amid] = i));
-    const circleIds = Object.keys(this.circles);
-    const circleIndex: Record<string, number> = {};
-    circleIds.forEach((c, i) => (circleIndex[c] = i));
+    // Maps: organisation names come from operators, and `constructor` is a valid one.
+    const agentIndex = new Map<string, number>();
+    const agentList = [...this.agents.values()];
+    agentList.forEach((a, i) => agentIndex.set(a.amid, i));
+    const index = (amid: string) => agentIndex.get(amid) as number;
+    const circleIds = [...this.circles.keys()];
+    const circleIndex = new Map<string, number>();
+    circleIds.forEach((c, i) => circleIndex.set(c, i));
     const orgs: string[] = [];
-    const orgIndex: Record<string, number> = {};
-    const org = (name: string) => (orgIndex[name] ??= orgs.push(name) - 1);
+    const orgIndex = new Map<string, number>();
+    const org = (name: string) => {
+      let i = orgIndex.get(name);
+      if (i === undefined) orgIndex.set(name, (i = orgs.push(name) - 1));
+      return i;
+    };
     const snap: RegistrySnapshot = {
       v: 1,
-      circles: circleIds.map((c) => [c, index[this.circles[c] as string] as number]),
+      circles: circleIds.map((c) => [c, index(this.circles.get(c) as string)]),
       orgs,
       agents: agentList.map((a) => [
         a.public_key,
         a.role === 'top-level' ? 0 : 1,
-        circleIndex[a.circle_id] as number,
-        a.parent_amid ? (index[a.parent_amid] as number) : -1,
+        circleIndex.get(a.circle_id) as number,
+        a.parent_amid ? index(a.parent_amid) : -1,
         a.status === 'active' ? 0 : 1,
         org(a.org),
         a.registered_at,
         a.retired_at ?? 0,
       ]),
-      pairs: Object.values(this.pairs).map((p) => [index[p.a] as number, index[p.b] as number, p.since]),
-      nonces: this.nonces.entries().map(([amid, nonce, expiry]) => [index[amid] as number, nonce, expiry]),
+      pairs: [...this.pairs.values()].map((p) => [index(p.a), index(p.b), p.since]),
+      nonces: this.nonces.entries().map(([amid, nonce, expiry]) => [index(amid), nonce, expiry]),
       ...this.operatorNonceSnapshot(),
       events: this.events.map((e) => ({ ...e })),
       event_seq: this.eventSeq,
       event_totals: structuredCloneJson(this.totals),
-      bridge: Object.values(this.bridge).map(structuredCloneJson),
+      bridge: [...this.bridge.values()].map(structuredCloneJson),
       bridge_seq: this.bridgeSeq,
       stats: { ...this.stats },
     };
@@ -778,7 +785,7 @@ export class RegistryState {
     const amids = snapshot.agents.map(([publicKey]) => amidOfRegisteredKey(publicKey));
     snapshot.agents.forEach(([publicKey, role, circle, parent, status, org, registeredAt, retiredAt], i) => {
       const amid = amids[i] as string;
-      state.agents[amid] = {
+      state.agents.set(amid, {
         amid,
         public_key: publicKey,
         role: role === 0 ? 'top-level' : 'sub-agent',
@@ -788,13 +795,13 @@ export class RegistryState {
         org: snapshot.orgs[org] as string,
         registered_at: registeredAt,
         retired_at: retiredAt === 0 ? null : retiredAt,
-      };
+      });
     });
-    for (const [circleId, owner] of snapshot.circles) state.circles[circleId] = amids[owner] as string;
+    for (const [circleId, owner] of snapshot.circles) state.circles.set(circleId, amids[owner] as string);
     for (const [a, b, since] of snapshot.pairs) {
       const pa = amids[a] as string;
       const pb = amids[b] as string;
-      state.pairs[pairKey(pa, pb)] = { a: pa, b: pb, since };
+      state.pairs.set(pairKey(pa, pb), { a: pa, b: pb, since });
     }
     for (const [caller, nonce, expiry] of snapshot.nonces) state.nonces.record(amids[caller] as string, nonce, expiry);
     const operatorKeys = snapshot.operator_keys ?? [];
@@ -803,7 +810,7 @@ export class RegistryState {
     state.events = snapshot.events.map((e) => ({ ...e }));
     state.eventSeq = snapshot.event_seq;
     state.totals = structuredCloneJson(snapshot.event_totals);
-    for (const r of snapshot.bridge) state.bridge[r.request_id] = structuredCloneJson(r);
+    for (const r of snapshot.bridge) state.bridge.set(r.request_id, structuredCloneJson(r));
     state.bridgeSeq = snapshot.bridge_seq;
     state.stats = { ...snapshot.stats };
     return state;

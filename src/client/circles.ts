@@ -41,6 +41,7 @@ import {
   type RegistryRunInfo,
 } from '../circles/names';
 import {
+  CircleIdSchema,
   SignedBridgeDecisionSchema,
   SignedBridgeRequestSchema,
   SignedKnockSchema,
@@ -283,7 +284,7 @@ export class CircleRegistryClient {
   }
 
   async tree(circleId?: string): Promise<RegistryTree> {
-    return this.query(treeQuery, circleId ? { circle_id: circleId } : {});
+    return this.query(treeQuery, circleId ? { circle_id: parse(CircleIdSchema, circleId, 'circle_id') } : {});
   }
 
   /** Operator action: retires the agent and its whole sub-tree; returns every AMID retired. */

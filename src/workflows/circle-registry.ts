@@ -47,6 +47,7 @@ import {
   SignedBridgeRequestSchema,
   SignedKnockSchema,
   SignedMembershipSchema,
+  TreeFilterSchema,
 } from '../circles/schemas';
 import { RegistryState, type OperatorInput, type Outcome, type Refusal } from '../circles/state';
 import type { OperatorAction } from '../circles/operator';
@@ -153,17 +154,28 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
     validator: (req) => validate(SignedBridgeDecisionSchema, req, 'bridge decision'),
   });
 
-  setHandler(agentQuery, (amid) => state.agent(amid));
+  // Queries have no validators: each handler validates its ids itself, so a malformed id (such as
+  // `__proto__`) is refused with a message naming the field instead of reaching a lookup.
+  setHandler(agentQuery, (amid) => {
+    validate(AmidSchema, amid, 'amid');
+    return state.agent(amid);
+  });
   setHandler(discoverQuery, (requester) => {
     validate(AmidSchema, requester, 'requester');
     return state.discover(requester);
   });
-  setHandler(treeQuery, (opts) => state.tree(opts?.circle_id));
+  setHandler(treeQuery, (opts) => {
+    validate(TreeFilterSchema, opts ?? {}, 'tree');
+    return state.tree(opts?.circle_id);
+  });
   setHandler(eventsQuery, (filter) => {
     validate(EventsFilterSchema, filter ?? {}, 'events filter');
     return state.eventsView(filter ?? {});
   });
-  setHandler(bridgeQuery, (amid) => state.bridgeFor(amid));
+  setHandler(bridgeQuery, (amid) => {
+    validate(AmidSchema, amid, 'amid');
+    return state.bridgeFor(amid);
+  });
   setHandler(statsQuery, () => state.statsView());
   setHandler(dumpQuery, () => state.dump());
   setHandler(runInfoQuery, () => ({

@@ -525,3 +525,68 @@ describe('operator-signed actions are single-use', () => {
     expect(state.snapshot().operator_nonces ?? []).toEqual([]);
   });
 });
+
+describe('ids that name Object prototype properties', () => {
+  const hostile = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf'];
+
+  it('are no such agent for every lookup, and never touch Object.prototype', () => {
+    const { state, top, sub, now } = newState();
+    const A = top();
+    sub(A);
+    for (const id of hostile) {
+      expect(state.agent(id), id).toBeNull();
+      expect(state.discover(id), id).toBeNull();
+      expect(state.bridgeFor(id), id).toEqual([]);
+      expect(state.tree(id).circles, id).toEqual([]);
+      expect(state.retire({ amid: id }, now), id).toMatchObject({ ok: false, code: 'unknown-agent' });
+      expect(state.allowPair({ a: A.key.amid, b: id }, now), id).toMatchObject({ ok: false, code: 'unknown-agent' });
+      const knock = { statement: { from: id, to: A.key.amid, time: now, nonce: newNonce() }, signature: 'x' };
+      expect(state.knock(knock, now), id).toMatchObject({ allowed: false, code: 'unknown-caller' });
+    }
+    expect(({} as Record<string, unknown>).status).toBeUndefined();
+    expect(state.tree().agents).toEqual({ total: 2, active: 2, retired: 0 });
+  });
+
+  it('a bridge decision on request id __proto__ is an unknown request', () => {
+    const { state, top, now } = newState();
+    const A = top();
+    const statement = {
+      request_id: '__proto__',
+      by: A.key.amid,
+      decision: 'forward' as const,
+      time: now,
+      nonce: newNonce(),
+    };
+    const signed = { statement, signature: signStatement('bridge-decision', statement, A.key.private_key) };
+    expect(state.decideCrossCircle(signed, now)).toMatchObject({ ok: false, code: 'unknown-request' });
+  });
+
+  it('a snapshot cannot revive prototype keys: such entries stay plain data', () => {
+    const { state, top } = newState();
+    top();
+    const snap = JSON.parse(JSON.stringify(state.snapshot())) as RegistrySnapshot;
+    const hostileRequest = JSON.parse(
+      '{"request_id":"__proto__","from":"a","to":"b","source_parent":"a","target_parent":"b",' +
+        '"message":"m","status":"declined","hops":[]}',
+    ) as RegistrySnapshot['bridge'][number];
+    snap.bridge.push(hostileRequest);
+    const restored = RegistryState.fromSnapshot(snap, state.config, { newCircleId: randomUUID });
+    expect(restored.dump().bridge).toEqual([hostileRequest]);
+    expect(restored.snapshot()).toEqual(snap);
+    expect(restored.agent('__proto__')).toBeNull();
+    expect(restored.tree().agents.total).toBe(1);
+  });
+});
+
+describe('organisation names that name Object prototype properties', () => {
+  it('survive continue-as-new as plain names', () => {
+    const { state, top } = newState();
+    const A = top('constructor');
+    const B = top('toString');
+    const snap = JSON.parse(JSON.stringify(state.snapshot())) as RegistrySnapshot;
+    expect(snap.orgs).toEqual(['constructor', 'toString']);
+    const restored = RegistryState.fromSnapshot(snap, state.config, { newCircleId: randomUUID });
+    expect(restored.agent(A.key.amid)?.org).toBe('constructor');
+    expect(restored.agent(B.key.amid)?.org).toBe('toString');
+  });
+});
