@@ -6,7 +6,7 @@
  */
 import { registryConfig, type RegistryConfig } from './config';
 import { NonceLedger } from '../identity/nonces';
-import { amidFromPublicKey, amidOfRegisteredKey, SIGNATURE_WINDOW_MS } from '../identity/verify';
+import { amidFromPublicKey, amidOfRegisteredKey, SIGNATURE_WINDOW_MS, staleness } from '../identity/verify';
 import { refuseOperatorAction, type OperatorAction } from './operator';
 import { verifyStatement, type StatementKind } from './statements';
 import { discoverFor } from './discovery';
@@ -393,11 +393,10 @@ export class RegistryState {
     return { allowed: true, code: decision.code, reason: decision.reason };
   }
 
+  /** The one freshness rule (identity's), worded for the statement at hand. */
   private staleness(what: string, signedAt: number, now: number, windowMs: number): string | null {
-    const skew = now - signedAt;
-    if (Math.abs(skew) <= windowMs) return null;
-    const direction = skew > 0 ? 'old' : 'in the future';
-    return `${what} signed at ${iso(signedAt)} is ${Math.round(Math.abs(skew) / 1000)}s ${direction}; the freshness window is ${windowMs / 1000}s`;
+    const why = staleness(signedAt, now, windowMs);
+    return why === null ? null : `${what} ${why}`;
   }
 
   private useNonce(
