@@ -6,6 +6,11 @@ export interface RegistryConfig {
   statementWindowMs: number;
   /** Live nonces one caller may hold (KNOCKs per 2 x window); beyond it KNOCKs are rate-limited. */
   maxKnocksPerCallerWindow: number;
+  /**
+   * Operator nonces held (each for twice the signature window): bounds the registry's memory and
+   * snapshot; beyond it operator actions are refused as rate-limited until older ones expire.
+   */
+  maxOperatorNoncesHeld: number;
   /** Governance events held in full; older ones leave only their exact counts behind. */
   maxEventsHeld: number;
   /** Cross-circle requests held; finished ones are dropped first. */
@@ -24,6 +29,7 @@ export const DEFAULT_REGISTRY_CONFIG: RegistryConfig = {
   knockWindowMs: 30_000,
   statementWindowMs: 300_000,
   maxKnocksPerCallerWindow: 2_000,
+  maxOperatorNoncesHeld: 5_000,
   maxEventsHeld: 500,
   maxBridgeHeld: 100,
   maxUpdatesPerRun: 1_000,

@@ -3,17 +3,12 @@
  * editing the cross-organisation allowlist are operator actions; without a check, any agent that
  * reaches the namespace could register a fresh key as top-level and leave its circle. When the
  * workers are given operator public keys (`AGENT_JUDGE_CIRCLE_OPERATOR_KEYS`), the registry
- * accepts these actions only with a fresh Ed25519 signature by one of them. Pure JavaScript, so
- * the registry workflow verifies it itself.
+ * accepts these actions only with a fresh Ed25519 signature by one of them, and each signature
+ * only once (the registry records its nonce). Pure, so the registry workflow verifies it itself.
  */
-import { ed25519 } from '@noble/curves/ed25519.js';
-import { canonicalJson } from './crypto';
-import { fromBase64Url, utf8 } from './encoding';
+import { checkSignature, staleness, statementBytes } from '../identity/verify';
 
 export type OperatorAction = 'register' | 'retire' | 'allow-pair' | 'revoke-pair';
-
-/** How far an operator signature's time may be from registry time. */
-export const OPERATOR_SIGNATURE_WINDOW_MS = 5 * 60_000;
 
 export interface OperatorSignature {
   public_key: string;
@@ -30,12 +25,13 @@ export function operatorSigningBytes(
   nonce: string,
 ): Uint8Array {
   const { operator: _drop, ...rest } = input as { operator?: unknown };
-  return utf8(`agent-judge/circles-operator/v1\n${canonicalJson({ action, input: rest, signed_at: signedAt, nonce })}`);
+  return statementBytes('agent-judge/circles-operator/v1', { action, input: rest, signed_at: signedAt, nonce });
 }
 
 /**
  * Why an operator action is not authorised, or null. With no operator keys configured every
  * caller is accepted (namespace access is then the only gate, as the worker logs at start).
+ * Replays within the window are the registry state's to refuse (it holds the nonces).
  */
 export function refuseOperatorAction(
   action: OperatorAction,
@@ -48,16 +44,13 @@ export function refuseOperatorAction(
   if (!op) return `${action} is an operator action: sign it with an operator key (--operator-key)`;
   if (!operatorKeys.includes(op.public_key))
     return `${action}: the signing key is not an operator key of this registry`;
-  if (!Number.isFinite(op.signed_at) || Math.abs(nowMs - op.signed_at) > OPERATOR_SIGNATURE_WINDOW_MS) {
+  if (staleness(op.signed_at, nowMs) !== null)
     return `${action}: the operator signature is stale or from the future; sign it again`;
-  }
-  try {
-    const sig = fromBase64Url(op.signature);
-    const key = fromBase64Url(op.public_key);
-    if (!sig || sig.length !== 64 || !key || key.length !== 32) return `${action}: the operator signature is malformed`;
-    const ok = ed25519.verify(sig, operatorSigningBytes(action, input, op.signed_at, op.nonce), key, { zip215: false });
-    return ok ? null : `${action}: the operator signature does not verify`;
-  } catch {
-    return `${action}: the operator signature is malformed`;
-  }
+  const check = checkSignature(
+    operatorSigningBytes(action, input, op.signed_at, op.nonce),
+    op.signature,
+    op.public_key,
+  );
+  if (check === 'malformed') return `${action}: the operator signature is malformed`;
+  return check === 'ok' ? null : `${action}: the operator signature does not verify`;
 }

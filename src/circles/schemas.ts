@@ -1,38 +1,11 @@
 /**
- * Zod schemas for everything that crosses a process boundary in trust circles: key files, signed
+ * Zod schemas for everything that crosses a process boundary in trust circles: signed
  * statements and the registry's Update inputs. The client, the CLI and the registry's Update
  * validators all parse with these, so a malformed payload is refused with a field-level message
  * before it can touch registry state.
  */
 import { z } from 'zod';
-import { AMID_PATTERN, decodePublicKey } from './crypto';
-
-const B64URL = /^[A-Za-z0-9_-]+$/;
-
-export const AmidSchema = z
-  .string()
-  .regex(AMID_PATTERN, 'expected an AMID: "amid:" followed by 40 lowercase hex characters');
-
-export const PublicKeySchema = z
-  .string()
-  .length(43, 'expected an Ed25519 public key: 32 bytes as unpadded base64url (43 characters)')
-  .regex(B64URL, 'expected unpadded base64url')
-  .refine(
-    (k) => decodePublicKey(k) !== null,
-    'not a valid Ed25519 public key (expected a curve point outside the small-order subgroup)',
-  );
-
-export const PrivateKeySchema = z
-  .string()
-  .length(43, 'expected an Ed25519 private key: the 32-byte seed as unpadded base64url (43 characters)')
-  .regex(B64URL, 'expected unpadded base64url');
-
-export const SignatureSchema = z
-  .string()
-  .length(86, 'expected an Ed25519 signature: 64 bytes as unpadded base64url (86 characters)')
-  .regex(B64URL, 'expected unpadded base64url');
-
-export const NonceSchema = z.string().min(16).max(64).regex(B64URL, 'expected a base64url nonce');
+import { AmidSchema, NonceSchema, PublicKeySchema, SignatureSchema } from '../contracts/identity';
 
 /** Milliseconds since the Unix epoch, as signed by the agent. */
 export const TimeSchema = z.number().int().nonnegative();
@@ -48,14 +21,6 @@ export const OrgSchema = z
 
 export const RoleSchema = z.enum(['top-level', 'sub-agent']);
 export type Role = z.infer<typeof RoleSchema>;
-
-/** What `circles keygen` prints and what `--key` / `--parent-key` files contain. */
-export const KeyFileSchema = z.object({
-  amid: AmidSchema,
-  public_key: PublicKeySchema,
-  private_key: PrivateKeySchema,
-});
-export type KeyFile = z.infer<typeof KeyFileSchema>;
 
 /**
  * The parent's signed word that a child belongs to its circle. The registry checks the signature
@@ -114,15 +79,15 @@ export type SignedBridgeRequest = z.infer<typeof SignedBridgeRequestSchema>;
 export const SignedBridgeDecisionSchema = signed(BridgeDecisionStatementSchema);
 export type SignedBridgeDecision = z.infer<typeof SignedBridgeDecisionSchema>;
 
-/** Operator action: a top-level agent joins the registry and gets a new circle. */
 /** An operator's signature over an admin action (see circles/operator.ts). */
 export const OperatorSignatureSchema = z.strictObject({
   public_key: PublicKeySchema,
   signed_at: z.number().int().nonnegative(),
-  nonce: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/, 'expected 16-64 base64url characters'),
-  signature: z.string().regex(/^[A-Za-z0-9_-]{86}$/, 'expected a 64-byte signature as unpadded base64url'),
+  nonce: NonceSchema,
+  signature: SignatureSchema,
 });
 
+/** Operator action: a top-level agent joins the registry and gets a new circle. */
 export const RegisterInputSchema = z.strictObject({
   public_key: PublicKeySchema,
   org: OrgSchema.optional(),
@@ -145,6 +110,10 @@ export const PairInputSchema = z.strictObject({
   operator: OperatorSignatureSchema.optional(),
 });
 export type PairInput = z.infer<typeof PairInputSchema>;
+
+/** Which circle's tree to show (all when absent). */
+export const TreeFilterSchema = z.strictObject({ circle_id: CircleIdSchema.optional() });
+export type TreeFilter = z.infer<typeof TreeFilterSchema>;
 
 /** Filters for the governance event list. */
 export const EventsFilterSchema = z.strictObject({

@@ -5,7 +5,10 @@
  * deterministic inside one. Must stay free of Node built-ins: it runs in the workflow sandbox.
  */
 import { registryConfig, type RegistryConfig } from './config';
-import { amidFromPublicKey, amidOfRegisteredKey, verifyStatement, type StatementKind } from './crypto';
+import { NonceLedger } from '../identity/nonces';
+import { amidFromPublicKey, amidOfRegisteredKey, SIGNATURE_WINDOW_MS, staleness } from '../identity/verify';
+import { refuseOperatorAction, type OperatorAction } from './operator';
+import { verifyStatement, type StatementKind } from './statements';
 import { discoverFor } from './discovery';
 import { decideKnock, pairKey } from './policy';
 import type {
@@ -108,6 +111,10 @@ export interface RegistrySnapshot {
   pairs: Array<[number, number, number]>;
   /** [caller index, nonce, expiry] */
   nonces: Array<[number, string, number]>;
+  /** Operator keys that signed the actions below (absent in snapshots from before they were recorded). */
+  operator_keys?: string[];
+  /** [operator key index, nonce, expiry]: operator signatures already used. */
+  operator_nonces?: Array<[number, string, number]>;
   events: GovernanceEvent[];
   event_seq: number;
   event_totals: EventTotals;
@@ -123,24 +130,27 @@ export interface RegistryHooks {
   onEvent?: (event: GovernanceEvent) => void;
 }
 
+/** The Update inputs an operator signs. */
+export type OperatorInput = RegisterInput | RetireInput | PairInput;
+
 const refuse = (code: string, reason: string): Refusal => ({ ok: false, code, reason });
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export class RegistryState {
   readonly config: RegistryConfig;
-  private agents: Record<string, AgentRecord> = {};
+  // Maps, not objects: ids come from outside, and `agents['__proto__']` would be Object.prototype.
+  private agents = new Map<string, AgentRecord>();
   /** circle id -> its top-level agent. */
-  private circles: Record<string, string> = {};
-  private pairs: Record<string, PairRecord> = {};
-  /** `${amid} ${nonce}` -> expiry (epoch ms); `nonceQueue` holds the keys in expiry order. */
-  private nonces: Record<string, number> = {};
-  private nonceQueue: string[] = [];
-  private nonceHead = 0;
-  private nonceCount: Record<string, number> = {};
+  private circles = new Map<string, string>();
+  private pairs = new Map<string, PairRecord>();
+  /** Nonces of accepted KNOCKs and bridge messages, per caller AMID. */
+  private nonces = new NonceLedger();
+  /** Nonces of accepted operator signatures, per operator key: each signed action is used once. */
+  private operatorNonces = new NonceLedger();
   private events: GovernanceEvent[] = [];
   private eventSeq = 0;
   private totals: EventTotals = { total: 0, by_kind: {}, by_code: {} };
-  private bridge: Record<string, BridgeRequest> = {};
+  private bridge = new Map<string, BridgeRequest>();
   private bridgeSeq = 0;
   private stats: RegistryStats = {
     knocks: 0,
@@ -164,11 +174,11 @@ export class RegistryState {
   /** Operator action: a top-level agent joins with a new circle of its own. */
   registerTopLevel(input: RegisterInput, now: number): Outcome<RegisteredAgent> {
     const amid = amidFromPublicKey(input.public_key);
-    const existing = this.agents[amid];
+    const existing = this.agents.get(amid);
     if (existing)
       return refuse('already-registered', `agent ${amid} is already registered (${existing.role}, ${existing.status})`);
     const circleId = this.hooks.newCircleId();
-    this.agents[amid] = {
+    this.agents.set(amid, {
       amid,
       public_key: input.public_key,
       role: 'top-level',
@@ -178,8 +188,8 @@ export class RegistryState {
       org: input.org ?? this.config.defaultOrg,
       registered_at: now,
       retired_at: null,
-    };
-    this.circles[circleId] = amid;
+    });
+    this.circles.set(circleId, amid);
     this.stats.registered++;
     return { ok: true, value: { amid, circle_id: circleId, role: 'top-level' } };
   }
@@ -192,7 +202,7 @@ export class RegistryState {
     const s = signed.statement;
     const refused = (code: string, reason: string) =>
       this.refuseWithEvent('spawn-refused', code, s.parent_amid, s.child_amid, reason, now);
-    const parent = this.agents[s.parent_amid];
+    const parent = this.agents.get(s.parent_amid);
     if (!parent) return refused('unknown-parent', `parent ${s.parent_amid} is not a registered agent`);
     // The signature is checked against the key the registry holds, never one sent with the request.
     if (!verifyStatement('membership', s, signed.signature, parent.public_key)) {
@@ -217,13 +227,13 @@ export class RegistryState {
       );
     const stale = this.staleness('membership statement', s.time, now, this.config.statementWindowMs);
     if (stale) return refused('stale', stale);
-    const existing = this.agents[s.child_amid];
+    const existing = this.agents.get(s.child_amid);
     if (existing)
       return refused(
         'already-registered',
         `agent ${s.child_amid} is already registered (${existing.role}, ${existing.status})`,
       );
-    this.agents[s.child_amid] = {
+    this.agents.set(s.child_amid, {
       amid: s.child_amid,
       public_key: s.child_public_key,
       role: 'sub-agent',
@@ -233,7 +243,7 @@ export class RegistryState {
       org: parent.org,
       registered_at: now,
       retired_at: null,
-    };
+    });
     this.stats.spawned++;
     return {
       ok: true,
@@ -243,26 +253,28 @@ export class RegistryState {
 
   /** Operator action: retires an agent and its whole sub-tree (they can no longer knock or be knocked). */
   retire(input: RetireInput, now: number): Outcome<RetireResult> {
-    const agent = this.agents[input.amid];
+    const agent = this.agents.get(input.amid);
     if (!agent) return refuse('unknown-agent', `agent ${input.amid} is not registered`);
     if (agent.status === 'retired') return refuse('already-retired', `agent ${input.amid} is already retired`);
     // Descendants share the circle, so only the circle's members need looking at.
-    const children: Record<string, string[]> = {};
-    for (const a of Object.values(this.agents)) {
+    const children = new Map<string, string[]>();
+    for (const a of this.agents.values()) {
       if (a.circle_id !== agent.circle_id || !a.parent_amid) continue;
-      (children[a.parent_amid] ??= []).push(a.amid);
+      const siblings = children.get(a.parent_amid);
+      if (siblings) siblings.push(a.amid);
+      else children.set(a.parent_amid, [a.amid]);
     }
     const retired: string[] = [];
     const stack = [agent.amid];
     while (stack.length > 0) {
       const amid = stack.pop() as string;
-      const a = this.agents[amid] as AgentRecord;
+      const a = this.agents.get(amid) as AgentRecord;
       if (a.status === 'active') {
         a.status = 'retired';
         a.retired_at = now;
         retired.push(amid);
       }
-      for (const child of children[amid] ?? []) stack.push(child);
+      for (const child of children.get(amid) ?? []) stack.push(child);
     }
     this.stats.retired += retired.length;
     return { ok: true, value: { retired } };
@@ -273,9 +285,9 @@ export class RegistryState {
     const bad = this.checkPair(input);
     if (bad) return bad;
     const key = pairKey(input.a, input.b);
-    if (!this.pairs[key]) {
+    if (!this.pairs.has(key)) {
       const [a, b] = input.a < input.b ? [input.a, input.b] : [input.b, input.a];
-      this.pairs[key] = { a, b, since: now };
+      this.pairs.set(key, { a, b, since: now });
     }
     return { ok: true, value: { pair: [input.a, input.b], allowed: true } };
   }
@@ -284,19 +296,68 @@ export class RegistryState {
   revokePair(input: PairInput): Outcome<PairResult> {
     const bad = this.checkPair(input, false);
     if (bad) return bad;
-    delete this.pairs[pairKey(input.a, input.b)];
+    this.pairs.delete(pairKey(input.a, input.b));
     return { ok: true, value: { pair: [input.a, input.b], allowed: false } };
   }
 
   private checkPair(input: PairInput, requireActive = true): Refusal | null {
     if (input.a === input.b) return refuse('same-agent', 'a pair needs two different agents');
     for (const amid of [input.a, input.b]) {
-      const agent = this.agents[amid];
+      const agent = this.agents.get(amid);
       if (!agent) return refuse('unknown-agent', `agent ${amid} is not registered`);
       if (agent.role !== 'top-level')
         return refuse('not-top-level', `agent ${amid} is a sub-agent; the allowlist joins top-level agents only`);
       if (requireActive && agent.status !== 'active') return refuse('retired', `agent ${amid} is retired`);
     }
+    return null;
+  }
+
+  // ---------------------------------------------------------------- operator authority
+
+  /**
+   * Read-only check for an Update validator: why this operator action cannot be accepted now
+   * (unsigned, not an operator key, stale, forged, or its signature already used), or null.
+   * Validators must not change state, so the nonce is recorded by {@link authorizeOperator}.
+   */
+  checkOperator(
+    action: OperatorAction,
+    input: OperatorInput,
+    operatorKeys: readonly string[],
+    now: number,
+  ): Refusal | null {
+    const why = refuseOperatorAction(action, input, operatorKeys, now);
+    if (why) return refuse('not-operator', why);
+    const op = input.operator;
+    if (operatorKeys.length === 0 || !op) return null;
+    if (this.operatorNonces.isUsed(op.public_key, op.nonce, now))
+      return refuse('replay', `${action}: operator nonce ${op.nonce} was already used: replayed operator action`);
+    return null;
+  }
+
+  /**
+   * The handler's check, right before the action is applied: as {@link checkOperator}, then records
+   * the signature's nonce, so a captured signed action (an allow-pair, a retire...) works once. A
+   * signature that fails the checks uses up nothing.
+   */
+  authorizeOperator(
+    action: OperatorAction,
+    input: OperatorInput,
+    operatorKeys: readonly string[],
+    now: number,
+  ): Refusal | null {
+    this.operatorNonces.prune(now);
+    const bad = this.checkOperator(action, input, operatorKeys, now);
+    if (bad) return bad;
+    const op = input.operator;
+    if (operatorKeys.length === 0 || !op) return null;
+    if (this.operatorNonces.size >= this.config.maxOperatorNoncesHeld) {
+      return refuse(
+        'rate-limited',
+        `${action}: more than ${this.config.maxOperatorNoncesHeld} operator actions within ${(2 * SIGNATURE_WINDOW_MS) / 1000}s; try again later`,
+      );
+    }
+    // A replay passes the freshness check only until signed_at + window <= now + 2 x window.
+    this.operatorNonces.record(op.public_key, op.nonce, now + 2 * SIGNATURE_WINDOW_MS);
     return null;
   }
 
@@ -311,7 +372,7 @@ export class RegistryState {
     const s = signed.statement;
     this.stats.knocks++;
     this.pruneNonces(now);
-    const caller = this.agents[s.from];
+    const caller = this.agents.get(s.from);
     const denied = (code: KnockResult['code'], reason: string): KnockResult => {
       this.stats.knocks_denied++;
       this.recordEvent('knock-denied', code, s.from, s.to, reason, now);
@@ -325,18 +386,17 @@ export class RegistryState {
     if (stale) return denied('stale', stale);
     const nonceProblem = this.useNonce(s.from, s.nonce, now);
     if (nonceProblem) return denied(nonceProblem.code, nonceProblem.reason);
-    const target = this.agents[s.to];
-    const decision = decideKnock(caller, target, this.isPairAllowed(s.from, s.to), (c) => this.circles[c]);
+    const target = this.agents.get(s.to);
+    const decision = decideKnock(caller, target, this.isPairAllowed(s.from, s.to), (c) => this.circles.get(c));
     if (!decision.allowed) return denied(decision.code, decision.reason);
     this.stats.knocks_allowed++;
     return { allowed: true, code: decision.code, reason: decision.reason };
   }
 
+  /** The one freshness rule (identity's), worded for the statement at hand. */
   private staleness(what: string, signedAt: number, now: number, windowMs: number): string | null {
-    const skew = now - signedAt;
-    if (Math.abs(skew) <= windowMs) return null;
-    const direction = skew > 0 ? 'old' : 'in the future';
-    return `${what} signed at ${iso(signedAt)} is ${Math.round(Math.abs(skew) / 1000)}s ${direction}; the freshness window is ${windowMs / 1000}s`;
+    const why = staleness(signedAt, now, windowMs);
+    return why === null ? null : `${what} ${why}`;
   }
 
   private useNonce(
@@ -344,44 +404,25 @@ export class RegistryState {
     nonce: string,
     now: number,
   ): { code: 'replay' | 'rate-limited'; reason: string } | null {
-    const key = `${amid} ${nonce}`;
-    if (this.nonces[key] !== undefined)
+    if (this.nonces.isUsed(amid, nonce, now))
       return { code: 'replay', reason: `nonce ${nonce} was already used by ${amid}: replayed message` };
-    if ((this.nonceCount[amid] ?? 0) >= this.config.maxKnocksPerCallerWindow) {
+    if (this.nonces.countFor(amid) >= this.config.maxKnocksPerCallerWindow) {
       return {
         code: 'rate-limited',
         reason: `${amid} sent more than ${this.config.maxKnocksPerCallerWindow} signed messages within ${(2 * this.config.knockWindowMs) / 1000}s`,
       };
     }
     // Any replay accepted by the freshness check arrives before signed time + window <= now + 2 x window.
-    this.nonces[key] = now + 2 * this.config.knockWindowMs;
-    this.nonceQueue.push(key);
-    this.nonceCount[amid] = (this.nonceCount[amid] ?? 0) + 1;
+    this.nonces.record(amid, nonce, now + 2 * this.config.knockWindowMs);
     return null;
   }
 
   private pruneNonces(now: number): void {
-    while (this.nonceHead < this.nonceQueue.length) {
-      const key = this.nonceQueue[this.nonceHead] as string;
-      const expiry = this.nonces[key];
-      if (expiry !== undefined && expiry > now) break;
-      if (expiry !== undefined) {
-        delete this.nonces[key];
-        const amid = key.slice(0, key.indexOf(' '));
-        const left = (this.nonceCount[amid] ?? 1) - 1;
-        if (left <= 0) delete this.nonceCount[amid];
-        else this.nonceCount[amid] = left;
-      }
-      this.nonceHead++;
-    }
-    if (this.nonceHead > 1024 && this.nonceHead * 2 > this.nonceQueue.length) {
-      this.nonceQueue = this.nonceQueue.slice(this.nonceHead);
-      this.nonceHead = 0;
-    }
+    this.nonces.prune(now);
   }
 
   private isPairAllowed(a: string, b: string): boolean {
-    return this.pairs[pairKey(a, b)] !== undefined;
+    return this.pairs.has(pairKey(a, b));
   }
 
   // ---------------------------------------------------------------- cross-circle bridge
@@ -395,20 +436,20 @@ export class RegistryState {
     const refused = (code: string, reason: string) =>
       this.refuseWithEvent('bridge-refused', code, s.from, s.to, reason, now);
     this.pruneNonces(now);
-    const sender = this.agents[s.from];
+    const sender = this.agents.get(s.from);
     const bad = this.checkSignedBy(sender, s.from, 'bridge-request', s, signed.signature, s.time, s.nonce, now);
     if (bad) return refused(bad.code, bad.reason);
     const from = sender as AgentRecord;
     if (from.status !== 'active') return refused('caller-retired', `caller ${s.from} is retired`);
     if (from.role !== 'sub-agent')
       return refused('not-sub-agent', `${s.from} is top-level: knock the other circle's parent directly`);
-    const target = this.agents[s.to];
+    const target = this.agents.get(s.to);
     if (!target) return refused('unknown-target', `target ${s.to} is not a registered agent`);
     if (target.status !== 'active') return refused('target-retired', `target ${s.to} is retired`);
     if (target.circle_id === from.circle_id)
       return refused('same-circle', `${s.to} is in the caller's own circle: knock it directly`);
-    const sourceParent = this.circles[from.circle_id] as string;
-    const targetParent = this.circles[target.circle_id] as string;
+    const sourceParent = this.circles.get(from.circle_id) as string;
+    const targetParent = this.circles.get(target.circle_id) as string;
     if (!this.makeRoomForBridge())
       return refused('bridge-full', `too many cross-circle requests are pending (${this.config.maxBridgeHeld})`);
     const request: BridgeRequest = {
@@ -421,7 +462,7 @@ export class RegistryState {
       status: 'awaiting-source-parent',
       hops: [{ step: 'requested', by: s.from, at: iso(now) }],
     };
-    this.bridge[request.request_id] = request;
+    this.bridge.set(request.request_id, request);
     this.recordEvent(
       'bridge-hop',
       'requested',
@@ -440,17 +481,17 @@ export class RegistryState {
    */
   decideCrossCircle(signed: SignedBridgeDecision, now: number): Outcome<BridgeRequest> {
     const s = signed.statement;
-    const request = this.bridge[s.request_id];
+    const request = this.bridge.get(s.request_id);
     const refused = (code: string, reason: string) =>
       this.refuseWithEvent('bridge-refused', code, s.by, request?.to ?? null, reason, now, s.request_id);
     this.pruneNonces(now);
-    const decider = this.agents[s.by];
+    const decider = this.agents.get(s.by);
     const bad = this.checkSignedBy(decider, s.by, 'bridge-decision', s, signed.signature, s.time, s.nonce, now);
     if (bad) return refused(bad.code, bad.reason);
     if (!request) return refused('unknown-request', `no cross-circle request ${s.request_id} is held`);
     if ((decider as AgentRecord).status !== 'active') return refused('caller-retired', `${s.by} is retired`);
     // A retired sender's queued message dies with it: nothing a retired agent sent crosses later.
-    const sender = this.agents[request.from];
+    const sender = this.agents.get(request.from);
     if (s.decision !== 'decline' && (!sender || sender.status !== 'active')) {
       return refused('sender-retired', `sender ${request.from} is retired`);
     }
@@ -464,8 +505,8 @@ export class RegistryState {
       if (s.decision === 'deliver')
         return refused('wrong-decision', `the sender's parent may forward or decline, not deliver`);
       if (s.decision === 'forward') {
-        const caller = this.agents[request.source_parent] as AgentRecord;
-        const peer = this.agents[request.target_parent];
+        const caller = this.agents.get(request.source_parent) as AgentRecord;
+        const peer = this.agents.get(request.target_parent);
         // Parent to parent is an ordinary top-level contact, under the same policy as a KNOCK.
         const policy = decideKnock(caller, peer, this.isPairAllowed(caller.amid, request.target_parent));
         if (!policy.allowed)
@@ -482,7 +523,7 @@ export class RegistryState {
       if (s.decision === 'forward')
         return refused('wrong-decision', `the target's parent may deliver or decline, not forward`);
       if (s.decision === 'deliver') {
-        const target = this.agents[request.to];
+        const target = this.agents.get(request.to);
         if (!target || target.status !== 'active') return refused('target-retired', `target ${request.to} is retired`);
       }
       step = s.decision === 'deliver' ? 'delivered' : 'declined';
@@ -505,7 +546,7 @@ export class RegistryState {
 
   /** Requests an agent sent, must decide, or has received (delivered ones carry the message). */
   bridgeFor(amid: string): BridgeRequest[] {
-    return Object.values(this.bridge)
+    return [...this.bridge.values()]
       .filter(
         (r) =>
           r.from === amid ||
@@ -517,12 +558,10 @@ export class RegistryState {
   }
 
   private makeRoomForBridge(): boolean {
-    const ids = Object.keys(this.bridge);
-    if (ids.length < this.config.maxBridgeHeld) return true;
-    for (const id of ids) {
-      const r = this.bridge[id] as BridgeRequest;
-      if (r.status === 'delivered' || r.status === 'declined') {
-        delete this.bridge[id];
+    if (this.bridge.size < this.config.maxBridgeHeld) return true;
+    for (const [id, r] of this.bridge) {
+      if (finished(r)) {
+        this.bridge.delete(id);
         return true;
       }
     }
@@ -610,38 +649,38 @@ export class RegistryState {
   // ---------------------------------------------------------------- reads
 
   agent(amid: string): AgentRecord | null {
-    const a = this.agents[amid];
+    const a = this.agents.get(amid);
     return a ? { ...a } : null;
   }
 
   /** The discover answer for `requester`, or null when the requester is not registered. */
   discover(requester: string): DiscoveredAgent[] | null {
-    const me = this.agents[requester];
+    const me = this.agents.get(requester);
     if (!me) return null;
-    return discoverFor(me, Object.values(this.agents), (a, b) => this.isPairAllowed(a, b));
+    return discoverFor(me, [...this.agents.values()], (a, b) => this.isPairAllowed(a, b));
   }
 
   /** One tree per circle (optionally just one circle), retired agents included with their status. */
   tree(circleId?: string): RegistryTree {
-    const nodes: Record<string, TreeNode> = {};
+    const nodes = new Map<string, TreeNode>();
     let active = 0;
     let total = 0;
-    for (const a of Object.values(this.agents)) {
+    for (const a of this.agents.values()) {
       total++;
       if (a.status === 'active') active++;
       if (circleId === undefined || a.circle_id === circleId)
-        nodes[a.amid] = { amid: a.amid, role: a.role, status: a.status, children: [] };
+        nodes.set(a.amid, { amid: a.amid, role: a.role, status: a.status, children: [] });
     }
     const circles: CircleTree[] = [];
-    for (const a of Object.values(this.agents)) {
-      const node = nodes[a.amid];
+    for (const a of this.agents.values()) {
+      const node = nodes.get(a.amid);
       if (!node) continue;
-      if (a.parent_amid) nodes[a.parent_amid]?.children.push(node);
+      if (a.parent_amid) nodes.get(a.parent_amid)?.children.push(node);
       else circles.push({ circle_id: a.circle_id, org: a.org, root: node });
     }
     return {
       circles,
-      allowlist: Object.values(this.pairs).map((p) => ({ a: p.a, b: p.b })),
+      allowlist: [...this.pairs.values()].map((p) => ({ a: p.a, b: p.b })),
       agents: { total, active, retired: total - active },
     };
   }
@@ -651,16 +690,16 @@ export class RegistryState {
   }
 
   agentCount(): number {
-    return Object.keys(this.agents).length;
+    return this.agents.size;
   }
 
   dump(): RegistryDump {
     return structuredCloneJson({
-      agents: Object.values(this.agents),
-      allowlist: Object.values(this.pairs),
+      agents: [...this.agents.values()],
+      allowlist: [...this.pairs.values()],
       events: this.events,
       event_totals: this.totals,
-      bridge: Object.values(this.bridge),
+      bridge: [...this.bridge.values()],
       stats: this.stats,
     });
   }
@@ -673,40 +712,42 @@ export class RegistryState {
    * counts stay exact in `event_totals`.
    */
   snapshot(): RegistrySnapshot {
-    const index: Record<string, number> = {};
-    const agentList = Object.values(this.agents);
-    agentList.forEach((a, i) => (index[a.amid] = i));
-    const circleIds = Object.keys(this.circles);
-    const circleIndex: Record<string, number> = {};
-    circleIds.forEach((c, i) => (circleIndex[c] = i));
+    // Maps: organisation names come from operators, and `constructor` is a valid one.
+    const agentIndex = new Map<string, number>();
+    const agentList = [...this.agents.values()];
+    agentList.forEach((a, i) => agentIndex.set(a.amid, i));
+    const index = (amid: string) => agentIndex.get(amid) as number;
+    const circleIds = [...this.circles.keys()];
+    const circleIndex = new Map<string, number>();
+    circleIds.forEach((c, i) => circleIndex.set(c, i));
     const orgs: string[] = [];
-    const orgIndex: Record<string, number> = {};
-    const org = (name: string) => (orgIndex[name] ??= orgs.push(name) - 1);
+    const orgIndex = new Map<string, number>();
+    const org = (name: string) => {
+      let i = orgIndex.get(name);
+      if (i === undefined) orgIndex.set(name, (i = orgs.push(name) - 1));
+      return i;
+    };
     const snap: RegistrySnapshot = {
       v: 1,
-      circles: circleIds.map((c) => [c, index[this.circles[c] as string] as number]),
+      circles: circleIds.map((c) => [c, index(this.circles.get(c) as string)]),
       orgs,
       agents: agentList.map((a) => [
         a.public_key,
         a.role === 'top-level' ? 0 : 1,
-        circleIndex[a.circle_id] as number,
-        a.parent_amid ? (index[a.parent_amid] as number) : -1,
+        circleIndex.get(a.circle_id) as number,
+        a.parent_amid ? index(a.parent_amid) : -1,
         a.status === 'active' ? 0 : 1,
         org(a.org),
         a.registered_at,
         a.retired_at ?? 0,
       ]),
-      pairs: Object.values(this.pairs).map((p) => [index[p.a] as number, index[p.b] as number, p.since]),
-      nonces: this.nonceQueue.slice(this.nonceHead).flatMap((key): Array<[number, string, number]> => {
-        const expiry = this.nonces[key];
-        if (expiry === undefined) return [];
-        const sep = key.indexOf(' ');
-        return [[index[key.slice(0, sep)] as number, key.slice(sep + 1), expiry]];
-      }),
+      pairs: [...this.pairs.values()].map((p) => [index(p.a), index(p.b), p.since]),
+      nonces: this.nonces.entries().map(([amid, nonce, expiry]) => [index(amid), nonce, expiry]),
+      ...this.operatorNonceSnapshot(),
       events: this.events.map((e) => ({ ...e })),
       event_seq: this.eventSeq,
       event_totals: structuredCloneJson(this.totals),
-      bridge: Object.values(this.bridge).map(structuredCloneJson),
+      bridge: [...this.bridge.values()].map(structuredCloneJson),
       bridge_seq: this.bridgeSeq,
       stats: { ...this.stats },
     };
@@ -718,6 +759,17 @@ export class RegistryState {
       size = JSON.stringify(snap).length;
     }
     return snap;
+  }
+
+  private operatorNonceSnapshot(): Pick<RegistrySnapshot, 'operator_keys' | 'operator_nonces'> {
+    const keys: string[] = [];
+    const keyIndex = new Map<string, number>();
+    const operator_nonces = this.operatorNonces.entries().map(([key, nonce, expiry]): [number, string, number] => {
+      let i = keyIndex.get(key);
+      if (i === undefined) keyIndex.set(key, (i = keys.push(key) - 1));
+      return [i, nonce, expiry];
+    });
+    return { operator_keys: keys, operator_nonces };
   }
 
   /** Rebuilds the state a previous run handed over; the inverse of {@link snapshot}. */
@@ -732,7 +784,7 @@ export class RegistryState {
     const amids = snapshot.agents.map(([publicKey]) => amidOfRegisteredKey(publicKey));
     snapshot.agents.forEach(([publicKey, role, circle, parent, status, org, registeredAt, retiredAt], i) => {
       const amid = amids[i] as string;
-      state.agents[amid] = {
+      state.agents.set(amid, {
         amid,
         public_key: publicKey,
         role: role === 0 ? 'top-level' : 'sub-agent',
@@ -742,25 +794,22 @@ export class RegistryState {
         org: snapshot.orgs[org] as string,
         registered_at: registeredAt,
         retired_at: retiredAt === 0 ? null : retiredAt,
-      };
+      });
     });
-    for (const [circleId, owner] of snapshot.circles) state.circles[circleId] = amids[owner] as string;
+    for (const [circleId, owner] of snapshot.circles) state.circles.set(circleId, amids[owner] as string);
     for (const [a, b, since] of snapshot.pairs) {
       const pa = amids[a] as string;
       const pb = amids[b] as string;
-      state.pairs[pairKey(pa, pb)] = { a: pa, b: pb, since };
+      state.pairs.set(pairKey(pa, pb), { a: pa, b: pb, since });
     }
-    for (const [caller, nonce, expiry] of snapshot.nonces) {
-      const amid = amids[caller] as string;
-      const key = `${amid} ${nonce}`;
-      state.nonces[key] = expiry;
-      state.nonceQueue.push(key);
-      state.nonceCount[amid] = (state.nonceCount[amid] ?? 0) + 1;
-    }
+    for (const [caller, nonce, expiry] of snapshot.nonces) state.nonces.record(amids[caller] as string, nonce, expiry);
+    const operatorKeys = snapshot.operator_keys ?? [];
+    for (const [key, nonce, expiry] of snapshot.operator_nonces ?? [])
+      state.operatorNonces.record(operatorKeys[key] as string, nonce, expiry);
     state.events = snapshot.events.map((e) => ({ ...e }));
     state.eventSeq = snapshot.event_seq;
     state.totals = structuredCloneJson(snapshot.event_totals);
-    for (const r of snapshot.bridge) state.bridge[r.request_id] = structuredCloneJson(r);
+    for (const r of snapshot.bridge) state.bridge.set(r.request_id, structuredCloneJson(r));
     state.bridgeSeq = snapshot.bridge_seq;
     state.stats = { ...snapshot.stats };
     return state;

@@ -7,7 +7,7 @@ import type { CompliancePolicy } from '../contracts/policy';
 import { discordUserIds } from '../escalation/approvers';
 import type { DiscordBot, GovernanceEvent } from '../escalation/bot';
 import { BadInputError } from '../contracts/errors';
-import { loadKeyFile } from '../circles/keys';
+import { loadKeyFile } from '../identity/keys';
 import { loadPolicy } from '../policy/load';
 
 export interface DiscordEnvOptions {

@@ -6,7 +6,7 @@ import { durationMs, DurationSchema } from '../contracts/policy';
 import { BadInputError } from '../contracts/errors';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { printJson, readJsonInput } from './io';
-import { loadKeyFile } from '../circles/keys';
+import { loadKeyFile } from '../identity/keys';
 
 /** Runs `fn` with a connected client and always closes the connection. */
 export async function withClient<T>(cmd: Command, fn: (client: Client) => Promise<T>): Promise<T> {

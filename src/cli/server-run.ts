@@ -14,8 +14,8 @@ import { createWorkers, runWorkers, WORKER_ROLES, type WorkerRole } from '../wor
 import { createNotifiersFromEnv } from '../escalation/discord-notifier';
 import { startDiscordBotFromEnv } from './discord';
 import { createJudgeDepsFromEnv, resolveModelSettings } from '../judge';
-import { signingKeyFor } from '../escalation/signing';
-import { PublicKeySchema } from '../circles/schemas';
+import { signingKeyFor } from '../identity/decision';
+import { PublicKeySchema } from '../contracts/identity';
 
 export function createLogger(): Logger {
   return pino({ level: process.env.LOG_LEVEL ?? 'info', base: { app: 'agent-judge' } }, pino.destination(2));

@@ -12,8 +12,10 @@ import { DEFAULT_TASK_QUEUES } from '../names';
 import { describeIssues } from '../contracts/zod-error';
 import type { RegistryConfig } from '../circles/config';
 import { CircleRefusedError } from '../circles/errors';
-import { amidFromPublicKey } from '../circles/crypto';
-import { newNonce, signBytes, signStatement } from '../circles/keys';
+import { AmidSchema, KeyFileSchema, PublicKeySchema, type KeyFile } from '../contracts/identity';
+import { amidFromPublicKey } from '../identity/verify';
+import { newNonce, signBytes } from '../identity/keys';
+import { signStatement } from '../circles/sign';
 import { operatorSigningBytes, type OperatorAction } from '../circles/operator';
 import {
   agentQuery,
@@ -39,15 +41,12 @@ import {
   type RegistryRunInfo,
 } from '../circles/names';
 import {
-  AmidSchema,
-  KeyFileSchema,
-  PublicKeySchema,
+  CircleIdSchema,
   SignedBridgeDecisionSchema,
   SignedBridgeRequestSchema,
   SignedKnockSchema,
   SignedMembershipSchema,
   type BridgeDecisionStatement,
-  type KeyFile,
   type MembershipStatement,
   type SignedBridgeDecision,
   type SignedBridgeRequest,
@@ -285,7 +284,7 @@ export class CircleRegistryClient {
   }
 
   async tree(circleId?: string): Promise<RegistryTree> {
-    return this.query(treeQuery, circleId ? { circle_id: circleId } : {});
+    return this.query(treeQuery, circleId ? { circle_id: parse(CircleIdSchema, circleId, 'circle_id') } : {});
   }
 
   /** Operator action: retires the agent and its whole sub-tree; returns every AMID retired. */

@@ -32,8 +32,8 @@ import {
   statusQuery,
 } from '../names';
 import type { proposalWorkflow } from '../workflows/proposal';
-import type { KeyFile } from '../circles/schemas';
-import { signDecision } from '../escalation/sign-decision';
+import type { KeyFile } from '../contracts/identity';
+import { signDecision } from '../identity/sign-decision';
 
 /** A proposal, decision or clarification the workflow refused (not authorized, not waiting...). */
 export class RefusedError extends AgentJudgeError {}

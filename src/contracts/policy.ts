@@ -3,6 +3,7 @@ import { ActionTypeSchema } from './proposal';
 import { TierSchema } from './verdict';
 import { ApproverIdSchema } from './messages';
 import { JudgeSettingsSchema } from './judge-settings';
+import { PublicKeySchema } from './identity';
 
 /** A duration such as `90s`, `5m`, `1h`, `7d`, or a number of milliseconds. */
 export const DurationSchema = z.union([
@@ -29,9 +30,8 @@ const RegexSource = z.string().refine((src) => {
   }
 }, 'expected a valid regular expression');
 
-const PublicKeyText = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]{43}$/, 'expected a 32-byte Ed25519 public key as unpadded base64url');
+/** Approver and bot keys must be usable Ed25519 keys: a typo is refused at load, not at the first decision. */
+const PublicKeyText = PublicKeySchema;
 
 export const RiskEntrySchema = z.strictObject({
   actionType: ActionTypeSchema,

@@ -17,9 +17,9 @@ import {
 } from 'discord.js';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { pino, type Logger } from 'pino';
-import type { KeyFile } from '../circles/schemas';
+import type { KeyFile } from '../contracts/identity';
 import type { HumanDecision } from '../contracts/messages';
-import { signDecision } from './sign-decision';
+import { signDecision } from '../identity/sign-decision';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { ProposalStatus } from '../contracts/status';
 import { humanDecisionUpdate, statusQuery } from '../names';

@@ -37,8 +37,8 @@ import {
   treeQuery,
   type CircleRegistryInput,
 } from '../circles/names';
+import { AmidSchema } from '../contracts/identity';
 import {
-  AmidSchema,
   EventsFilterSchema,
   PairInputSchema,
   RegisterInputSchema,
@@ -47,9 +47,10 @@ import {
   SignedBridgeRequestSchema,
   SignedKnockSchema,
   SignedMembershipSchema,
+  TreeFilterSchema,
 } from '../circles/schemas';
-import { RegistryState, type Outcome } from '../circles/state';
-import { refuseOperatorAction, type OperatorAction, type OperatorSignature } from '../circles/operator';
+import { RegistryState, type OperatorInput, type Outcome, type Refusal } from '../circles/state';
+import type { OperatorAction } from '../circles/operator';
 import type { CircleActivities } from '../circles/names';
 
 export type { CircleRegistryInput };
@@ -65,6 +66,10 @@ function validate(schema: z.ZodType, value: unknown, what: string): void {
 /** A refusal becomes a non-retryable failure of the Update (a plain Error would fail the task and hang). */
 function unwrap<T>(outcome: Outcome<T>): T {
   if (outcome.ok) return outcome.value;
+  return refused(outcome);
+}
+
+function refused(outcome: Refusal): never {
   throw ApplicationFailure.create({
     message: outcome.reason,
     type: CIRCLE_REFUSED_FAILURE_TYPE,
@@ -89,40 +94,34 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
 
   // Operator keys come from the worker's configuration (a local activity below), never a client.
   let operatorKeys: string[] | undefined;
-  // Checked in the validator; an Update that arrives with the run's start, before the keys are
-  // loaded, passes the validator and is checked by its handler once they are (operatorGate).
-  const operatorOnly = (action: OperatorAction, req: object) => {
+  // Checked in the validator (read-only: a forged or replayed action never reaches history); an
+  // Update that arrives with the run's start, before the keys are loaded, passes the validator and
+  // is checked by its handler once they are. The handler's check also records the signature's
+  // nonce, so a captured operator action is accepted once.
+  const operatorOnly = (action: OperatorAction, req: OperatorInput) => {
     if (operatorKeys === undefined) return;
-    const refusal = refuseOperatorAction(action, req as { operator?: OperatorSignature }, operatorKeys, Date.now());
-    if (refusal)
-      throw ApplicationFailure.create({
-        message: refusal,
-        type: CIRCLE_REFUSED_FAILURE_TYPE,
-        nonRetryable: true,
-        details: ['not-operator'],
-      });
+    const refusal = state.checkOperator(action, req, operatorKeys, Date.now());
+    if (refusal) refused(refusal);
   };
 
-  const operatorGate = async (action: OperatorAction, req: object) => {
-    if (operatorKeys === undefined) {
-      await condition(() => operatorKeys !== undefined);
-      operatorOnly(action, req);
-    }
+  const asOperator = async <T>(
+    action: OperatorAction,
+    req: OperatorInput,
+    apply: (at: number) => Outcome<T>,
+  ): Promise<T> => {
+    if (operatorKeys === undefined) await condition(() => operatorKeys !== undefined);
+    const at = now();
+    const refusal = state.authorizeOperator(action, req, operatorKeys as string[], at);
+    if (refusal) refused(refusal);
+    return unwrap(apply(at));
   };
 
-  setHandler(
-    registerTopLevelUpdate,
-    async (req) => {
-      await operatorGate('register', req);
-      return unwrap(state.registerTopLevel(req, now()));
+  setHandler(registerTopLevelUpdate, (req) => asOperator('register', req, (at) => state.registerTopLevel(req, at)), {
+    validator: (req) => {
+      validate(RegisterInputSchema, req, 'register');
+      operatorOnly('register', req);
     },
-    {
-      validator: (req) => {
-        validate(RegisterInputSchema, req, 'register');
-        operatorOnly('register', req);
-      },
-    },
-  );
+  });
   setHandler(spawnSubAgentUpdate, (req) => unwrap(state.spawnSubAgent(req, now())), {
     validator: (req) => validate(SignedMembershipSchema, req, 'spawn'),
   });
@@ -130,46 +129,24 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
   setHandler(knockUpdate, (req) => state.knock(req, now()), {
     validator: (req) => validate(SignedKnockSchema, req, 'knock'),
   });
-  setHandler(
-    retireUpdate,
-    async (req) => {
-      await operatorGate('retire', req);
-      return unwrap(state.retire(req, now()));
+  setHandler(retireUpdate, (req) => asOperator('retire', req, (at) => state.retire(req, at)), {
+    validator: (req) => {
+      validate(RetireInputSchema, req, 'retire');
+      operatorOnly('retire', req);
     },
-    {
-      validator: (req) => {
-        validate(RetireInputSchema, req, 'retire');
-        operatorOnly('retire', req);
-      },
+  });
+  setHandler(allowPairUpdate, (req) => asOperator('allow-pair', req, (at) => state.allowPair(req, at)), {
+    validator: (req) => {
+      validate(PairInputSchema, req, 'allow-pair');
+      operatorOnly('allow-pair', req);
     },
-  );
-  setHandler(
-    allowPairUpdate,
-    async (req) => {
-      await operatorGate('allow-pair', req);
-      return unwrap(state.allowPair(req, now()));
+  });
+  setHandler(revokePairUpdate, (req) => asOperator('revoke-pair', req, () => state.revokePair(req)), {
+    validator: (req) => {
+      validate(PairInputSchema, req, 'revoke-pair');
+      operatorOnly('revoke-pair', req);
     },
-    {
-      validator: (req) => {
-        validate(PairInputSchema, req, 'allow-pair');
-        operatorOnly('allow-pair', req);
-      },
-    },
-  );
-  setHandler(
-    revokePairUpdate,
-    async (req) => {
-      await operatorGate('revoke-pair', req);
-      now();
-      return unwrap(state.revokePair(req));
-    },
-    {
-      validator: (req) => {
-        validate(PairInputSchema, req, 'revoke-pair');
-        operatorOnly('revoke-pair', req);
-      },
-    },
-  );
+  });
   setHandler(requestCrossCircleUpdate, (req) => unwrap(state.requestCrossCircle(req, now())), {
     validator: (req) => validate(SignedBridgeRequestSchema, req, 'request_cross_circle'),
   });
@@ -177,17 +154,28 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
     validator: (req) => validate(SignedBridgeDecisionSchema, req, 'bridge decision'),
   });
 
-  setHandler(agentQuery, (amid) => state.agent(amid));
+  // Queries have no validators: each handler validates its ids itself, so a malformed id (such as
+  // `__proto__`) is refused with a message naming the field instead of reaching a lookup.
+  setHandler(agentQuery, (amid) => {
+    validate(AmidSchema, amid, 'amid');
+    return state.agent(amid);
+  });
   setHandler(discoverQuery, (requester) => {
     validate(AmidSchema, requester, 'requester');
     return state.discover(requester);
   });
-  setHandler(treeQuery, (opts) => state.tree(opts?.circle_id));
+  setHandler(treeQuery, (opts) => {
+    validate(TreeFilterSchema, opts ?? {}, 'tree');
+    return state.tree(opts?.circle_id);
+  });
   setHandler(eventsQuery, (filter) => {
     validate(EventsFilterSchema, filter ?? {}, 'events filter');
     return state.eventsView(filter ?? {});
   });
-  setHandler(bridgeQuery, (amid) => state.bridgeFor(amid));
+  setHandler(bridgeQuery, (amid) => {
+    validate(AmidSchema, amid, 'amid');
+    return state.bridgeFor(amid);
+  });
   setHandler(statsQuery, () => state.statsView());
   setHandler(dumpQuery, () => state.dump());
   setHandler(runInfoQuery, () => ({

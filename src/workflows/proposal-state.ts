@@ -9,7 +9,7 @@ import type { Proposal } from '../contracts/proposal';
 import type { DecisionRecord, ExecutionResult, OutcomeStatus, ProposalStatus, Stage } from '../contracts/status';
 import type { Dispute, Tier, Verdict } from '../contracts/verdict';
 import { withinScope } from '../contracts/repo-path';
-import { refuseDecisionSignature } from '../escalation/signing';
+import { refuseDecisionSignature } from '../identity/decision';
 
 /** What the workflow does after a verdict. */
 export type NextStep = 'execute' | 'reject' | 'clarify' | 'escalate';

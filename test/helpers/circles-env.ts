@@ -13,7 +13,7 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import type { RegistryConfig } from '../../src/circles/config';
-import type { KeyFile } from '../../src/circles/schemas';
+import type { KeyFile } from '../../src/contracts/identity';
 import { CircleRegistryClient } from '../../src/client/circles';
 import { createCircleActivities } from '../../src/circles/activities';
 

@@ -1,8 +1,10 @@
 /** Builders for signed circle statements, so tests read like the protocol. */
 import { randomUUID } from 'node:crypto';
-import { amidFromPublicKey } from '../../src/circles/crypto';
-import { generateIdentity, newNonce, signStatement } from '../../src/circles/keys';
-import type { KeyFile, SignedKnock, SignedMembership } from '../../src/circles/schemas';
+import { amidFromPublicKey } from '../../src/identity/verify';
+import { generateIdentity, newNonce } from '../../src/identity/keys';
+import { signStatement } from '../../src/circles/sign';
+import type { KeyFile } from '../../src/contracts/identity';
+import type { SignedKnock, SignedMembership } from '../../src/circles/schemas';
 import { RegistryState } from '../../src/circles/state';
 import type { RegistryConfig } from '../../src/circles/config';
 import type { GovernanceEvent } from '../../src/circles/types';

@@ -5,9 +5,10 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { generateIdentity, signStatement } from '../../src/circles/keys';
+import { generateIdentity } from '../../src/identity/keys';
+import { signStatement } from '../../src/circles/sign';
 import { knockUpdate, registerTopLevelUpdate, spawnSubAgentUpdate } from '../../src/circles/names';
-import type { KeyFile } from '../../src/circles/schemas';
+import type { KeyFile } from '../../src/contracts/identity';
 import type { CircleRegistryClient } from '../../src/client/circles';
 import { BadInputError } from '../../src/contracts/errors';
 import { knockBy, membershipBy } from '../helpers/circles-fixtures';

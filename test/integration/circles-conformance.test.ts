@@ -3,9 +3,9 @@
  * cell by cell, the analyst -> viz -> writer pipeline, discovery, the prompt, and the bridge.
  */
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { generateIdentity } from '../../src/circles/keys';
+import { generateIdentity } from '../../src/identity/keys';
 import { trustCirclePrompt } from '../../src/circles/prompt';
-import type { KeyFile } from '../../src/circles/schemas';
+import type { KeyFile } from '../../src/contracts/identity';
 import type { CircleRegistryClient } from '../../src/client/circles';
 import { startCirclesEnv, type CirclesEnv } from '../helpers/circles-env';
 

@@ -4,8 +4,8 @@
  */
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { generateIdentity } from '../../src/circles/keys';
-import type { KeyFile } from '../../src/circles/schemas';
+import { generateIdentity } from '../../src/identity/keys';
+import type { KeyFile } from '../../src/contracts/identity';
 import type { KnockResult } from '../../src/circles/types';
 import { knockBy } from '../helpers/circles-fixtures';
 import { registryBundle, startCirclesEnv, type CirclesEnv } from '../helpers/circles-env';

@@ -5,8 +5,8 @@
  */
 import { pino, type Logger } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { generateIdentity } from '../../src/circles/keys';
-import type { KeyFile } from '../../src/circles/schemas';
+import { generateIdentity } from '../../src/identity/keys';
+import type { KeyFile } from '../../src/contracts/identity';
 import { decide, getStatus, submitProposal } from '../../src/client/proposals';
 import type { ProposalStatus } from '../../src/contracts/status';
 import { startDiscordBot, type DiscordBot, type GovernanceEvent } from '../../src/escalation/bot';

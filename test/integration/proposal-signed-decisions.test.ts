@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateIdentity } from '../../src/circles/keys';
+import { generateIdentity } from '../../src/identity/keys';
 import { decide, getStatus, submitAndWait } from '../../src/client/proposals';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
 

@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { amidFromPublicKey, canonicalJson, signingBytes, verifyStatement } from '../../src/circles/crypto';
-import { fromBase64Url, toBase64Url, utf8 } from '../../src/circles/encoding';
-import { generateIdentity, parseKeyFile, signStatement } from '../../src/circles/keys';
+import { canonicalJson } from '../../src/contracts/canonical-json';
+import { signingBytes, verifyStatement } from '../../src/circles/statements';
+import { signStatement } from '../../src/circles/sign';
+import { fromBase64Url, toBase64Url, utf8 } from '../../src/contracts/encoding';
+import { amidFromPublicKey } from '../../src/identity/verify';
+import { generateIdentity, parseKeyFile } from '../../src/identity/keys';
 import { BadInputError } from '../../src/contracts/errors';
 
 describe('encodings (sandbox-safe replacements for Buffer)', () => {
@@ -81,8 +84,7 @@ describe('signed statements', () => {
 
 describe('public key checks', () => {
   it('refuses small-order keys, with which signatures could be forged without a private key', async () => {
-    const { PublicKeySchema } = await import('../../src/circles/schemas');
-    const { decodePublicKey } = await import('../../src/circles/crypto');
+    const { PublicKeySchema, decodePublicKey } = await import('../../src/contracts/identity');
     const zeroPoint = 'A'.repeat(43); // y = 0: a valid curve point of order 4
     const identity = Buffer.from([1, ...new Array<number>(31).fill(0)]).toString('base64url');
     for (const k of [zeroPoint, identity]) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generateIdentity, signBytes, newNonce } from '../../src/circles/keys';
+import { generateIdentity, signBytes, newNonce } from '../../src/identity/keys';
 import { operatorSigningBytes, refuseOperatorAction, type OperatorAction } from '../../src/circles/operator';
 
 const operator = generateIdentity();

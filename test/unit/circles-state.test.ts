@@ -1,6 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { generateIdentity, newNonce, signStatement } from '../../src/circles/keys';
+import { generateIdentity, newNonce, signBytes } from '../../src/identity/keys';
+import { SIGNATURE_WINDOW_MS } from '../../src/identity/verify';
+import { operatorSigningBytes, type OperatorAction } from '../../src/circles/operator';
+import { signStatement } from '../../src/circles/sign';
 import { RegistryState, type RegistrySnapshot } from '../../src/circles/state';
 import { knockBy, membershipBy, newState } from '../helpers/circles-fixtures';
 
@@ -446,5 +449,145 @@ describe('snapshot for continue-as-new', () => {
     expect(snap.event_totals.total).toBe(40);
     const restored = RegistryState.fromSnapshot(snap, state.config, { newCircleId: randomUUID });
     expect(restored.eventsView()).toMatchObject({ total: 40, archived: 40 - snap.events.length });
+  });
+});
+
+describe('operator-signed actions are single-use', () => {
+  const operator = generateIdentity();
+  const keys = [operator.public_key];
+  function asOperator<T extends object>(action: OperatorAction, input: T, at: number) {
+    const nonce = newNonce();
+    const signature = signBytes(operatorSigningBytes(action, input, at, nonce), operator.private_key);
+    return { ...input, operator: { public_key: operator.public_key, signed_at: at, nonce, signature } };
+  }
+
+  it('a captured signed allow-pair is refused the second time, even after the operator revoked the pair', () => {
+    const { state, top, now } = newState();
+    const A = top('acme');
+    const X = top('partner');
+    const captured = asOperator('allow-pair', { a: A.key.amid, b: X.key.amid }, now);
+    expect(state.authorizeOperator('allow-pair', captured, keys, now)).toBeNull();
+    expect(state.allowPair(captured, now)).toMatchObject({ ok: true });
+    const revoke = asOperator('revoke-pair', { a: A.key.amid, b: X.key.amid }, now + 1000);
+    expect(state.authorizeOperator('revoke-pair', revoke, keys, now + 1000)).toBeNull();
+    state.revokePair(revoke);
+
+    // The validator's read-only check and the handler's check both see the replay.
+    expect(state.checkOperator('allow-pair', captured, keys, now + 2000)).toMatchObject({ ok: false, code: 'replay' });
+    const replay = state.authorizeOperator('allow-pair', captured, keys, now + 2000);
+    expect(replay).toMatchObject({ ok: false, code: 'replay' });
+    expect((replay as { reason: string }).reason).toMatch(/allow-pair: operator nonce .* was already used/);
+    expect(state.tree().allowlist).toEqual([]);
+  });
+
+  it('the read-only check changes nothing; a bad signature is refused without using its nonce', () => {
+    const { state, top, now } = newState();
+    const A = top('acme');
+    const X = top('partner');
+    const signed = asOperator('allow-pair', { a: A.key.amid, b: X.key.amid }, now);
+    expect(state.checkOperator('allow-pair', signed, keys, now)).toBeNull();
+    expect(state.checkOperator('allow-pair', signed, keys, now)).toBeNull();
+    const forged = { ...signed, b: A.key.amid };
+    expect(state.authorizeOperator('allow-pair', forged, keys, now)).toMatchObject({ code: 'not-operator' });
+    expect(state.authorizeOperator('allow-pair', signed, keys, now)).toBeNull();
+  });
+
+  it('operator nonces survive continue-as-new and expire after twice the signature window', () => {
+    const { state, top, now } = newState();
+    const A = top('acme');
+    const captured = asOperator('retire', { amid: A.key.amid }, now);
+    expect(state.authorizeOperator('retire', captured, keys, now)).toBeNull();
+    const snap = JSON.parse(JSON.stringify(state.snapshot())) as RegistrySnapshot;
+    const restored = RegistryState.fromSnapshot(snap, state.config, { newCircleId: randomUUID });
+    expect(restored.authorizeOperator('retire', captured, keys, now + 1)).toMatchObject({ code: 'replay' });
+    expect(restored.snapshot()).toEqual(snap);
+    // Past the window the signature is stale anyway; the nonce is then forgotten (bounded memory).
+    const later = now + 2 * SIGNATURE_WINDOW_MS + 1;
+    expect(restored.authorizeOperator('retire', captured, keys, later)).toMatchObject({ code: 'not-operator' });
+    expect(restored.authorizeOperator('retire', asOperator('retire', { amid: A.key.amid }, later), keys, later)).toBe(
+      null,
+    );
+    expect(restored.snapshot().operator_nonces).toHaveLength(1);
+  });
+
+  it('holds a bounded number of operator nonces: beyond it, operator actions wait', () => {
+    const { state, top, now } = newState({ maxOperatorNoncesHeld: 2 });
+    const A = top('acme');
+    for (let i = 0; i < 2; i++)
+      expect(state.authorizeOperator('retire', asOperator('retire', { amid: A.key.amid }, now), keys, now)).toBeNull();
+    const third = state.authorizeOperator('retire', asOperator('retire', { amid: A.key.amid }, now), keys, now);
+    expect(third).toMatchObject({ ok: false, code: 'rate-limited' });
+  });
+
+  it('with no operator keys configured, nothing is signed and nothing is recorded', () => {
+    const { state, top, now } = newState();
+    const A = top('acme');
+    expect(state.authorizeOperator('retire', { amid: A.key.amid }, [], now)).toBeNull();
+    expect(state.snapshot().operator_nonces ?? []).toEqual([]);
+  });
+});
+
+describe('ids that name Object prototype properties', () => {
+  const hostile = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf'];
+
+  it('are no such agent for every lookup, and never touch Object.prototype', () => {
+    const { state, top, sub, now } = newState();
+    const A = top();
+    sub(A);
+    for (const id of hostile) {
+      expect(state.agent(id), id).toBeNull();
+      expect(state.discover(id), id).toBeNull();
+      expect(state.bridgeFor(id), id).toEqual([]);
+      expect(state.tree(id).circles, id).toEqual([]);
+      expect(state.retire({ amid: id }, now), id).toMatchObject({ ok: false, code: 'unknown-agent' });
+      expect(state.allowPair({ a: A.key.amid, b: id }, now), id).toMatchObject({ ok: false, code: 'unknown-agent' });
+      const knock = { statement: { from: id, to: A.key.amid, time: now, nonce: newNonce() }, signature: 'x' };
+      expect(state.knock(knock, now), id).toMatchObject({ allowed: false, code: 'unknown-caller' });
+    }
+    expect(({} as Record<string, unknown>).status).toBeUndefined();
+    expect(state.tree().agents).toEqual({ total: 2, active: 2, retired: 0 });
+  });
+
+  it('a bridge decision on request id __proto__ is an unknown request', () => {
+    const { state, top, now } = newState();
+    const A = top();
+    const statement = {
+      request_id: '__proto__',
+      by: A.key.amid,
+      decision: 'forward' as const,
+      time: now,
+      nonce: newNonce(),
+    };
+    const signed = { statement, signature: signStatement('bridge-decision', statement, A.key.private_key) };
+    expect(state.decideCrossCircle(signed, now)).toMatchObject({ ok: false, code: 'unknown-request' });
+  });
+
+  it('a snapshot cannot revive prototype keys: such entries stay plain data', () => {
+    const { state, top } = newState();
+    top();
+    const snap = JSON.parse(JSON.stringify(state.snapshot())) as RegistrySnapshot;
+    const hostileRequest = JSON.parse(
+      '{"request_id":"__proto__","from":"a","to":"b","source_parent":"a","target_parent":"b",' +
+        '"message":"m","status":"declined","hops":[]}',
+    ) as RegistrySnapshot['bridge'][number];
+    snap.bridge.push(hostileRequest);
+    const restored = RegistryState.fromSnapshot(snap, state.config, { newCircleId: randomUUID });
+    expect(restored.dump().bridge).toEqual([hostileRequest]);
+    expect(restored.snapshot()).toEqual(snap);
+    expect(restored.agent('__proto__')).toBeNull();
+    expect(restored.tree().agents.total).toBe(1);
+  });
+});
+
+describe('organisation names that name Object prototype properties', () => {
+  it('survive continue-as-new as plain names', () => {
+    const { state, top } = newState();
+    const A = top('constructor');
+    const B = top('toString');
+    const snap = JSON.parse(JSON.stringify(state.snapshot())) as RegistrySnapshot;
+    expect(snap.orgs).toEqual(['constructor', 'toString']);
+    const restored = RegistryState.fromSnapshot(snap, state.config, { newCircleId: randomUUID });
+    expect(restored.agent(A.key.amid)?.org).toBe('constructor');
+    expect(restored.agent(B.key.amid)?.org).toBe('toString');
   });
 });

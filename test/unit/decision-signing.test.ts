@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { generateIdentity } from '../../src/circles/keys';
+import { generateIdentity } from '../../src/identity/keys';
 import type { HumanDecision } from '../../src/contracts/messages';
 import { HumanDecisionSchema } from '../../src/contracts/messages';
-import { signDecision } from '../../src/escalation/sign-decision';
-import { refuseDecisionSignature, signingKeyFor } from '../../src/escalation/signing';
+import { signDecision } from '../../src/identity/sign-decision';
+import { refuseDecisionSignature, signingKeyFor } from '../../src/identity/decision';
 import { testPolicy } from '../helpers/system';
 
 const WF = 'proposal-0123456789abcdef0123456789abcdef';

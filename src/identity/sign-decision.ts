@@ -1,12 +1,16 @@
-import { newNonce, signBytes } from '../circles/keys';
-import type { KeyFile } from '../circles/schemas';
+/**
+ * Signs human decisions, for the CLI (`decide --key`) and the Discord bot. Node only (node:crypto
+ * through `keys.ts`); the proposal workflow verifies with `decision.ts`.
+ */
+import type { KeyFile } from '../contracts/identity';
 import type { HumanDecision } from '../contracts/messages';
-import { decisionSigningBytes } from './signing';
+import { decisionSigningBytes } from './decision';
+import { newNonce, signBytes } from './keys';
 
 /**
  * Signs a decision for one workflow with a key file (from `agent-judge circles keygen`). The
  * policy's `escalation.approverKeys` (and `discordBotKey`) say whose decisions must carry one; the
- * workflow verifies it with {@link import('./signing').refuseDecisionSignature}.
+ * workflow verifies it with {@link import('./decision').refuseDecisionSignature}.
  */
 export function signDecision(
   workflowId: string,

@@ -1,6 +1,7 @@
 /**
- * Signing side of circle identities, for agent runtimes and the CLI (Node only: uses node:crypto,
- * so workflow code must never import this module).
+ * Signing side of identities (agents, operators, approvers, the Discord bot), for agent runtimes,
+ * the CLI and the bot. Node only (node:crypto): workflow code must never import this module; it
+ * verifies with `verify.ts`.
  *
  * Key format: both keys are the raw 32 bytes as unpadded base64url (the `x` and `d` of an Ed25519
  * JWK). A key file is the JSON that `circles keygen` prints: `{ amid, public_key, private_key }`.
@@ -9,8 +10,8 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, si
 import { readFile } from 'node:fs/promises';
 import { BadInputError } from '../contracts/errors';
 import { describeIssues } from '../contracts/zod-error';
-import { amidFromPublicKey, signingBytes, type StatementKind } from './crypto';
-import { KeyFileSchema, type KeyFile } from './schemas';
+import { KeyFileSchema, type KeyFile } from '../contracts/identity';
+import { amidFromPublicKey } from './verify';
 
 // PKCS#8 DER header of an Ed25519 private key; the 32-byte seed follows it.
 const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
@@ -29,17 +30,12 @@ function privateKeyObject(privateKey: string): KeyObject {
   return createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' });
 }
 
-/** Signs a statement of the given kind; the registry checks it with `verifyStatement`. */
-export function signStatement(kind: StatementKind, statement: object, privateKey: string): string {
-  return sign(null, signingBytes(kind, statement), privateKeyObject(privateKey)).toString('base64url');
-}
-
-/** Signs raw bytes (a caller's own domain-tagged statement) with a key file's private key. */
+/** Signs raw bytes (a domain-tagged statement, see `statementBytes`) with a key file's private key. */
 export function signBytes(bytes: Uint8Array, privateKey: string): string {
   return sign(null, bytes, privateKeyObject(privateKey)).toString('base64url');
 }
 
-/** 128 random bits: one per KNOCK or bridge message, so the registry can refuse replays. */
+/** 128 random bits: one per signed statement, so its verifier can refuse replays. */
 export function newNonce(): string {
   return randomBytes(16).toString('base64url');
 }

@@ -1,18 +1,14 @@
 /**
- * Signed human decisions. The approver id in a decision is only a claim; anyone who can reach the
- * Temporal namespace could send `{"approver":"scott"}`. When the policy gives an approver a public
- * key (or a bot key for `discord:` approvers), the workflow accepts that approver's decision only
- * with a valid Ed25519 signature over the decision bound to this workflow, made in the last few
- * minutes. Pure JavaScript (@noble/curves): the workflow verifies it itself.
+ * Signed human decisions, verification side. The approver id in a decision is only a claim;
+ * anyone who can reach the Temporal namespace could send `{"approver":"scott"}`. When the policy
+ * gives an approver a public key (or a bot key for `discord:` approvers), the workflow accepts that
+ * approver's decision only with a valid Ed25519 signature over the decision bound to this workflow,
+ * made within the signature window. Pure: the proposal workflow verifies it itself. Signing is in
+ * `sign-decision.ts`.
  */
-import { ed25519 } from '@noble/curves/ed25519.js';
-import { canonicalJson } from '../circles/crypto';
-import { fromBase64Url, utf8 } from '../circles/encoding';
 import type { HumanDecision } from '../contracts/messages';
 import type { CompliancePolicy } from '../contracts/policy';
-
-/** How far a signature's time may be from workflow time. */
-export const DECISION_SIGNATURE_WINDOW_MS = 5 * 60_000;
+import { checkSignature, staleness, statementBytes } from './verify';
 
 /** The exact bytes signed: a domain tag, then the decision bound to one workflow, canonically. */
 export function decisionSigningBytes(
@@ -29,13 +25,15 @@ export function decisionSigningBytes(
     signed_at: signedAt,
     nonce,
   };
-  return utf8(`agent-judge/human-decision/v1\n${canonicalJson(statement)}`);
+  return statementBytes('agent-judge/human-decision/v1', statement);
 }
 
 /** The key that must sign this approver's decisions, or null when the policy names none. */
 export function signingKeyFor(policy: CompliancePolicy, approver: string): string | null {
   const { approverKeys, discordBotKey } = policy.spec.escalation;
-  if (approverKeys[approver]) return approverKeys[approver];
+  // Own keys only: an approver id such as `constructor` must not find Object's.
+  const own = Object.hasOwn(approverKeys, approver) ? approverKeys[approver] : undefined;
+  if (typeof own === 'string') return own;
   if (approver.startsWith('discord:') && discordBotKey) return discordBotKey;
   return null;
 }
@@ -55,17 +53,9 @@ export function refuseDecisionSignature(
   }
   const s = d.signature;
   if (!s) return `${d.approver} must sign decisions (agent-judge decide --key <key file>)`;
-  const at = Date.parse(s.signed_at);
-  if (!Number.isFinite(at) || Math.abs(nowMs - at) > DECISION_SIGNATURE_WINDOW_MS) {
+  if (staleness(Date.parse(s.signed_at), nowMs) !== null)
     return 'the decision signature is stale or from the future; sign it again';
-  }
-  try {
-    const sig = fromBase64Url(s.value);
-    const pub = fromBase64Url(key);
-    if (!sig || sig.length !== 64 || !pub || pub.length !== 32) return 'the decision signature is malformed';
-    const ok = ed25519.verify(sig, decisionSigningBytes(workflowId, d, s.signed_at, s.nonce), pub, { zip215: false });
-    return ok ? null : `the decision signature does not verify against ${d.approver}'s key`;
-  } catch {
-    return 'the decision signature is malformed';
-  }
+  const check = checkSignature(decisionSigningBytes(workflowId, d, s.signed_at, s.nonce), s.value, key);
+  if (check === 'malformed') return 'the decision signature is malformed';
+  return check === 'ok' ? null : `the decision signature does not verify against ${d.approver}'s key`;
 }
