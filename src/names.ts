@@ -7,6 +7,12 @@ import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { Clarification, HumanDecision } from './contracts/messages';
 import type { ProposalStatus } from './contracts/status';
 
+/**
+ * ApplicationFailure types that cross processes (activity -> workflow -> client). Defined in
+ * contracts (the error family there names them); listed here with every other crossing name.
+ */
+export { FailureType, NON_RETRYABLE_FAILURE_TYPES } from './contracts/lifecycle';
+
 /** Task queues. Separate queues keep the judge process away from executor credentials. */
 export interface TaskQueues {
   workflow: string;

@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/common';
+import { BadInputError } from '../contracts/errors';
 import { safeParseProposal } from '../contracts/proposal';
 import type { Verdict } from '../contracts/verdict';
 import { judgeProposal, type JudgeDeps, type JudgeInput } from '../judge';
@@ -13,7 +13,7 @@ export function createJudgeActivities(deps: JudgeDeps): JudgeActivities {
     async judge(input: JudgeInput): Promise<Verdict> {
       // The proposal is untrusted data even here: re-validate before anything reads it.
       const parsed = safeParseProposal(input.proposal);
-      if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.error, 'BadInput');
+      if (!parsed.ok) throw new BadInputError(parsed.error);
       return judgeProposal({ ...input, proposal: parsed.value }, deps);
     },
   };

@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { CompliancePolicy } from '../contracts/policy';
 import { durationMs } from '../contracts/policy';
+import { AgentJudgeError, DeliveryRefusedError } from '../contracts/errors';
 import type { AnnouncementRef, EscalationNotifier } from '../escalation/notifier';
 import { PROPOSAL_WORKFLOW_TYPE, SA, type TaskQueues } from '../names';
 import type { RejectionInput, WorkflowActivities } from './types';
@@ -21,13 +22,21 @@ export interface WorkflowActivityDeps {
 export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowActivities {
   const { logger } = deps;
 
-  /** Runs every notifier; one failing channel does not silence the others, but is retried. */
+  /**
+   * Runs every notifier; one failing channel does not silence the others, but is retried. When
+   * every failure is permanent (a refused delivery), a retry would fail the same way: it is not.
+   */
   async function each<T>(what: string, fn: (n: EscalationNotifier) => Promise<T>): Promise<T[]> {
     const results = await Promise.allSettled(deps.notifiers.map(fn));
+    const reasons = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
     const failed = results.flatMap((r, i) =>
       r.status === 'rejected' ? [`${deps.notifiers[i]!.name}: ${String(r.reason)}`] : [],
     );
-    if (failed.length > 0) throw new Error(`${what} failed: ${failed.join('; ')}`);
+    if (failed.length > 0) {
+      const message = `${what} failed: ${failed.join('; ')}`;
+      if (reasons.every((e) => e instanceof AgentJudgeError && !e.retryable)) throw new DeliveryRefusedError(message);
+      throw new Error(message);
+    }
     return results.map((r) => (r as PromiseFulfilledResult<T>).value);
   }
 

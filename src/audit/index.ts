@@ -7,6 +7,7 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import type { HumanDecision } from '../contracts/messages';
+import { outcomeStatusOf, stageFrom } from '../contracts/lifecycle';
 import type { ProposalOutcome } from '../contracts/status';
 import { humanDecisionUpdate, PROPOSAL_WORKFLOW_TYPE, SA } from '../names';
 import { WORKFLOWS_PATH } from '../worker';
@@ -88,17 +89,11 @@ export async function* exportAudit(
       if (payload) outcome = defaultPayloadConverter.fromPayload<ProposalOutcome>(payload);
     }
     const sa = wf.typedSearchAttributes;
-    const stage = sa.get(SA.Stage) ?? 'judging';
     yield {
       proposal_id: outcome?.proposal_id ?? sa.get(SA.ProposalId) ?? '',
       workflow_id: wf.workflowId,
-      status:
-        outcome?.status ??
-        (wf.closeTime
-          ? 'failed'
-          : stage === 'judging' || stage === 'executing'
-            ? 'pending'
-            : (stage as ProposalOutcome['status'])),
+      // The run's own result when it completed; otherwise the one rule `list` uses too.
+      status: outcome?.status ?? outcomeStatusOf(stageFrom(sa.get(SA.Stage)), wf.closeTime !== undefined),
       verdict: outcome?.verdict ?? null,
       verdicts: outcome?.verdicts ?? [],
       execution: outcome?.execution ?? null,

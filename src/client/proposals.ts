@@ -18,6 +18,7 @@ import {
   type HumanDecision,
 } from '../contracts/messages';
 import { canonicalJson, parseProposal, searchableTarget, type Proposal } from '../contracts/proposal';
+import { FINAL_STAGES, OUTCOME_STATUSES, outcomeStatusOf, stageFrom } from '../contracts/lifecycle';
 import { outcomeOf, type OutcomeStatus, type ProposalOutcome, type ProposalStatus } from '../contracts/status';
 import { describeIssues } from '../contracts/zod-error';
 import { AgentJudgeError, BadInputError, DuplicateProposalError, NotFoundError } from '../contracts/errors';
@@ -256,15 +257,23 @@ export interface ListedProposal {
   closed_at: string | null;
 }
 
-const STATUSES: readonly OutcomeStatus[] = [
-  'executed',
-  'approved',
-  'rejected',
-  'awaiting_clarification',
-  'awaiting_human',
-  'failed',
-  'pending',
-];
+/** The visibility clause for one outcome status: the inverse of `outcomeStatusOf`. */
+function statusClause(status: OutcomeStatus): string {
+  const stage = SA.Stage.name;
+  const list = (stages: readonly string[]) => stages.map((x) => `'${x}'`).join(', ');
+  switch (status) {
+    case 'pending':
+      return `${stage} IN ('judging', 'executing') AND ExecutionStatus = 'Running'`;
+    case 'awaiting_clarification':
+    case 'awaiting_human':
+      return `${stage} = '${status}' AND ExecutionStatus = 'Running'`;
+    case 'failed':
+      // A run that closed before a final stage (terminated, timed out) failed, whatever it awaited.
+      return `(${stage} = 'failed' OR (ExecutionStatus != 'Running' AND ${stage} NOT IN (${list(FINAL_STAGES)})))`;
+    default:
+      return `${stage} = '${status}'`;
+  }
+}
 
 /** Proposals from visibility, newest first; filters by status and start time. */
 export async function listProposals(
@@ -278,23 +287,21 @@ export async function listProposals(
 ): Promise<ListedProposal[]> {
   const clauses = [`WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}'`];
   if (status !== undefined) {
-    if (!STATUSES.includes(status as OutcomeStatus)) {
-      throw new BadInputError(`--status: expected one of ${STATUSES.join(', ')}`);
+    if (!OUTCOME_STATUSES.includes(status as OutcomeStatus)) {
+      throw new BadInputError(`--status: expected one of ${OUTCOME_STATUSES.join(', ')}`);
     }
-    if (status === 'pending') clauses.push(`${SA.Stage.name} IN ('judging', 'executing')`);
-    else clauses.push(`${SA.Stage.name} = '${status}'`);
+    clauses.push(statusClause(status as OutcomeStatus));
   }
   if (sinceMs !== undefined) clauses.push(`StartTime > '${new Date(Date.now() - sinceMs).toISOString()}'`);
   if (auditFlag) clauses.push(`${SA.AuditFlag.name} = true`);
   const rows: ListedProposal[] = [];
   for await (const wf of client.workflow.list({ query: clauses.join(' AND ') })) {
     const sa = wf.typedSearchAttributes;
-    const stage = sa.get(SA.Stage) ?? 'judging';
+    const closed = wf.closeTime !== undefined;
     rows.push({
       proposal_id: sa.get(SA.ProposalId) ?? '',
       workflow_id: wf.workflowId,
-      status:
-        stage === 'judging' || stage === 'executing' ? (wf.closeTime ? 'failed' : 'pending') : (stage as OutcomeStatus),
+      status: outcomeStatusOf(stageFrom(sa.get(SA.Stage)), closed),
       agent_id: sa.get(SA.AgentId) ?? null,
       action_type: sa.get(SA.ActionType) ?? null,
       tier: sa.get(SA.Tier) ?? null,

@@ -1,22 +1,39 @@
 /**
- * The project's error family. Each maps to an ApplicationFailure type at the activity boundary and
- * to a CLI exit code: bad input is 2, everything else 1.
+ * The project's error family. Each class names its ApplicationFailure type (one set, in
+ * `lifecycle.ts`) and whether a retry can help; the activity boundary maps a thrown error to that
+ * type (src/activities/failures.ts), and the CLI maps it to an exit code: bad input is 2, else 1.
  */
+import { FailureType, isRetryableFailureType } from './lifecycle';
+
 export class AgentJudgeError extends Error {
+  /** The ApplicationFailure type this error becomes when it leaves an activity. */
+  readonly failureType: FailureType = FailureType.Internal;
+
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
   }
+
+  /** False when a retry would fail the same way: the activity fails at once. */
+  get retryable(): boolean {
+    return isRetryableFailureType(this.failureType);
+  }
 }
 
 /** Input that breaks a contract. Never retried; the CLI exits 2. */
-export class BadInputError extends AgentJudgeError {}
+export class BadInputError extends AgentJudgeError {
+  override readonly failureType: FailureType = FailureType.BadInput;
+}
 
 /** The policy file is missing or malformed; nothing starts until it is fixed. */
-export class PolicyError extends AgentJudgeError {}
+export class PolicyError extends AgentJudgeError {
+  override readonly failureType: FailureType = FailureType.BadPolicy;
+}
 
 /** An identical proposal already exists (REJECT is final; revise the proposal instead). */
 export class DuplicateProposalError extends AgentJudgeError {
+  override readonly failureType: FailureType = FailureType.DuplicateProposal;
+
   constructor(
     message: string,
     readonly workflowId: string,
@@ -26,10 +43,21 @@ export class DuplicateProposalError extends AgentJudgeError {
 }
 
 /** No proposal with that id is known to the Temporal service. */
-export class NotFoundError extends AgentJudgeError {}
+export class NotFoundError extends AgentJudgeError {
+  override readonly failureType: FailureType = FailureType.NotFound;
+}
 
 /** The Temporal CLI could not be found or installed. */
-export class TemporalCliError extends AgentJudgeError {}
+export class TemporalCliError extends AgentJudgeError {
+  override readonly failureType: FailureType = FailureType.TemporalCli;
+}
 
 /** An executor refused an action because it breaks the verdict's constraints or its own guards. */
-export class ExecutionRefusedError extends AgentJudgeError {}
+export class ExecutionRefusedError extends AgentJudgeError {
+  override readonly failureType: FailureType = FailureType.ExecutionRefused;
+}
+
+/** A notification channel refused delivery for a reason a retry will not fix (bad channel, token). */
+export class DeliveryRefusedError extends AgentJudgeError {
+  override readonly failureType: FailureType = FailureType.DeliveryRefused;
+}

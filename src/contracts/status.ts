@@ -1,37 +1,10 @@
 import type { Proposal } from './proposal';
 import type { Dispute, Tier, Verdict } from './verdict';
 import type { HumanDecision } from './messages';
+import type { OutcomeStatus, Stage } from './lifecycle';
 
-/** Where a proposal's workflow is. `judging` and `executing` are transient. */
-export type Stage =
-  | 'judging'
-  | 'awaiting_clarification'
-  | 'awaiting_human'
-  | 'executing'
-  | 'executed'
-  | 'approved'
-  | 'rejected'
-  | 'failed';
-
-/** The outcome statuses users script against; `pending` while judging or executing. */
-export type OutcomeStatus =
-  | 'executed'
-  | 'approved'
-  | 'rejected'
-  | 'awaiting_clarification'
-  | 'awaiting_human'
-  | 'failed'
-  | 'pending';
-
-export const SETTLED_STAGES: readonly Stage[] = [
-  'awaiting_clarification',
-  'awaiting_human',
-  'executed',
-  'approved',
-  'rejected',
-  'failed',
-];
-export const FINAL_STAGES: readonly Stage[] = ['executed', 'approved', 'rejected', 'failed'];
+export type { OutcomeStatus, Stage } from './lifecycle';
+export { FINAL_STAGES, SETTLED_STAGES } from './lifecycle';
 
 /** What an executor did. `not_executed` means no executor exists here: the caller acts. */
 export interface ExecutionResult {

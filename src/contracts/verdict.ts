@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EVIDENCE_STATUSES } from './lifecycle';
 
 export const TIERS = ['no-judge', 'lightweight-approval', 'full-judge-review', 'human-only'] as const;
 /** Autonomy tier of seed 000 §2: how much scrutiny an action gets before it runs. */
@@ -67,7 +68,7 @@ export type JudgeAudit = z.infer<typeof JudgeAuditSchema>;
 /** What the judge found when it checked one cited evidence item (index into cited_evidence). */
 export const EvidenceCheckSchema = z.strictObject({
   index: z.int().nonnegative(),
-  status: z.enum(['verified', 'failed', 'unverifiable', 'other-repo']),
+  status: z.enum(EVIDENCE_STATUSES),
   detail: z.string().max(1024),
 });
 

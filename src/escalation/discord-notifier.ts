@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { DiscordAPIError, REST, Routes, type APIChannel, type APIMessage, type APIUser } from 'discord.js';
 import { pino, type Logger } from 'pino';
 import type { DecisionRecord } from '../contracts/status';
-import { AgentJudgeError, BadInputError } from '../contracts/errors';
+import { BadInputError, DeliveryRefusedError } from '../contracts/errors';
 import { discordUserIds, isSnowflake } from './approvers';
 import { buttonCustomId, isProposalWorkflowId } from './custom-id';
 import type {
@@ -47,7 +47,7 @@ export interface DiscordNotifierOptions {
 }
 
 /** Delivery failed for a reason a retry will not fix (no approver reachable, bad channel, bad token). */
-export class DiscordDeliveryError extends AgentJudgeError {}
+export class DiscordDeliveryError extends DeliveryRefusedError {}
 
 /** The REST base without a trailing slash (discord.js appends `/v10/...`). */
 export function normalizeApiUrl(apiUrl: string | undefined): string {

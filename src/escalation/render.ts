@@ -13,6 +13,7 @@ import type {
   APIModalInteractionResponseCallbackData,
 } from 'discord.js';
 import type { Evidence, Proposal } from '../contracts/proposal';
+import type { EvidenceStatus } from '../contracts/lifecycle';
 import type { DecisionRecord, OutcomeStatus } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
 import { discordUserIdOf } from './approvers';
@@ -64,8 +65,7 @@ export interface MessagePayload {
 /** An evidence item, with the judge's verification result when one is known. */
 export type EvidenceView = Evidence & { verified?: boolean | null };
 
-/** What the judge's evidence check found for one item (src/judge/evidence.ts). */
-export type EvidenceStatus = 'verified' | 'failed' | 'unverifiable' | 'other-repo';
+export type { EvidenceStatus } from '../contracts/lifecycle';
 export interface EvidenceCheckView {
   index: number;
   status: EvidenceStatus;

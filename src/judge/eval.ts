@@ -3,6 +3,7 @@ import type { CompliancePolicy } from '../contracts/policy';
 import { safeParseProposal, type Proposal } from '../contracts/proposal';
 import { VerdictKindSchema, type Verdict, type VerdictKind } from '../contracts/verdict';
 import { BadInputError } from '../contracts/errors';
+import { routeVerdict, type VerdictRoute } from '../contracts/lifecycle';
 import { tierFor } from '../policy/classify';
 import { judgeProposal, type JudgeDeps } from './index';
 
@@ -56,18 +57,19 @@ export function parseCorpus(text: string, source = 'corpus'): EvalCase[] {
 export type Outcome = VerdictKind | 'HUMAN';
 export const OUTCOMES: readonly Outcome[] = ['APPROVE', 'REJECT', 'CLARIFY', 'HUMAN'];
 
+const ROUTE_OUTCOME: Record<VerdictRoute, Outcome> = {
+  escalate: 'HUMAN',
+  reject: 'REJECT',
+  clarify: 'CLARIFY',
+  execute: 'APPROVE',
+};
+
 /**
- * The outcome the user sees, mirroring the proposal workflow's routing: below the human threshold
- * a person decides; REJECT stands; CLARIFY or below the clarify threshold asks the actor; an
- * approval that requires human review goes to a person.
+ * The outcome the user sees: the proposal workflow's own routing rule (one function, in
+ * contracts/lifecycle), named as the verdict a user would end with.
  */
 export function outcomeOf(v: Verdict, policy: CompliancePolicy): Outcome {
-  const t = policy.spec.thresholds;
-  if (v.confidence < t.human) return 'HUMAN';
-  if (v.verdict === 'REJECT') return 'REJECT';
-  if (v.verdict === 'CLARIFY' || v.confidence < t.clarify) return 'CLARIFY';
-  if (v.constraints.require_human_review || v.escalation) return 'HUMAN';
-  return 'APPROVE';
+  return ROUTE_OUTCOME[routeVerdict(v, policy.spec.thresholds)];
 }
 
 export interface CaseResult {

@@ -1,13 +1,9 @@
 import { z } from 'zod';
 import type { JudgeSettings } from '../contracts/judge-settings';
 import { isAction, type Evidence, type Proposal } from '../contracts/proposal';
+import type { EvidenceStatus } from '../contracts/lifecycle';
 
-/**
- * What checking one cited evidence item found. `other-repo` is a hard REJECT (the actor cites work
- * on a different repository than it wants to touch); `failed` sends the proposal back for
- * clarification; `unverifiable` only lowers the model's confidence.
- */
-export type EvidenceStatus = 'verified' | 'failed' | 'unverifiable' | 'other-repo';
+export type { EvidenceStatus } from '../contracts/lifecycle';
 
 export interface EvidenceCheck {
   /** Index into `cited_evidence`. */

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { createExecutorActivities, type ExecutorDeps } from '../activities/execute';
 import { createJudgeActivities } from '../activities/judge';
 import { createWorkflowActivities } from '../activities/workflow';
+import { activityInterceptors } from '../activities/failures';
 import type { CompliancePolicy } from '../contracts/policy';
 import { builtinExecutors } from '../executors';
 import { createCircleActivities } from '../circles/activities';
@@ -56,7 +57,12 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
   const roles = options.roles ?? WORKER_ROLES;
   const baseDir = options.baseDir ?? process.cwd();
   const stateDir = options.stateDir ?? `${baseDir}/.agent-judge`;
-  const common = { connection: options.connection, namespace: options.namespace };
+  // Every worker maps our error family to failure types at the activity boundary.
+  const common = {
+    connection: options.connection,
+    namespace: options.namespace,
+    interceptors: { activity: activityInterceptors },
+  };
   const workers: Worker[] = [];
 
   if (roles.includes('workflow')) {

@@ -1,77 +1,238 @@
 /**
  * The proposal workflow's state and decisions, as a small class with pure methods (the
- * safe-message-handlers pattern): the workflow function registers handlers and waits; this class
- * decides. No Temporal, no I/O, plain JSON fields: it is unit-tested without a server.
+ * safe-message-handlers pattern): the workflow function registers handlers, runs activities and
+ * waits; this class decides. No Temporal calls, no I/O, no clock of its own (callers pass workflow
+ * time), plain JSON fields written only by its own methods: it is unit-tested without a server.
  */
-import type { Clarification, HumanDecision } from '../contracts/messages';
-import type { CompliancePolicy } from '../contracts/policy';
+import { ApplicationFailure } from '@temporalio/common';
+import type { z } from 'zod';
+import type { EscalationNotice, AnnouncementRef, ResolutionNotice } from '../contracts/escalation';
+import { FailureType, isSettledStage, outcomeStatusOf, routeVerdict, type VerdictRoute } from '../contracts/lifecycle';
+import {
+  ClarificationSchema,
+  HumanDecisionSchema,
+  type Clarification,
+  type HumanDecision,
+} from '../contracts/messages';
+import { durationMs, type CompliancePolicy } from '../contracts/policy';
 import type { Proposal } from '../contracts/proposal';
 import type { DecisionRecord, ExecutionResult, OutcomeStatus, ProposalStatus, Stage } from '../contracts/status';
 import type { Dispute, Tier, Verdict } from '../contracts/verdict';
 import { withinScope } from '../contracts/repo-path';
+import { describeIssues } from '../contracts/zod-error';
+import { lightweightCheck } from '../policy/patterns';
 import { refuseDecisionSignature } from '../identity/decision';
 
-/** What the workflow does after a verdict. */
-export type NextStep = 'execute' | 'reject' | 'clarify' | 'escalate';
+/**
+ * What the workflow does after a verdict: the routing rule's answer, plus `give-up` for a CLARIFY
+ * past the round limit (a REJECT, seed 000 §3.3).
+ */
+export type NextStep = VerdictRoute | 'give-up';
+
+/**
+ * An Update's argument as its schema reads it, or a non-retryable `BadInput` failure that refuses
+ * the Update. Never a ZodError: thrown from a handler, that fails the workflow task, which retries
+ * forever. Validators and handlers both read their input through this one function, so a handler
+ * works with exactly what its validator accepted (and stays safe on replay, where validators do
+ * not run).
+ */
+export function readUpdateInput<S extends z.ZodType>(schema: S, what: string, raw: unknown): z.output<S> {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success)
+    throw ApplicationFailure.nonRetryable(describeIssues(what, parsed.error.issues), FailureType.BadInput);
+  return parsed.data;
+}
+
+/** The `clarify` Update's argument, checked. */
+export const readClarification = (raw: unknown): Clarification =>
+  readUpdateInput(ClarificationSchema, 'clarification', raw);
+/** The `humanDecision` Update's argument, checked (with its defaults applied). */
+export const readDecision = (raw: unknown): HumanDecision => readUpdateInput(HumanDecisionSchema, 'decision', raw);
 
 export class ProposalState {
-  stage: Stage = 'judging';
-  verdicts: Verdict[] = [];
-  clarifyRounds = 0;
-  deadlines: { clarification: string | null; human: string | null } = { clarification: null, human: null };
-  dispute: Dispute | null = null;
-  decisions: DecisionRecord[] = [];
-  execution: ExecutionResult | null = null;
-  auditFlag = false;
-  pendingClarification: Clarification | null = null;
-  /** Bumped each time the workflow reaches a settled stage, so Update handlers know "after". */
-  settledCount = 0;
+  private _proposal: Proposal;
+  private _stage: Stage = 'judging';
+  private _verdicts: Verdict[] = [];
+  private _clarifyRounds = 0;
+  private _deadlines: { clarification: string | null; human: string | null } = { clarification: null, human: null };
+  private _dispute: Dispute | null = null;
+  private _decisions: DecisionRecord[] = [];
+  private _execution: ExecutionResult | null = null;
+  private _auditFlag = false;
+  private _pendingClarification: Clarification | null = null;
+  private _settledCount = 0;
 
   constructor(
-    public proposal: Proposal,
+    proposal: Proposal,
     readonly policy: CompliancePolicy,
     readonly workflowId: string,
     readonly tier: Tier,
     readonly shadow: boolean,
     readonly approvalsNeeded: number,
-  ) {}
+  ) {
+    this._proposal = proposal;
+  }
 
+  /** The proposal as it currently stands (clarifications applied). */
+  get proposal(): Proposal {
+    return this._proposal;
+  }
+  get stage(): Stage {
+    return this._stage;
+  }
+  get verdicts(): readonly Verdict[] {
+    return this._verdicts;
+  }
   get latest(): Verdict | null {
-    return this.verdicts[this.verdicts.length - 1] ?? null;
+    return this._verdicts[this._verdicts.length - 1] ?? null;
+  }
+  get clarifyRounds(): number {
+    return this._clarifyRounds;
+  }
+  get deadlines(): { readonly clarification: string | null; readonly human: string | null } {
+    return this._deadlines;
+  }
+  get dispute(): Dispute | null {
+    return this._dispute;
+  }
+  get decisions(): readonly DecisionRecord[] {
+    return this._decisions;
+  }
+  get execution(): ExecutionResult | null {
+    return this._execution;
+  }
+  get auditFlag(): boolean {
+    return this._auditFlag;
+  }
+  get pendingClarification(): Clarification | null {
+    return this._pendingClarification;
+  }
+  /** Bumped each time the workflow reaches a settled stage, so Update handlers know "after". */
+  get settledCount(): number {
+    return this._settledCount;
   }
 
   setStage(stage: Stage): void {
-    this.stage = stage;
-    if (['awaiting_clarification', 'awaiting_human', 'executed', 'approved', 'rejected', 'failed'].includes(stage)) {
-      this.settledCount += 1;
-    }
+    this._stage = stage;
+    if (isSettledStage(stage)) this._settledCount += 1;
   }
 
-  /**
-   * Seed 000 §3.3: confidence below the human threshold goes to a person, below the clarify
-   * threshold becomes CLARIFY; a CLARIFY past the round limit is a REJECT.
-   */
-  route(v: Verdict): NextStep {
-    const { thresholds } = this.policy.spec;
-    if (v.confidence < thresholds.human) return 'escalate';
-    if (v.verdict === 'REJECT') return 'reject';
-    if (v.verdict === 'CLARIFY' || v.confidence < thresholds.clarify) return 'clarify';
-    if (v.constraints.require_human_review || v.escalation) return 'escalate';
-    return 'execute';
+  /** True once the proposal has settled at least once and is not judging or executing right now. */
+  isSettled(): boolean {
+    return this._settledCount > 0 && isSettledStage(this._stage);
   }
+
+  // --- verdicts -------------------------------------------------------------------------------
+
+  /** A verdict of this proposal's tier, decided now by the policy, the rules, a person or the clock. */
+  verdict(
+    verdict: Verdict['verdict'],
+    reason: string,
+    decidedBy: Verdict['decided_by'],
+    now: string,
+    extra: Partial<Verdict> = {},
+  ): Verdict {
+    return {
+      proposal_id: this._proposal.proposal_id,
+      verdict,
+      reason,
+      constraints: { require_human_review: false },
+      escalation: null,
+      confidence: 1,
+      decided_by: decidedBy,
+      tier: this.tier,
+      decided_at: now,
+      ...extra,
+    };
+  }
+
+  /** Appends a verdict to the history (stamped now when it carries no time) and returns it. */
+  recordVerdict(v: Verdict, now: string): Verdict {
+    const recorded = { ...v, decided_at: v.decided_at ?? now };
+    this._verdicts.push(recorded);
+    return recorded;
+  }
+
+  /** The no-judge tier: the policy approves at once. */
+  noJudgeVerdict(now: string): Verdict {
+    return this.verdict('APPROVE', `tier no-judge: ${this._proposal.action_type} needs no review`, 'policy', now);
+  }
+
+  /** The lightweight tier: deny patterns and topic lists decide, naming the rule. */
+  patternVerdict(now: string): Verdict {
+    const finding = lightweightCheck(this._proposal, this.policy);
+    return this.verdict(finding.verdict, finding.reason, 'rules', now, { rule: finding.rule });
+  }
+
+  /** No judge answered (worker down, retries exhausted): confidence 0 sends the proposal to a person. */
+  judgeUnavailableVerdict(why: string, now: string): Verdict {
+    return this.verdict('CLARIFY', `the judge could not be reached: ${why}`, 'judge', now, {
+      confidence: 0,
+      rule: 'judge.unavailable',
+      constraints: { require_human_review: true },
+    });
+  }
+
+  /** Seed 000 §3.3 routing, with this policy's thresholds (the same rule `agent-judge eval` uses). */
+  route(v: Verdict): VerdictRoute {
+    return routeVerdict(v, this.policy.spec.thresholds);
+  }
+
+  /** What follows a verdict: shadow mode executes regardless; a CLARIFY past the round limit gives up. */
+  nextStep(v: Verdict): NextStep {
+    if (this.shadow) return 'execute';
+    const step = this.route(v);
+    if (step === 'clarify' && !this.canClarify()) return 'give-up';
+    return step;
+  }
+
+  /** The REJECT for a proposal still unclear after the last clarify round. */
+  clarifyExhaustedVerdict(last: Verdict, now: string): Verdict {
+    return this.verdict(
+      'REJECT',
+      `still unclear after ${this._clarifyRounds} clarify round(s): ${last.reason}`,
+      'rules',
+      now,
+      { rule: 'clarify.max-rounds' },
+    );
+  }
+
+  // --- clarification --------------------------------------------------------------------------
 
   /** True when another CLARIFY round is still allowed. */
   canClarify(): boolean {
-    return this.clarifyRounds < this.policy.spec.clarify.maxRounds;
+    return this._clarifyRounds < this.policy.spec.clarify.maxRounds;
+  }
+
+  /** Starts waiting for the actor; returns how long the wait may last. */
+  openClarification(nowMs: number): number {
+    const clarifyMs = durationMs(this.policy.spec.clarify.timeout);
+    this._deadlines.clarification = new Date(nowMs + clarifyMs).toISOString();
+    return clarifyMs;
+  }
+
+  /** The wait for the actor is over (answered or expired). */
+  closeClarification(): void {
+    this._deadlines.clarification = null;
+  }
+
+  /** The REJECT when the actor did not answer a CLARIFY in time. */
+  clarifyTimeoutVerdict(now: string): Verdict {
+    return this.verdict(
+      'REJECT',
+      `no clarification before the deadline (${this.policy.spec.clarify.timeout})`,
+      'timeout',
+      now,
+    );
   }
 
   /** Why a clarification cannot be accepted now, or null. Used by the Update validator. */
   refuseClarification(c: Clarification): string | null {
-    if (this.stage !== 'awaiting_clarification') {
-      return `proposal ${this.proposal.proposal_id} is not awaiting clarification (stage: ${this.stage})`;
+    if (this._stage !== 'awaiting_clarification') {
+      return `proposal ${this._proposal.proposal_id} is not awaiting clarification (stage: ${this._stage})`;
     }
-    if (this.pendingClarification) return 'a clarification is already being judged';
-    const before = this.proposal.scope_claim;
+    if (this._pendingClarification) return 'a clarification is already being judged';
+    const before = this._proposal.scope_claim;
     const after = c.scope_claim;
     // A field left out keeps its earlier value (applyClarification merges); a field given may only narrow.
     if (after) {
@@ -91,16 +252,85 @@ export class ProposalState {
     return null;
   }
 
+  /** The actor's answer arrived (checked by the validator); the workflow applies it next. */
+  receiveClarification(c: Clarification): void {
+    this._pendingClarification = c;
+  }
+
   /** The proposal as the actor clarified it: evidence added, scope narrowed, justification replaced. */
   applyClarification(c: Clarification): void {
-    this.proposal = {
-      ...this.proposal,
-      justification: c.justification ?? this.proposal.justification,
-      cited_evidence: [...this.proposal.cited_evidence, ...(c.cited_evidence ?? [])],
-      scope_claim: c.scope_claim ? { ...this.proposal.scope_claim, ...c.scope_claim } : this.proposal.scope_claim,
+    this._proposal = {
+      ...this._proposal,
+      justification: c.justification ?? this._proposal.justification,
+      cited_evidence: [...this._proposal.cited_evidence, ...(c.cited_evidence ?? [])],
+      scope_claim: c.scope_claim ? { ...this._proposal.scope_claim, ...c.scope_claim } : this._proposal.scope_claim,
     };
-    this.clarifyRounds += 1;
-    this.pendingClarification = null;
+    this._clarifyRounds += 1;
+    this._pendingClarification = null;
+  }
+
+  /** Applies the clarification that arrived; false when none did. */
+  applyPendingClarification(): boolean {
+    if (!this._pendingClarification) return false;
+    this.applyClarification(this._pendingClarification);
+    return true;
+  }
+
+  // --- escalation -----------------------------------------------------------------------------
+
+  /** How long people have to decide. */
+  get escalationTimeoutMs(): number {
+    return durationMs(this.policy.spec.escalation.timeout);
+  }
+
+  /** Why a person must decide, in the words the dispute shows. */
+  escalationReason(v: Verdict | null): string {
+    if (v === null) return `tier ${this.tier}: a person must decide`;
+    const { human } = this.policy.spec.thresholds;
+    if (v.confidence < human) return `judge unsure (confidence ${v.confidence.toFixed(2)} is below ${human})`;
+    return 'the judge asked for human review';
+  }
+
+  /**
+   * Opens the escalation: the dispute (the actor's justification against the judge's reasoning)
+   * and the deadline. Returns the notice every channel is told. `v` is null for the human-only tier.
+   */
+  openEscalation(v: Verdict | null, nowMs: number): EscalationNotice {
+    this._dispute = {
+      reason: this.escalationReason(v),
+      actor_position: this._proposal.justification,
+      judge_position: v ? v.reason : 'no judge review for this tier',
+      judge_confidence: v ? v.confidence : null,
+    };
+    const deadline = new Date(nowMs + this.escalationTimeoutMs).toISOString();
+    this._deadlines.human = deadline;
+    return {
+      workflow_id: this.workflowId,
+      proposal: this._proposal,
+      tier: this.tier,
+      verdict: v,
+      dispute: this._dispute,
+      deadline,
+      approvers: this.policy.spec.escalation.approvers,
+      approvals_needed: this.approvalsNeeded,
+    };
+  }
+
+  /**
+   * The human wait split at the policy's reminder share: `[beforeReminder, afterReminder]`, or
+   * `[whole]` when no reminder is configured.
+   */
+  humanWaits(): [number] | [number, number] {
+    const timeoutMs = this.escalationTimeoutMs;
+    const share = this.policy.spec.escalation.reminderAt;
+    if (!(share > 0 && share < 1)) return [timeoutMs];
+    const first = Math.round(timeoutMs * share);
+    return [first, Math.max(1, timeoutMs - first)];
+  }
+
+  /** The wait for people is over (decided or expired). */
+  closeEscalation(): void {
+    this._deadlines.human = null;
   }
 
   isApprover(id: string): boolean {
@@ -112,59 +342,135 @@ export class ProposalState {
    * is workflow time, for the freshness of a signed decision.
    */
   refuseDecision(d: HumanDecision, nowMs: number): string | null {
-    if (this.stage !== 'awaiting_human') {
-      return `proposal ${this.proposal.proposal_id} is not awaiting a human decision (stage: ${this.stage})`;
+    if (this._stage !== 'awaiting_human') {
+      return `proposal ${this._proposal.proposal_id} is not awaiting a human decision (stage: ${this._stage})`;
     }
     if (!this.isApprover(d.approver)) return `${d.approver} is not an approver for this proposal`;
-    if (this.decisions.some((x) => x.approver === d.approver)) return `${d.approver} has already decided this proposal`;
+    if (this._decisions.some((x) => x.approver === d.approver))
+      return `${d.approver} has already decided this proposal`;
+    return this.refuseSignature(d, nowMs);
+  }
+
+  /** The decision-signature check lives with the signing code; this is its one call site. */
+  private refuseSignature(d: HumanDecision, nowMs: number): string | null {
     return refuseDecisionSignature(this.policy, this.workflowId, d, nowMs);
   }
 
   approvals(): DecisionRecord[] {
-    return this.decisions.filter((d) => d.decision === 'approve');
+    return this._decisions.filter((d) => d.decision === 'approve');
   }
 
   /** Records a decision; the escalation ends on a reject, or once the quorum of approvals is met. */
   addDecision(d: HumanDecision, at: string): 'approved' | 'rejected' | 'pending' {
-    this.decisions.push({ ...d, at });
+    this._decisions.push({ ...d, at });
     if (d.decision === 'reject') return 'rejected';
     return this.approvals().length >= this.approvalsNeeded ? 'approved' : 'pending';
   }
 
   /** A decision has arrived that ends the human wait. */
   humanWaitOver(): boolean {
-    return this.decisions.some((d) => d.decision === 'reject') || this.approvals().length >= this.approvalsNeeded;
+    return this._decisions.some((d) => d.decision === 'reject') || this.approvals().length >= this.approvalsNeeded;
   }
 
-  status(): OutcomeStatus {
-    switch (this.stage) {
-      case 'judging':
-      case 'executing':
-        return 'pending';
-      default:
-        return this.stage;
+  /**
+   * The verdict people reached: no decision in time is a REJECT by the clock; the first rejecter
+   * rejects; else an APPROVE by the last approver, under the latest verdict's constraints.
+   */
+  humanOutcome(decided: boolean, now: string): Verdict {
+    if (!decided) {
+      return this.verdict(
+        'REJECT',
+        `no human decision before the deadline (${this.policy.spec.escalation.timeout})`,
+        'timeout',
+        now,
+      );
     }
+    const rejecter = this._decisions.find((d) => d.decision === 'reject');
+    if (rejecter) {
+      return this.verdict(
+        'REJECT',
+        rejecter.reason ?? `rejected by ${rejecter.approver}`,
+        `human:${rejecter.approver}`,
+        now,
+      );
+    }
+    const approvals = this.approvals();
+    const last = approvals[approvals.length - 1]!;
+    return this.verdict(
+      'APPROVE',
+      last.reason ?? `approved by ${approvals.map((a) => a.approver).join(', ')}`,
+      `human:${last.approver}`,
+      now,
+      { constraints: this.latest?.constraints ?? { require_human_review: false } },
+    );
+  }
+
+  /** The notice that edits every announcement once the escalation is resolved. */
+  resolutionNotice(refs: AnnouncementRef[]): ResolutionNotice {
+    return {
+      workflow_id: this.workflowId,
+      proposal_id: this._proposal.proposal_id,
+      status: this.status(),
+      verdict: this.latest,
+      decisions: this._decisions,
+      refs,
+    };
+  }
+
+  // --- rejection and execution ----------------------------------------------------------------
+
+  /** Repeated rejections on this target raised the audit flag. */
+  raiseAuditFlag(): void {
+    this._auditFlag = true;
+  }
+
+  /** What the executor reported (or did not); returns the stage the proposal ends in. */
+  recordExecution(result: ExecutionResult): Stage {
+    if (result.executor === 'none') {
+      this._execution = null;
+      return 'approved';
+    }
+    this._execution = result;
+    return result.status === 'succeeded' ? 'executed' : 'failed';
+  }
+
+  /** The executor never reported back: the action may or may not have run. */
+  executorUnreachable(why: string, startedAt: string, now: string): ExecutionResult {
+    return {
+      status: 'unknown',
+      executor: 'unreachable',
+      error: `the executor did not report back: ${why}`,
+      shadow: this.shadow,
+      started_at: startedAt,
+      finished_at: now,
+    };
+  }
+
+  // --- reporting ------------------------------------------------------------------------------
+
+  status(): OutcomeStatus {
+    return outcomeStatusOf(this._stage, false);
   }
 
   snapshot(): ProposalStatus {
     return {
-      proposal_id: this.proposal.proposal_id,
+      proposal_id: this._proposal.proposal_id,
       workflow_id: this.workflowId,
       status: this.status(),
-      stage: this.stage,
+      stage: this._stage,
       tier: this.tier,
       shadow: this.shadow,
-      proposal: this.proposal,
+      proposal: this._proposal,
       verdict: this.latest,
-      verdicts: this.verdicts,
-      clarify_rounds: this.clarifyRounds,
+      verdicts: this._verdicts,
+      clarify_rounds: this._clarifyRounds,
       max_clarify_rounds: this.policy.spec.clarify.maxRounds,
-      deadlines: this.deadlines,
-      dispute: this.dispute,
-      decisions: this.decisions,
+      deadlines: this._deadlines,
+      dispute: this._dispute,
+      decisions: this._decisions,
       approvals_needed: this.approvalsNeeded,
-      execution: this.execution,
-      audit_flag: this.auditFlag,
+      execution: this._execution,
+      audit_flag: this._auditFlag,
       policy: this.policy.metadata.name,
     };
   }

@@ -1,7 +1,8 @@
 /**
  * One workflow per proposal: validate -> tier -> (pass | pattern check | judge | human) -> clarify
  * rounds -> escalation -> execution of exactly the approved action. The history is the audit trail.
- * Deterministic code only: activities are imported as types.
+ * Deterministic code only: activities are imported as types. The function registers handlers,
+ * runs activities and waits; every decision is a method of ProposalState.
  */
 import {
   ApplicationFailure,
@@ -16,18 +17,15 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { JudgeActivities, ExecutorActivities, WorkflowActivities } from '../activities/types';
-import { ClarificationSchema, HumanDecisionSchema } from '../contracts/messages';
-import { durationMs } from '../contracts/policy';
 import { judgeActivityTimeoutMs } from '../contracts/judge-settings';
 import { safeParseProposal, searchableTarget, targetKey } from '../contracts/proposal';
+import { FailureType, NON_RETRYABLE_FAILURE_TYPES } from '../contracts/lifecycle';
 import { type ProposalOutcome, outcomeOf, type Stage } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
-import { describeIssues } from '../contracts/zod-error';
-import { lightweightCheck } from '../policy/patterns';
-import type { AnnouncementRef, EscalationNotice } from '../contracts/escalation';
+import type { AnnouncementRef } from '../contracts/escalation';
 import { isShadow, quorumFor, tierFor } from '../policy/classify';
 import { awaitSettledUpdate, clarifyUpdate, humanDecisionUpdate, SA, statusQuery } from '../names';
-import { ProposalState } from './proposal-state';
+import { ProposalState, readClarification, readDecision } from './proposal-state';
 
 /** The innermost message of an activity failure, for verdict reasons and execution errors. */
 function failureMessage(err: unknown): string {
@@ -49,7 +47,7 @@ const notify = proxyActivities<WorkflowActivities>({
 export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<ProposalOutcome> {
   // Validate again where the workflow starts: a client that skipped validation starts nothing useful.
   const parsed = safeParseProposal(input.proposal);
-  if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.error, 'BadInput');
+  if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.error, FailureType.BadInput);
 
   // Handlers first, before any await: an Update that arrives with the start must find them.
   let current: ProposalState | undefined;
@@ -59,9 +57,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     return current.snapshot();
   });
   setHandler(awaitSettledUpdate, async () => {
-    await condition(
-      () => current !== undefined && current.settledCount > 0 && !['judging', 'executing'].includes(current.stage),
-    );
+    await condition(() => current !== undefined && current.isSettled());
     return current!.snapshot();
   });
   setHandler(
@@ -69,17 +65,16 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     async (clarification) => {
       const s = current!;
       const before = s.settledCount;
-      s.pendingClarification = ClarificationSchema.parse(clarification);
+      s.receiveClarification(readClarification(clarification));
       await condition(() => s.settledCount > before);
       return s.snapshot();
     },
     {
       // Validators run synchronously and refuse before anything is written to history.
       validator: (clarification) => {
-        const parsedC = ClarificationSchema.safeParse(clarification);
-        if (!parsedC.success) throw new Error(describeIssues('clarification', parsedC.error.issues));
+        const c = readClarification(clarification);
         if (!current) throw new Error('the proposal is still starting');
-        const refusal = current.refuseClarification(parsedC.data);
+        const refusal = current.refuseClarification(c);
         if (refusal) throw new Error(refusal);
       },
     },
@@ -89,18 +84,16 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     async (decision) => {
       const s = current!;
       const before = s.settledCount;
-      const d = HumanDecisionSchema.parse(decision);
-      const result = s.addDecision(d, now());
+      const result = s.addDecision(readDecision(decision), now());
       // A partial quorum changes nothing else: answer at once. Otherwise wait for the effect.
       if (result !== 'pending') await condition(() => s.settledCount > before);
       return s.snapshot();
     },
     {
       validator: (decision) => {
-        const parsedD = HumanDecisionSchema.safeParse(decision);
-        if (!parsedD.success) throw new Error(describeIssues('decision', parsedD.error.issues));
+        const d = readDecision(decision);
         if (!current) throw new Error('the proposal is still starting');
-        const refusal = current.refuseDecision(parsedD.data, Date.now());
+        const refusal = current.refuseDecision(d, Date.now());
         if (refusal) throw new Error(refusal);
       },
     },
@@ -116,20 +109,26 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     // worker polling at all, scheduleToClose ends the wait and a person decides (see judgeOnce).
     startToCloseTimeout: judgeActivityTimeoutMs(policy),
     scheduleToCloseTimeout: judgeActivityTimeoutMs(policy) * 2,
-    retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['BadInput'] },
+    retry: { maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURE_TYPES] },
   });
   const executor = proxyActivities<ExecutorActivities>({
     taskQueue: taskQueues.execute,
     startToCloseTimeout: '1h',
     scheduleToCloseTimeout: '2h',
     // The executor's ledger makes retries safe: an action never runs twice.
-    retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['BadInput', 'ExecutionRefused'] },
+    retry: { maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURE_TYPES] },
   });
 
   const proposal = parsed.value;
   const tier = tierFor(policy, proposal.action_type);
-  const shadow = isShadow(policy, proposal.action_type);
-  const state = new ProposalState(proposal, policy, workflowInfo().workflowId, tier, shadow, quorumFor(policy, tier));
+  const state = new ProposalState(
+    proposal,
+    policy,
+    workflowInfo().workflowId,
+    tier,
+    isShadow(policy, proposal.action_type),
+    quorumFor(policy, tier),
+  );
   current = state;
   let refs: AnnouncementRef[] = [];
 
@@ -137,59 +136,33 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     state.setStage(stage);
     upsertSearchAttributes([{ key: SA.Stage, value: stage }]);
   };
+  const record = (v: Verdict) => {
+    const verdict = state.recordVerdict(v, now());
+    upsertSearchAttributes([{ key: SA.Verdict, value: verdict.verdict }]);
+    return verdict;
+  };
 
   upsertSearchAttributes([
     { key: SA.Tier, value: tier },
     { key: SA.Stage, value: 'judging' },
   ]);
 
-  const record = (v: Verdict) => {
-    const verdict = { ...v, decided_at: v.decided_at ?? now() };
-    state.verdicts.push(verdict);
-    upsertSearchAttributes([{ key: SA.Verdict, value: verdict.verdict }]);
-    return verdict;
-  };
-  const mkVerdict = (
-    verdict: Verdict['verdict'],
-    reason: string,
-    decidedBy: Verdict['decided_by'],
-    extra: Partial<Verdict> = {},
-  ): Verdict => ({
-    proposal_id: proposal.proposal_id,
-    verdict,
-    reason,
-    constraints: { require_human_review: false },
-    escalation: null,
-    confidence: 1,
-    decided_by: decidedBy,
-    tier,
-    decided_at: now(),
-    ...extra,
-  });
-
   /** One judgement of the proposal as it currently stands. */
   const judgeOnce = async (): Promise<Verdict> => {
     switch (tier) {
       case 'no-judge':
-        return mkVerdict('APPROVE', `tier no-judge: ${proposal.action_type} needs no review`, 'policy');
-      case 'lightweight-approval': {
-        const finding = lightweightCheck(state.proposal, policy);
-        return mkVerdict(finding.verdict, finding.reason, 'rules', { rule: finding.rule });
-      }
+        return state.noJudgeVerdict(now());
+      case 'lightweight-approval':
+        return state.patternVerdict(now());
       case 'full-judge-review':
         try {
           return await judge.judge({ proposal: state.proposal, tier, round: state.clarifyRounds, policy });
         } catch (err) {
-          // No judge answered (worker down, retries exhausted): confidence 0 sends it to a person.
           log.error('judge activity failed', { error: String(err) });
-          return mkVerdict('CLARIFY', `the judge could not be reached: ${failureMessage(err)}`, 'judge', {
-            confidence: 0,
-            rule: 'judge.unavailable',
-            constraints: { require_human_review: true },
-          });
+          return state.judgeUnavailableVerdict(failureMessage(err), now());
         }
       case 'human-only':
-        throw ApplicationFailure.nonRetryable('human-only proposals are never judged', 'Internal');
+        throw ApplicationFailure.nonRetryable('human-only proposals are never judged', FailureType.Internal);
     }
   };
 
@@ -201,7 +174,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
         target: searchableTarget(state.proposal),
       });
       if (r.flag) {
-        state.auditFlag = true;
+        state.raiseAuditFlag();
         upsertSearchAttributes([{ key: SA.AuditFlag, value: true }]);
         log.warn('audit flag: repeated rejections on one target', {
           target: targetKey(state.proposal),
@@ -223,120 +196,58 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     }
     setStage('executing');
     const startedAt = now();
+    let result;
     try {
-      state.execution = await executor.execute({
+      result = await executor.execute({
         workflow_id: state.workflowId,
         proposal: state.proposal,
         verdict: v,
-        shadow,
+        shadow: state.shadow,
         policy,
       });
     } catch (err) {
-      // The executor never reported back: the action may or may not have run.
-      state.execution = {
-        status: 'unknown',
-        executor: 'unreachable',
-        error: `the executor did not report back: ${failureMessage(err)}`,
-        shadow,
-        started_at: startedAt,
-        finished_at: now(),
-      };
+      result = state.executorUnreachable(failureMessage(err), startedAt, now());
     }
-    if (state.execution.executor === 'none') {
-      state.execution = null;
-      setStage('approved');
-    } else {
-      setStage(state.execution.status === 'succeeded' ? 'executed' : 'failed');
-    }
+    setStage(state.recordExecution(result));
   };
 
-  /** Escalation: record the dispute, tell people, wait for a decision or the deadline. */
+  /** Escalation: open the dispute, tell people, wait for a decision or the deadline. */
   const escalate = async (v: Verdict | null): Promise<Verdict> => {
-    const timeoutMs = durationMs(policy.spec.escalation.timeout);
-    state.dispute = {
-      reason:
-        v === null
-          ? `tier ${tier}: a person must decide`
-          : v.confidence < policy.spec.thresholds.human
-            ? `judge unsure (confidence ${v.confidence.toFixed(2)} is below ${policy.spec.thresholds.human})`
-            : 'the judge asked for human review',
-      actor_position: state.proposal.justification,
-      judge_position: v ? v.reason : 'no judge review for this tier',
-      judge_confidence: v ? v.confidence : null,
-    };
-    state.deadlines.human = new Date(Date.now() + timeoutMs).toISOString();
+    const notice = state.openEscalation(v, Date.now());
     setStage('awaiting_human');
-    const notice: EscalationNotice = {
-      workflow_id: state.workflowId,
-      proposal: state.proposal,
-      tier,
-      verdict: v,
-      dispute: state.dispute,
-      deadline: state.deadlines.human,
-      approvers: policy.spec.escalation.approvers,
-      approvals_needed: state.approvalsNeeded,
-    };
     try {
       refs = await notify.announceEscalation(notice);
     } catch (err) {
       // People can still decide through the CLI; a broken channel must not lose the proposal.
       log.error('escalation announcement failed', { error: String(err) });
     }
-    const reminderShare = policy.spec.escalation.reminderAt;
-    let decided: boolean;
-    if (reminderShare > 0 && reminderShare < 1) {
-      decided = await condition(() => state.humanWaitOver(), Math.round(timeoutMs * reminderShare));
-      if (!decided) {
-        await notify
-          .announceReminder({ notice, refs, approvals: state.approvals() })
-          .catch((err) => log.error('reminder failed', { error: String(err) }));
-        decided = await condition(
-          () => state.humanWaitOver(),
-          Math.max(1, timeoutMs - Math.round(timeoutMs * reminderShare)),
-        );
-      }
-    } else {
-      decided = await condition(() => state.humanWaitOver(), timeoutMs);
+    const [beforeReminder, afterReminder] = state.humanWaits();
+    let decided = await condition(() => state.humanWaitOver(), beforeReminder);
+    if (!decided && afterReminder !== undefined) {
+      await notify
+        .announceReminder({ notice, refs, approvals: state.approvals() })
+        .catch((err) => log.error('reminder failed', { error: String(err) }));
+      decided = await condition(() => state.humanWaitOver(), afterReminder);
     }
-    state.deadlines.human = null;
-    if (!decided) {
-      return mkVerdict(
-        'REJECT',
-        `no human decision before the deadline (${policy.spec.escalation.timeout})`,
-        'timeout',
-      );
-    }
-    const rejecter = state.decisions.find((d) => d.decision === 'reject');
-    if (rejecter) {
-      return mkVerdict('REJECT', rejecter.reason ?? `rejected by ${rejecter.approver}`, `human:${rejecter.approver}`);
-    }
-    const approvals = state.approvals();
-    const last = approvals[approvals.length - 1]!;
-    return mkVerdict(
-      'APPROVE',
-      last.reason ?? `approved by ${approvals.map((a) => a.approver).join(', ')}`,
-      `human:${last.approver}`,
-      { constraints: state.latest?.constraints ?? { require_human_review: false } },
-    );
+    state.closeEscalation();
+    return state.humanOutcome(decided, now());
   };
 
-  // The decision loop: judge, then clarify / escalate / reject / execute.
-  if (tier === 'human-only') {
-    const final = record(await escalate(null));
-    if (final.verdict === 'APPROVE') await execute(final);
-    else await reject(final);
-  }
+  /** A verdict that ends the proposal: execute it when approved, else reject. */
+  const settle = async (v: Verdict): Promise<void> => {
+    if (v.verdict === 'APPROVE') await execute(v);
+    else await reject(v);
+  };
+
+  // The decision loop (seed 000 §3.3): judge, then execute / reject / escalate / clarify.
+  if (tier === 'human-only') await settle(record(await escalate(null)));
   while (tier !== 'human-only') {
     setStage('judging');
     const verdict = record(await judgeOnce());
-    if (shadow) {
-      // Shadow mode (seed 000 §7 phase 2): the verdict is recorded, not enforced.
-      log.info('shadow mode: executing regardless of the verdict', { verdict: verdict.verdict });
-      await execute(verdict);
-      break;
-    }
-    const step = state.route(verdict);
+    const step = state.nextStep(verdict);
     if (step === 'execute') {
+      // Shadow mode (seed 000 §7 phase 2): the verdict is recorded, not enforced.
+      if (state.shadow) log.info('shadow mode: executing regardless of the verdict', { verdict: verdict.verdict });
       await execute(verdict);
       break;
     }
@@ -345,51 +256,27 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
       break;
     }
     if (step === 'escalate') {
-      const final = record(await escalate(verdict));
-      if (final.verdict === 'APPROVE') await execute(final);
-      else await reject(final);
+      await settle(record(await escalate(verdict)));
       break;
     }
-    // CLARIFY
-    if (!state.canClarify()) {
-      await reject(
-        record(
-          mkVerdict(
-            'REJECT',
-            `still unclear after ${state.clarifyRounds} clarify round(s): ${verdict.reason}`,
-            'rules',
-            {
-              rule: 'clarify.max-rounds',
-            },
-          ),
-        ),
-      );
+    if (step === 'give-up') {
+      await reject(record(state.clarifyExhaustedVerdict(verdict, now())));
       break;
     }
-    const clarifyMs = durationMs(policy.spec.clarify.timeout);
-    state.deadlines.clarification = new Date(Date.now() + clarifyMs).toISOString();
+    const clarifyMs = state.openClarification(Date.now());
     setStage('awaiting_clarification');
     const answered = await condition(() => state.pendingClarification !== null, clarifyMs);
-    state.deadlines.clarification = null;
+    state.closeClarification();
     if (!answered) {
-      await reject(
-        record(mkVerdict('REJECT', `no clarification before the deadline (${policy.spec.clarify.timeout})`, 'timeout')),
-      );
+      await reject(record(state.clarifyTimeoutVerdict(now())));
       break;
     }
-    state.applyClarification(state.pendingClarification!);
+    state.applyPendingClarification();
   }
 
   if (state.dispute !== null) {
     await notify
-      .announceResolution({
-        workflow_id: state.workflowId,
-        proposal_id: proposal.proposal_id,
-        status: state.status(),
-        verdict: state.latest,
-        decisions: state.decisions,
-        refs,
-      })
+      .announceResolution(state.resolutionNotice(refs))
       .catch((err) => log.error('resolution announcement failed', { error: String(err) }));
   }
   // Let Update handlers return their answers before the run closes.

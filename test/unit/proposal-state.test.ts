@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompliancePolicy } from '../../src/contracts/policy';
 import { parseProposal } from '../../src/contracts/proposal';
 import type { Tier, Verdict } from '../../src/contracts/verdict';
-import { ProposalState } from '../../src/workflows/proposal-state';
+import { ApplicationFailure } from '@temporalio/common';
+import { ProposalState, readClarification, readDecision } from '../../src/workflows/proposal-state';
 import { proposal, testPolicy } from '../helpers/system';
 
 let baseDir: string;
@@ -101,9 +102,9 @@ describe('canClarify()', () => {
   it('allows maxRounds clarifications (2 in the default policy) and no more', () => {
     const s = stateFor();
     expect(s.canClarify()).toBe(true);
-    s.clarifyRounds = 1;
+    s.applyClarification({ justification: 'one' });
     expect(s.canClarify()).toBe(true);
-    s.clarifyRounds = 2;
+    s.applyClarification({ justification: 'two' });
     expect(s.canClarify()).toBe(false);
   });
 
@@ -133,7 +134,7 @@ describe('refuseClarification()', () => {
 
   it('refuses a second clarification while one is being judged', () => {
     const s = awaiting();
-    s.pendingClarification = { justification: 'first' };
+    s.receiveClarification({ justification: 'first' });
     expect(s.refuseClarification({ justification: 'second' })).toBe('a clarification is already being judged');
   });
 
@@ -221,7 +222,7 @@ describe('applyClarification()', () => {
   it('appends evidence, merges the scope, replaces the justification and counts the round', () => {
     const s = stateFor();
     const before = s.proposal;
-    s.pendingClarification = { justification: 'x' };
+    s.receiveClarification({ justification: 'x' });
     s.applyClarification({
       justification: 'now with the issue',
       cited_evidence: [{ type: 'issue', url: 'https://example.org/issues/43' }],
@@ -355,9 +356,11 @@ describe('snapshot()', () => {
     const s = stateFor('forgejo_pr_create', { quorum: 2 });
     const first = verdict('CLARIFY', 1, { decided_by: 'rules' });
     const second = verdict('APPROVE', 0.9);
-    s.verdicts.push(first, second);
-    s.clarifyRounds = 1;
-    s.deadlines.clarification = '2025-01-01T01:00:00.000Z';
+    s.recordVerdict(first, '2025-01-01T00:00:00.000Z');
+    s.recordVerdict(second, '2025-01-01T00:00:00.000Z');
+    s.applyClarification({ justification: 'clearer' });
+    s.setStage('judging');
+    s.openClarification(Date.parse('2025-01-01T00:00:00.000Z'));
     const snap = s.snapshot();
     expect(snap).toMatchObject({
       proposal_id: s.proposal.proposal_id,
@@ -365,8 +368,11 @@ describe('snapshot()', () => {
       status: 'pending',
       tier: 'full-judge-review',
       shadow: false,
-      verdict: second,
-      verdicts: [first, second],
+      verdict: { ...second, decided_at: '2025-01-01T00:00:00.000Z' },
+      verdicts: [
+        { ...first, decided_at: '2025-01-01T00:00:00.000Z' },
+        { ...second, decided_at: '2025-01-01T00:00:00.000Z' },
+      ],
       clarify_rounds: 1,
       max_clarify_rounds: 2,
       deadlines: { clarification: '2025-01-01T01:00:00.000Z', human: null },
@@ -382,5 +388,236 @@ describe('snapshot()', () => {
 
   it('has no latest verdict before the first judgement', () => {
     expect(stateFor().snapshot().verdict).toBeNull();
+  });
+});
+
+const NOW = '2025-01-01T00:00:00.000Z';
+const NOW_MS = Date.parse(NOW);
+
+describe('recordVerdict()', () => {
+  it('appends the verdict, stamps it when it carries no time, and makes it the latest', () => {
+    const s = stateFor();
+    const recorded = s.recordVerdict(verdict('APPROVE', 0.9), NOW);
+    expect(recorded.decided_at).toBe(NOW);
+    expect(s.latest).toEqual(recorded);
+    const stamped = s.recordVerdict(verdict('REJECT', 1, { decided_at: '2024-12-31T00:00:00.000Z' }), NOW);
+    expect(stamped.decided_at).toBe('2024-12-31T00:00:00.000Z');
+    expect(s.verdicts).toHaveLength(2);
+  });
+});
+
+describe('verdicts the workflow decides itself', () => {
+  it('no-judge: the policy approves, naming the action type', () => {
+    const v = stateFor('memory_write', { tier: 'no-judge' }).noJudgeVerdict(NOW);
+    expect(v).toMatchObject({
+      verdict: 'APPROVE',
+      reason: 'tier no-judge: memory_write needs no review',
+      decided_by: 'policy',
+      confidence: 1,
+      tier: 'no-judge',
+      decided_at: NOW,
+      constraints: { require_human_review: false },
+      escalation: null,
+    });
+  });
+
+  it('judge unavailable: a CLARIFY with confidence 0 that asks for a person', () => {
+    const s = stateFor();
+    const v = s.judgeUnavailableVerdict('connection refused', NOW);
+    expect(v).toMatchObject({
+      verdict: 'CLARIFY',
+      reason: 'the judge could not be reached: connection refused',
+      decided_by: 'judge',
+      confidence: 0,
+      rule: 'judge.unavailable',
+      constraints: { require_human_review: true },
+    });
+    expect(s.nextStep(v)).toBe('escalate');
+  });
+
+  it('lightweight: the pattern check decides and names its rule', () => {
+    const v = stateFor('issue_comment', { tier: 'lightweight-approval' }).patternVerdict(NOW);
+    expect(v.decided_by).toBe('rules');
+    expect(v.rule).toBeTypeOf('string');
+  });
+});
+
+describe('nextStep()', () => {
+  it('a CLARIFY past the round limit gives up; before it, asks the actor', () => {
+    const s = stateFor();
+    const unclear = verdict('CLARIFY', 0.9, { reason: 'which issue?' });
+    expect(s.nextStep(unclear)).toBe('clarify');
+    s.applyClarification({ justification: 'one' });
+    s.applyClarification({ justification: 'two' });
+    expect(s.nextStep(unclear)).toBe('give-up');
+    expect(s.clarifyExhaustedVerdict(unclear, NOW)).toMatchObject({
+      verdict: 'REJECT',
+      reason: 'still unclear after 2 clarify round(s): which issue?',
+      decided_by: 'rules',
+      rule: 'clarify.max-rounds',
+    });
+  });
+
+  it('shadow mode executes whatever the verdict', () => {
+    const s = new ProposalState(parseProposal(proposal('exec')), policy, 'wf', 'full-judge-review', true, 1);
+    expect(s.nextStep(verdict('REJECT', 1))).toBe('execute');
+  });
+});
+
+describe('clarification wait', () => {
+  it('sets the deadline from the policy, clears it, and rejects by the clock when unanswered', () => {
+    const s = stateFor();
+    expect(s.openClarification(NOW_MS)).toBe(3_600_000);
+    expect(s.deadlines.clarification).toBe('2025-01-01T01:00:00.000Z');
+    expect(s.applyPendingClarification()).toBe(false);
+    s.closeClarification();
+    expect(s.deadlines.clarification).toBeNull();
+    expect(s.clarifyTimeoutVerdict(NOW)).toMatchObject({
+      verdict: 'REJECT',
+      reason: 'no clarification before the deadline (1h)',
+      decided_by: 'timeout',
+    });
+  });
+
+  it('applies the clarification that arrived', () => {
+    const s = stateFor();
+    s.receiveClarification({ justification: 'now with the issue' });
+    expect(s.applyPendingClarification()).toBe(true);
+    expect(s.proposal.justification).toBe('now with the issue');
+    expect(s.clarifyRounds).toBe(1);
+    expect(s.pendingClarification).toBeNull();
+  });
+});
+
+describe('escalation', () => {
+  it('human-only: the dispute says a person must decide; the deadline comes from the policy', () => {
+    const s = stateFor('financial_op', { tier: 'human-only', quorum: 2 });
+    const notice = s.openEscalation(null, NOW_MS);
+    expect(s.dispute).toEqual({
+      reason: 'tier human-only: a person must decide',
+      actor_position: s.proposal.justification,
+      judge_position: 'no judge review for this tier',
+      judge_confidence: null,
+    });
+    expect(s.deadlines.human).toBe('2025-01-02T00:00:00.000Z');
+    expect(notice).toMatchObject({
+      workflow_id: s.workflowId,
+      tier: 'human-only',
+      verdict: null,
+      deadline: '2025-01-02T00:00:00.000Z',
+      approvers: ['scott', 'alice', 'bob'],
+      approvals_needed: 2,
+    });
+    s.closeEscalation();
+    expect(s.deadlines.human).toBeNull();
+  });
+
+  it('an unsure judge: the reason names the confidence and the threshold', () => {
+    const s = stateFor();
+    s.openEscalation(verdict('APPROVE', 0.1, { reason: 'not sure' }), NOW_MS);
+    expect(s.dispute).toMatchObject({
+      reason: 'judge unsure (confidence 0.10 is below 0.3)',
+      judge_position: 'not sure',
+      judge_confidence: 0.1,
+    });
+  });
+
+  it('a judge that asks for review says so', () => {
+    const s = stateFor();
+    s.openEscalation(verdict('APPROVE', 0.9, { constraints: { require_human_review: true } }), NOW_MS);
+    expect(s.dispute?.reason).toBe('the judge asked for human review');
+  });
+
+  it('splits the wait at the reminder share', () => {
+    expect(stateFor().humanWaits()).toEqual([43_200_000, 43_200_000]);
+    const noReminder = testPolicy(baseDir, {
+      escalation: { timeout: '24h', approvers: ['scott'], reminderAt: 0 },
+    });
+    const s = new ProposalState(parseProposal(proposal('exec')), noReminder, 'wf', 'full-judge-review', false, 1);
+    expect(s.humanWaits()).toEqual([86_400_000]);
+  });
+
+  it('no decision in time: a REJECT by the clock', () => {
+    expect(stateFor().humanOutcome(false, NOW)).toMatchObject({
+      verdict: 'REJECT',
+      reason: 'no human decision before the deadline (24h)',
+      decided_by: 'timeout',
+    });
+  });
+
+  it('the first rejecter decides a REJECT, even after approvals', () => {
+    const s = stateFor('financial_op', { tier: 'human-only', quorum: 3 });
+    s.addDecision({ decision: 'approve', approver: 'scott', via: 'cli' }, NOW);
+    s.addDecision({ decision: 'reject', approver: 'alice', via: 'cli' }, NOW);
+    s.addDecision({ decision: 'reject', approver: 'bob', via: 'cli', reason: 'too late' }, NOW);
+    expect(s.humanOutcome(true, NOW)).toMatchObject({
+      verdict: 'REJECT',
+      reason: 'rejected by alice',
+      decided_by: 'human:alice',
+    });
+  });
+
+  it('a met quorum: APPROVE by the last approver, under the latest verdict constraints', () => {
+    const s = stateFor('forgejo_pr_create', { quorum: 2 });
+    s.recordVerdict(verdict('APPROVE', 0.9, { constraints: { require_human_review: true, max_lines: 40 } }), NOW);
+    s.addDecision({ decision: 'approve', approver: 'scott', via: 'cli' }, NOW);
+    s.addDecision({ decision: 'approve', approver: 'alice', via: 'cli' }, NOW);
+    expect(s.humanOutcome(true, NOW)).toMatchObject({
+      verdict: 'APPROVE',
+      reason: 'approved by scott, alice',
+      decided_by: 'human:alice',
+      constraints: { require_human_review: true, max_lines: 40 },
+    });
+  });
+});
+
+describe('execution', () => {
+  const result = (executor: string, status: 'succeeded' | 'failed' | 'refused' | 'unknown') => ({
+    status,
+    executor,
+    shadow: false,
+    started_at: NOW,
+    finished_at: NOW,
+  });
+
+  it('ends executed, failed or (no executor) approved', () => {
+    const s = stateFor();
+    expect(s.recordExecution(result('exec', 'succeeded'))).toBe('executed');
+    expect(s.execution?.executor).toBe('exec');
+    expect(s.recordExecution(result('exec', 'refused'))).toBe('failed');
+    expect(s.recordExecution(result('none', 'succeeded'))).toBe('approved');
+    expect(s.execution).toBeNull();
+  });
+
+  it('an executor that never reported back is unknown, not succeeded', () => {
+    const s = stateFor();
+    const r = s.executorUnreachable('timeout', NOW, NOW);
+    expect(r).toMatchObject({ status: 'unknown', executor: 'unreachable' });
+    expect(r.error).toBe('the executor did not report back: timeout');
+    expect(s.recordExecution(r)).toBe('failed');
+  });
+});
+
+describe('Update input', () => {
+  it('a decision is read with its defaults, as the validator accepted it', () => {
+    expect(readDecision({ decision: 'approve', approver: 'scott' })).toEqual({
+      decision: 'approve',
+      approver: 'scott',
+      via: 'api',
+    });
+  });
+
+  it('malformed input refuses the Update with a non-retryable BadInput, never a ZodError', () => {
+    for (const read of [() => readDecision({ decision: 'maybe', approver: 'scott' }), () => readClarification({})]) {
+      let thrown: unknown;
+      try {
+        read();
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown).toBeInstanceOf(ApplicationFailure);
+      expect(thrown).toMatchObject({ type: 'BadInput', nonRetryable: true });
+    }
+    expect(() => readDecision({ decision: 'maybe', approver: 'scott' })).toThrow(/decision/);
   });
 });
