@@ -22,6 +22,7 @@ const boolText = z
   .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
 const hostPort = z.string().regex(/^\S+:\d{1,5}$/, 'expected host:port, e.g. localhost:7233');
 const url = z.url();
+const lowercase = z.string().transform((v) => v.toLowerCase());
 const commaList = z.string().transform((v) =>
   v
     .split(',')
@@ -73,9 +74,13 @@ export const ENV_VARS = {
     default: 'WARN',
     description: "level of the Temporal SDK's own logs, forwarded into ours",
   },
-  LOG_LEVEL: { schema: z.enum(LOG_LEVELS), default: 'info', description: 'level of agent-judge logs (stderr)' },
+  LOG_LEVEL: {
+    schema: lowercase.pipe(z.enum(LOG_LEVELS)),
+    default: 'info',
+    description: 'level of agent-judge logs (stderr)',
+  },
   LOG_FORMAT: {
-    schema: z.enum(['pretty', 'json']),
+    schema: lowercase.pipe(z.enum(['pretty', 'json'])),
     default: 'pretty on a terminal, else json',
     description: 'log format on stderr: readable lines or one JSON object a line',
   },

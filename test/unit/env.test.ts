@@ -59,6 +59,7 @@ describe('the environment schema', () => {
     expect(env.AGENT_JUDGE_APPROVERS).toEqual(['scott', 'discord:123']);
     expect(env.TEMPORAL_LOG_LEVEL).toBe('DEBUG');
     expect(env.AGENT_JUDGE_POLICY).toBeUndefined();
+    expect(loadEnv({ LOG_LEVEL: 'INFO', LOG_FORMAT: 'JSON' })).toMatchObject({ LOG_LEVEL: 'info', LOG_FORMAT: 'json' });
   });
 
   it('refuses a bad value with the variable named', () => {
