@@ -5,7 +5,6 @@
  * Exit codes: 0 ok, 2 bad input, 3 KNOCK denied, 1 anything else (including registry refusals).
  */
 import { Argument, type Command, Option } from 'commander';
-import { connectClient, temporalTarget } from '../client/connection';
 import { CircleRegistryClient } from '../client/circles';
 import { CIRCLE_REGISTRY_WORKFLOW_ID } from '../circles/names';
 import { generateIdentity, loadKeyFile } from '../identity/keys';
@@ -14,13 +13,12 @@ import { AmidSchema } from '../contracts/identity';
 import { BadInputError } from '../contracts/errors';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { printJson } from './io';
+import { parseSince, withClient } from './shared';
 
 /** Exit code of `circles knock` when the registry denies the KNOCK. */
 export const KNOCK_DENIED_EXIT_CODE = 3;
 
 interface CircleGlobals {
-  address?: string;
-  namespace?: string;
   registryId: string;
   taskQueue: string;
   operatorKey?: string;
@@ -28,16 +26,11 @@ interface CircleGlobals {
 
 /** Runs `fn` with a registry client built from the global and `circles` options; always closes the connection. */
 async function withRegistry<T>(cmd: Command, fn: (registry: CircleRegistryClient) => Promise<T>): Promise<T> {
-  const opts = cmd.optsWithGlobals() as CircleGlobals;
-  const client = await connectClient(temporalTarget({ address: opts.address, namespace: opts.namespace }));
-  try {
-    const operatorKey = opts.operatorKey ? await loadKeyFile(opts.operatorKey) : undefined;
-    return await fn(
-      new CircleRegistryClient({ client, workflowId: opts.registryId, taskQueue: opts.taskQueue, operatorKey }),
-    );
-  } finally {
-    await client.connection.close();
-  }
+  const opts = cmd.optsWithGlobals<CircleGlobals>();
+  const operatorKey = opts.operatorKey ? await loadKeyFile(opts.operatorKey) : undefined;
+  return withClient(cmd, (client) =>
+    fn(new CircleRegistryClient({ client, workflowId: opts.registryId, taskQueue: opts.taskQueue, operatorKey })),
+  );
 }
 
 function amidArg(value: string, what: string): string {
@@ -45,19 +38,6 @@ function amidArg(value: string, what: string): string {
   if (!parsed.success)
     throw new BadInputError(`${what}: expected an AMID such as amid:<40 hex characters>, got ${JSON.stringify(value)}`);
   return parsed.data;
-}
-
-/** `--since 24h` (s, m, h, d) or an ISO 8601 time, as epoch milliseconds. */
-export function parseSince(value: string, now = Date.now()): number {
-  const m = /^(\d+)(s|m|h|d)$/.exec(value.trim());
-  if (m)
-    return now - Number(m[1]) * { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
-  const t = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(t))
-    throw new BadInputError(
-      `--since: expected a duration such as 30m, 24h or 7d, or an ISO time, got ${JSON.stringify(value)}`,
-    );
-  return t;
 }
 
 export function registerCircleCommands(program: Command): void {
@@ -189,7 +169,8 @@ export function registerCircleCommands(program: Command): void {
     circles
       .command(name)
       .description(
-        `operator: ${allow ? 'allow' : 'revoke'} a top-level pair across organisations; prints {"pair":[a,b],"allowed":${allow}}`,
+        `operator: ${allow ? 'allow' : 'revoke'} a top-level pair across organisations; ` +
+          `prints {"pair":[a,b],"allowed":${allow}}`,
       )
       .addArgument(new Argument('<amid-a>', 'a top-level agent'))
       .addArgument(new Argument('<amid-b>', 'another top-level agent'))

@@ -1,14 +1,15 @@
 import { appendFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
-import type { Command } from 'commander';
-import { pino, type Logger } from 'pino';
-import { connectClient, temporalTarget } from '../client/connection';
+import { type Command, Option } from 'commander';
+import type { Logger } from 'pino';
 import type { CompliancePolicy } from '../contracts/policy';
 import { discordUserIds } from '../escalation/approvers';
 import type { DiscordBot, GovernanceEvent } from '../escalation/bot';
 import { BadInputError } from '../contracts/errors';
 import { loadKeyFile } from '../identity/keys';
 import { loadPolicy } from '../policy/load';
+import { loadEnv } from '../config/env';
+import { createLogger, untilSignal, withClient } from './shared';
 
 export interface DiscordEnvOptions {
   client: Client;
@@ -35,7 +36,8 @@ export async function startDiscordBotFromEnv(opts: DiscordEnvOptions): Promise<D
   const approvers = discordUserIds(opts.policy.spec.escalation.approvers);
   if (approvers.length === 0) {
     opts.logger.warn(
-      'the policy lists no discord:<user id> approvers: nobody can decide from Discord (add them to spec.escalation.approvers or AGENT_JUDGE_APPROVERS)',
+      'the policy lists no discord:<user id> approvers: nobody can decide from Discord ' +
+        '(add them to spec.escalation.approvers or AGENT_JUDGE_APPROVERS)',
     );
   }
   // The bot signs the decisions it verified when it has a key; the policy's discordBotKey then
@@ -44,7 +46,8 @@ export async function startDiscordBotFromEnv(opts: DiscordEnvOptions): Promise<D
   const signingKey = keyPath ? await loadKeyFile(keyPath) : undefined;
   if (opts.policy.spec.escalation.discordBotKey && !signingKey) {
     opts.logger.warn(
-      'the policy sets escalation.discordBotKey but AGENT_JUDGE_DISCORD_KEY is not set: Discord decisions will be refused',
+      'the policy sets escalation.discordBotKey but AGENT_JUDGE_DISCORD_KEY is not set: ' +
+        'Discord decisions will be refused',
     );
   } else if (
     signingKey &&
@@ -74,20 +77,6 @@ export async function startDiscordBotFromEnv(opts: DiscordEnvOptions): Promise<D
   return bot;
 }
 
-function untilSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    const on = (sig: string) => {
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
-      resolve(sig);
-    };
-    const onInt = () => on('SIGINT');
-    const onTerm = () => on('SIGTERM');
-    process.once('SIGINT', onInt);
-    process.once('SIGTERM', onTerm);
-  });
-}
-
 /** `agent-judge discord`: the escalation bot on its own (e.g. next to workers elsewhere). */
 export function registerDiscordCommand(program: Command): void {
   program
@@ -97,7 +86,8 @@ export function registerDiscordCommand(program: Command): void {
     )
     .option(
       '--policy <file>',
-      'CompliancePolicy YAML with the discord:<user id> approvers (default: $AGENT_JUDGE_POLICY or policies/default.yaml)',
+      'CompliancePolicy YAML with the discord:<user id> approvers ' +
+        '(default: $AGENT_JUDGE_POLICY or policies/default.yaml)',
     )
     .option(
       '--governance-log <file>',
@@ -111,26 +101,27 @@ export function registerDiscordCommand(program: Command): void {
         '  DISCORD_CHANNEL_ID  post escalations to this channel instead of DMs (read by the workers)\n' +
         '  AGENT_JUDGE_APPROVERS  extra approvers, e.g. discord:123456789012345678\n',
     )
-    .action(async (opts: { policy?: string; governanceLog?: string }, cmd: Command) => {
-      if (!process.env.DISCORD_TOKEN?.trim()) {
+    .addOption(
+      new Option(
+        '--log-format <format>',
+        'logs on stderr: pretty or json (default: $LOG_FORMAT, else pretty on a terminal)',
+      ).choices(['pretty', 'json']),
+    )
+    .action(async (opts: { policy?: string; governanceLog?: string; logFormat?: string }, cmd: Command) => {
+      const env = loadEnv();
+      if (!env.DISCORD_TOKEN) {
         throw new BadInputError(
-          'DISCORD_TOKEN is not set: create a bot in the Discord developer portal and export its token (see docs/discord.md)',
+          'DISCORD_TOKEN is not set: create a bot in the Discord developer portal and export its token ' +
+            '(see docs/discord.md)',
         );
       }
-      const logger = pino(
-        { level: process.env.LOG_LEVEL ?? 'info', base: { app: 'agent-judge' } },
-        pino.destination(2),
-      );
-      const policy = await loadPolicy({ path: opts.policy });
-      const globals = cmd.optsWithGlobals() as { address?: string; namespace?: string };
-      const client = await connectClient(temporalTarget({ address: globals.address, namespace: globals.namespace }));
-      try {
+      const logger = createLogger({ env, format: opts.logFormat });
+      const policy = await loadPolicy({ path: opts.policy ?? env.AGENT_JUDGE_POLICY });
+      await withClient(cmd, async (client) => {
         const bot = await startDiscordBotFromEnv({ client, policy, logger, governanceLog: opts.governanceLog });
-        const sig = await untilSignal();
+        const sig = await untilSignal().done;
         logger.info(`${sig}: stopping the Discord bot`);
         await bot?.stop();
-      } finally {
-        await client.connection.close();
-      }
+      });
     });
 }

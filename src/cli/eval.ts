@@ -121,7 +121,8 @@ export function registerEvalCommand(program: Command): void {
       }
       if (opts.maxFalseApprove !== undefined && (report.falseApproveRate ?? 0) > opts.maxFalseApprove) {
         process.stderr.write(
-          `agent-judge: false-approve rate ${report.falseApproveRate} is above --max-false-approve ${opts.maxFalseApprove}\n`,
+          `agent-judge: false-approve rate ${report.falseApproveRate} ` +
+            `is above --max-false-approve ${opts.maxFalseApprove}\n`,
         );
         process.exitCode = 1;
       }

@@ -1,32 +1,9 @@
-import type { Client } from '@temporalio/client';
 import { Argument, type Command, Option } from 'commander';
-import { connectClient, temporalTarget } from '../client/connection';
-import { clarify, decide, getOutcome, listProposals, submitProposal, waitUntilSettled } from '../client/proposals';
-import { durationMs, DurationSchema } from '../contracts/policy';
-import { BadInputError } from '../contracts/errors';
+import { clarify, decide, getOutcome, listProposals, submitAndWait, submitProposal } from '../client/proposals';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { printJson, readJsonInput } from './io';
 import { loadKeyFile } from '../identity/keys';
-
-/** Runs `fn` with a connected client and always closes the connection. */
-export async function withClient<T>(cmd: Command, fn: (client: Client) => Promise<T>): Promise<T> {
-  const opts = cmd.optsWithGlobals() as { address?: string; namespace?: string };
-  const client = await connectClient(temporalTarget({ address: opts.address, namespace: opts.namespace }));
-  try {
-    return await fn(client);
-  } finally {
-    await client.connection.close();
-  }
-}
-
-/** `--since 24h` as milliseconds; bad values are bad input. */
-export function parseSince(value: string | undefined, flag = '--since'): number | undefined {
-  if (value === undefined) return undefined;
-  const parsed = DurationSchema.safeParse(/^\d+$/.test(value) ? Number(value) : value);
-  if (!parsed.success)
-    throw new BadInputError(`${flag}: expected a duration such as 30m, 24h or 7d, got ${JSON.stringify(value)}`);
-  return durationMs(parsed.data);
-}
+import { sinceWindowMs, withClient } from './shared';
 
 export function registerProposalCommands(program: Command): void {
   program
@@ -38,8 +15,10 @@ export function registerProposalCommands(program: Command): void {
     .action(async (file: string, opts: { wait?: boolean; taskQueue: string }, cmd: Command) => {
       const input = await readJsonInput(file, 'proposal');
       await withClient(cmd, async (client) => {
-        const started = await submitProposal(client, input, { taskQueue: opts.taskQueue });
-        printJson(opts.wait ? await waitUntilSettled(client, started.workflow_id) : started);
+        const options = { taskQueue: opts.taskQueue };
+        printJson(
+          opts.wait ? await submitAndWait(client, input, options) : await submitProposal(client, input, options),
+        );
       });
     });
 
@@ -58,7 +37,7 @@ export function registerProposalCommands(program: Command): void {
     .option('--since <duration>', 'only proposals started within this window, e.g. 24h')
     .option('--audit-flag', 'only proposals that raised the repeated-rejection audit flag')
     .action(async (opts: { status?: string; since?: string; auditFlag?: boolean }, cmd: Command) => {
-      const sinceMs = parseSince(opts.since);
+      const sinceMs = sinceWindowMs(opts.since);
       await withClient(cmd, async (client) =>
         printJson(await listProposals(client, { status: opts.status, sinceMs, auditFlag: opts.auditFlag })),
       );
@@ -101,7 +80,7 @@ export function registerProposalCommands(program: Command): void {
     .description('replay every closed proposal against the current workflow code; exits 1 on any nondeterminism')
     .option('--since <duration>', 'only proposals started within this window', '7d')
     .action(async (opts: { since: string }, cmd: Command) => {
-      const sinceMs = parseSince(opts.since);
+      const sinceMs = sinceWindowMs(opts.since);
       const { replayProposals } = await import('../audit');
       await withClient(cmd, async (client) => {
         const summary = await replayProposals(client, {
@@ -118,7 +97,7 @@ export function registerProposalCommands(program: Command): void {
     .description('one JSON line per proposal with every verdict and decision')
     .option('--since <duration>', 'only proposals started within this window', '7d')
     .action(async (opts: { since: string }, cmd: Command) => {
-      const sinceMs = parseSince(opts.since);
+      const sinceMs = sinceWindowMs(opts.since);
       const { exportAudit } = await import('../audit');
       await withClient(cmd, async (client) => {
         for await (const record of exportAudit(client, { sinceMs }))

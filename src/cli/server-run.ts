@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { Command } from 'commander';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { connect, temporalTarget } from '../client/connection';
 import type { CompliancePolicy } from '../contracts/policy';
 import { ensureSearchAttributes, startDevServer } from '../devserver/server';
@@ -16,28 +16,8 @@ import { startDiscordBotFromEnv } from './discord';
 import { createJudgeDepsFromEnv, resolveModelSettings } from '../judge';
 import { signingKeyFor } from '../identity/decision';
 import { PublicKeySchema } from '../contracts/identity';
-
-export function createLogger(): Logger {
-  return pino({ level: process.env.LOG_LEVEL ?? 'info', base: { app: 'agent-judge' } }, pino.destination(2));
-}
-
-/** Resolves on the first SIGINT or SIGTERM; the caller then shuts down in order. */
-function untilSignal(): { signal: AbortSignal; done: Promise<string> } {
-  const controller = new AbortController();
-  const done = new Promise<string>((resolveSignal) => {
-    const on = (sig: string) => {
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
-      controller.abort();
-      resolveSignal(sig);
-    };
-    const onInt = () => on('SIGINT');
-    const onTerm = () => on('SIGTERM');
-    process.once('SIGINT', onInt);
-    process.once('SIGTERM', onTerm);
-  });
-  return { signal: controller.signal, done };
-}
+import { loadEnv, type Env } from '../config/env';
+import { createLogger, globalTarget, untilSignal } from './shared';
 
 function parseRoles(value: string): WorkerRole[] {
   const roles = value
@@ -51,8 +31,8 @@ function parseRoles(value: string): WorkerRole[] {
   return roles as WorkerRole[];
 }
 
-function installRuntimeLogging(logger: Logger): void {
-  const level = (process.env.TEMPORAL_LOG_LEVEL ?? 'WARN').toUpperCase() as 'WARN';
+function installRuntimeLogging(logger: Logger, env: Env): void {
+  const level = env.TEMPORAL_LOG_LEVEL ?? 'WARN';
   Runtime.install({
     logger: new DefaultLogger(level, (entry) => {
       // Activity-only workers (judge, executor) poll no workflows by design.
@@ -63,32 +43,34 @@ function installRuntimeLogging(logger: Logger): void {
   });
 }
 
+const NO_APPROVERS = 'none: escalations will time out; add some with AGENT_JUDGE_APPROVERS=you';
+const DISCORD_OFF = 'off: set DISCORD_TOKEN to get escalations in Discord (see docs/discord.md)';
+
 function describePolicy(policy: CompliancePolicy, path: string): string[] {
   const approvers = policy.spec.escalation.approvers;
   const unsigned = approvers.filter((a) => !signingKeyFor(policy, a));
   return [
     `policy      ${path} (${policy.metadata.name})`,
-    `approvers   ${approvers.length > 0 ? approvers.join(', ') : 'none: escalations will time out; add some with AGENT_JUDGE_APPROVERS=you'}`,
+    `approvers   ${approvers.length > 0 ? approvers.join(', ') : NO_APPROVERS}`,
     ...(unsigned.length > 0
       ? [
-          `            unsigned: ${unsigned.join(', ')} (anyone with access to the namespace can claim these ids; give them keys in escalation.approverKeys)`,
+          `            unsigned: ${unsigned.join(', ')} (anyone with access to the namespace can claim ` +
+            'these ids; give them keys in escalation.approverKeys)',
         ]
       : []),
     ...Object.entries(policy.spec.escalation.quorum)
       .filter(([, n]) => (n ?? 1) > approvers.length && approvers.length > 0)
       .map(
         ([tier, n]) =>
-          `            warning: ${tier} needs ${n} approvals but only ${approvers.length} approver(s) are listed; those escalations can only time out`,
+          `            warning: ${tier} needs ${n} approvals but only ${approvers.length} approver(s) ` +
+          'are listed; those escalations can only time out',
       ),
   ];
 }
 
 /** `AGENT_JUDGE_CIRCLE_OPERATOR_KEYS`: comma-separated public keys allowed to sign registry operator actions. */
-function circleOperatorKeys(env: NodeJS.ProcessEnv = process.env): string[] {
-  const keys = (env.AGENT_JUDGE_CIRCLE_OPERATOR_KEYS ?? '')
-    .split(',')
-    .map((k) => k.trim())
-    .filter(Boolean);
+function circleOperatorKeys(env: Env): string[] {
+  const keys = env.AGENT_JUDGE_CIRCLE_OPERATOR_KEYS ?? [];
   for (const k of keys) {
     if (!PublicKeySchema.safeParse(k).success) {
       throw new BadInputError(
@@ -102,11 +84,12 @@ function circleOperatorKeys(env: NodeJS.ProcessEnv = process.env): string[] {
 function describeCircles(keys: readonly string[]): string {
   return keys.length > 0
     ? `registry operator actions need a signature by one of ${keys.length} operator key(s)`
-    : 'registry operator actions are unsigned (anyone with namespace access may register or retire agents); set AGENT_JUDGE_CIRCLE_OPERATOR_KEYS';
+    : 'registry operator actions are unsigned (anyone with namespace access may register or retire agents); ' +
+        'set AGENT_JUDGE_CIRCLE_OPERATOR_KEYS';
 }
 
 function describeJudge(policy: CompliancePolicy): string {
-  const model = resolveModelSettings(policy, process.env);
+  const model = resolveModelSettings(policy);
   return model
     ? `rules + model ${model.model} at ${model.host ?? 'the ollama default host'} (timeout ${model.timeoutMs} ms)`
     : 'deterministic rules only (set AGENT_JUDGE_MODEL or spec.judge.model to add the model; see docs/judge.md)';
@@ -118,6 +101,8 @@ export interface DevOptions {
   db: string;
   policy?: string;
   headless?: boolean;
+  /** `pretty` or `json`; else `LOG_FORMAT`, else pretty on a terminal. */
+  logFormat?: string;
 }
 
 /** `agent-judge dev`: embedded Temporal dev server, all workers, the Discord bot when configured. */
@@ -128,11 +113,11 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
   const uiPort = opts.uiPort === undefined ? port + 1000 : Number(opts.uiPort);
   if (!Number.isInteger(uiPort) || uiPort < 1 || uiPort > 65535)
     throw new BadInputError(`--ui-port: expected 1-65535, got ${opts.uiPort}`);
-  const namespace =
-    (cmd.optsWithGlobals() as { namespace?: string }).namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default';
-  const logger = createLogger();
-  const policyPath = resolve(opts.policy ?? process.env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH);
-  const policy = await loadPolicy({ path: opts.policy });
+  const env = loadEnv();
+  const namespace = globalTarget(cmd).namespace ?? env.TEMPORAL_NAMESPACE ?? 'default';
+  const logger = createLogger({ env, format: opts.logFormat });
+  const policyPath = resolve(opts.policy ?? env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH);
+  const policy = await loadPolicy({ path: policyPath });
   const { signal, done } = untilSignal();
 
   const cliPath = findTemporalCli({ log: (line) => logger.info(line) });
@@ -148,7 +133,7 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
     logFile: resolve('.agent-judge/temporal.log'),
     readyTimeoutMs: 90_000,
   });
-  installRuntimeLogging(logger);
+  installRuntimeLogging(logger, env);
   const connection = await Connection.connect({ address: server.address });
   await ensureSearchAttributes(connection, namespace);
   const client = new Client({ connection, namespace });
@@ -156,7 +141,7 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
   const taskQueues = taskQueuesFor();
   const notifiers = createNotifiersFromEnv(process.env, logger);
   const judge = createJudgeDepsFromEnv(policy);
-  const operatorKeys = circleOperatorKeys();
+  const operatorKeys = circleOperatorKeys(env);
   const workers = await createWorkers({
     connection: native,
     namespace,
@@ -180,7 +165,7 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
     ...describePolicy(policy, policyPath),
     `judge       ${describeJudge(policy)}`,
     `circles     ${describeCircles(operatorKeys)}`,
-    `discord     ${bot ? 'escalations go to Discord (bot connected)' : 'off: set DISCORD_TOKEN to get escalations in Discord (see docs/discord.md)'}`,
+    `discord     ${bot ? 'escalations go to Discord (bot connected)' : DISCORD_OFF}`,
     `try         agent-judge propose examples/memory-write.json --wait`,
     'stop        Ctrl-C',
   ];
@@ -198,15 +183,16 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
 
 /** `agent-judge worker`: workers only, against an existing Temporal service. */
 export async function runWorker(
-  opts: { role: string; policy?: string; taskQueuePrefix?: string },
+  opts: { role: string; policy?: string; taskQueuePrefix?: string; logFormat?: string },
   cmd: Command,
 ): Promise<void> {
+  const env = loadEnv();
   const roles = parseRoles(opts.role);
-  const operatorKeys = circleOperatorKeys();
-  const logger = createLogger();
-  const policy = await loadPolicy({ path: opts.policy });
-  const target = temporalTarget(cmd.optsWithGlobals() as { address?: string; namespace?: string });
-  installRuntimeLogging(logger);
+  const operatorKeys = circleOperatorKeys(env);
+  const logger = createLogger({ env, format: opts.logFormat });
+  const policy = await loadPolicy({ path: opts.policy ?? env.AGENT_JUDGE_POLICY });
+  const target = temporalTarget(globalTarget(cmd));
+  installRuntimeLogging(logger, env);
   const connection = await connect(target);
   if (roles.includes('workflow')) {
     try {
@@ -220,7 +206,12 @@ export async function runWorker(
     }
   }
   const client = new Client({ connection, namespace: target.namespace });
-  const native = await NativeConnection.connect({ address: target.address, tls: target.tls, apiKey: target.apiKey });
+  const native = await NativeConnection.connect({
+    address: target.address,
+    tls: target.tls,
+    apiKey: target.apiKey,
+    metadata: target.metadata,
+  });
   const taskQueues = taskQueuesFor(opts.taskQueuePrefix);
   const { signal, done } = untilSignal();
   const workers = await createWorkers({

@@ -4,6 +4,14 @@ import { type Command, Option } from 'commander';
 // so `--help` and the short commands start fast.
 const WORKER_ROLES = ['workflow', 'judge', 'executor'] as const;
 
+/** `--log-format`: readable lines on a terminal by default, JSON for log collectors. */
+function logFormatOption(): Option {
+  return new Option(
+    '--log-format <format>',
+    'logs on stderr: pretty or json (default: $LOG_FORMAT, else pretty on a terminal)',
+  ).choices(['pretty', 'json']);
+}
+
 export function registerServerCommands(program: Command): void {
   program
     .command('dev')
@@ -13,9 +21,10 @@ export function registerServerCommands(program: Command): void {
     .addOption(new Option('--db <file>', 'SQLite file; state survives restarts').default('.agent-judge/temporal.db'))
     .option('--policy <file>', 'CompliancePolicy YAML (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')
     .option('--headless', 'no Web UI')
+    .addOption(logFormatOption())
     .action(
       async (
-        opts: { port: string; uiPort?: string; db: string; policy?: string; headless?: boolean },
+        opts: { port: string; uiPort?: string; db: string; policy?: string; headless?: boolean; logFormat?: string },
         cmd: Command,
       ) => {
         const { runDev } = await import('./server-run');
@@ -36,8 +45,11 @@ export function registerServerCommands(program: Command): void {
     )
     .option('--policy <file>', 'CompliancePolicy YAML (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')
     .option('--task-queue-prefix <name>', 'task queue prefix (default agent-judge)')
-    .action(async (opts: { role: string; policy?: string; taskQueuePrefix?: string }, cmd: Command) => {
-      const { runWorker } = await import('./server-run');
-      await runWorker(opts, cmd);
-    });
+    .addOption(logFormatOption())
+    .action(
+      async (opts: { role: string; policy?: string; taskQueuePrefix?: string; logFormat?: string }, cmd: Command) => {
+        const { runWorker } = await import('./server-run');
+        await runWorker(opts, cmd);
+      },
+    );
 }

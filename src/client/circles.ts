@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, type QueryDefinition, type UpdateDefinition } from '@temporalio/common';
 import { BadInputError } from '../contracts/errors';
+import { grpcCode, GrpcStatus } from './grpc';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { describeIssues } from '../contracts/zod-error';
 import type { RegistryConfig } from '../circles/config';
@@ -107,15 +108,13 @@ function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
 }
 
 /**
- * Errors worth retrying, as seen against Temporal 1.32: RESOURCE_EXHAUSTED (more than 10 Updates
- * in flight on the run) and UNAVAILABLE "workflow update was aborted" (the run closed for
- * continue-as-new before accepting the Update; it was not applied).
+ * Errors worth retrying, by gRPC status: RESOURCE_EXHAUSTED (more than 10 Updates in flight on the
+ * run) and UNAVAILABLE (among others "workflow update was aborted": the run closed for
+ * continue-as-new before accepting the Update, so it was not applied).
  */
 function isTransient(err: unknown): boolean {
-  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
-  if (cause && (cause.code === 8 || cause.code === 14)) return true;
-  const text = `${err instanceof Error ? err.message : ''} ${typeof cause?.message === 'string' ? cause.message : ''}`;
-  return /RESOURCE_EXHAUSTED|UNAVAILABLE|update was aborted|in-flight updates/i.test(text);
+  const code = grpcCode(err);
+  return code === GrpcStatus.RESOURCE_EXHAUSTED || code === GrpcStatus.UNAVAILABLE;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

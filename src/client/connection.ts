@@ -1,5 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import { loadEnv } from '../config/env';
+import { BadInputError } from '../contracts/errors';
 
 /** Where the Temporal service is, following Temporal's own environment conventions. */
 export interface TemporalTarget {
@@ -7,34 +9,42 @@ export interface TemporalTarget {
   namespace: string;
   tls?: ConnectionOptions['tls'];
   apiKey?: string;
+  /** gRPC metadata from the profile or `TEMPORAL_GRPC_META_*`. */
+  metadata?: ConnectionOptions['metadata'];
 }
 
 /**
- * Reads `TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, `TEMPORAL_API_KEY`, `TEMPORAL_TLS`,
- * `TEMPORAL_TLS_CLIENT_CERT_PATH`, `TEMPORAL_TLS_CLIENT_KEY_PATH`, `TEMPORAL_TLS_SERVER_CA_CERT_PATH`
- * and `TEMPORAL_TLS_SERVER_NAME` (the names the Temporal CLI uses); explicit values win.
+ * Resolves the connection the way Temporal's own tools do, through the SDK's environment
+ * configuration (`@temporalio/envconfig`): the profile `TEMPORAL_PROFILE` of the TOML file
+ * `TEMPORAL_CONFIG_FILE` (default `~/.config/temporalio/temporal.toml`, if present), overridden by
+ * `TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, `TEMPORAL_API_KEY`, `TEMPORAL_TLS` and `TEMPORAL_TLS_*`.
+ * Explicit values (`--address`, `--namespace`) win; the variables are validated by src/config/env.ts
+ * first, so a bad value is refused with its name.
  */
 export function temporalTarget(
   overrides: { address?: string; namespace?: string } = {},
   env: NodeJS.ProcessEnv = process.env,
 ): TemporalTarget {
-  const address = overrides.address ?? env.TEMPORAL_ADDRESS ?? 'localhost:7233';
-  const namespace = overrides.namespace ?? env.TEMPORAL_NAMESPACE ?? 'default';
-  const apiKey = env.TEMPORAL_API_KEY || undefined;
-  const certPath = env.TEMPORAL_TLS_CLIENT_CERT_PATH;
-  const keyPath = env.TEMPORAL_TLS_CLIENT_KEY_PATH;
-  const caPath = env.TEMPORAL_TLS_SERVER_CA_CERT_PATH;
-  const wantsTls =
-    ['1', 'true'].includes((env.TEMPORAL_TLS ?? '').toLowerCase()) || Boolean(certPath || caPath || apiKey);
-  let tls: ConnectionOptions['tls'];
-  if (wantsTls) {
-    tls = {
-      serverNameOverride: env.TEMPORAL_TLS_SERVER_NAME || undefined,
-      serverRootCACertificate: caPath ? readFileSync(caPath) : undefined,
-      clientCertPair: certPath && keyPath ? { crt: readFileSync(certPath), key: readFileSync(keyPath) } : undefined,
-    };
+  loadEnv(env);
+  // Empty variables count as unset (as everywhere in agent-judge), not as an empty API key.
+  const present: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && value.trim() !== '') present[name] = value.trim();
   }
-  return { address, namespace, tls, apiKey };
+  let config: ReturnType<typeof loadClientConnectConfig>;
+  try {
+    config = loadClientConnectConfig({ overrideEnvVars: present });
+  } catch (err) {
+    throw new BadInputError(`Temporal client configuration: ${(err as Error).message}`);
+  }
+  const { connectionOptions } = config;
+  return {
+    address: overrides.address ?? connectionOptions.address ?? 'localhost:7233',
+    namespace: overrides.namespace ?? config.namespace ?? 'default',
+    tls: connectionOptions.tls,
+    apiKey: typeof connectionOptions.apiKey === 'string' ? connectionOptions.apiKey : undefined,
+    metadata: connectionOptions.metadata,
+  };
 }
 
 export async function connect(target: TemporalTarget): Promise<Connection> {
@@ -42,7 +52,11 @@ export async function connect(target: TemporalTarget): Promise<Connection> {
     address: target.address,
     tls: target.tls,
     apiKey: target.apiKey,
-    metadata: target.apiKey ? { 'temporal-namespace': target.namespace } : undefined,
+    metadata: {
+      ...target.metadata,
+      // Temporal Cloud routes API-key calls by this header.
+      ...(target.apiKey ? { 'temporal-namespace': target.namespace } : {}),
+    },
     connectTimeout: 5000,
   });
 }

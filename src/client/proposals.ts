@@ -5,10 +5,12 @@
 import { createHash } from 'node:crypto';
 import {
   type Client,
+  WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
+  type WorkflowStartOptions,
 } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import {
@@ -35,6 +37,7 @@ import {
 import type { proposalWorkflow } from '../workflows/proposal';
 import type { KeyFile } from '../contracts/identity';
 import { signDecision } from '../identity/sign-decision';
+import { grpcCode, GrpcStatus } from './grpc';
 
 /** A proposal, decision or clarification the workflow refused (not authorized, not waiting...). */
 export class RefusedError extends AgentJudgeError {}
@@ -58,56 +61,98 @@ export function proposalWorkflowId(proposal: Proposal): string {
 const WORKFLOW_ID_RE = /^proposal-[0-9a-f]{32}$/;
 const PROPOSAL_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
+/**
+ * Everything both ways of submitting share: validation, the content-derived workflow id, the
+ * proposal_id reuse check and the start options (duplicate content refused by Temporal itself).
+ */
+async function prepareStart(
+  client: Client,
+  input: unknown,
+  options: SubmitOptions,
+): Promise<{ proposal: Proposal; workflowId: string; start: WorkflowStartOptions<typeof proposalWorkflow> }> {
+  const proposal = parseProposal(input);
+  const workflowId = proposalWorkflowId(proposal);
+  const reuse = await findWorkflowId(client, proposal.proposal_id, { retries: 0 });
+  if (reuse && reuse !== workflowId) {
+    throw new BadInputError(
+      `proposal.proposal_id: ${proposal.proposal_id} is already used by another proposal (${reuse}); ` +
+        'give a revision a new proposal_id',
+    );
+  }
+  const start: WorkflowStartOptions<typeof proposalWorkflow> = {
+    workflowId,
+    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUES.workflow,
+    args: [{ proposal }],
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    typedSearchAttributes: [
+      { key: SA.ProposalId, value: proposal.proposal_id },
+      { key: SA.AgentId, value: proposal.agent_id },
+      { key: SA.ActionType, value: proposal.action_type },
+      { key: SA.Target, value: searchableTarget(proposal) },
+      { key: SA.Stage, value: 'judging' },
+    ],
+  };
+  return { proposal, workflowId, start };
+}
+
+/** A start refused because a run with this content-derived id exists or existed: a resubmission. */
+function isDuplicateStart(err: unknown): boolean {
+  return err instanceof WorkflowExecutionAlreadyStartedError || grpcCode(err) === GrpcStatus.ALREADY_EXISTS;
+}
+
+function duplicateError(workflowId: string): DuplicateProposalError {
+  return new DuplicateProposalError(
+    `an identical proposal was already submitted (${workflowId}); a proposal may not be retried: ` +
+      'revise its scope or justification to submit a new one',
+    workflowId,
+  );
+}
+
 /** Validates and submits a proposal; starts nothing when it is malformed or a duplicate. */
 export async function submitProposal(
   client: Client,
   input: unknown,
   options: SubmitOptions = {},
 ): Promise<{ proposal_id: string; workflow_id: string }> {
-  const proposal = parseProposal(input);
-  const workflowId = proposalWorkflowId(proposal);
-  const reuse = await findWorkflowId(client, proposal.proposal_id, { retries: 0 });
-  if (reuse && reuse !== workflowId) {
-    throw new BadInputError(
-      `proposal.proposal_id: ${proposal.proposal_id} is already used by another proposal (${reuse}); give a revision a new proposal_id`,
-    );
-  }
+  const { proposal, workflowId, start } = await prepareStart(client, input, options);
   try {
     await client.workflow.start<typeof proposalWorkflow>(PROPOSAL_WORKFLOW_TYPE, {
-      workflowId,
-      taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUES.workflow,
-      args: [{ proposal }],
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      ...start,
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
-      typedSearchAttributes: [
-        { key: SA.ProposalId, value: proposal.proposal_id },
-        { key: SA.AgentId, value: proposal.agent_id },
-        { key: SA.ActionType, value: proposal.action_type },
-        { key: SA.Target, value: searchableTarget(proposal) },
-        { key: SA.Stage, value: 'judging' },
-      ],
     });
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) {
-      throw new DuplicateProposalError(
-        `an identical proposal was already submitted (${workflowId}); a proposal may not be retried: ` +
-          'revise its scope or justification to submit a new one',
-        workflowId,
-      );
-    }
+    if (isDuplicateStart(err)) throw duplicateError(workflowId);
     throw err;
   }
   return { proposal_id: proposal.proposal_id, workflow_id: workflowId };
 }
 
-/** Submits and waits until the proposal is finished or waiting on someone. */
+/**
+ * Submits and waits until the proposal is finished or waiting on someone, in ONE call:
+ * Update-with-Start (the early-return pattern) starts the run and delivers `awaitSettled` in its
+ * first workflow task, so the Update cannot arrive after the run has closed. The refusals of
+ * {@link submitProposal} hold: conflict policy FAIL and reuse policy REJECT_DUPLICATE refuse
+ * identical content whether its run is open or closed.
+ */
 export async function submitAndWait(
   client: Client,
   input: unknown,
   options: SubmitOptions = {},
 ): Promise<ProposalOutcome> {
-  const { workflow_id } = await submitProposal(client, input, options);
-  return waitUntilSettled(client, workflow_id);
+  const { workflowId, start } = await prepareStart(client, input, options);
+  const startWorkflowOperation = new WithStartWorkflowOperation<typeof proposalWorkflow>(PROPOSAL_WORKFLOW_TYPE, {
+    ...start,
+    workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+  });
+  try {
+    return outcomeOf(await client.workflow.executeUpdateWithStart(awaitSettledUpdate, { startWorkflowOperation }));
+  } catch (err) {
+    if (isDuplicateStart(err)) throw duplicateError(workflowId);
+    // The run closed before the Update completed (it failed its own validation, was terminated...):
+    // its result is the outcome.
+    if (err instanceof WorkflowUpdateFailedError || isClosedRunError(err)) return resultOf(client, workflowId);
+    throw err;
+  }
 }
 
 /** Returns once the proposal is finished or waiting on a person or the actor. */
@@ -117,17 +162,17 @@ export async function waitUntilSettled(client: Client, workflowId: string): Prom
     return outcomeOf(await handle.executeUpdate(awaitSettledUpdate));
   } catch (err) {
     // The run may have closed before the Update arrived: its result is the outcome.
-    if (err instanceof WorkflowUpdateFailedError || isClosedError(err)) return resultOf(client, workflowId);
+    if (err instanceof WorkflowUpdateFailedError || isClosedRunError(err)) return resultOf(client, workflowId);
     throw err;
   }
 }
 
 /**
- * The server's answer to an Update on a run that has closed: before it arrived ("already
- * completed"), or while it was in flight ("aborted by closing workflow").
+ * An Update on a run that has closed, before it arrived or while it was in flight: the server
+ * answers NOT_FOUND, which the SDK raises as {@link WorkflowNotFoundError}.
  */
-function isClosedError(err: unknown): boolean {
-  return /already completed|aborted by closing workflow/i.test(String((err as Error)?.message ?? ''));
+function isClosedRunError(err: unknown): boolean {
+  return err instanceof WorkflowNotFoundError || grpcCode(err) === GrpcStatus.NOT_FOUND;
 }
 
 async function resultOf(client: Client, workflowId: string): Promise<ProposalOutcome> {
@@ -194,15 +239,32 @@ export async function getOutcome(client: Client, id: string): Promise<ProposalOu
   return outcomeOf(await getStatus(client, id));
 }
 
-async function refusal(err: unknown, what: string, client: Client, workflowId: string): Promise<ProposalOutcome> {
+/**
+ * Turns a failed decision or clarification Update into what the caller sees. NOT_FOUND on a
+ * workflow id that exists means its run has closed: if it closed after the Update was sent, the
+ * Update was in flight and may have taken effect, so the final outcome is the answer; if it had
+ * closed before, the Update is refused.
+ */
+async function refusal(
+  err: unknown,
+  what: string,
+  client: Client,
+  workflowId: string,
+  sentAt: number,
+): Promise<ProposalOutcome> {
   if (err instanceof WorkflowUpdateFailedError) {
     throw new RefusedError(`${what} refused: ${err.cause?.message ?? err.message}`);
   }
-  // In flight when the run closed: it may have taken effect, so report the final outcome.
-  if (/aborted by closing workflow/i.test(String((err as Error)?.message ?? ''))) return resultOf(client, workflowId);
-  if (isClosedError(err)) throw new RefusedError(`${what} refused: the proposal is already closed`);
-  if (err instanceof WorkflowNotFoundError) throw new NotFoundError(`${what} refused: no such proposal`);
-  throw err;
+  if (!isClosedRunError(err)) throw err;
+  let closedAt: number | undefined;
+  try {
+    closedAt = (await client.workflow.getHandle(workflowId).describe()).closeTime?.getTime();
+  } catch (describeErr) {
+    if (isClosedRunError(describeErr)) throw new NotFoundError(`${what} refused: no such proposal`);
+    throw describeErr;
+  }
+  if (closedAt !== undefined && closedAt >= sentAt) return resultOf(client, workflowId);
+  throw new RefusedError(`${what} refused: the proposal is already closed`);
 }
 
 /** Answers a CLARIFY; returns the outcome after the proposal was judged again. */
@@ -211,12 +273,13 @@ export async function clarify(client: Client, id: string, input: unknown): Promi
   if (!parsed.success) throw new BadInputError(describeIssues('clarification', parsed.error.issues));
   const clarification: Clarification = parsed.data;
   const workflowId = await requireWorkflowId(client, id);
+  const sentAt = Date.now();
   try {
     return outcomeOf(
       await client.workflow.getHandle(workflowId).executeUpdate(clarifyUpdate, { args: [clarification] }),
     );
   } catch (err) {
-    return refusal(err, 'clarification', client, workflowId);
+    return refusal(err, 'clarification', client, workflowId, sentAt);
   }
 }
 
@@ -234,12 +297,13 @@ export async function decide(
   if (!parsed.success) throw new BadInputError(describeIssues('decision', parsed.error.issues));
   const workflowId = await requireWorkflowId(client, id);
   const decision: HumanDecision = options.key ? signDecision(workflowId, parsed.data, options.key) : parsed.data;
+  const sentAt = Date.now();
   try {
     return outcomeOf(
       await client.workflow.getHandle(workflowId).executeUpdate(humanDecisionUpdate, { args: [decision] }),
     );
   } catch (err) {
-    return refusal(err, 'decision', client, workflowId);
+    return refusal(err, 'decision', client, workflowId, sentAt);
   }
 }
 

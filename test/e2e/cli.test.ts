@@ -135,7 +135,7 @@ describe('commands that need no server', () => {
     );
     expect(badSince.code).toBe(2);
     expect(oneLine(badSince.stderr)).toBe(
-      'agent-judge: --since: expected a duration such as 30m, 24h or 7d, got "nonsense"',
+      'agent-judge: --since: expected a duration such as 30m, 24h or 7d, or an ISO time, got "nonsense"',
     );
     expect(badDecision.code).toBe(2);
     expect(badDecision.stderr).toContain(

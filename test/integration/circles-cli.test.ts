@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { parseSince } from '../../src/cli/circles';
+import { parseSince } from '../../src/cli/shared';
 import { runCircles } from '../helpers/circles-cli';
 import { startCirclesEnv, type CirclesEnv } from '../helpers/circles-env';
 

@@ -1,0 +1,117 @@
+/**
+ * Plumbing every command shares: one way to get a client, read `--since`, wait for Ctrl-C and make
+ * a logger. Commands stay thin; behaviour that differs between them would be a bug.
+ */
+import type { Client } from '@temporalio/client';
+import type { Command } from 'commander';
+import { pino, type Logger } from 'pino';
+import pretty from 'pino-pretty';
+import { connectClient, temporalTarget } from '../client/connection';
+import { loadEnv, type Env } from '../config/env';
+import { durationMs, DurationSchema } from '../contracts/policy';
+import { BadInputError } from '../contracts/errors';
+
+/** The global `--address` / `--namespace`, which win over the environment. */
+export function globalTarget(cmd: Command): { address?: string; namespace?: string } {
+  const opts = cmd.optsWithGlobals<{ address?: string; namespace?: string }>();
+  return { address: opts.address, namespace: opts.namespace };
+}
+
+/** Runs `fn` with a client connected as the global options and the environment say; always closes it. */
+export async function withClient<T>(cmd: Command, fn: (client: Client) => Promise<T>): Promise<T> {
+  const client = await connectClient(temporalTarget(globalTarget(cmd)));
+  try {
+    return await fn(client);
+  } finally {
+    await client.connection.close();
+  }
+}
+
+/** A duration such as `30s`, `30m`, `24h` or `7d` in milliseconds; anything else is bad input naming `flag`. */
+export function parseDuration(value: string, flag: string): number {
+  const parsed = DurationSchema.safeParse(value.trim());
+  if (!parsed.success || typeof parsed.data !== 'string') {
+    throw new BadInputError(`${flag}: expected a duration such as 30m, 24h or 7d, got ${JSON.stringify(value)}`);
+  }
+  return durationMs(parsed.data);
+}
+
+/**
+ * `--since`: a duration ago (`24h`) or an ISO 8601 time, as epoch milliseconds. Every command
+ * reads `--since` through this one function, so `list`, `audit` and `circles events` agree.
+ */
+export function parseSince(value: string, now = Date.now(), flag = '--since'): number {
+  if (/^\d{4}-\d{2}-\d{2}/.test(value.trim())) {
+    const t = Date.parse(value);
+    if (!Number.isNaN(t)) return t;
+  }
+  try {
+    return now - parseDuration(value, flag);
+  } catch {
+    throw new BadInputError(
+      `${flag}: expected a duration such as 30m, 24h or 7d, or an ISO time, got ${JSON.stringify(value)}`,
+    );
+  }
+}
+
+/** `--since` as a window ending now (milliseconds), which is what the listing functions take. */
+export function sinceWindowMs(value: string | undefined, now = Date.now()): number | undefined {
+  return value === undefined ? undefined : Math.max(0, now - parseSince(value, now));
+}
+
+/**
+ * Aborts `signal` and resolves `done` with the signal's name on the first SIGINT or SIGTERM; the
+ * caller then shuts down in order (bot, workers, connections, server).
+ */
+export function untilSignal(): { signal: AbortSignal; done: Promise<string> } {
+  const controller = new AbortController();
+  const done = new Promise<string>((resolveSignal) => {
+    const on = (sig: string) => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      controller.abort();
+      resolveSignal(sig);
+    };
+    const onInt = () => on('SIGINT');
+    const onTerm = () => on('SIGTERM');
+    process.once('SIGINT', onInt);
+    process.once('SIGTERM', onTerm);
+  });
+  return { signal: controller.signal, done };
+}
+
+/** How logs look on stderr. */
+export type LogFormat = 'pretty' | 'json';
+
+/**
+ * Readable lines for a person at a terminal, JSON for machines: an explicit choice (flag, then
+ * `LOG_FORMAT`) wins; otherwise pretty only when stderr is a TTY.
+ */
+export function chooseLogFormat(options: { flag?: string; env?: Env; isTTY?: boolean }): LogFormat {
+  const explicit = options.flag ?? options.env?.LOG_FORMAT;
+  if (explicit !== undefined) {
+    if (explicit !== 'pretty' && explicit !== 'json') {
+      throw new BadInputError(`--log-format: expected pretty or json, got ${JSON.stringify(explicit)}`);
+    }
+    return explicit;
+  }
+  return options.isTTY === true ? 'pretty' : 'json';
+}
+
+/** The one logger factory: level from `LOG_LEVEL`, format from {@link chooseLogFormat}, always on stderr. */
+export function createLogger(options: { format?: string; env?: Env } = {}): Logger {
+  const env = options.env ?? loadEnv();
+  const format = chooseLogFormat({ flag: options.format, env, isTTY: process.stderr.isTTY });
+  const settings = { level: env.LOG_LEVEL ?? 'info', base: { app: 'agent-judge' } };
+  if (format === 'json') return pino(settings, pino.destination(2));
+  return pino(
+    settings,
+    pretty({
+      destination: 2,
+      sync: true,
+      colorize: process.stderr.isTTY === true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname,app',
+    }),
+  );
+}
