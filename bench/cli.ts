@@ -1,8 +1,9 @@
 /**
  * CLI start-up figures (issue 8): wall time of `agent-judge --help` and `agent-judge status <id>` as a user runs
  * them, a fresh `node` process each time. Starts its own in-memory Temporal dev server and in-process workers, settles
- * one memory_write proposal, then times each command. `npm run bench:cli`; `AGENT_JUDGE_BIN=/other/bin/agent-judge.mjs`
- * times another checkout's CLI (the figures before the package was built), `BENCH_CLI_RUNS` sets the runs (10).
+ * one memory_write proposal, then times each command. `npm run bench:cli`; `AGENT_JUDGE_BIN=a.mjs,b.mjs` times
+ * several checkouts' CLIs (e.g. the one before the package was built) with their runs interleaved, so a machine
+ * shared with other work slows each alike; `BENCH_CLI_RUNS` sets the runs (10).
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -23,21 +24,25 @@ import { printTable, summarize, type Row } from './lib';
 
 const run = promisify(execFile);
 
-/** Median, p95 and p99 of `runs` wall times (ms) of `node <bin> ...args`, each run a new process. */
-async function timeCommand(name: string, bin: string, args: string[], runs: number): Promise<Row> {
-  const samples: number[] = [];
+const DEFAULT_BIN = fileURLToPath(new URL('../bin/agent-judge.mjs', import.meta.url));
+
+/** Wall times (ms) of `runs` runs of `node <bin> ...args` for each bin, a new process each time, bins interleaved. */
+async function timeCommand(label: string, bins: readonly string[], args: string[], runs: number): Promise<Row[]> {
+  const samples = bins.map((): number[] => []);
   for (let i = 0; i < runs; i++) {
-    const start = performance.now();
-    await run(process.execPath, [bin, ...args]);
-    samples.push(performance.now() - start);
+    for (const [b, bin] of bins.entries()) {
+      const start = performance.now();
+      await run(process.execPath, [bin, ...args]);
+      samples[b]?.push(performance.now() - start);
+    }
   }
-  return summarize(name, samples);
+  return bins.map((bin, b) => summarize(bins.length > 1 ? `${label} (${bin})` : label, samples[b] ?? []));
 }
 
-/** Times `--help` and `status <id>` of the CLI at `bin` against a settled proposal on a server of its own. */
+/** Times `--help` and `status <id>` of each CLI in `bins` against a settled proposal on `server`. */
 export async function benchCli(
   server: { address: string; namespace: string },
-  bin = process.env.AGENT_JUDGE_BIN ?? fileURLToPath(new URL('../bin/agent-judge.mjs', import.meta.url)),
+  bins: readonly string[] = process.env.AGENT_JUDGE_BIN?.split(',') ?? [DEFAULT_BIN],
   runs = Number(process.env.BENCH_CLI_RUNS ?? 10),
 ): Promise<Row[]> {
   const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-bench-cli-'));
@@ -67,8 +72,8 @@ export async function benchCli(
     await waitUntilSettled(system.client, started.workflow_id);
     const target = ['--address', server.address, '--namespace', server.namespace];
     return [
-      await timeCommand('agent-judge --help', bin, ['--help'], runs),
-      await timeCommand('agent-judge status <id>', bin, ['status', started.proposal_id, ...target], runs),
+      ...(await timeCommand('agent-judge --help', bins, ['--help'], runs)),
+      ...(await timeCommand('agent-judge status <id>', bins, ['status', started.proposal_id, ...target], runs)),
     ];
   } finally {
     await system.stop();
@@ -86,8 +91,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     readyTimeoutMs: 90_000,
   });
   try {
-    const bin = process.env.AGENT_JUDGE_BIN;
-    printTable(`CLI start-up${bin ? ` (${bin})` : ''}, wall time of a new process`, await benchCli(server));
+    printTable('CLI start-up, wall time of a new process', await benchCli(server));
   } finally {
     await server.stop();
   }
