@@ -82,7 +82,7 @@ beforeAll(async () => {
     { cwd: consumer },
   );
   sys = await startSystem();
-}, 300_000);
+}, 600_000);
 
 afterAll(async () => {
   await sys?.stop();
@@ -110,7 +110,7 @@ describe('the installed package', () => {
       status: 'executed',
       refused: 'BadInputError',
     });
-  }, 180_000);
+  }, 600_000);
 
   it('runs the installed CLI: propose --wait prints the executed outcome', async () => {
     const consumer = join(dir, 'consumer');
