@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     // Worker-creating test files segfault under `threads` (NOTES.md); forks isolate them.
     pool: 'forks',
-    globalSetup: ['test/global-setup.ts'],
+    globalSetup: ['test/build-setup.ts', 'test/global-setup.ts'],
     include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

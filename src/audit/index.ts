@@ -10,7 +10,7 @@ import type { HumanDecision } from '../contracts/messages';
 import { outcomeStatusOf, stageFrom } from '../contracts/lifecycle';
 import type { ProposalOutcome } from '../contracts/status';
 import { humanDecisionUpdate, PROPOSAL_WORKFLOW_TYPE, SA } from '../names';
-import { WORKFLOWS_PATH } from '../worker';
+import { defaultWorkflowCode } from '../worker';
 
 export interface ReplaySummary {
   replayed: number;
@@ -39,7 +39,7 @@ export async function replayProposals(
   const query = `WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}' AND ExecutionStatus != 'Running'${sinceClause(sinceMs)}`;
   const histories = client.workflow.list({ query }).intoHistories();
   const summary: ReplaySummary = { replayed: 0, ok: 0, nondeterministic: 0, failed: 0, problems: [] };
-  const options = workflowBundle ? { workflowBundle } : { workflowsPath: WORKFLOWS_PATH };
+  const options = workflowBundle ? { workflowBundle } : defaultWorkflowCode();
   for await (const result of Worker.runReplayHistories({ ...options, replayName: 'agent-judge-audit' }, histories)) {
     summary.replayed += 1;
     onProgress?.(summary.replayed);

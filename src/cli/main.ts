@@ -1,28 +1,144 @@
-import { Command, CommanderError } from 'commander';
-import { describeError, exitCodeFor } from './io';
-import { registerProposalCommands } from './proposals';
-import { registerServerCommands } from './server';
-import { registerSchemaCommand } from './schema';
-import { registerDiscordCommand } from './discord';
-import { registerEvalCommand } from './eval';
-import { registerCircleCommands } from './circles';
+import { Command, CommanderError, Help } from 'commander';
+
+/** Adds one group's commands (with their real options and actions) to the program. */
+type Register = (program: Command) => void;
+
+/** A top-level command as `agent-judge --help` lists it, without loading the module that implements it. */
+export interface CommandSummary {
+  /** Name, options marker and arguments, as commander prints them (`propose [options] <file>`). */
+  term: string;
+  description: string;
+}
+
+/** The commands one module registers, and how to load that module. */
+export interface CommandGroup {
+  commands: readonly CommandSummary[];
+  load: () => Promise<Register>;
+}
 
 /**
- * The `agent-judge` command line: a thin layer over src/client/. Built with commander for real
- * `--help`, option parsing and subcommands instead of hand-rolled argv handling.
+ * Every command, grouped by the module that implements it. A command loads only its own module (and what that
+ * imports), so `--help` or `status` never pay for the worker, the judge or Discord. The summaries are checked
+ * against the real registrations by test/unit/cli-main.test.ts.
  */
-export function buildProgram(): Command {
-  const program = new Command('agent-judge')
+export const COMMAND_GROUPS: readonly CommandGroup[] = [
+  {
+    commands: [
+      {
+        term: 'dev [options]',
+        description: 'run everything on this machine: an embedded Temporal dev server (SQLite) and all workers',
+      },
+      {
+        term: 'worker [options]',
+        description:
+          'run workers against an existing Temporal service ($TEMPORAL_ADDRESS, TLS and API key from the environment)',
+      },
+    ],
+    load: async () => (await import('./server')).registerServerCommands,
+  },
+  {
+    commands: [
+      {
+        term: 'propose [options] <file>',
+        description: 'submit a proposal (JSON file, or - for stdin); prints {"proposal_id","workflow_id"}',
+      },
+      { term: 'status <proposal_id>', description: 'print the outcome of a proposal' },
+      { term: 'list [options]', description: 'list proposals, newest first' },
+      {
+        term: 'clarify <proposal_id> <file>',
+        description:
+          'answer a CLARIFY with more evidence, a narrower scope or a better justification; prints the new outcome',
+      },
+      {
+        term: 'decide [options] <proposal_id> <decision>',
+        description: 'approve or reject an escalated proposal as an approver; prints the new outcome',
+      },
+      { term: 'audit', description: 'read the audit trail (workflow histories)' },
+    ],
+    load: async () => (await import('./proposals')).registerProposalCommands,
+  },
+  {
+    commands: [
+      {
+        term: 'discord [options]',
+        description:
+          'run the Discord escalation bot: approvers decide escalated proposals with one click (needs DISCORD_TOKEN)',
+      },
+    ],
+    load: async () => (await import('./discord')).registerDiscordCommand,
+  },
+  {
+    commands: [
+      {
+        term: 'eval [options] <corpus>',
+        description: 'evaluate the judge on a JSONL corpus of {"proposal","expected","tags"} lines',
+      },
+    ],
+    load: async () => (await import('./eval')).registerEvalCommand,
+  },
+  {
+    commands: [
+      {
+        term: 'circles [options]',
+        description: 'trust circles: identities, the circle registry, KNOCK and discovery',
+      },
+    ],
+    load: async () => (await import('./circles')).registerCircleCommands,
+  },
+  {
+    commands: [{ term: 'schema <name>', description: 'print the JSON Schema of a contract' }],
+    load: async () => (await import('./schema')).registerSchemaCommand,
+  },
+];
+
+/** The name a summary's term starts with. */
+function nameOf(summary: CommandSummary): string {
+  return summary.term.split(' ', 1)[0] ?? summary.term;
+}
+
+/** Global options that take a value: their value is never the command name. */
+const GLOBAL_OPTIONS_WITH_VALUE = new Set(['--address', '--namespace']);
+
+/** The command `argv` runs (`help <command>` included), or undefined for the program's own help. */
+export function commandNameOf(argv: readonly string[]): string | undefined {
+  const args = argv.slice(2);
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (GLOBAL_OPTIONS_WITH_VALUE.has(arg)) i += 1;
+    else if (arg === 'help') return args[i + 1];
+    else if (!arg.startsWith('-')) return arg;
+  }
+  return undefined;
+}
+
+function baseProgram(): Command {
+  return new Command('agent-judge')
     .description('Agents propose, a judge decides, people break ties; every step is a durable Temporal workflow.')
     .option('--address <host:port>', 'Temporal frontend (default: $TEMPORAL_ADDRESS or localhost:7233)')
     .option('--namespace <name>', 'Temporal namespace (default: $TEMPORAL_NAMESPACE or default)')
     .exitOverride();
-  registerServerCommands(program);
-  registerProposalCommands(program);
-  registerDiscordCommand(program);
-  registerEvalCommand(program);
-  registerCircleCommands(program);
-  registerSchemaCommand(program);
+}
+
+/**
+ * The `agent-judge` command line: a thin layer over src/client/. Built with commander for real `--help`, option
+ * parsing and subcommands. With a known command in `argv`, only that command's module is loaded; otherwise every
+ * command is listed from its summary, so the program's help loads no Temporal client and no schemas.
+ */
+export async function buildProgram(argv: readonly string[] = []): Promise<Command> {
+  const program = baseProgram();
+  const name = commandNameOf(argv);
+  const group = COMMAND_GROUPS.find((g) => g.commands.some((c) => nameOf(c) === name));
+  if (group) {
+    (await group.load())(program);
+    return program;
+  }
+  const terms = new Map<string, string>();
+  for (const summary of COMMAND_GROUPS.flatMap((g) => g.commands)) {
+    terms.set(nameOf(summary), summary.term);
+    program.command(nameOf(summary)).description(summary.description);
+  }
+  const help = new Help();
+  program.configureHelp({ subcommandTerm: (cmd) => terms.get(cmd.name()) ?? help.subcommandTerm(cmd) });
   return program;
 }
 
@@ -32,9 +148,10 @@ export function globalTarget(cmd: Command): { address?: string; namespace?: stri
   return { address: opts.address, namespace: opts.namespace };
 }
 
+/** Runs the command line; resolves to the process exit code. */
 export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram();
   try {
+    const program = await buildProgram(argv);
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
@@ -42,13 +159,8 @@ export async function main(argv: string[]): Promise<number> {
       // Help and version exit 0; usage errors are bad input.
       return err.exitCode === 0 ? 0 : 2;
     }
+    const { describeError, exitCodeFor } = await import('./io');
     process.stderr.write(`${describeError(err)}\n`);
     return exitCodeFor(err);
   }
-}
-
-const isEntry = process.argv[1] && /agent-judge(\.mjs)?$|cli[/\\]main\.ts$/.test(process.argv[1]);
-if (isEntry) {
-  const code = await main(process.argv);
-  process.exitCode = code;
 }

@@ -1,16 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { isAbsolute, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { CompliancePolicySchema, type CompliancePolicy } from '../contracts/policy';
 import { describeIssues } from '../contracts/zod-error';
 import { PolicyError } from '../contracts/errors';
 import { tierFor } from './classify';
 import { isInside } from '../guards/paths';
+import { PACKAGE_ROOT } from '../package-root';
 
 /** The policy shipped with the project: seed 000 §2's matrix with deny-by-default settings. */
-export const DEFAULT_POLICY_PATH = fileURLToPath(new URL('../../policies/default.yaml', import.meta.url));
+export const DEFAULT_POLICY_PATH = join(PACKAGE_ROOT, 'policies', 'default.yaml');
 
 export interface LoadPolicyOptions {
   /** Policy file; else `AGENT_JUDGE_POLICY`, else the default policy. */

@@ -1,4 +1,4 @@
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Logger } from 'pino';
@@ -12,12 +12,25 @@ import { createCircleActivities } from '../circles/activities';
 import type { EscalationNotifier } from '../escalation/notifier';
 import type { JudgeDeps } from '../judge';
 import type { TaskQueues } from '../names';
+import { PACKAGE_ROOT, RUNNING_COMPILED } from '../package-root';
 
 /** Which workers a process runs. `judge` alone is the judge sidecar of seed 000 §4. */
 export type WorkerRole = 'workflow' | 'judge' | 'executor';
 export const WORKER_ROLES: readonly WorkerRole[] = ['workflow', 'judge', 'executor'];
 
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+/** The workflow sources: tests and benchmarks bundle them (`bundleWorkflowCode`), as does a worker run from src/. */
+export const WORKFLOWS_PATH = join(PACKAGE_ROOT, 'src', 'workflows', 'index.ts');
+
+/** The workflow bundle `npm run build` makes from {@link WORKFLOWS_PATH}; the compiled package ships it. */
+export const WORKFLOW_BUNDLE_PATH = join(PACKAGE_ROOT, 'dist', 'workflow-bundle.js');
+
+/**
+ * Where a worker or a replay gets its workflow code: the compiled package loads the bundle made at build time (the
+ * SDK's production path: no bundling at start, no sources shipped); code run from src/ bundles the sources.
+ */
+export function defaultWorkflowCode(): { workflowBundle: WorkflowBundleOption } | { workflowsPath: string } {
+  return RUNNING_COMPILED ? { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } } : { workflowsPath: WORKFLOWS_PATH };
+}
 
 export interface WorkerOptions {
   connection: NativeConnection;
@@ -71,7 +84,7 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
       await Worker.create({
         ...common,
         taskQueue: options.taskQueues.workflow,
-        ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+        ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : defaultWorkflowCode()),
         activities: {
           ...createWorkflowActivities({
             policy: options.policy,

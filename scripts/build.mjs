@@ -1,0 +1,113 @@
+#!/usr/bin/env node
+/**
+ * `npm run build`: src/ -> dist/, the compiled package.
+ *
+ * - JavaScript: esbuild, ESM with code splitting. Why esbuild directly: it is fast (well under a second here),
+ *   actively maintained, already in the tree (tsx and vite use it), and splitting is what makes the CLI start fast:
+ *   each command's dynamic import becomes its own chunk, so `--help` or `status` load only what they run. tsc alone
+ *   does not work (its output keeps extensionless relative imports that Node's ESM loader refuses), and a
+ *   single-file bundle is no faster than tsx. Dependencies stay external (`packages: 'external'`): they are the
+ *   package's runtime `dependencies`, installed next to it.
+ * - Type declarations: tsc (`tsconfig.build.json`, only what the public entry points reach), then relative
+ *   specifiers are given their `.js` / `/index.js` so consumers with `moduleResolution: nodenext` resolve them.
+ *   tsup would bundle the .d.ts files, but tsup is no longer maintained; tsc is the reference implementation.
+ * - Workflows: `bundleWorkflowCode` at build time -> dist/workflow-bundle.js, which compiled workers load with
+ *   `workflowBundle: { codePath }` (the SDK's production path: no webpack at worker start, no sources shipped).
+ *
+ * `--if-stale` skips the build when dist/ is newer than every input (the test setup uses it).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const DIST = join(ROOT, 'dist');
+const STAMP = join(DIST, '.build-stamp');
+const INPUTS = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs'];
+/** Public entry points; every module a command imports dynamically becomes a chunk of its own. */
+const ENTRY_POINTS = ['src/cli/main.ts', 'src/client/index.ts', 'src/contracts/index.ts'];
+
+function newestMtime(path) {
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = stat.mtimeMs;
+  for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, entry)));
+  return newest;
+}
+
+function isStale() {
+  if (!existsSync(STAMP)) return true;
+  const built = statSync(STAMP).mtimeMs;
+  return INPUTS.some((input) => newestMtime(join(ROOT, input)) > built);
+}
+
+function log(message) {
+  process.stderr.write(`build: ${message}\n`);
+}
+
+async function buildJavaScript() {
+  const { build } = await import('esbuild');
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: ENTRY_POINTS,
+    outdir: 'dist',
+    outbase: 'src',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    chunkNames: 'chunks/[name]-[hash]',
+    sourcemap: true,
+    logLevel: 'warning',
+  });
+}
+
+async function buildWorkflowBundle() {
+  const { bundleWorkflowCode } = await import('@temporalio/worker');
+  const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error };
+  const { code } = await bundleWorkflowCode({ workflowsPath: join(ROOT, 'src/workflows/index.ts'), logger: quiet });
+  writeFileSync(join(DIST, 'workflow-bundle.js'), code);
+}
+
+/** Every `.d.ts` below `dir`. */
+function declarationFiles(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return declarationFiles(path);
+    return entry.name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+function buildDeclarations() {
+  const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+  execFileSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit' });
+  // `from './proposals'` -> `from './proposals.js'` (or `./circles/index.js`): Node's ESM resolution, which
+  // `moduleResolution: nodenext` models, needs the full specifier in declaration files too.
+  const typesDir = join(DIST, 'types');
+  for (const file of declarationFiles(typesDir)) {
+    const text = readFileSync(file, 'utf8');
+    const fixed = text.replace(/((?:from|import\()\s*['"])(\.{1,2}\/[^'"]*)(['"])/g, (whole, head, spec, tail) => {
+      if (/\.(js|json)$/.test(spec)) return whole;
+      const target = resolve(dirname(file), spec);
+      if (existsSync(`${target}.d.ts`)) return `${head}${spec}.js${tail}`;
+      if (existsSync(join(target, 'index.d.ts'))) return `${head}${spec}/index.js${tail}`;
+      throw new Error(`build: ${relative(ROOT, file)} imports ${spec}, which has no declaration file`);
+    });
+    if (fixed !== text) writeFileSync(file, fixed);
+  }
+}
+
+if (process.argv.includes('--if-stale') && !isStale()) process.exit(0);
+const started = performance.now();
+rmSync(DIST, { recursive: true, force: true });
+mkdirSync(DIST, { recursive: true });
+await buildJavaScript();
+log('JavaScript done');
+await buildWorkflowBundle();
+log('workflow bundle done');
+buildDeclarations();
+writeFileSync(STAMP, `${new Date().toISOString()}\n`);
+log(`dist/ ready in ${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -1,0 +1,20 @@
+/**
+ * `agent-judge/client`: what an actor runtime needs to submit proposals and follow them, without the worker, the
+ * judge or the CLI. Everything here talks to Temporal through a `Client` the caller owns (see `connectClient`).
+ */
+export {
+  clarify,
+  decide,
+  getOutcome,
+  getStatus,
+  listProposals,
+  proposalWorkflowId,
+  RefusedError,
+  submitAndWait,
+  submitProposal,
+  waitUntilSettled,
+  type ListedProposal,
+  type SubmitOptions,
+} from './proposals';
+export { connect, connectClient, temporalTarget, type TemporalTarget } from './connection';
+export { CircleRegistryClient, type CircleRegistryClientOptions, type RegistryRunInfo } from './circles';

@@ -1,0 +1,25 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The agent-judge package's own directory (a checkout, or `node_modules/agent-judge` when installed). Files that
+ * ship with the package (policies/, the prebuilt workflow bundle) are found from here rather than relative to
+ * `import.meta.url`, which points into a bundled chunk once the code is compiled.
+ */
+export const PACKAGE_ROOT = findPackageRoot(dirname(fileURLToPath(import.meta.url)));
+
+/** True when this code runs from the compiled package (dist/), false when it runs from src/ (tests, tsx). */
+export const RUNNING_COMPILED = fileURLToPath(import.meta.url).startsWith(join(PACKAGE_ROOT, 'dist') + sep);
+
+function findPackageRoot(start: string): string {
+  for (let dir = start; ; dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (
+      existsSync(manifest) &&
+      (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'agent-judge'
+    )
+      return dir;
+    if (dirname(dir) === dir) throw new Error(`agent-judge: no agent-judge package.json above ${start}`);
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * The package as a user installs it: `npm pack` of this checkout, `npm install <tarball>` into an empty folder, a
+ * TypeScript consumer of `agent-judge/client` and `agent-judge/contracts` type-checked under `nodenext` with
+ * `skipLibCheck: false` and run, and the installed `agent-judge` CLI against the run's Temporal server.
+ * One pack and one install per run; dist/ is built by test/build-setup.ts.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { proposal, startSystem, type TestSystem } from '../helpers/system';
+
+const run = promisify(execFile);
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const TSC = join(REPO, 'node_modules/typescript/bin/tsc');
+const { devDependencies } = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+  devDependencies: Record<string, string>;
+};
+
+const CONSUMER = `
+import { connectClient, proposalWorkflowId, submitAndWait, type SubmitOptions } from 'agent-judge/client';
+import { BadInputError, parseProposal, type Proposal, type ProposalOutcome } from 'agent-judge/contracts';
+
+const [address, namespace, taskQueue, input] = process.argv.slice(2) as [string, string, string, string];
+const proposal: Proposal = parseProposal(JSON.parse(input));
+const options: SubmitOptions = { taskQueue };
+const client = await connectClient({ address, namespace });
+try {
+  const outcome: ProposalOutcome = await submitAndWait(client, proposal, options);
+  let refused = '';
+  try {
+    await submitAndWait(client, { ...proposal, action_type: '' }, options);
+  } catch (err) {
+    if (err instanceof BadInputError) refused = err.name;
+  }
+  console.log(JSON.stringify({ workflow_id: proposalWorkflowId(proposal), status: outcome.status, refused }));
+} finally {
+  await client.connection.close();
+}
+`;
+
+let dir: string;
+let sys: TestSystem;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'agent-judge-package-'));
+  const packed = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], { cwd: REPO });
+  const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }];
+  const consumer = join(dir, 'consumer');
+  mkdirSync(join(consumer, 'src'), { recursive: true });
+  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  writeFileSync(join(consumer, 'src/index.ts'), CONSUMER);
+  writeFileSync(
+    join(consumer, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        strict: true,
+        skipLibCheck: false,
+        types: ['node'],
+        outDir: 'out',
+        rootDir: 'src',
+      },
+    }),
+  );
+  // The registry is reachable; the npm cache (warm after `npm ci`) keeps this to one quick install.
+  await run(
+    'npm',
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      resolve(dir, filename),
+      `@types/node@${devDependencies['@types/node']}`,
+    ],
+    { cwd: consumer },
+  );
+  sys = await startSystem();
+}, 600_000);
+
+afterAll(async () => {
+  await sys?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the installed package', () => {
+  it('type-checks a consumer of agent-judge/client and agent-judge/contracts (nodenext, no skipLibCheck) and runs it', async () => {
+    const consumer = join(dir, 'consumer');
+    const typecheck = await run(process.execPath, [TSC, '-p', consumer], { cwd: consumer }).catch(
+      (err: { stdout?: string }) => ({ stdout: err.stdout ?? String(err) }),
+    );
+    expect(typecheck.stdout).toBe('');
+    const input = JSON.stringify(proposal('memory_write'));
+    const { stdout } = await run(process.execPath, [
+      join(consumer, 'out/index.js'),
+      inject('temporalAddress'),
+      inject('temporalNamespace'),
+      sys.taskQueues.workflow,
+      input,
+    ]);
+    const result = JSON.parse(stdout) as { workflow_id: string; status: string; refused: string };
+    expect(result).toEqual({
+      workflow_id: expect.stringMatching(/^proposal-[0-9a-f]{32}$/),
+      status: 'executed',
+      refused: 'BadInputError',
+    });
+  }, 600_000);
+
+  it('runs the installed CLI: propose --wait prints the executed outcome', async () => {
+    const consumer = join(dir, 'consumer');
+    const file = join(dir, 'memory-write.json');
+    writeFileSync(file, JSON.stringify(proposal('memory_write')));
+    const { stdout } = await run(join(consumer, 'node_modules/.bin/agent-judge'), [
+      'propose',
+      file,
+      '--wait',
+      '--task-queue',
+      sys.taskQueues.workflow,
+      '--address',
+      inject('temporalAddress'),
+      '--namespace',
+      inject('temporalNamespace'),
+    ]);
+    expect(JSON.parse(stdout)).toMatchObject({ status: 'executed' });
+  });
+
+  it('lists every command in --help without loading the Temporal client or zod', async () => {
+    const installed = join(dir, 'consumer/node_modules/agent-judge');
+    const { stdout } = await run(join(dir, 'consumer/node_modules/.bin/agent-judge'), ['--help']);
+    expect(stdout).toContain('status <proposal_id>');
+    expect(stdout).toContain('circles [options]');
+    // What `--help` loads: dist/cli/main.js and its static imports (commands are dynamic imports).
+    const loaded = new Set<string>();
+    const visit = (file: string): void => {
+      if (loaded.has(file)) return;
+      loaded.add(file);
+      const code = readFileSync(file, 'utf8');
+      for (const [, spec] of code.matchAll(/^import\s[^;]*?from\s*"([^"]+)"/gm)) {
+        if (spec?.startsWith('.')) visit(resolve(dirname(file), spec));
+        else loaded.add(spec as string);
+      }
+    };
+    visit(join(installed, 'dist/cli/main.js'));
+    expect([...loaded].filter((m) => !m.startsWith('/'))).toEqual(['commander']);
+  });
+});
