@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { CompliancePolicy } from '../contracts/policy';
 import { durationMs } from '../contracts/policy';
 import { AgentJudgeError, DeliveryRefusedError } from '../contracts/errors';
-import type { AnnouncementRef, EscalationNotifier } from '../escalation/notifier';
+import type { EscalationNotifier } from '../escalation/notifier';
 import { PROPOSAL_WORKFLOW_TYPE, SA, type TaskQueues } from '../names';
 import type { RejectionInput, WorkflowActivities } from './types';
 
@@ -41,8 +41,8 @@ export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowAc
   }
 
   return {
-    async policySnapshot() {
-      return { policy: deps.policy, taskQueues: deps.taskQueues, executable: deps.executable };
+    policySnapshot() {
+      return Promise.resolve({ policy: deps.policy, taskQueues: deps.taskQueues, executable: deps.executable });
     },
 
     async announceEscalation(notice) {
@@ -57,10 +57,11 @@ export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowAc
           deadline: notice.deadline,
           approvers: notice.approvers,
         },
-        `proposal ${notice.proposal.proposal_id} awaits a human decision: agent-judge decide ${notice.proposal.proposal_id} approve|reject --approver <id>`,
+        `proposal ${notice.proposal.proposal_id} awaits a human decision: ` +
+          `agent-judge decide ${notice.proposal.proposal_id} approve|reject --approver <id>`,
       );
       const refs = await each('announce', (n) => n.announce(notice));
-      return refs.flat() as AnnouncementRef[];
+      return refs.flat();
     },
 
     async announceReminder(reminder) {

@@ -6,8 +6,8 @@ import type { CircleActivities } from './names';
  */
 export function createCircleActivities(deps: { operatorKeys: string[] }): CircleActivities {
   return {
-    async circleOperatorKeys() {
-      return deps.operatorKeys;
+    circleOperatorKeys() {
+      return Promise.resolve(deps.operatorKeys);
     },
   };
 }

@@ -55,13 +55,15 @@ export function decideKnock(
       return allow('allowlisted-pair', `top-level pair ${caller.amid} / ${target.amid} is on the allowlist`);
     return deny(
       'not-allowlisted',
-      `${caller.amid} (organisation ${caller.org}) and ${target.amid} (organisation ${target.org}) are not an allowlisted pair`,
+      `${caller.amid} (organisation ${caller.org}) and ${target.amid} (organisation ${target.org}) ` +
+        'are not an allowlisted pair',
     );
   }
   const owner = circleOwner(target.circle_id);
   return deny(
     'cross-circle',
-    `${target.amid} is a sub-agent of circle ${target.circle_id}; a top-level agent reaches another circle's sub-agents ` +
+    `${target.amid} is a sub-agent of circle ${target.circle_id}; ` +
+      "a top-level agent reaches another circle's sub-agents " +
       `only through that circle's parent${owner ? ` ${owner}` : ''}`,
   );
 }

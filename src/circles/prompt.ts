@@ -31,7 +31,10 @@ export function trustCirclePrompt(input: TrustCirclePromptInput): string {
   return [
     `Trust Circle: you are a sub-agent in trust circle ${self.circle_id}. Your parent is ${parent}.`,
     peerText,
-    'You may contact (KNOCK) only your parent and the agents of your own circle; every other contact is refused by the registry and reported as a governance event.',
-    "If your task needs an agent outside your circle, do not try to reach it directly: use request_cross_circle(target, message), which goes to your parent, who decides whether to forward it to the other circle's parent.",
+    'You may contact (KNOCK) only your parent and the agents of your own circle; ' +
+      'every other contact is refused by the registry and reported as a governance event.',
+    'If your task needs an agent outside your circle, do not try to reach it directly: ' +
+      'use request_cross_circle(target, message), which goes to your parent, ' +
+      "who decides whether to forward it to the other circle's parent.",
   ].join(' ');
 }

@@ -106,7 +106,10 @@ export interface RegistrySnapshot {
   v: 1;
   circles: Array<[circleId: string, ownerIndex: number]>;
   orgs: string[];
-  /** [public key, 0 top-level | 1 sub-agent, circle index, parent index or -1, 0 active | 1 retired, org index, registered_at, retired_at or 0] */
+  /**
+   * [public key, 0 top-level | 1 sub-agent, circle index, parent index or -1, 0 active | 1 retired,
+   * org index, registered_at, retired_at or 0]
+   */
   agents: Array<[string, 0 | 1, number, number, 0 | 1, number, number, number]>;
   pairs: Array<[number, number, number]>;
   /** [caller index, nonce, expiry] */
@@ -353,7 +356,8 @@ export class RegistryState {
     if (this.operatorNonces.size >= this.config.maxOperatorNoncesHeld) {
       return refuse(
         'rate-limited',
-        `${action}: more than ${this.config.maxOperatorNoncesHeld} operator actions within ${(2 * SIGNATURE_WINDOW_MS) / 1000}s; try again later`,
+        `${action}: more than ${this.config.maxOperatorNoncesHeld} operator actions ` +
+          `within ${(2 * SIGNATURE_WINDOW_MS) / 1000}s; try again later`,
       );
     }
     // A replay passes the freshness check only until signed_at + window <= now + 2 x window.
@@ -409,7 +413,9 @@ export class RegistryState {
     if (this.nonces.countFor(amid) >= this.config.maxKnocksPerCallerWindow) {
       return {
         code: 'rate-limited',
-        reason: `${amid} sent more than ${this.config.maxKnocksPerCallerWindow} signed messages within ${(2 * this.config.knockWindowMs) / 1000}s`,
+        reason:
+          `${amid} sent more than ${this.config.maxKnocksPerCallerWindow} signed messages ` +
+          `within ${(2 * this.config.knockWindowMs) / 1000}s`,
       };
     }
     // Any replay accepted by the freshness check arrives before signed time + window <= now + 2 x window.

@@ -142,12 +142,6 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
   return program;
 }
 
-/** Global options as the client library takes them. */
-export function globalTarget(cmd: Command): { address?: string; namespace?: string } {
-  const opts = cmd.optsWithGlobals() as { address?: string; namespace?: string };
-  return { address: opts.address, namespace: opts.namespace };
-}
-
 /** Runs the command line; resolves to the process exit code. */
 export async function main(argv: string[]): Promise<number> {
   try {

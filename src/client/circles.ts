@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, type QueryDefinition, type UpdateDefinition } from '@temporalio/common';
 import { BadInputError } from '../contracts/errors';
+import { FailureType } from '../contracts/lifecycle';
 import { grpcCode, GrpcStatus } from './grpc';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { describeIssues } from '../contracts/zod-error';
@@ -325,7 +326,10 @@ export class CircleRegistryClient {
     return this.update(requestCrossCircleUpdate, signed);
   }
 
-  /** A parent's decision on a cross-circle request: forward / decline (sender's parent), deliver / decline (target's parent). */
+  /**
+   * A parent's decision on a cross-circle request: forward / decline (sender's parent), deliver /
+   * decline (target's parent).
+   */
   async decideCrossCircle(input: {
     key: KeyFile;
     requestId: string;
@@ -377,9 +381,11 @@ export class CircleRegistryClient {
 function mapFailure(err: WorkflowUpdateFailedError): Error {
   const cause = err.cause;
   if (cause instanceof ApplicationFailure) {
-    if (cause.type === 'BadInput') return new BadInputError(cause.message);
-    if (cause.type === CIRCLE_REFUSED_FAILURE_TYPE)
-      return new CircleRefusedError(cause.message, String(cause.details?.[0] ?? 'refused'));
+    if (cause.type === FailureType.BadInput) return new BadInputError(cause.message);
+    if (cause.type === CIRCLE_REFUSED_FAILURE_TYPE) {
+      const code: unknown = cause.details?.[0];
+      return new CircleRefusedError(cause.message, typeof code === 'string' ? code : 'refused');
+    }
   }
   return err;
 }

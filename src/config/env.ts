@@ -178,7 +178,7 @@ export function loadEnv(env: NodeJS.ProcessEnv = process.env): Env {
     });
     throw new BadInputError(`environment: ${problems.join('; ')}`);
   }
-  return parsed.data as Env;
+  return parsed.data;
 }
 
 /** The raw (trimmed, non-empty) values of some variables, for libraries that read env themselves. */

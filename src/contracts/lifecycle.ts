@@ -60,7 +60,7 @@ export function isFinalStage(stage: Stage): boolean {
 export function outcomeStatusOf(stage: Stage, closed: boolean): OutcomeStatus {
   if (isFinalStage(stage)) return stage as OutcomeStatus;
   if (closed) return 'failed';
-  return stage === 'judging' || stage === 'executing' ? 'pending' : (stage as OutcomeStatus);
+  return stage === 'judging' || stage === 'executing' ? 'pending' : stage;
 }
 
 /** A stage read back from visibility (a search attribute), or `judging` when unknown. */

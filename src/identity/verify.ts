@@ -79,7 +79,8 @@ export function staleness(signedAtMs: number, nowMs: number, windowMs: number = 
   const skew = nowMs - signedAtMs;
   if (Math.abs(skew) <= windowMs) return null;
   const direction = skew > 0 ? 'old' : 'in the future';
-  return `signed at ${isoTime(signedAtMs)} is ${Math.round(Math.abs(skew) / 1000)}s ${direction}; the freshness window is ${windowMs / 1000}s`;
+  const seconds = Math.round(Math.abs(skew) / 1000);
+  return `signed at ${isoTime(signedAtMs)} is ${seconds}s ${direction}; the freshness window is ${windowMs / 1000}s`;
 }
 
 /** ISO 8601 when the time is representable, else the raw number (a `Date` past year 275760 throws). */

@@ -17,6 +17,7 @@ import {
 } from '@temporalio/workflow';
 import type { z } from 'zod';
 import { describeIssues } from '../contracts/zod-error';
+import { FailureType } from '../contracts/lifecycle';
 import {
   agentQuery,
   allowPairUpdate,
@@ -38,6 +39,7 @@ import {
   type CircleRegistryInput,
 } from '../circles/names';
 import { AmidSchema } from '../contracts/identity';
+import type { PairInput, RegisterInput, RetireInput } from '../circles/schemas';
 import {
   EventsFilterSchema,
   PairInputSchema,
@@ -60,7 +62,8 @@ const { circleOperatorKeys: loadOperatorKeys } = proxyLocalActivities<CircleActi
 
 function validate(schema: z.ZodType, value: unknown, what: string): void {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw ApplicationFailure.nonRetryable(describeIssues(what, parsed.error.issues), 'BadInput');
+  if (!parsed.success)
+    throw ApplicationFailure.nonRetryable(describeIssues(what, parsed.error.issues), FailureType.BadInput);
 }
 
 /** A refusal becomes a non-retryable failure of the Update (a plain Error would fail the task and hang). */
@@ -117,7 +120,7 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
   };
 
   setHandler(registerTopLevelUpdate, (req) => asOperator('register', req, (at) => state.registerTopLevel(req, at)), {
-    validator: (req) => {
+    validator: (req: RegisterInput) => {
       validate(RegisterInputSchema, req, 'register');
       operatorOnly('register', req);
     },
@@ -130,19 +133,19 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
     validator: (req) => validate(SignedKnockSchema, req, 'knock'),
   });
   setHandler(retireUpdate, (req) => asOperator('retire', req, (at) => state.retire(req, at)), {
-    validator: (req) => {
+    validator: (req: RetireInput) => {
       validate(RetireInputSchema, req, 'retire');
       operatorOnly('retire', req);
     },
   });
   setHandler(allowPairUpdate, (req) => asOperator('allow-pair', req, (at) => state.allowPair(req, at)), {
-    validator: (req) => {
+    validator: (req: PairInput) => {
       validate(PairInputSchema, req, 'allow-pair');
       operatorOnly('allow-pair', req);
     },
   });
   setHandler(revokePairUpdate, (req) => asOperator('revoke-pair', req, () => state.revokePair(req)), {
-    validator: (req) => {
+    validator: (req: PairInput) => {
       validate(PairInputSchema, req, 'revoke-pair');
       operatorOnly('revoke-pair', req);
     },

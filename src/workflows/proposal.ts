@@ -30,7 +30,7 @@ import { ProposalState, readClarification, readDecision } from './proposal-state
 /** The innermost message of an activity failure, for verdict reasons and execution errors. */
 function failureMessage(err: unknown): string {
   let e = err as { message?: string; cause?: unknown } | undefined;
-  while (e && typeof e === 'object' && e.cause) e = e.cause as typeof e;
+  while (e && typeof e === 'object' && e.cause) e = e.cause;
   return String(e?.message ?? err).slice(0, 500);
 }
 

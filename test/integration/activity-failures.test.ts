@@ -44,9 +44,9 @@ const taskQueues = taskQueuesFor(prefix);
 
 const attempts = new Map<string, number>();
 /** A test activity that counts its attempts and always throws what `make` builds. */
-const throwing = (name: string, make: () => Error) => async (): Promise<never> => {
+const throwing = (name: string, make: () => Error) => (): Promise<never> => {
   attempts.set(name, (attempts.get(name) ?? 0) + 1);
-  throw make();
+  return Promise.reject(make());
 };
 
 /** A notifier whose every call fails with `make()`. */
@@ -70,9 +70,17 @@ beforeAll(async () => {
   const baseDir = tempBaseDir();
   const policy = await judgePolicy(baseDir);
   const logger = pino({ level: 'silent' });
-  const announceWith = (notifier: EscalationNotifier) =>
-    createWorkflowActivities({ policy, taskQueues, executable: [], notifiers: [notifier], client, logger })
-      .announceEscalation;
+  const announceWith = (notifier: EscalationNotifier) => {
+    const activities = createWorkflowActivities({
+      policy,
+      taskQueues,
+      executable: [],
+      notifiers: [notifier],
+      client,
+      logger,
+    });
+    return (notice: Parameters<typeof activities.announceEscalation>[0]) => activities.announceEscalation(notice);
+  };
   const permanentDiscord = announceWith(
     failingNotifier('discord', () => new DiscordDeliveryError('Discord refused every escalation message: 50007')),
   );

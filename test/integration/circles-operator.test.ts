@@ -46,7 +46,7 @@ describe('operator-signed registry actions', () => {
     expect((await asOperator.retire(agent.amid)).retired).toContain(agent.amid);
   });
 
-  it('a captured signed allow-pair cannot be replayed: the second delivery is refused and changes nothing', async () => {
+  it('a captured signed allow-pair cannot be replayed: a second delivery is refused and changes nothing', async () => {
     const id = `circle-registry-operator-replay-${Date.now()}`;
     const asOperator = env.registry(undefined, operator, id);
     const acme = generateIdentity();

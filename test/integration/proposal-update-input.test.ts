@@ -40,7 +40,7 @@ describe('Update input', () => {
     expect(bad.message).toMatch(/^decision\.decision: /);
     expect((await handle.query(statusQuery)).stage).toBe('awaiting_human');
 
-    const badClarification = await refusal(() => handle.executeUpdate(clarifyUpdate, { args: [{} as never] }));
+    const badClarification = await refusal(() => handle.executeUpdate(clarifyUpdate, { args: [{}] }));
     expect(badClarification.type).toBe('BadInput');
 
     const decided = await decide(sys.client, String(p.proposal_id), { decision: 'reject', approver: 'scott' });

@@ -98,7 +98,8 @@ describe('temporalTarget (the SDK environment configuration)', () => {
     const file = join(dir, 'temporal.toml');
     writeFileSync(
       file,
-      '[profile.default]\naddress = "a.example:7233"\n\n[profile.prod]\naddress = "prod.example:7233"\nnamespace = "prod"\n',
+      '[profile.default]\naddress = "a.example:7233"\n\n' +
+        '[profile.prod]\naddress = "prod.example:7233"\nnamespace = "prod"\n',
     );
     expect(temporalTarget({}, { ...none, TEMPORAL_CONFIG_FILE: file }).address).toBe('a.example:7233');
     expect(temporalTarget({}, { ...none, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'prod' })).toMatchObject({
