@@ -10,4 +10,6 @@ export * from './judge-settings';
 export * from './status';
 export * from './escalation';
 export * from './errors';
+export * from './lifecycle';
+export * from './identity';
 export { canonicalJson } from './canonical-json';

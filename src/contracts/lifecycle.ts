@@ -52,6 +52,11 @@ export function isFinalStage(stage: Stage): boolean {
   return FINAL_STAGES.includes(stage);
 }
 
+/** True for the outcome statuses nothing follows (the final stages' names). */
+export function isFinalStatus(status: OutcomeStatus): boolean {
+  return (FINAL_STAGES as readonly string[]).includes(status);
+}
+
 /**
  * The one status a proposal has, from its last stage and whether its run is closed. A closed run
  * that never reached a final stage (terminated, timed out, failed) is `failed`: nobody is waiting

@@ -13,7 +13,7 @@ import type {
   APIModalInteractionResponseCallbackData,
 } from 'discord.js';
 import type { Evidence, Proposal } from '../contracts/proposal';
-import type { EvidenceStatus } from '../contracts/lifecycle';
+import { isFinalStatus, type EvidenceStatus } from '../contracts/lifecycle';
 import type { DecisionRecord, OutcomeStatus } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
 import { discordUserIdOf } from './approvers';
@@ -366,10 +366,6 @@ export function renderEscalation(notice: EscalationNotice, decisions: readonly D
   };
 }
 
-function isFinal(status: OutcomeStatus): boolean {
-  return status !== 'awaiting_human' && status !== 'awaiting_clarification';
-}
-
 function decisionLine(d: DecisionRecord): string {
   const verb = d.decision === 'approve' ? '✅ approved' : '❌ rejected';
   const via = d.via === 'discord' ? '' : ` via ${d.via === 'cli' ? 'CLI' : 'API'}`;
@@ -382,7 +378,7 @@ export function describeOutcome(o: OutcomeView): { headline: string; details: st
   const approvals = o.decisions.filter((d) => d.decision === 'approve');
   const rejects = o.decisions.filter((d) => d.decision === 'reject');
   const lines = o.decisions.map(decisionLine);
-  if (!isFinal(o.status)) {
+  if (!isFinalStatus(o.status)) {
     const needed = Math.max(1, o.approvals_needed ?? 1);
     const waiting = Math.max(0, needed - approvals.length);
     const headline = `⏳ ${approvals.length} of ${needed} approvals · waiting for ${waiting} more`;

@@ -16,6 +16,7 @@ import type { RegistryConfig } from '../../src/circles/config';
 import type { KeyFile } from '../../src/contracts/identity';
 import { CircleRegistryClient } from '../../src/client/circles';
 import { createCircleActivities } from '../../src/circles/activities';
+import { activityInterceptors } from '../../src/activities/failures';
 
 export interface CirclesEnv {
   address: string;
@@ -62,6 +63,7 @@ export async function startCirclesEnv(
     taskQueue,
     workflowBundle: await registryBundle(),
     activities: createCircleActivities({ operatorKeys }),
+    interceptors: { activity: activityInterceptors },
   });
   const running = worker.run();
   const connection = await Connection.connect({ address });
