@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NonceSchema, SignatureSchema } from './identity';
 import { EvidenceSchema, ScopeClaimSchema } from './proposal';
 
 /**
@@ -35,8 +36,8 @@ export const HumanDecisionSchema = z.strictObject({
   signature: z
     .strictObject({
       signed_at: z.iso.datetime(),
-      nonce: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/, 'expected 16-64 base64url characters'),
-      value: z.string().regex(/^[A-Za-z0-9_-]{86}$/, 'expected a 64-byte signature as unpadded base64url'),
+      nonce: NonceSchema,
+      value: SignatureSchema,
     })
     .optional(),
 });
