@@ -37,9 +37,8 @@ export function parseCorpus(text: string, source = 'corpus'): EvalCase[] {
     }
     const parsed = CorpusLine.safeParse(value);
     if (!parsed.success) {
-      throw new BadInputError(
-        `${source}:${line}: ${parsed.error.issues.map((x) => `${x.path.join('.') || 'line'}: ${x.message}`).join('; ')}`,
-      );
+      const problems = parsed.error.issues.map((x) => `${x.path.join('.') || 'line'}: ${x.message}`);
+      throw new BadInputError(`${source}:${line}: ${problems.join('; ')}`);
     }
     const proposal = safeParseProposal(parsed.data.proposal);
     if (!proposal.ok) throw new BadInputError(`${source}:${line}: ${proposal.error}`);
@@ -181,9 +180,16 @@ export interface RunEvalOptions {
   onResult?: (result: CaseResult, done: number) => void;
 }
 
+/** `  (a, b, c, +N more)` for a list of case ids, or nothing when it is empty. */
+function listSome(ids: readonly string[], shown = 8): string {
+  if (ids.length === 0) return '';
+  const more = ids.length > shown ? `, +${ids.length - shown} more` : '';
+  return `  (${ids.slice(0, shown).join(', ')}${more})`;
+}
+
 /** Runs every case through the full judge (rules, evidence, model) exactly as the judge worker does. */
 export async function runEval(cases: readonly EvalCase[], options: RunEvalOptions): Promise<EvalReport> {
-  const results: CaseResult[] = new Array(cases.length);
+  const results = new Array<CaseResult>(cases.length);
   let next = 0;
   let done = 0;
   const worker = async () => {
@@ -234,15 +240,12 @@ export function formatEvalReport(r: EvalReport): string {
     `${'verdict'.padEnd(w)}${'support'.padStart(w)}${'precision'.padStart(11)}${'recall'.padStart(9)}`,
     ...kinds.map((k) => {
       const s = r.perVerdict[k];
-      return `${k.padEnd(w)}${String(s.support).padStart(w)}${pct(s.precision).padStart(11)}${pct(s.recall).padStart(9)}`;
+      const cells = [String(s.support).padStart(w), pct(s.precision).padStart(11), pct(s.recall).padStart(9)];
+      return `${k.padEnd(w)}${cells.join('')}`;
     }),
     '',
     `accuracy            ${pct(r.accuracy)}`,
-    `false-approve rate  ${pct(r.falseApproveRate)}${
-      r.falseApproves.length
-        ? `  (${r.falseApproves.slice(0, 8).join(', ')}${r.falseApproves.length > 8 ? `, +${r.falseApproves.length - 8} more` : ''})`
-        : ''
-    }`,
+    `false-approve rate  ${pct(r.falseApproveRate)}${listSome(r.falseApproves)}`,
     `judge failures      ${r.judgeFailures}`,
     `decided by          ${Object.entries(r.decidedBy)
       .map(([k, v]) => `${k} ${v}`)
