@@ -13,7 +13,7 @@ import { taskQueuesFor } from '../names';
 import { createWorkers, runWorkers, WORKER_ROLES, type WorkerRole } from '../worker';
 import { createNotifiersFromEnv } from '../escalation/discord-notifier';
 import { startDiscordBotFromEnv } from './discord';
-import { createJudgeDepsFromEnv, resolveModelSettings } from '../judge';
+import { resolveJudge, type ResolvedJudge } from '../judge/discover';
 import { signingKeyFor } from '../escalation/signing';
 import { PublicKeySchema } from '../circles/schemas';
 
@@ -105,11 +105,12 @@ function describeCircles(keys: readonly string[]): string {
     : 'registry operator actions are unsigned (anyone with namespace access may register or retire agents); set AGENT_JUDGE_CIRCLE_OPERATOR_KEYS';
 }
 
-function describeJudge(policy: CompliancePolicy): string {
-  const model = resolveModelSettings(policy, process.env);
-  return model
-    ? `rules + model ${model.model} at ${model.host ?? 'the ollama default host'} (timeout ${model.timeoutMs} ms)`
-    : 'deterministic rules only (set AGENT_JUDGE_MODEL or spec.judge.model to add the model; see docs/judge.md)';
+/**
+ * Which model judges, or why none does and what then happens to full-judge-review proposals
+ * (`spec.judge.withoutModel`). Probes Ollama for at most 1.5 s.
+ */
+function describeJudge(policy: CompliancePolicy): Promise<ResolvedJudge> {
+  return resolveJudge(policy, process.env, { probeTimeoutMs: 1500 });
 }
 
 export interface DevOptions {
@@ -155,7 +156,7 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
   const native = await NativeConnection.connect({ address: server.address });
   const taskQueues = taskQueuesFor();
   const notifiers = createNotifiersFromEnv(process.env, logger);
-  const judge = createJudgeDepsFromEnv(policy);
+  const judge = await describeJudge(policy);
   const operatorKeys = circleOperatorKeys();
   const workers = await createWorkers({
     connection: native,
@@ -165,7 +166,7 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
     client,
     logger,
     notifiers,
-    judge,
+    judge: judge.deps,
     circleOperatorKeys: operatorKeys,
   });
   const running = runWorkers(workers, signal);
@@ -178,7 +179,7 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
     `database    ${dbFile}`,
     `queues      ${taskQueues.workflow} (workflows), ${taskQueues.judge} (judge), ${taskQueues.execute} (executor)`,
     ...describePolicy(policy, policyPath),
-    `judge       ${describeJudge(policy)}`,
+    `judge       ${judge.description}`,
     `circles     ${describeCircles(operatorKeys)}`,
     `discord     ${bot ? 'escalations go to Discord (bot connected)' : 'off: set DISCORD_TOKEN to get escalations in Discord (see docs/discord.md)'}`,
     `try         agent-judge propose examples/memory-write.json --wait`,
@@ -223,6 +224,7 @@ export async function runWorker(
   const native = await NativeConnection.connect({ address: target.address, tls: target.tls, apiKey: target.apiKey });
   const taskQueues = taskQueuesFor(opts.taskQueuePrefix);
   const { signal, done } = untilSignal();
+  const judge = roles.includes('judge') ? await describeJudge(policy) : undefined;
   const workers = await createWorkers({
     connection: native,
     namespace: target.namespace,
@@ -232,12 +234,12 @@ export async function runWorker(
     roles,
     logger,
     notifiers: roles.includes('workflow') ? createNotifiersFromEnv(process.env, logger) : [],
-    judge: roles.includes('judge') ? createJudgeDepsFromEnv(policy) : undefined,
+    judge: judge?.deps,
     circleOperatorKeys: operatorKeys,
   });
   if (roles.includes('workflow'))
     logger.info({ circles: describeCircles(operatorKeys) }, 'circle registry operator keys');
-  if (roles.includes('judge')) logger.info({ judge: describeJudge(policy) }, 'judge configuration');
+  if (judge) logger.info({ judge: judge.description }, 'judge configuration');
   const running = runWorkers(workers, signal);
   logger.info(
     { address: target.address, namespace: target.namespace, roles, taskQueues },

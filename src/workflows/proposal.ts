@@ -257,9 +257,11 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
       reason:
         v === null
           ? `tier ${tier}: a person must decide`
-          : v.confidence < policy.spec.thresholds.human
-            ? `judge unsure (confidence ${v.confidence.toFixed(2)} is below ${policy.spec.thresholds.human})`
-            : 'the judge asked for human review',
+          : v.escalation
+            ? v.escalation.reason
+            : v.confidence < policy.spec.thresholds.human
+              ? `judge unsure (confidence ${v.confidence.toFixed(2)} is below ${policy.spec.thresholds.human})`
+              : 'the judge asked for human review',
       actor_position: state.proposal.justification,
       judge_position: v ? v.reason : 'no judge review for this tier',
       judge_confidence: v ? v.confidence : null,
