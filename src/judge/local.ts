@@ -169,12 +169,19 @@ export function openLocalLlm(options: LocalModelOptions): LocalLlm {
 }
 
 /** A {@link ModelClient} over a local GGUF model: temperature 0, the answer held to the judge's schema. */
-export function createLocalModel(llm: LocalLlm): ModelClient & { llm: LocalLlm } {
+export function createLocalModel(
+  llm: LocalLlm,
+  options: { maxAnswerTokens?: number } = {},
+): ModelClient & { llm: LocalLlm } {
   return {
     model: llm.name,
     llm,
     async chat(messages, { signal }) {
-      const reply = await llm.chat(messages, { signal, jsonSchema: MODEL_ANSWER_JSON_SCHEMA });
+      const reply = await llm.chat(messages, {
+        signal,
+        jsonSchema: MODEL_ANSWER_JSON_SCHEMA,
+        ...(options.maxAnswerTokens ? { maxTokens: options.maxAnswerTokens } : {}),
+      });
       return { content: reply.content, promptTokens: reply.promptTokens, completionTokens: reply.completionTokens };
     },
   };
