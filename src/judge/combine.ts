@@ -194,6 +194,8 @@ export interface WithoutModelInput {
   decidedAt: string;
   /** The failed model call, when there was one, kept for the audit. */
   audit?: JudgeAudit;
+  /** Text addressed to the judge: even rules-only approval is capped at CLARIFY with review. */
+  markers?: readonly InjectionMarker[];
 }
 
 /**
@@ -214,6 +216,21 @@ export function withoutModelVerdict(input: WithoutModelInput): Verdict {
     decided_at: decidedAt,
     ...(audit ? { judge: audit } : {}),
   };
+  const markers = input.markers ?? [];
+  if (mode === 'approve' && markers.length > 0) {
+    const where = [...new Set(markers.map((m) => `${safePath(m.path)} [${m.marker}]`))].slice(0, 5).join(', ');
+    return {
+      ...common,
+      verdict: 'CLARIFY',
+      reason: clipReason(
+        `${noModel}; the proposal contains text addressed to the judge (${where}); it cannot be approved on the rules alone`,
+      ),
+      constraints: { ...base, require_human_review: true },
+      escalation: null,
+      confidence: 1,
+      rule: 'injection.suspect',
+    };
+  }
   switch (mode) {
     case 'approve':
       return {

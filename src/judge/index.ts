@@ -114,12 +114,12 @@ export async function judgeProposal(input: JudgeInput, deps: JudgeDeps): Promise
   }
 
   const mode = settings?.withoutModel ?? 'escalate';
+  const markers = findInjectionMarkers(proposal);
   if (!deps.model) {
     const why = deps.noModelReason ?? 'no model is configured';
-    return withChecks(withoutModelVerdict({ proposal, tier, mode, why, decidedAt: decidedAt() }));
+    return withChecks(withoutModelVerdict({ proposal, tier, mode, why, markers, decidedAt: decidedAt() }));
   }
 
-  const markers = findInjectionMarkers(proposal);
   const prompt = buildPrompt({ proposal, tier, policy, evidence: evidence.checks, markers, round: input.round });
   const outcome = await askModel(deps.model, prompt, {
     timeoutMs: deps.modelTimeoutMs ?? settings?.timeoutMs ?? 20_000,
@@ -127,7 +127,9 @@ export async function judgeProposal(input: JudgeInput, deps: JudgeDeps): Promise
   if (!outcome.ok && outcome.unavailable) {
     const why = `the configured model ${deps.model.model} is not there: ${outcome.audit.error ?? 'unknown error'}`;
     return VerdictSchema.parse(
-      withChecks(withoutModelVerdict({ proposal, tier, mode, why, decidedAt: decidedAt(), audit: outcome.audit })),
+      withChecks(
+        withoutModelVerdict({ proposal, tier, mode, why, markers, decidedAt: decidedAt(), audit: outcome.audit }),
+      ),
     );
   }
   // A schema violation here is a bug in this module, not a model problem: let it fail loudly.
