@@ -35,8 +35,12 @@ async function judgeAll(policy: CompliancePolicy, deps: JudgeDeps, n: number): P
     );
     // Only judgements that reached the model count (the rules decide the rest without it).
     if (!v.judge) continue;
+    const ms = performance.now() - started;
+    console.error(
+      `  ${deps.model?.model} ${c.proposal.proposal_id}: ${Math.round(ms)} ms, ${v.judge.error ? `not parsed (${v.judge.error.slice(0, 80)})` : 'parsed'}, tokens ${v.judge.prompt_tokens}/${v.judge.completion_tokens}`,
+    );
     samples.push({
-      ms: performance.now() - started,
+      ms,
       parsed: v.judge.error === undefined,
       tokensIn: v.judge.prompt_tokens,
       tokensOut: v.judge.completion_tokens,
