@@ -3,6 +3,8 @@
  * at `OLLAMA_HOST` (default local) with the policy's model. The answer is also what `dev` and
  * `worker` print, so nobody has to guess whether a model reviews full-judge proposals.
  */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Ollama } from 'ollama';
 import type { CompliancePolicy } from '../contracts/policy';
 import { createJudgeDepsFromEnv, resolveModelSettings, type JudgeDeps, type JudgeDepsOverrides } from './index';
@@ -72,6 +74,13 @@ export async function resolveJudge(
   if (settings?.local) {
     const deps = createJudgeDepsFromEnv(policy, env, overrides);
     const threads = settings.local.threads ?? 'all available';
+    const path = resolve(overrides.baseDir ?? process.cwd(), settings.local.gguf);
+    if (!existsSync(path)) {
+      return {
+        deps,
+        description: `local model ${settings.local.gguf} is configured, but there is no such file (${path}); spec.judge.withoutModel: ${mode}: ${withoutModel}`,
+      };
+    }
     return {
       deps,
       description: `rules + local model ${settings.local.gguf} (node-llama-cpp, ${threads} threads, at most ${settings.local.maxAnswerTokens} answer tokens, timeout ${timeoutMs} ms); if it cannot load, spec.judge.withoutModel: ${mode}: ${withoutModel}`,
