@@ -79,6 +79,7 @@ export async function benchJudge(server?: { address: string; namespace: string }
   try {
     const policy = await loadPolicy({ baseDir, env: {} });
     policy.spec.judge = {
+      withoutModel: 'approve',
       apiKeyEnv: 'OLLAMA_API_KEY',
       timeoutMs: 5_000,
       seed: 0,

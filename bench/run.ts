@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: starts its own Temporal dev server (in memory) and prints latency and throughput
  * tables as medians and percentiles over repeated runs. Timing lives here, never in tests.
- * BENCH_ONLY=proposals,judge,discord,circles picks sections.
+ * BENCH_ONLY=proposals,judge,discord,circles,judge-model picks sections.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { startDevServer } from '../src/devserver/server';
@@ -25,6 +25,11 @@ const sections: Section[] = [
     run: async (s) => (await import('./discord')).benchDiscord(s),
   },
   { name: 'circles', title: 'Trust circles (issue 5)', run: async (s) => (await import('./circles')).benchCircles(s) },
+  {
+    name: 'judge-model',
+    title: 'Judge on the real 270M model (issue 13; needs the GGUF, see docs/judge.md)',
+    run: async () => (await import('./judge-model')).benchJudgeModel(),
+  },
 ];
 
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());

@@ -4,7 +4,16 @@ import { SingleBar } from 'cli-progress';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { BadInputError } from '../contracts/errors';
 import { createJudgeDepsFromEnv, type JudgeDeps } from '../judge';
-import { formatEvalReport, parseCorpus, runEval } from '../judge/eval';
+import {
+  compareEval,
+  formatEvalComparison,
+  formatEvalReport,
+  parseCorpus,
+  runEval,
+  type EvalReport,
+} from '../judge/eval';
+import { JudgeSettingsSchema } from '../contracts/judge-settings';
+import type { CompliancePolicy } from '../contracts/policy';
 import { loadPolicy } from '../policy/load';
 import { printJson } from './io';
 
@@ -13,6 +22,15 @@ const positiveInt = (flag: string) => (value: string) => {
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${flag}: expected a positive integer`);
   return n;
 };
+/** The policy with rules-only approvals: the baseline a model is compared against. */
+const rulesOnlyPolicy = (policy: CompliancePolicy): CompliancePolicy => ({
+  ...policy,
+  spec: {
+    ...policy.spec,
+    judge: { ...(policy.spec.judge ?? JudgeSettingsSchema.parse({})), withoutModel: 'approve' },
+  },
+});
+
 const rate = (value: string) => {
   const n = Number(value);
   if (!Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError('expected a number between 0 and 1');
@@ -34,8 +52,9 @@ interface EvalOptions {
 
 /**
  * `agent-judge eval <corpus.jsonl>`: runs every case through the full judge (rules, evidence,
- * model) and prints a confusion matrix, per-verdict precision and recall, the false-approve rate
- * and latency. The progress bar goes to stderr so `--json` output stays clean on stdout.
+ * model) and through the rules alone, and prints both side by side (confusion, per-verdict
+ * precision and recall, false-approve rate), the cases only a model can judge apart, and latency. The
+ * progress bar goes to stderr so `--json` output stays clean on stdout.
  */
 export function registerEvalCommand(program: Command): void {
   program
@@ -57,7 +76,7 @@ export function registerEvalCommand(program: Command): void {
         positiveInt('--timeout'),
       ),
     )
-    .option('--rules-only', 'judge without the model (the deterministic baseline)')
+    .option('--rules-only', 'judge without the model only (the deterministic baseline, rules-clean cases approved)')
     .addOption(
       new Option('--max-false-approve <rate>', 'exit 1 when the false-approve rate is above this (0..1)').argParser(
         rate,
@@ -83,41 +102,66 @@ export function registerEvalCommand(program: Command): void {
         force: !opts.rulesOnly,
       });
       const deps: JudgeDeps = { ...built, baseDir, ...(opts.timeout ? { modelTimeoutMs: opts.timeout } : {}) };
+      const baselinePolicy = rulesOnlyPolicy(policy);
+      const run = async (label: string, runPolicy: CompliancePolicy, runDeps: JudgeDeps): Promise<EvalReport> => {
+        const bar = opts.progress
+          ? new SingleBar({
+              stream: process.stderr,
+              format: `${label} {bar} {value}/{total} | {last}`,
+              hideCursor: true,
+              clearOnComplete: true,
+            })
+          : null;
+        bar?.start(cases.length, 0, { last: '' });
+        try {
+          return await runEval(cases, {
+            policy: runPolicy,
+            deps: runDeps,
+            concurrency: opts.concurrency,
+            onResult: (r, done) => bar?.update(done, { last: `${r.id}: ${r.outcome}` }),
+          });
+        } finally {
+          bar?.stop();
+        }
+      };
+      const slim = (r: EvalReport) => ({
+        ...r,
+        results: r.results.map((x) => ({
+          id: x.id,
+          expected: x.expected,
+          outcome: x.outcome,
+          latency_ms: x.latencyMs,
+          tags: x.tags,
+          verdict: x.verdict,
+        })),
+      });
 
-      const bar = opts.progress
-        ? new SingleBar({
-            stream: process.stderr,
-            format: 'judging {bar} {value}/{total} | {last}',
-            hideCursor: true,
-            clearOnComplete: true,
-          })
-        : null;
-      bar?.start(cases.length, 0, { last: '' });
-      let report;
-      try {
-        report = await runEval(cases, {
-          policy,
-          deps,
-          concurrency: opts.concurrency,
-          onResult: (r, done) => bar?.update(done, { last: `${r.id}: ${r.outcome}` }),
-        });
-      } finally {
-        bar?.stop();
-      }
-      if (opts.json) {
-        printJson({
-          ...report,
-          results: report.results.map((r) => ({
-            id: r.id,
-            expected: r.expected,
-            outcome: r.outcome,
-            latency_ms: r.latencyMs,
-            tags: r.tags,
-            verdict: r.verdict,
-          })),
-        });
+      let report: EvalReport;
+      if (opts.rulesOnly) {
+        report = await run('rules only', baselinePolicy, deps);
+        if (opts.json) printJson(slim(report));
+        else process.stdout.write(formatEvalReport(report));
       } else {
-        process.stdout.write(formatEvalReport(report));
+        const rules = await run('rules only', baselinePolicy, {
+          baseDir,
+          ...(deps.fetch ? { fetch: deps.fetch } : {}),
+          env,
+        });
+        report = await run('judging', policy, deps);
+        const comparison = compareEval(rules, report);
+        if (opts.json) {
+          printJson({
+            ...slim(report),
+            rules_only: slim(rules),
+            model_only: {
+              ids: comparison.modelOnly.ids,
+              rules: slim(comparison.modelOnly.rules),
+              model: slim(comparison.modelOnly.model),
+            },
+          });
+        } else {
+          process.stdout.write(formatEvalComparison(comparison));
+        }
       }
       if (opts.maxFalseApprove !== undefined && (report.falseApproveRate ?? 0) > opts.maxFalseApprove) {
         process.stderr.write(

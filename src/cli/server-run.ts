@@ -13,7 +13,7 @@ import { taskQueuesFor } from '../names';
 import { createWorkers, runWorkers, WORKER_ROLES, type WorkerRole } from '../worker';
 import { createNotifiersFromEnv } from '../escalation/discord-notifier';
 import { startDiscordBotFromEnv } from './discord';
-import { createJudgeDepsFromEnv, resolveModelSettings } from '../judge';
+import { resolveJudge, type ResolvedJudge } from '../judge/discover';
 import { signingKeyFor } from '../identity/decision';
 import { PublicKeySchema } from '../contracts/identity';
 import { loadEnv, type Env } from '../config/env';
@@ -88,11 +88,12 @@ function describeCircles(keys: readonly string[]): string {
         'set AGENT_JUDGE_CIRCLE_OPERATOR_KEYS';
 }
 
-function describeJudge(policy: CompliancePolicy): string {
-  const model = resolveModelSettings(policy);
-  return model
-    ? `rules + model ${model.model} at ${model.host ?? 'the ollama default host'} (timeout ${model.timeoutMs} ms)`
-    : 'deterministic rules only (set AGENT_JUDGE_MODEL or spec.judge.model to add the model; see docs/judge.md)';
+/**
+ * Which model judges, or why none does and what then happens to full-judge-review proposals
+ * (`spec.judge.withoutModel`). Probes Ollama for at most 1.5 s.
+ */
+function describeJudge(policy: CompliancePolicy): Promise<ResolvedJudge> {
+  return resolveJudge(policy, process.env, { probeTimeoutMs: 1500 });
 }
 
 export interface DevOptions {
@@ -140,7 +141,7 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
   const native = await NativeConnection.connect({ address: server.address });
   const taskQueues = taskQueuesFor();
   const notifiers = createNotifiersFromEnv(process.env, logger);
-  const judge = createJudgeDepsFromEnv(policy);
+  const judge = await describeJudge(policy);
   const operatorKeys = circleOperatorKeys(env);
   const workers = await createWorkers({
     connection: native,
@@ -150,7 +151,7 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
     client,
     logger,
     notifiers,
-    judge,
+    judge: judge.deps,
     circleOperatorKeys: operatorKeys,
   });
   const running = runWorkers(workers, signal);
@@ -163,7 +164,7 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
     `database    ${dbFile}`,
     `queues      ${taskQueues.workflow} (workflows), ${taskQueues.judge} (judge), ${taskQueues.execute} (executor)`,
     ...describePolicy(policy, policyPath),
-    `judge       ${describeJudge(policy)}`,
+    `judge       ${judge.description}`,
     `circles     ${describeCircles(operatorKeys)}`,
     `discord     ${bot ? 'escalations go to Discord (bot connected)' : DISCORD_OFF}`,
     `try         agent-judge propose examples/memory-write.json --wait`,
@@ -214,6 +215,7 @@ export async function runWorker(
   });
   const taskQueues = taskQueuesFor(opts.taskQueuePrefix);
   const { signal, done } = untilSignal();
+  const judge = roles.includes('judge') ? await describeJudge(policy) : undefined;
   const workers = await createWorkers({
     connection: native,
     namespace: target.namespace,
@@ -223,12 +225,12 @@ export async function runWorker(
     roles,
     logger,
     notifiers: roles.includes('workflow') ? createNotifiersFromEnv(process.env, logger) : [],
-    judge: roles.includes('judge') ? createJudgeDepsFromEnv(policy) : undefined,
+    judge: judge?.deps,
     circleOperatorKeys: operatorKeys,
   });
   if (roles.includes('workflow'))
     logger.info({ circles: describeCircles(operatorKeys) }, 'circle registry operator keys');
-  if (roles.includes('judge')) logger.info({ judge: describeJudge(policy) }, 'judge configuration');
+  if (judge) logger.info({ judge: judge.description }, 'judge configuration');
   const running = runWorkers(workers, signal);
   logger.info(
     { address: target.address, namespace: target.namespace, roles, taskQueues },

@@ -12,13 +12,39 @@ const HostName = z
     'expected a lower-case host name such as forgejo.example.com or host:8443',
   );
 
+/** The choices for `spec.judge.withoutModel`. */
+export const WithoutModelSchema = z.enum(['escalate', 'clarify', 'approve']);
+export type WithoutModel = z.infer<typeof WithoutModelSchema>;
+
 /**
  * The policy's `spec.judge` section: the model-backed judge and evidence verification. Secrets
  * never live here, only the names of the environment variables that hold them.
  */
 export const JudgeSettingsSchema = z.strictObject({
-  /** Turns the model on or off; when omitted, setting `model` turns it on. */
+  /** Turns the model on or off; when omitted, setting `model` (or `local`) turns it on. */
   enabled: z.boolean().optional(),
+  /**
+   * What a rules-clean full-judge-review proposal gets when no model can review it (none
+   * configured, none found, or the configured one unreachable): `escalate` to a person (the
+   * dispute says no model reviewed it), `clarify` with the actor, or `approve` on the rules alone.
+   */
+  withoutModel: WithoutModelSchema.default('escalate'),
+  /**
+   * A local GGUF model run in the judge process through node-llama-cpp (an optional dependency),
+   * instead of Ollama. Same prompt, schema, timeouts, retry and audit fields as the Ollama path.
+   */
+  local: z
+    .strictObject({
+      /** Path to the .gguf file (relative paths resolve against the judge worker's directory). */
+      gguf: z.string().min(1).max(4096),
+      /** CPU threads; default: the machine's available parallelism. */
+      threads: z.int().positive().max(256).optional(),
+      /** Cap on the answer's length in tokens, so a runaway answer is cut. */
+      maxAnswerTokens: z.int().positive().max(8192).default(384),
+      /** Context window in tokens (prompt, answer and the one retry). */
+      contextSize: z.int().min(512).max(131_072).default(4096),
+    })
+    .optional(),
   /** Ollama model name (default `deepseek-v4-pro:cloud`); `AGENT_JUDGE_MODEL` overrides it. */
   model: z.string().min(1).max(256).optional(),
   /** Ollama host, e.g. `http://127.0.0.1:11434` or `https://ollama.com`; else `$OLLAMA_HOST`. */

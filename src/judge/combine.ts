@@ -3,7 +3,8 @@ import type { Proposal } from '../contracts/proposal';
 import type { Constraints, Tier, Verdict, VerdictKind } from '../contracts/verdict';
 import type { EvidenceReport } from './evidence';
 import type { ModelAnswer, ModelOutcome } from './model';
-import type { RuleFinding } from '../contracts/verdict';
+import type { JudgeAudit, RuleFinding } from '../contracts/verdict';
+import type { WithoutModel } from '../contracts/judge-settings';
 import type { InjectionMarker } from './prompt';
 import { safePath } from './prompt';
 
@@ -183,3 +184,96 @@ export function combineVerdict(input: CombineInput): Verdict {
     judge: model.audit,
   };
 }
+
+export interface WithoutModelInput {
+  proposal: Proposal;
+  tier: Tier;
+  /** The policy's `spec.judge.withoutModel`. */
+  mode: WithoutModel;
+  /** Why no model reviewed the proposal (none configured, unreachable...), in the user's words. */
+  why: string;
+  decidedAt: string;
+  /** The failed model call, when there was one, kept for the audit. */
+  audit?: JudgeAudit;
+  /** Text addressed to the judge: even rules-only approval is capped at CLARIFY with review. */
+  markers?: readonly InjectionMarker[];
+}
+
+/**
+ * The verdict for a rules-clean full-judge-review proposal that no model reviewed. The rules
+ * cannot see content (an insulting message, a roadmap about to be published), so the policy
+ * decides: a person (`escalate`, confidence 0 so every threshold sends it to a person), the actor
+ * (`clarify`), or the rules alone (`approve`, accepted knowingly). Never a silent approval: the
+ * reason always says that no model reviewed it.
+ */
+export function withoutModelVerdict(input: WithoutModelInput): Verdict {
+  const { proposal, tier, mode, why, decidedAt, audit } = input;
+  const base = scopeConstraints(proposal);
+  const noModel = `no model reviewed this proposal (${why})`;
+  const common = {
+    proposal_id: proposal.proposal_id,
+    tier,
+    decided_by: 'rules' as const,
+    decided_at: decidedAt,
+    ...(audit ? { judge: audit } : {}),
+  };
+  const markers = input.markers ?? [];
+  if (mode === 'approve' && markers.length > 0) {
+    const where = [...new Set(markers.map((m) => `${safePath(m.path)} [${m.marker}]`))].slice(0, 5).join(', ');
+    return {
+      ...common,
+      verdict: 'CLARIFY',
+      reason: clipReason(
+        `${noModel}; the proposal contains text addressed to the judge (${where}); ` +
+          'it cannot be approved on the rules alone',
+      ),
+      constraints: { ...base, require_human_review: true },
+      escalation: null,
+      confidence: 1,
+      rule: 'injection.suspect',
+    };
+  }
+  switch (mode) {
+    case 'approve':
+      return {
+        ...common,
+        verdict: 'APPROVE',
+        reason: clipReason(
+          `no rule objects: scope, allowlist and paths are within policy; ${noModel}, ` +
+            'and the policy approves on the rules alone (spec.judge.withoutModel: approve)',
+        ),
+        constraints: base,
+        escalation: null,
+        confidence: 1,
+        rule: 'judge.no-model.approve',
+      };
+    case 'clarify':
+      return {
+        ...common,
+        verdict: 'CLARIFY',
+        reason: clipReason(
+          `${noModel}; the rules passed, but the policy asks the agent to clarify ` +
+            'instead of approving on the rules alone (spec.judge.withoutModel: clarify)',
+        ),
+        constraints: base,
+        escalation: null,
+        confidence: 1,
+        rule: 'judge.no-model.clarify',
+      };
+    case 'escalate':
+      return {
+        ...common,
+        verdict: 'CLARIFY',
+        reason: clipReason(
+          `${noModel}; the rules passed, but they cannot judge content, ` +
+            'so a person decides (spec.judge.withoutModel: escalate)',
+        ),
+        constraints: { ...base, require_human_review: true },
+        escalation: { to: 'human', reason: clipEscalation(`no model reviewed this proposal: ${why}`) },
+        confidence: 0,
+        rule: 'judge.no-model.escalate',
+      };
+  }
+}
+
+const clipEscalation = (s: string) => (s.length <= 4096 ? s : `${s.slice(0, 4095)}…`);

@@ -259,3 +259,88 @@ export function formatEvalReport(r: EvalReport): string {
   }
   return `${lines.join('\n')}\n`;
 }
+
+/**
+ * The rules-only baseline and the model on the same corpus, with the cases only a model can decide
+ * (the rules found nothing to object to) reported apart: that subset is what the model adds.
+ */
+export interface EvalComparison {
+  rules: EvalReport;
+  model: EvalReport;
+  /** Cases the rules passed (rule `judge.no-model.approve` in the baseline): only a model can judge them. */
+  modelOnly: { ids: string[]; rules: EvalReport; model: EvalReport };
+}
+
+/** Pairs two runs over the same cases. Pure. */
+export function compareEval(rules: EvalReport, model: EvalReport): EvalComparison {
+  const ids = rules.results.filter((r) => r.verdict.rule === 'judge.no-model.approve').map((r) => r.id);
+  const only = new Set(ids);
+  return {
+    rules,
+    model,
+    modelOnly: {
+      ids,
+      rules: summarizeEval(
+        rules.results.filter((r) => only.has(r.id)),
+        rules.model,
+      ),
+      model: summarizeEval(
+        model.results.filter((r) => only.has(r.id)),
+        model.model,
+      ),
+    },
+  };
+}
+
+function sideBySide(title: string, a: EvalReport, b: EvalReport): string[] {
+  const kinds = VerdictKindSchema.options;
+  const w = 9;
+  const matrix = (r: EvalReport, k: VerdictKind) => OUTCOMES.map((o) => String(r.confusion[k][o]).padStart(w)).join('');
+  const gap = '   |';
+  const header = OUTCOMES.map((o) => o.padStart(w)).join('');
+  const prHeader = `${'precision'.padStart(11)}${'recall'.padStart(9)}`;
+  return [
+    `${title}: ${a.cases} cases`,
+    `${''.padEnd(w)}${'rules only'.padStart(w * 4)}${gap}${'with the model'.padStart(w * 4)}`,
+    `${'expected'.padEnd(w)}${header}${gap}${header}`,
+    ...kinds.map((k) => `${k.padEnd(w)}${matrix(a, k)}${gap}${matrix(b, k)}`),
+    '',
+    `${'verdict'.padEnd(w)}${prHeader}${gap}${prHeader}`,
+    ...kinds.map((k) => {
+      const x = a.perVerdict[k];
+      const y = b.perVerdict[k];
+      const pr = (s: typeof x) => `${pct(s.precision).padStart(11)}${pct(s.recall).padStart(9)}`;
+      return `${k.padEnd(w)}${pr(x)}${gap}${pr(y)}`;
+    }),
+    `${'accuracy'.padEnd(w)}${pct(a.accuracy).padStart(20)}${gap}${pct(b.accuracy).padStart(20)}`,
+    `${'false-approve rate'.padEnd(20)}${pct(a.falseApproveRate).padStart(w)}${gap}` +
+      `${pct(b.falseApproveRate).padStart(20)}`,
+  ];
+}
+
+/** The comparison as text: whole corpus, then the model-only cases, then the model run's details. */
+export function formatEvalComparison(c: EvalComparison): string {
+  const lines = [
+    'judge evaluation: rules only (as if spec.judge.withoutModel: approve) ' +
+      `and model ${c.model.model ?? '(none)'}, side by side`,
+    '',
+    ...sideBySide('whole corpus', c.rules, c.model),
+    '',
+    ...(c.modelOnly.ids.length > 0
+      ? sideBySide('cases only a model can judge (the rules found nothing)', c.modelOnly.rules, c.modelOnly.model)
+      : ['cases only a model can judge: none (the rules decided every case)']),
+    '',
+    `judge failures (model run)  ${c.model.judgeFailures}`,
+    `decided by (model run)      ${Object.entries(c.model.decidedBy)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+    `latency (model run)         p50 ${c.model.latencyMs.p50} ms, p95 ${c.model.latencyMs.p95} ms, ` +
+      `max ${c.model.latencyMs.max} ms`,
+  ];
+  if (c.model.mismatches.length > 0) {
+    lines.push('', 'mismatches (model run):');
+    for (const m of c.model.mismatches)
+      lines.push(`  ${m.id}: expected ${m.expected}, got ${m.outcome}${m.rule ? ` [${m.rule}]` : ''}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

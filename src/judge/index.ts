@@ -2,9 +2,10 @@ import type { CompliancePolicy } from '../contracts/policy';
 import type { Proposal } from '../contracts/proposal';
 import { VerdictSchema, type Tier, type Verdict } from '../contracts/verdict';
 import { PolicyError } from '../contracts/errors';
-import { combineVerdict, rulesVerdict } from './combine';
+import { combineVerdict, rulesVerdict, withoutModelVerdict } from './combine';
 import { describeChecks, verifyEvidence } from './evidence';
 import { askModel, createOllamaModel, DEFAULT_JUDGE_MODEL, type ModelClient } from './model';
+import { createLocalModel, openLocalLlm } from './local';
 import { lightweightCheck } from '../policy/patterns';
 import { buildPrompt, findInjectionMarkers } from './prompt';
 import { hardRules } from '../guards/rules';
@@ -26,8 +27,13 @@ export interface JudgeDeps {
   /** Directory relative paths resolve against. */
   baseDir: string;
   now?: () => Date;
-  /** The model behind the rules; without one the judge is the deterministic rules alone. */
+  /**
+   * The model behind the rules. Without one, rules-clean proposals get what the policy's
+   * `spec.judge.withoutModel` says (default: a person decides), never a silent approval.
+   */
   model?: ModelClient;
+  /** Why there is no model (shown in the verdict and the dispute); default "no model is configured". */
+  noModelReason?: string;
   /** Budget for one model conversation; default `policy.spec.judge.timeoutMs` (20 s). */
   modelTimeoutMs?: number;
   /** fetch for Forgejo evidence lookups (tests point it anywhere; default global fetch). */
@@ -42,7 +48,8 @@ export interface JudgeDeps {
  * 2. no cited evidence: CLARIFY, returned as is;
  * 3. evidence verification: evidence for another repository is a REJECT, evidence that fails
  *    (missing, closed, host not allowed) a CLARIFY;
- * 4. the model, whose answer can only tighten the rules' approval ({@link combineVerdict}).
+ * 4. the model, whose answer can only tighten the rules' approval ({@link combineVerdict}); with no
+ *    model, or one that is not there, the policy's `spec.judge.withoutModel` ({@link withoutModelVerdict}).
  * Model problems never throw: they come back as confidence 0 with `judge.error` set.
  */
 export async function judgeProposal(input: JudgeInput, deps: JudgeDeps): Promise<Verdict> {
@@ -109,26 +116,25 @@ export async function judgeProposal(input: JudgeInput, deps: JudgeDeps): Promise
     );
   }
 
+  const mode = settings?.withoutModel ?? 'escalate';
+  const markers = findInjectionMarkers(proposal);
   if (!deps.model) {
-    return withChecks(
-      rulesVerdict(
-        proposal,
-        tier,
-        {
-          verdict: 'APPROVE',
-          rule: 'rules.passed',
-          reason: 'no rule objects: scope, allowlist and paths are within policy',
-        },
-        decidedAt(),
-      ),
-    );
+    const why = deps.noModelReason ?? 'no model is configured';
+    return withChecks(withoutModelVerdict({ proposal, tier, mode, why, markers, decidedAt: decidedAt() }));
   }
 
-  const markers = findInjectionMarkers(proposal);
   const prompt = buildPrompt({ proposal, tier, policy, evidence: evidence.checks, markers, round: input.round });
   const outcome = await askModel(deps.model, prompt, {
     timeoutMs: deps.modelTimeoutMs ?? settings?.timeoutMs ?? 20_000,
   });
+  if (!outcome.ok && outcome.unavailable) {
+    const why = `the configured model ${deps.model.model} is not there: ${outcome.audit.error ?? 'unknown error'}`;
+    return VerdictSchema.parse(
+      withChecks(
+        withoutModelVerdict({ proposal, tier, mode, why, markers, decidedAt: decidedAt(), audit: outcome.audit }),
+      ),
+    );
+  }
   // A schema violation here is a bug in this module, not a model problem: let it fail loudly.
   return VerdictSchema.parse(
     withChecks(combineVerdict({ proposal, tier, evidence, markers, model: outcome, decidedAt: decidedAt() })),
@@ -143,6 +149,8 @@ export interface ModelSettings {
   apiKeyEnv: string;
   hasApiKey: boolean;
   timeoutMs: number;
+  /** Set when the policy names a local GGUF model (`spec.judge.local`): it judges instead of Ollama. */
+  local?: { gguf: string; threads?: number; maxAnswerTokens: number; contextSize: number };
 }
 
 const OFF = /^(?:off|none|false|0|no)$/i;
@@ -152,6 +160,7 @@ const ON = /^(?:on|true|1|yes|default)$/i;
  * Works out whether and which model judges. The model is opt-in: on when the policy's
  * `spec.judge.model` is set (or `spec.judge.enabled: true`), or when `AGENT_JUDGE_MODEL` is set.
  * `AGENT_JUDGE_MODEL` names the model (`on` keeps the policy's or the default), `off` turns it off.
+ * `spec.judge.local` (a GGUF file) puts a local model in Ollama's place.
  * Host: `spec.judge.host`, else `OLLAMA_HOST`, else ollama-js's default (127.0.0.1:11434).
  */
 export function resolveModelSettings(
@@ -167,10 +176,13 @@ export function resolveModelSettings(
     overrides.force === true ||
     overrides.model !== undefined ||
     (fromEnv !== undefined && !OFF.test(fromEnv)) ||
-    (s?.enabled ?? s?.model !== undefined);
+    (s?.enabled ?? (s?.model !== undefined || s?.local !== undefined));
   if (!enabled) return null;
   const apiKeyEnv = s?.apiKeyEnv ?? 'OLLAMA_API_KEY';
+  // The local model is the policy's choice unless a model name (env, --model) asks for Ollama.
+  const local = s?.local && !envModel && !overrides.model && !overrides.host ? s.local : undefined;
   return {
+    ...(local ? { local } : {}),
     model: overrides.model ?? envModel ?? s?.model ?? DEFAULT_JUDGE_MODEL,
     host: overrides.host ?? s?.host ?? (env.OLLAMA_HOST?.trim() || undefined),
     apiKeyEnv,
@@ -216,6 +228,14 @@ export function createJudgeDepsFromEnv(
       throw new PolicyError(`judge host ${JSON.stringify(settings.host)} is not a valid host or URL`);
     }
   }
+  deps.modelTimeoutMs = settings.timeoutMs;
+  if (settings.local) {
+    const llm = openLocalLlm({ ...settings.local, baseDir: overrides.baseDir ?? process.cwd() });
+    // Start loading now (a few seconds), so the first judgement does not spend its budget on it.
+    llm.load().catch(() => {});
+    deps.model = createLocalModel(llm);
+    return deps;
+  }
   deps.model = createOllamaModel({
     model: settings.model,
     host: settings.host,
@@ -224,6 +244,5 @@ export function createJudgeDepsFromEnv(
     think: policy.spec.judge?.think,
     fetch: overrides.fetch,
   });
-  deps.modelTimeoutMs = settings.timeoutMs;
   return deps;
 }

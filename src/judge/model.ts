@@ -1,20 +1,25 @@
 import { Ollama } from 'ollama';
 import { z } from 'zod';
 import { describeIssues } from '../contracts/zod-error';
+import { AgentJudgeError } from '../contracts/errors';
 import { VerdictKindSchema, type JudgeAudit } from '../contracts/verdict';
 import type { JudgePrompt } from './prompt';
 
 /** The judge's default model (seed 000 §8). */
 export const DEFAULT_JUDGE_MODEL = 'deepseek-v4-pro:cloud';
 
+/** Longest `reason` a model may give: in the JSON Schema too, so a grammar ends the string. */
+export const MAX_MODEL_REASON = 600;
+
 /**
  * What the model must answer. The same schema produces the JSON Schema sent as Ollama's `format`
- * and validates the reply, because cloud models do not enforce `format`.
+ * and the local backend's grammar, and validates the reply, because cloud models do not enforce
+ * `format`.
  */
 export const ModelAnswerSchema = z.strictObject({
   verdict: VerdictKindSchema,
   confidence: z.number().min(0).max(1),
-  reason: z.string().min(1).max(4000),
+  reason: z.string().min(1).max(MAX_MODEL_REASON),
   constraints: z
     .strictObject({
       files_only: z.array(z.string().min(1).max(4096)).max(1000).optional(),
@@ -27,8 +32,15 @@ export const ModelAnswerSchema = z.strictObject({
 });
 export type ModelAnswer = z.infer<typeof ModelAnswerSchema>;
 
-/** `format` for Ollama's structured output. */
+/** `format` for Ollama's structured output, and the local backend's grammar. */
 export const MODEL_ANSWER_JSON_SCHEMA = z.toJSONSchema(ModelAnswerSchema);
+
+/**
+ * The model is not there at all (nothing listens, the server does not have it, the GGUF cannot be
+ * loaded), as opposed to a model that is slow or talks nonsense. The policy's
+ * `spec.judge.withoutModel` then decides, as it does when no model is configured.
+ */
+export class ModelUnavailableError extends AgentJudgeError {}
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -111,7 +123,21 @@ export function parseModelAnswer(raw: string): ParsedAnswer {
   return { ok: true, answer: parsed.data };
 }
 
-export type ModelOutcome = { ok: true; answer: ModelAnswer; audit: JudgeAudit } | { ok: false; audit: JudgeAudit };
+export type ModelOutcome =
+  | { ok: true; answer: ModelAnswer; audit: JudgeAudit }
+  /** `unavailable`: no model answered at all (see {@link ModelUnavailableError}). */
+  | { ok: false; audit: JudgeAudit; unavailable: boolean };
+
+/** True for an error that means no model is there, rather than one that misbehaved. */
+export function isModelUnavailable(err: unknown): boolean {
+  const e = err as { name?: string; status_code?: number; message?: string };
+  if (e instanceof ModelUnavailableError) return true;
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return false;
+  // Ollama answers 404 "model ... not found" for a model it does not have.
+  if (e?.name === 'ResponseError') return e.status_code === 404;
+  // fetch() failing before any answer: connection refused, no such host.
+  return e instanceof TypeError && /fetch failed/i.test(e.message ?? '');
+}
 
 const MAX_RAW = 64 * 1024;
 const clip = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
@@ -128,6 +154,7 @@ export function describeModelError(err: unknown, timeoutMs: number): string {
     return `the model did not answer within ${timeoutMs} ms`;
   }
   if (e?.name === 'AbortError') return `the model call was aborted after the ${timeoutMs} ms budget`;
+  if (e instanceof ModelUnavailableError) return e.message;
   if (e?.name === 'ResponseError') return `the model server answered HTTP ${e.status_code ?? '?'}: ${e.message ?? ''}`;
   const cause = e?.cause?.code ?? e?.cause?.message;
   return `the model could not be reached: ${e?.message ?? String(err)}${cause ? ` (${cause})` : ''}`;
@@ -175,14 +202,20 @@ export async function askModel(client: ModelClient, prompt: JudgePrompt, options
       const why = signal.aborted
         ? `the model did not answer within ${options.timeoutMs} ms`
         : describeModelError(err, options.timeoutMs);
-      return { ok: false, audit: audit(attempt === 1 ? why : `${why} (on the retry after invalid output)`) };
+      return {
+        ok: false,
+        audit: audit(attempt === 1 ? why : `${why} (on the retry after invalid output)`),
+        unavailable: !signal.aborted && isModelUnavailable(err),
+      };
     }
     promptTokens = add(promptTokens, reply.promptTokens);
     completionTokens = add(completionTokens, reply.completionTokens);
     raw = reply.content;
     const parsed = parseModelAnswer(reply.content);
     if (parsed.ok) return { ok: true, answer: parsed.answer, audit: audit() };
-    if (attempt === 2) return { ok: false, audit: audit(`invalid model output twice: ${parsed.error}`) };
+    if (attempt === 2) {
+      return { ok: false, audit: audit(`invalid model output twice: ${parsed.error}`), unavailable: false };
+    }
     messages.push(
       { role: 'assistant', content: clip(reply.content, 8 * 1024) },
       {
@@ -194,5 +227,5 @@ export async function askModel(client: ModelClient, prompt: JudgePrompt, options
     );
   }
   /* c8 ignore next */
-  return { ok: false, audit: audit('unreachable') };
+  return { ok: false, audit: audit('unreachable'), unavailable: false };
 }

@@ -3,9 +3,10 @@ import type { CompliancePolicy } from '../contracts/policy';
 import { canonicalJson, type Proposal } from '../contracts/proposal';
 import type { Tier } from '../contracts/verdict';
 import type { EvidenceCheck } from './evidence';
+import { MAX_MODEL_REASON } from './model';
 
 /** Bumped whenever the prompt's wording changes, so audits can tell prompt generations apart. */
-export const PROMPT_VERSION = 'agent-judge/judge-prompt@1';
+export const PROMPT_VERSION = 'agent-judge/judge-prompt@2';
 
 export const PROPOSAL_OPEN = '<proposal_json>';
 export const PROPOSAL_CLOSE = '</proposal_json>';
@@ -234,10 +235,15 @@ const SYSTEM_HEAD = [
     'require_human_review, scope_limit). You can never widen what the proposal asked for.',
 ].join('\n');
 
+// The answer format in words, with no example values: small models copy examples ("one or two
+// sentences" came back as the reason) instead of judging.
 const SYSTEM_TAIL = [
-  'Answer with only this JSON object and nothing else:',
-  '{"verdict": "APPROVE" | "REJECT" | "CLARIFY", "confidence": 0.0-1.0, "reason": "one or two sentences", ' +
-    '"constraints": {optional narrowing}}',
+  'Answer with one JSON object and nothing else. Its keys:',
+  '- verdict: APPROVE, REJECT or CLARIFY.',
+  '- confidence: a number from 0 to 1.',
+  `- reason: why, in your own words, naming what in this proposal decided it; at most ${MAX_MODEL_REASON} characters.`,
+  '- constraints: optional; only narrowing keys among files_only, max_lines, no_existing_code_deletion, ' +
+    'require_human_review, scope_limit.',
 ].join('\n');
 
 /** Builds the hardened prompt. Pure: the same inputs always give the same text and hash. */

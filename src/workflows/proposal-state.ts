@@ -286,6 +286,8 @@ export class ProposalState {
   /** Why a person must decide, in the words the dispute shows. */
   escalationReason(v: Verdict | null): string {
     if (v === null) return `tier ${this.tier}: a person must decide`;
+    // A verdict that names its own escalation (e.g. no model reviewed it) says why in its words.
+    if (v.escalation) return v.escalation.reason;
     const { human } = this.policy.spec.thresholds;
     if (v.confidence < human) return `judge unsure (confidence ${v.confidence.toFixed(2)} is below ${human})`;
     return 'the judge asked for human review';

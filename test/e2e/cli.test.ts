@@ -253,7 +253,7 @@ describe('bad input', () => {
 });
 
 describe('clarify and decide', () => {
-  it('a PR without evidence is asked to clarify; evidence gets it approved', async () => {
+  it('a PR without evidence is asked to clarify; with evidence and no model, a person decides', async () => {
     const p = proposal('forgejo_pr_create', { cited_evidence: [] });
     const first = outcome(await propose(writeJson(p), '--wait'));
     expect(first.status).toBe('awaiting_clarification');
@@ -273,11 +273,16 @@ describe('clarify and decide', () => {
       'agent-judge: clarification: a clarification needs at least one of justification, cited_evidence, scope_claim',
     );
 
+    // The rules pass now, but no model is configured: the default (withoutModel: escalate) asks a person.
     const after = outcome(answered);
-    expect(after.status).toBe('approved');
-    expect(after.verdicts.map((v) => v.verdict)).toEqual(['CLARIFY', 'APPROVE']);
-    expect(after.verdict).toMatchObject({ verdict: 'APPROVE', decided_by: 'rules' });
-    expect(after.execution).toBeNull();
+    expect(after.status).toBe('awaiting_human');
+    expect(after.verdict).toMatchObject({ verdict: 'CLARIFY', rule: 'judge.no-model.escalate', decided_by: 'rules' });
+    expect(after.verdict?.reason).toContain('no model reviewed this proposal');
+
+    const decided = outcome(await cli(['decide', String(p.proposal_id), 'approve', '--approver', 'scott']));
+    expect(decided.status).toBe('approved');
+    expect(decided.verdict).toMatchObject({ verdict: 'APPROVE', decided_by: 'human:scott' });
+    expect(decided.execution).toBeNull();
   });
 
   it('a financial op waits for an approver; a non-approver is refused; scott approves', async () => {

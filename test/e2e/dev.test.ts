@@ -72,6 +72,9 @@ describe('agent-judge dev', () => {
     expect(first.out()).toContain(`127.0.0.1:${port}`);
     expect(first.out()).toContain('agent-judge-judge (judge)');
     expect(first.out()).toContain('approvers   scott');
+    // No model configured and no Ollama here: dev says so, and what happens to full-judge proposals.
+    expect(first.out()).toMatch(/judge {7}no model: no model is configured, and deepseek-v4-pro:cloud was not found/);
+    expect(first.out()).toContain('spec.judge.withoutModel: escalate: a person decides');
 
     const { stdout } = await run(process.execPath, [BIN, 'propose', join(EXAMPLES, 'financial-op.json'), '--wait'], {
       cwd,

@@ -27,6 +27,7 @@ export function tempBaseDir(): string {
 export async function judgePolicy(baseDir: string, judge: Partial<JudgeSettings> = {}): Promise<CompliancePolicy> {
   const policy = await loadPolicy({ baseDir, env: {} });
   policy.spec.judge = {
+    withoutModel: 'escalate',
     apiKeyEnv: 'OLLAMA_API_KEY',
     timeoutMs: 5_000,
     seed: 0,

@@ -6,7 +6,10 @@ import { proposal, startSystem, workflowBundle, type TestSystem } from '../helpe
 let sys: TestSystem;
 const ids: string[] = [];
 beforeAll(async () => {
-  sys = await startSystem({ spec: { escalation: { timeout: '1m', approvers: ['scott'], reminderAt: 0 } } });
+  // About audit replay and export: the clarified PR is approved on the rules alone, asked for explicitly.
+  sys = await startSystem({
+    spec: { judge: { withoutModel: 'approve' }, escalation: { timeout: '1m', approvers: ['scott'], reminderAt: 0 } },
+  });
   const submit = async (p: Record<string, unknown>) => {
     ids.push(String(p.proposal_id));
     return submitAndWait(sys.client, p, { taskQueue: sys.taskQueues.workflow });

@@ -106,9 +106,10 @@ describe('judge model over the Ollama wire protocol', () => {
     });
   });
 
-  it('an unreachable model -> confidence 0', async () => {
+  it('an unreachable model counts as no model: withoutModel (default escalate), confidence 0', async () => {
     const v = await judgeWith(await closedPortHost());
-    expect(v).toMatchObject({ verdict: 'CLARIFY', confidence: 0, rule: 'judge.failure' });
+    expect(v).toMatchObject({ verdict: 'CLARIFY', confidence: 0, rule: 'judge.no-model.escalate' });
+    expect(v.escalation?.reason).toContain('is not there: the model could not be reached');
     expect(v.judge!.error).toMatch(/could not be reached/);
   });
 

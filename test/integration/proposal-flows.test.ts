@@ -21,7 +21,9 @@ let sys: TestSystem;
 /** Same policy with 2-second deadlines, for the timeout paths only (the rest must not race them). */
 let sysShort: TestSystem;
 let submit: (p: Record<string, unknown>) => ReturnType<typeof submitAndWait>;
+// These tests are about clarify, decisions and execution: rules-only approvals are asked for explicitly.
 const spec = (timeout: string) => ({
+  judge: { withoutModel: 'approve' },
   clarify: { maxRounds: 2, timeout },
   escalation: { timeout, approvers: ['scott', 'ana', 'lee'], quorum: { 'human-only': 1 }, reminderAt: 0 },
 });

@@ -7,7 +7,13 @@ import { proposal, startSystem, type TestSystem } from '../helpers/system';
 let sys: TestSystem;
 beforeAll(async () => {
   sys = await startSystem({
-    spec: { clarify: { maxRounds: 2, timeout: '5m' }, escalation: { timeout: '5m', approvers: ['scott'] } },
+    // About tiers and executors: rules-only approvals of full-judge proposals are asked for explicitly
+    // (test/integration/judge-without-model.test.ts covers the default, a person decides).
+    spec: {
+      judge: { withoutModel: 'approve' },
+      clarify: { maxRounds: 2, timeout: '5m' },
+      escalation: { timeout: '5m', approvers: ['scott'] },
+    },
   });
 });
 afterAll(async () => sys?.stop());

@@ -145,7 +145,7 @@ describe('combineVerdict', () => {
     const v = combineVerdict({
       ...base,
       evidence: evidence(1, 0),
-      model: { ok: false, audit: { ...audit, raw_answer: null, error: 'timed out' } },
+      model: { ok: false, audit: { ...audit, raw_answer: null, error: 'timed out' }, unavailable: false },
     });
     expect(VerdictSchema.parse(v)).toEqual(v);
     expect(v).toMatchObject({ verdict: 'CLARIFY', confidence: 0, decided_by: 'judge', rule: 'judge.failure' });
