@@ -40,7 +40,9 @@ function proposalOf(type: 'memory_write' | 'vault_note_create' | 'exec'): Record
 
 export async function benchProposals(opts: { address: string; namespace: string }): Promise<Row[]> {
   const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-bench-'));
-  const policy = defaultPolicyWith({}, { baseDir });
+  // The full-judge row measures the rules path with no model: approving on the rules alone is this
+  // bench's explicit choice (the default, escalate, would wait for a person).
+  const policy = defaultPolicyWith({ judge: { withoutModel: 'approve' } }, { baseDir });
   const queues = taskQueuesFor(`bench-${randomUUID()}`);
   const floorQueue = `${queues.workflow}-floor`;
   const system = await startWorkersInProcess(opts.address, {

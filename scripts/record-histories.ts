@@ -25,7 +25,11 @@ Runtime.install({ logger: new DefaultLogger('ERROR') });
 const OUT = fileURLToPath(new URL('../test/fixtures/histories/', import.meta.url));
 const server = await startDevServer({ cliPath: findTemporalCli(), headless: true });
 const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-record-'));
-const policy = defaultPolicyWith({ escalation: { approvers: ['scott'], timeout: '2s', reminderAt: 0.5 } }, { baseDir });
+// The recorded exec run is approved on the rules alone, as before withoutModel existed.
+const policy = defaultPolicyWith(
+  { escalation: { approvers: ['scott'], timeout: '2s', reminderAt: 0.5 }, judge: { withoutModel: 'approve' } },
+  { baseDir },
+);
 const queues = taskQueuesFor(`record-${randomUUID()}`);
 const connection = await Connection.connect({ address: server.address });
 const client = new Client({ connection, namespace: server.namespace });
