@@ -282,21 +282,7 @@ export async function benchCircles(opts: { address: string; namespace: string })
   return rows;
 }
 
-const isEntry = process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1];
-if (isEntry) {
-  const { DefaultLogger, Runtime } = await import('@temporalio/worker');
-  const { startDevServer } = await import('../src/devserver/server');
-  const { findTemporalCli } = await import('../src/devserver/temporal-cli');
-  const { printTable } = await import('./lib');
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const server = await startDevServer({
-    cliPath: findTemporalCli({ log: console.error }),
-    headless: true,
-    readyTimeoutMs: 90_000,
-  });
-  try {
-    printTable('Trust circles (issue 5)', await benchCircles(server));
-  } finally {
-    await server.stop();
-  }
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const { runAlone } = await import('./lib');
+  await runAlone('Trust circles (issue 5)', benchCircles);
 }

@@ -12,15 +12,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
+import { bundleWorkflowCode } from '@temporalio/worker';
 import pino from 'pino';
 import { submitProposal, waitUntilSettled } from '../src/client/proposals';
-import { startDevServer } from '../src/devserver/server';
-import { findTemporalCli } from '../src/devserver/temporal-cli';
 import { taskQueuesFor } from '../src/names';
 import { defaultPolicyWith } from '../src/policy/load';
 import { startWorkersInProcess, WORKFLOWS_PATH } from '../src/worker';
-import { printTable, summarize, type Row } from './lib';
+import { runAlone, summarize, type Row } from './lib';
 
 const run = promisify(execFile);
 
@@ -84,15 +82,5 @@ export async function benchCli(
 const silentBundler = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const server = await startDevServer({
-    cliPath: findTemporalCli({ log: console.error }),
-    headless: true,
-    readyTimeoutMs: 90_000,
-  });
-  try {
-    printTable('CLI start-up, wall time of a new process', await benchCli(server));
-  } finally {
-    await server.stop();
-  }
+  await runAlone('CLI start-up, wall time of a new process', benchCli);
 }

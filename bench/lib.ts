@@ -78,3 +78,27 @@ export function printTable(title: string, rows: readonly Row[]): void {
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const b of body) console.log(line(b));
 }
+
+/**
+ * Runs one bench file on its own (`node --import tsx bench/<file>.ts`): its own in-memory dev server, one table.
+ * Loaded lazily so `npm run bench`, which starts one server for every section, pays nothing for it.
+ */
+export async function runAlone(
+  title: string,
+  bench: (server: { address: string; namespace: string }) => Promise<Row[]>,
+): Promise<void> {
+  const { DefaultLogger, Runtime } = await import('@temporalio/worker');
+  const { startDevServer } = await import('../src/devserver/server');
+  const { findTemporalCli } = await import('../src/devserver/temporal-cli');
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const server = await startDevServer({
+    cliPath: findTemporalCli({ log: console.error }),
+    headless: true,
+    readyTimeoutMs: 90_000,
+  });
+  try {
+    printTable(title, await bench(server));
+  } finally {
+    await server.stop();
+  }
+}

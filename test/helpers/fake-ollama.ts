@@ -6,9 +6,10 @@
  * A scripted fake fails on an unexpected call (a call with no answer left) and on an unused answer:
  * call `assertDone()` at the end of each test.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extractProposalBlock, PROPOSAL_OPEN } from '../../src/judge/prompt';
+import { readBody, sendJson } from './http';
 
 export interface ChatRequestBody {
   model: string;
@@ -45,24 +46,6 @@ export type FakeOllamaMode =
   | { script: FakeAnswer[] }
   /** Answers every call with a function of the request (honest, compromised, slow...). */
   | { respond: Responder };
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
-}
 
 function finalFields(model: string, a: { promptTokens?: number; completionTokens?: number }) {
   return {

@@ -4,9 +4,10 @@
  * request's `format` JSON Schema and `options.num_predict`. It lets the judge's Ollama path, with
  * the real `ollama` client, meet a real model where no Ollama can be installed.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LocalLlm } from '../../src/judge/local';
+import { readBody, sendJson } from './http';
 
 export interface OllamaShim {
   host: string;
@@ -14,24 +15,6 @@ export interface OllamaShim {
   model: string;
   calls: number;
   close(): Promise<void>;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
 }
 
 interface ChatBody {
