@@ -3,7 +3,6 @@
  * the Update and Query definitions. The workflow, the client library and tests import these.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import { FailureType } from '../contracts/lifecycle';
 import type { RegistryConfig } from './config';
 import type {
   EventsFilter,
@@ -26,8 +25,6 @@ export interface CircleActivities {
 }
 /** One registry per namespace. Tests pass their own id so they never share one. */
 export const CIRCLE_REGISTRY_WORKFLOW_ID = 'circle-registry';
-/** ApplicationFailure type of a refused registry operation; `details[0]` is the refusal code. */
-export const CIRCLE_REFUSED_FAILURE_TYPE = FailureType.CircleRefused;
 
 /** Workflow input; a continued run receives the snapshot of its predecessor. */
 export interface CircleRegistryInput {

@@ -23,7 +23,6 @@ import {
   agentQuery,
   allowPairUpdate,
   bridgeQuery,
-  CIRCLE_REFUSED_FAILURE_TYPE,
   CIRCLE_REGISTRY_WORKFLOW_ID,
   CIRCLE_REGISTRY_WORKFLOW_TYPE,
   decideCrossCircleUpdate,
@@ -382,7 +381,7 @@ function mapFailure(err: WorkflowUpdateFailedError): Error {
   const cause = err.cause;
   if (cause instanceof ApplicationFailure) {
     if (cause.type === FailureType.BadInput) return new BadInputError(cause.message);
-    if (cause.type === CIRCLE_REFUSED_FAILURE_TYPE) {
+    if (cause.type === FailureType.CircleRefused) {
       const code: unknown = cause.details?.[0];
       return new CircleRefusedError(cause.message, typeof code === 'string' ? code : 'refused');
     }

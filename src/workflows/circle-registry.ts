@@ -22,7 +22,6 @@ import {
   agentQuery,
   allowPairUpdate,
   bridgeQuery,
-  CIRCLE_REFUSED_FAILURE_TYPE,
   decideCrossCircleUpdate,
   discoverQuery,
   dumpQuery,
@@ -75,7 +74,7 @@ function unwrap<T>(outcome: Outcome<T>): T {
 function refused(outcome: Refusal): never {
   throw ApplicationFailure.create({
     message: outcome.reason,
-    type: CIRCLE_REFUSED_FAILURE_TYPE,
+    type: FailureType.CircleRefused,
     nonRetryable: true,
     details: [outcome.code],
   });

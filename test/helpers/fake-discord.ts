@@ -239,6 +239,28 @@ export class FakeDiscord {
     return (((BigInt(Date.now()) - DISCORD_EPOCH) << 22n) | (this.counter & 0x3fffffn)).toString();
   }
 
+  /** The message object Discord answers an interaction response or follow-up with (type 20 or 0). */
+  private interactionMessage(channelId: unknown, body: WireBody | null | undefined, type: number): WireBody {
+    return {
+      id: this.snowflake(),
+      channel_id: channelId,
+      content: body?.content ?? '',
+      embeds: [],
+      components: [],
+      author: this.botUser,
+      timestamp: new Date().toISOString(),
+      type,
+      flags: body?.flags ?? 0,
+      attachments: [],
+      mentions: [],
+      mention_roles: [],
+      pinned: false,
+      tts: false,
+      mention_everyone: false,
+      edited_timestamp: null,
+    };
+  }
+
   addUser(username: string, bot = false): FakeUser {
     const user: FakeUser = {
       id: this.snowflake(),
@@ -696,27 +718,7 @@ export class FakeDiscord {
           this.editMessage(msg, body ?? {});
           return [200, this.publicMessage(msg)];
         }
-        return [
-          200,
-          {
-            id: this.snowflake(),
-            channel_id: msg?.channel_id,
-            content: body?.content ?? '',
-            embeds: [],
-            components: [],
-            author: this.botUser,
-            timestamp: new Date().toISOString(),
-            type: 20,
-            flags: body?.flags ?? 0,
-            attachments: [],
-            mentions: [],
-            mention_roles: [],
-            pinned: false,
-            tts: false,
-            mention_everyone: false,
-            edited_timestamp: null,
-          },
-        ];
+        return [200, this.interactionMessage(msg?.channel_id, body, 20)];
       },
     },
     {
@@ -728,27 +730,7 @@ export class FakeDiscord {
         if (!record || record.callbacks.length === 0) return [404, { message: 'Unknown Webhook', code: 10015 }];
         record.followUps.push({ kind: 'followup', body: body ?? {}, at: performance.now() });
         const msg = record.messageId ? this.messages.get(record.messageId) : undefined;
-        return [
-          200,
-          {
-            id: this.snowflake(),
-            channel_id: msg?.channel_id,
-            content: body?.content ?? '',
-            embeds: [],
-            components: [],
-            author: this.botUser,
-            timestamp: new Date().toISOString(),
-            type: 0,
-            flags: body?.flags ?? 0,
-            attachments: [],
-            mentions: [],
-            mention_roles: [],
-            pinned: false,
-            tts: false,
-            mention_everyone: false,
-            edited_timestamp: null,
-          },
-        ];
+        return [200, this.interactionMessage(msg?.channel_id, body, 0)];
       },
     },
   ];

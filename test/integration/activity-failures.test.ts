@@ -12,7 +12,6 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { activityInterceptors } from '../../src/activities/failures';
 import { createWorkflowActivities } from '../../src/activities/workflow';
 import { CircleRefusedError } from '../../src/circles/errors';
-import { CIRCLE_REFUSED_FAILURE_TYPE } from '../../src/circles/names';
 import {
   AgentJudgeError,
   BadInputError,
@@ -152,7 +151,7 @@ describe('errors become the failure types the workflow expects', () => {
     ['badInput', FailureType.BadInput],
     ['policy', FailureType.BadPolicy],
     ['executionRefused', FailureType.ExecutionRefused],
-    ['circleRefused', CIRCLE_REFUSED_FAILURE_TYPE],
+    ['circleRefused', FailureType.CircleRefused],
   ])('%s: type %s, non-retryable, one attempt', async (activity, type) => {
     const r = await probe(activity);
     expect(r).toMatchObject({ ok: false, type, nonRetryable: true, retryState: 'NON_RETRYABLE_FAILURE' });

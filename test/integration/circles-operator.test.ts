@@ -6,11 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { allowPairUpdate, CIRCLE_REFUSED_FAILURE_TYPE } from '../../src/circles/names';
+import { allowPairUpdate } from '../../src/circles/names';
 import { operatorSigningBytes } from '../../src/circles/operator';
 import type { PairInput } from '../../src/circles/schemas';
 import { generateIdentity, newNonce, signBytes } from '../../src/identity/keys';
 import { startCirclesEnv, type CirclesEnv } from '../helpers/circles-env';
+import { FailureType } from '../../src/contracts/lifecycle';
 
 const operator = generateIdentity();
 const intruder = generateIdentity();
@@ -84,7 +85,7 @@ describe('operator-signed registry actions', () => {
     expect(replay).toBeInstanceOf(WorkflowUpdateFailedError);
     const cause = (replay as WorkflowUpdateFailedError).cause;
     expect(cause).toBeInstanceOf(ApplicationFailure);
-    expect((cause as ApplicationFailure).type).toBe(CIRCLE_REFUSED_FAILURE_TYPE);
+    expect((cause as ApplicationFailure).type).toBe(FailureType.CircleRefused);
     expect((cause as ApplicationFailure).message).toMatch(/operator nonce .* was already used/);
     expect((cause as ApplicationFailure).details?.[0]).toBe('replay');
 
