@@ -33,7 +33,7 @@ export function taskQueuesFor(prefix?: string): TaskQueues {
 }
 
 export const PROPOSAL_WORKFLOW_TYPE = 'proposalWorkflow';
-export const PROPOSAL_WORKFLOW_ID_PREFIX = 'proposal-';
+export { PROPOSAL_WORKFLOW_ID_PREFIX } from './contracts/digest';
 
 /** The actor answers a CLARIFY; returns the status after the proposal was judged again. */
 export const clarifyUpdate = defineUpdate<ProposalStatus, [Clarification]>('clarify');

@@ -2,7 +2,6 @@
  * The actor-runtime API: submit a proposal, follow it, clarify it, decide it. The CLI is a thin
  * layer over these functions; agent runtimes call them directly.
  */
-import { createHash } from 'node:crypto';
 import {
   type Client,
   WithStartWorkflowOperation,
@@ -19,25 +18,28 @@ import {
   type Clarification,
   type HumanDecision,
 } from '../contracts/messages';
-import { canonicalJson, parseProposal, searchableTarget, type Proposal } from '../contracts/proposal';
+import { parseProposal, searchableTarget, type Proposal } from '../contracts/proposal';
 import { FINAL_STAGES, OUTCOME_STATUSES, outcomeStatusOf, stageFrom } from '../contracts/lifecycle';
 import { outcomeOf, type OutcomeStatus, type ProposalOutcome, type ProposalStatus } from '../contracts/status';
 import { describeIssues } from '../contracts/zod-error';
+import { proposalContentDigest, proposalWorkflowId } from '../contracts/digest';
 import { AgentJudgeError, BadInputError, DuplicateProposalError, NotFoundError } from '../contracts/errors';
 import {
   awaitSettledUpdate,
   clarifyUpdate,
   DEFAULT_TASK_QUEUES,
   humanDecisionUpdate,
-  PROPOSAL_WORKFLOW_ID_PREFIX,
   PROPOSAL_WORKFLOW_TYPE,
   SA,
   statusQuery,
 } from '../names';
 import type { proposalWorkflow } from '../workflows/proposal';
 import type { KeyFile } from '../contracts/identity';
+import type { DecisionBinding } from '../identity/decision';
 import { signDecision } from '../identity/sign-decision';
 import { grpcCode, GrpcStatus } from './grpc';
+
+export { proposalWorkflowId };
 
 /** A proposal, decision or clarification the workflow refused (not authorized, not waiting...). */
 export class RefusedError extends AgentJudgeError {}
@@ -45,17 +47,6 @@ export class RefusedError extends AgentJudgeError {}
 export interface SubmitOptions {
   /** The workflow task queue (default `agent-judge`). */
   taskQueue?: string;
-}
-
-/**
- * The workflow id of a proposal: a fingerprint of everything but `proposal_id`. Identical content
- * maps to the same id, so Temporal itself refuses a resubmission (seed 000 §3.3: the actor may not
- * retry the same proposal); any revision of scope or justification gets a new id.
- */
-export function proposalWorkflowId(proposal: Proposal): string {
-  const { proposal_id: _ignored, ...content } = proposal;
-  const digest = createHash('sha256').update(canonicalJson(content)).digest('hex');
-  return `${PROPOSAL_WORKFLOW_ID_PREFIX}${digest.slice(0, 32)}`;
 }
 
 const WORKFLOW_ID_RE = /^proposal-[0-9a-f]{32}$/;
@@ -284,8 +275,25 @@ export async function clarify(client: Client, id: string, input: unknown): Promi
 }
 
 /**
+ * What a signature made now for this proposal binds: read from the run it is sent to (the chain's
+ * first execution run id, and the content digest of the proposal that run holds), so a signature
+ * never covers a run or content other than the one decided on.
+ */
+async function decisionBindingOf(client: Client, workflowId: string): Promise<DecisionBinding> {
+  const handle = client.workflow.getHandle(workflowId);
+  try {
+    const [description, status] = await Promise.all([handle.describe(), handle.query(statusQuery)]);
+    const runId = description.raw.workflowExecutionInfo?.firstRunId || description.runId;
+    return { workflowId, runId, contentSha256: proposalContentDigest(status.proposal) };
+  } catch (err) {
+    if (isClosedRunError(err)) throw new NotFoundError(`no proposal with id ${workflowId}`);
+    throw err;
+  }
+}
+
+/**
  * A person's decision on an escalated proposal; returns the outcome after it took effect. With
- * `key`, the decision is signed for this proposal's workflow.
+ * `key`, the decision is signed for this proposal's content and workflow run.
  */
 export async function decide(
   client: Client,
@@ -296,7 +304,9 @@ export async function decide(
   const parsed = HumanDecisionSchema.safeParse(input);
   if (!parsed.success) throw new BadInputError(describeIssues('decision', parsed.error.issues));
   const workflowId = await requireWorkflowId(client, id);
-  const decision: HumanDecision = options.key ? signDecision(workflowId, parsed.data, options.key) : parsed.data;
+  const decision: HumanDecision = options.key
+    ? signDecision(await decisionBindingOf(client, workflowId), parsed.data, options.key)
+    : parsed.data;
   const sentAt = Date.now();
   try {
     return outcomeOf(

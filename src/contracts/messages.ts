@@ -26,18 +26,30 @@ export const ApproverIdSchema = z
   .string()
   .regex(/^[A-Za-z0-9@][A-Za-z0-9@._:-]{0,127}$/, 'expected an approver id such as scott or discord:1234');
 
+/** What a v2 decision signature was made for: the proposal's content digest and its workflow run. */
+export const DecisionBindsSchema = z.strictObject({
+  content_sha256: z.string().regex(/^[0-9a-f]{64}$/, 'expected 64 lowercase hex characters (the content digest)'),
+  run_id: z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'expected a Temporal run id'),
+});
+export type DecisionBinds = z.infer<typeof DecisionBindsSchema>;
+
 /** A person's decision on an escalated proposal, sent as the `humanDecision` Update. */
 export const HumanDecisionSchema = z.strictObject({
   decision: z.enum(['approve', 'reject']),
   approver: ApproverIdSchema,
   reason: z.string().max(4096).optional(),
   via: z.enum(['cli', 'discord', 'api']).default('api'),
-  /** Ed25519 signature by the approver's key (or the Discord bot's), bound to the workflow. */
+  /**
+   * Ed25519 signature by the approver's key (or the Discord bot's). `binds` names the content and
+   * the run it was made for (statement v2, see identity/decision.ts); a signature without it is a
+   * v1 signature, bound to the workflow id alone, and new runs refuse it.
+   */
   signature: z
     .strictObject({
       signed_at: z.iso.datetime(),
       nonce: NonceSchema,
       value: SignatureSchema,
+      binds: DecisionBindsSchema.optional(),
     })
     .optional(),
 });

@@ -19,6 +19,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import { pino, type Logger } from 'pino';
 import type { KeyFile } from '../contracts/identity';
 import type { HumanDecision } from '../contracts/messages';
+import { proposalContentDigest } from '../contracts/digest';
 import { signDecision } from '../identity/sign-decision';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { ProposalStatus } from '../contracts/status';
@@ -261,8 +262,15 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
     const respond = new Responder(i, deferAfterMs, log);
     const handle = opts.client.workflow.getHandle(workflowId);
     let status: ProposalStatus;
+    let firstRunId = '';
     try {
-      status = await handle.query(statusQuery);
+      // With a key, the signature binds the run clicked on: its chain's first run id, from describe.
+      const [s, described] = await Promise.all([
+        handle.query(statusQuery),
+        opts.signingKey ? handle.describe() : undefined,
+      ]);
+      status = s;
+      firstRunId = described ? described.raw.workflowExecutionInfo?.firstRunId || described.runId : '';
     } catch (err) {
       if (isClosedError(err)) return respond.ephemeral('This proposal no longer exists. Nothing was done.');
       log.error({ err, workflow_id: workflowId }, 'status query failed');
@@ -282,7 +290,8 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
     }
 
     const unsigned: HumanDecision = { decision, approver, via: 'discord', ...(reason ? { reason } : {}) };
-    const input = opts.signingKey ? signDecision(workflowId, unsigned, opts.signingKey) : unsigned;
+    const binding = { workflowId, runId: firstRunId, contentSha256: proposalContentDigest(status.proposal) };
+    const input = opts.signingKey ? signDecision(binding, unsigned, opts.signingKey) : unsigned;
     let after: ProposalStatus;
     try {
       // The workflow's validator checks again (approver, still waiting, no repeat): it is the authority.

@@ -2,30 +2,49 @@
  * Signed human decisions, verification side. The approver id in a decision is only a claim;
  * anyone who can reach the Temporal namespace could send `{"approver":"scott"}`. When the policy
  * gives an approver a public key (or a bot key for `discord:` approvers), the workflow accepts that
- * approver's decision only with a valid Ed25519 signature over the decision bound to this workflow,
- * made within the signature window. Pure: the proposal workflow verifies it itself. Signing is in
- * `sign-decision.ts`.
+ * approver's decision only with a valid Ed25519 signature over the decision bound to what the
+ * approver saw: this proposal's content digest and this workflow run, made within the signature
+ * window, with a nonce the run has not accepted before. Pure: the proposal workflow verifies it
+ * itself. Signing is in `sign-decision.ts`.
  */
 import type { HumanDecision } from '../contracts/messages';
 import type { CompliancePolicy } from '../contracts/policy';
 import { checkSignature, staleness, statementBytes } from './verify';
 
-/** The exact bytes signed: a domain tag, then the decision bound to one workflow, canonically. */
+/** The domain tag of a decision statement. v1 bound the workflow id alone; new runs refuse it. */
+export const DECISION_TAG = 'agent-judge/human-decision/v2';
+
+/**
+ * What a decision signature is made for. `runId` is the FIRST execution run id of the workflow
+ * chain: unique to this start of this workflow id (a new start under the same id gets a new one),
+ * yet kept by a reset, a retry or a continue-as-new of the same chain, so an operator's reset does
+ * not void decisions already given. `contentSha256` is `proposalContentDigest` of the proposal as
+ * the run holds it (clarifications applied: what the approver was shown).
+ */
+export interface DecisionBinding {
+  workflowId: string;
+  runId: string;
+  contentSha256: string;
+}
+
+/** The exact bytes signed: the domain tag, then the decision bound to one content and one run, canonically. */
 export function decisionSigningBytes(
-  workflowId: string,
+  binding: DecisionBinding,
   d: HumanDecision,
   signedAt: string,
   nonce: string,
 ): Uint8Array {
   const statement = {
-    workflow_id: workflowId,
+    workflow_id: binding.workflowId,
+    run_id: binding.runId,
+    content_sha256: binding.contentSha256,
     decision: d.decision,
     approver: d.approver,
     reason: d.reason ?? null,
     signed_at: signedAt,
     nonce,
   };
-  return statementBytes('agent-judge/human-decision/v1', statement);
+  return statementBytes(DECISION_TAG, statement);
 }
 
 /** The key that must sign this approver's decisions, or null when the policy names none. */
@@ -38,12 +57,16 @@ export function signingKeyFor(policy: CompliancePolicy, approver: string): strin
   return null;
 }
 
-/** Why a decision's signature is not acceptable now, or null. Never throws. */
+/**
+ * Why a decision's signature is not acceptable to the run `binding` describes, or null. `usedNonces`
+ * are the nonces of the signed decisions this run already accepted. Never throws.
+ */
 export function refuseDecisionSignature(
   policy: CompliancePolicy,
-  workflowId: string,
+  binding: DecisionBinding,
   d: HumanDecision,
   nowMs: number,
+  usedNonces: readonly string[],
 ): string | null {
   const key = signingKeyFor(policy, d.approver);
   if (!key) {
@@ -53,9 +76,25 @@ export function refuseDecisionSignature(
   }
   const s = d.signature;
   if (!s) return `${d.approver} must sign decisions (agent-judge decide --key <key file>)`;
-  if (staleness(Date.parse(s.signed_at), nowMs) !== null)
-    return 'the decision signature is stale or from the future; sign it again';
-  const check = checkSignature(decisionSigningBytes(workflowId, d, s.signed_at, s.nonce), s.value, key);
+  if (!s.binds)
+    return 'a v1 signature binds only the workflow id, not the content or the run; sign again with this agent-judge';
+  // The claims are compared first only to say clearly what is wrong; the signature is then checked
+  // over this run's own values, never the claimed ones.
+  if (s.binds.run_id !== binding.runId)
+    return (
+      `the decision was signed for another run of ${binding.workflowId} ` +
+      `(${s.binds.run_id}, this is ${binding.runId}); sign it again for this run`
+    );
+  if (s.binds.content_sha256 !== binding.contentSha256)
+    return (
+      `the decision was signed for other content (sha256 ${s.binds.content_sha256.slice(0, 16)}…, ` +
+      `this proposal is ${binding.contentSha256.slice(0, 16)}…)`
+    );
+  const stale = staleness(Date.parse(s.signed_at), nowMs);
+  if (stale !== null) return `the decision signature ${stale}; sign it again`;
+  const check = checkSignature(decisionSigningBytes(binding, d, s.signed_at, s.nonce), s.value, key);
   if (check === 'malformed') return 'the decision signature is malformed';
-  return check === 'ok' ? null : `the decision signature does not verify against ${d.approver}'s key`;
+  if (check !== 'ok') return `the decision signature does not verify against ${d.approver}'s key`;
+  if (usedNonces.includes(s.nonce)) return `this signed decision was already used (nonce ${s.nonce}); sign a new one`;
+  return null;
 }

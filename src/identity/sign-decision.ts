@@ -4,22 +4,25 @@
  */
 import type { KeyFile } from '../contracts/identity';
 import type { HumanDecision } from '../contracts/messages';
-import { decisionSigningBytes } from './decision';
+import { decisionSigningBytes, type DecisionBinding } from './decision';
 import { newNonce, signBytes } from './keys';
 
 /**
- * Signs a decision for one workflow with a key file (from `agent-judge circles keygen`). The
- * policy's `escalation.approverKeys` (and `discordBotKey`) say whose decisions must carry one; the
- * workflow verifies it with {@link import('./decision').refuseDecisionSignature}.
+ * Signs a decision for one proposal's content and run with a key file (from `agent-judge circles
+ * keygen`). The policy's `escalation.approverKeys` (and `discordBotKey`) say whose decisions must
+ * carry one; the workflow verifies it with {@link import('./decision').refuseDecisionSignature}.
+ * Callers read the binding from the run they decide on (describe's first execution run id, the
+ * status's proposal), never from the person's input.
  */
 export function signDecision(
-  workflowId: string,
+  binding: DecisionBinding,
   decision: HumanDecision,
   key: KeyFile,
   now = new Date(),
 ): HumanDecision {
   const signedAt = now.toISOString();
   const nonce = newNonce();
-  const value = signBytes(decisionSigningBytes(workflowId, decision, signedAt, nonce), key.private_key);
-  return { ...decision, signature: { signed_at: signedAt, nonce, value } };
+  const value = signBytes(decisionSigningBytes(binding, decision, signedAt, nonce), key.private_key);
+  const binds = { content_sha256: binding.contentSha256, run_id: binding.runId };
+  return { ...decision, signature: { signed_at: signedAt, nonce, value, binds } };
 }

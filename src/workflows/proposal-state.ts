@@ -21,6 +21,7 @@ import type { Dispute, Tier, Verdict } from '../contracts/verdict';
 import { withinScope } from '../contracts/repo-path';
 import { describeIssues } from '../contracts/zod-error';
 import { lightweightCheck } from '../policy/patterns';
+import { proposalContentDigest } from '../contracts/digest';
 import { refuseDecisionSignature } from '../identity/decision';
 
 /**
@@ -69,6 +70,11 @@ export class ProposalState {
     readonly tier: Tier,
     readonly shadow: boolean,
     readonly approvalsNeeded: number,
+    /**
+     * The workflow chain's first execution run id, which signed decisions must name (see
+     * identity/decision.ts). Null when unknown: then no signed decision can be accepted.
+     */
+    readonly firstRunId: string | null = null,
   ) {
     this._proposal = proposal;
   }
@@ -348,14 +354,30 @@ export class ProposalState {
       return `proposal ${this._proposal.proposal_id} is not awaiting a human decision (stage: ${this._stage})`;
     }
     if (!this.isApprover(d.approver)) return `${d.approver} is not an approver for this proposal`;
+    // The signature before the repeat check, so a replayed signed decision is named as a replay.
+    const signature = this.refuseSignature(d, nowMs);
+    if (signature) return signature;
     if (this._decisions.some((x) => x.approver === d.approver))
       return `${d.approver} has already decided this proposal`;
-    return this.refuseSignature(d, nowMs);
+    return null;
   }
 
   /** The decision-signature check lives with the signing code; this is its one call site. */
   private refuseSignature(d: HumanDecision, nowMs: number): string | null {
-    return refuseDecisionSignature(this.policy, this.workflowId, d, nowMs);
+    const binding = {
+      workflowId: this.workflowId,
+      runId: this.firstRunId ?? '',
+      contentSha256: proposalContentDigest(this._proposal),
+    };
+    return refuseDecisionSignature(this.policy, binding, d, nowMs, this.acceptedNonces());
+  }
+
+  /**
+   * Nonces of the signed decisions this run accepted, kept with the decisions themselves: at most
+   * one per approver, so the record is bounded by the policy's approver list.
+   */
+  acceptedNonces(): string[] {
+    return this._decisions.flatMap((x) => (x.signature ? [x.signature.nonce] : []));
   }
 
   approvals(): DecisionRecord[] {

@@ -19,6 +19,7 @@ import {
 import type { JudgeActivities, ExecutorActivities, WorkflowActivities } from '../activities/types';
 import { judgeActivityTimeoutMs } from '../contracts/judge-settings';
 import { safeParseProposal, searchableTarget, targetKey } from '../contracts/proposal';
+import { proposalWorkflowId } from '../contracts/digest';
 import { FailureType, NON_RETRYABLE_FAILURE_TYPES } from '../contracts/lifecycle';
 import { type ProposalOutcome, outcomeOf, type Stage } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
@@ -48,6 +49,16 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   // Validate again where the workflow starts: a client that skipped validation starts nothing useful.
   const parsed = safeParseProposal(input.proposal);
   if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.error, FailureType.BadInput);
+  // A run only under the id its content names: otherwise anyone who can reach the namespace could
+  // start other content under an id people have decided on. (patched: recorded runs never checked.)
+  const expectedId = proposalWorkflowId(parsed.value);
+  if (workflowInfo().workflowId !== expectedId && patched('workflow-id-is-content-fingerprint')) {
+    throw ApplicationFailure.nonRetryable(
+      `workflow id ${workflowInfo().workflowId} is not the fingerprint of the proposal's content ` +
+        `(expected ${expectedId}); submit proposals with agent-judge propose or submitProposal`,
+      FailureType.BadInput,
+    );
+  }
 
   // Handlers first, before any await: an Update that arrives with the start must find them.
   let current: ProposalState | undefined;
@@ -128,6 +139,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     tier,
     isShadow(policy, proposal.action_type),
     quorumFor(policy, tier),
+    workflowInfo().firstExecutionRunId,
   );
   current = state;
   let refs: AnnouncementRef[] = [];

@@ -9,6 +9,7 @@ import { generateIdentity } from '../../src/identity/keys';
 import type { KeyFile } from '../../src/contracts/identity';
 import { decide, getStatus, submitProposal } from '../../src/client/proposals';
 import type { ProposalStatus } from '../../src/contracts/status';
+import { proposalContentDigest } from '../../src/contracts/digest';
 import { startDiscordBot, type DiscordBot, type GovernanceEvent } from '../../src/escalation/bot';
 import { buttonCustomId, modalCustomId } from '../../src/escalation/custom-id';
 import { createDiscordNotifier } from '../../src/escalation/discord-notifier';
@@ -424,11 +425,18 @@ describe('Discord escalation with a bot key: only decisions the bot signed count
     await click.final();
     const status = await h.status(workflowId);
     expect(status.status).toBe('approved');
+    // The bot signed for the content and the run the click was on (statement v2).
+    const { raw } = await h.system.client.workflow.getHandle(workflowId).describe();
     expect(status.decisions[0]).toMatchObject({
       approver: `discord:${h.alice.id}`,
-      // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- vitest types matchers as any
-      signature: expect.objectContaining({ nonce: expect.any(String) }),
+      signature: {
+        binds: {
+          run_id: raw.workflowExecutionInfo?.firstRunId,
+          content_sha256: proposalContentDigest(status.proposal),
+        },
+      },
     });
+    expect(status.decisions[0]?.signature?.nonce).toMatch(/^[A-Za-z0-9_-]{22}$/);
   });
 });
 

@@ -19,7 +19,7 @@ import { testPolicy } from '../helpers/system';
 const text = (bytes: Uint8Array) => Buffer.from(bytes).toString('utf8');
 
 describe('signed bytes stay byte-for-byte what signers have always signed', () => {
-  it('circle statements, operator actions and human decisions: domain tag, newline, canonical JSON', () => {
+  it('circle statements, operator actions and human decisions (v2): domain tag, newline, canonical JSON', () => {
     expect(text(signingBytes('knock', { to: 'b', from: 'a' }))).toBe(
       'agent-judge/circles/v1/knock\n{"from":"a","to":"b"}',
     );
@@ -29,15 +29,17 @@ describe('signed bytes stay byte-for-byte what signers have always signed', () =
     expect(
       text(
         decisionSigningBytes(
-          'wf-1',
+          { workflowId: 'wf-1', runId: 'run-1', contentSha256: 'ab'.repeat(32) },
           { decision: 'approve', approver: 'scott', via: 'cli' },
           '2026-01-01T00:00:00.000Z',
           'n',
         ),
       ),
     ).toBe(
-      'agent-judge/human-decision/v1\n{"approver":"scott","decision":"approve","nonce":"n","reason":null,' +
-        '"signed_at":"2026-01-01T00:00:00.000Z","workflow_id":"wf-1"}',
+      'agent-judge/human-decision/v2\n{"approver":"scott","content_sha256":"' +
+        'ab'.repeat(32) +
+        '","decision":"approve","nonce":"n","reason":null,' +
+        '"run_id":"run-1","signed_at":"2026-01-01T00:00:00.000Z","workflow_id":"wf-1"}',
     );
   });
 });

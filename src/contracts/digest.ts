@@ -1,0 +1,33 @@
+/**
+ * The content fingerprint of a proposal: what its workflow id is made from, what a signed human
+ * decision binds, and what a capability token (seed 000 §8) will bind. One function, pure
+ * JavaScript (`@noble/hashes`), so the client that names the workflow and the workflow that checks
+ * its own name compute the same bytes.
+ */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { canonicalJson } from './canonical-json';
+import { toHex, utf8 } from './encoding';
+import type { Proposal } from './proposal';
+
+/** Every proposal workflow id starts with this, then 32 hex characters of its content digest. */
+export const PROPOSAL_WORKFLOW_ID_PREFIX = 'proposal-';
+
+/**
+ * SHA-256 (64 lowercase hex characters) over the canonical JSON of everything but `proposal_id`:
+ * two proposals that ask for the same thing in the same words have one digest, whatever they are
+ * called, and any change of action, target, parameters, scope or justification changes it.
+ */
+export function proposalContentDigest(proposal: Proposal): string {
+  const { proposal_id: _ignored, ...content } = proposal;
+  return toHex(sha256(utf8(canonicalJson(content))));
+}
+
+/**
+ * The workflow id of a proposal: a fingerprint of its content. Identical content maps to the same
+ * id, so Temporal itself refuses a resubmission (seed 000 §3.3: the actor may not retry the same
+ * proposal); any revision of scope or justification gets a new id. The workflow refuses to run
+ * under any other id.
+ */
+export function proposalWorkflowId(proposal: Proposal): string {
+  return `${PROPOSAL_WORKFLOW_ID_PREFIX}${proposalContentDigest(proposal).slice(0, 32)}`;
+}
