@@ -12,4 +12,5 @@ export * from './escalation';
 export * from './errors';
 export * from './lifecycle';
 export * from './identity';
+export * from './digest';
 export { canonicalJson } from './canonical-json';

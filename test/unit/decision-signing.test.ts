@@ -35,6 +35,9 @@ const approve = (approver: string, reason?: string): HumanDecision => ({
 const refuse = (d: HumanDecision, binding = RUN, used: string[] = []) =>
   refuseDecisionSignature(policy, binding, d, Date.now(), used);
 
+/** Recorded from the proposal below when v2 was made: any change to the bytes the digest covers breaks it. */
+const FIXED_DIGEST = 'e2568ea5c64d821c7dc53f18da54dba48166c77a48cafd15558daddd96ddd7fe';
+
 describe('the content digest', () => {
   const p = parseProposal({
     proposal_id: 'p-1',
@@ -53,6 +56,16 @@ describe('the content digest', () => {
     expect(proposalWorkflowId(p)).toBe(`proposal-${expected.slice(0, 32)}`);
     expect(proposalContentDigest({ ...p, proposal_id: 'another-name' })).toBe(expected);
     expect(proposalContentDigest({ ...p, parameters: { amount: 1_000_000, currency: 'EUR' } })).not.toBe(expected);
+  });
+
+  it('gives the ids node:crypto gave before, for any text (workflow ids of existing proposals do not move)', () => {
+    const odd = { ...p, justification: 'café € 😀 lone \ud800 surrogate' };
+    const { proposal_id: _id, ...content } = odd;
+    expect(proposalContentDigest(odd)).toBe(createHash('sha256').update(canonicalJson(content)).digest('hex'));
+  });
+
+  it('is a fixed vector', () => {
+    expect(proposalContentDigest(p)).toBe(FIXED_DIGEST);
   });
 });
 
