@@ -17,7 +17,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { JudgeActivities, ExecutorActivities, WorkflowActivities } from '../activities/types';
-import { judgeActivityTimeoutMs } from '../contracts/judge-settings';
+import { judgeActivityTimeoutMs } from '../contracts/judge-timeout';
 import { safeParseProposal, searchableTarget, targetKey } from '../contracts/proposal';
 import { FailureType, NON_RETRYABLE_FAILURE_TYPES } from '../contracts/lifecycle';
 import { type ProposalOutcome, outcomeOf, type Stage } from '../contracts/status';
@@ -26,6 +26,7 @@ import type { AnnouncementRef } from '../contracts/escalation';
 import { isShadow, quorumFor, tierFor } from '../policy/classify';
 import { awaitSettledUpdate, clarifyUpdate, humanDecisionUpdate, SA, statusQuery } from '../names';
 import { ProposalState, readClarification, readDecision } from './proposal-state';
+import { loadDecisionVerifier } from './decision-verifier';
 
 /** The innermost message of an activity failure, for verdict reasons and execution errors. */
 function failureMessage(err: unknown): string {
@@ -213,6 +214,8 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
 
   /** Escalation: open the dispute, tell people, wait for a decision or the deadline. */
   const escalate = async (v: Verdict | null): Promise<Verdict> => {
+    // Decisions can arrive from here on: their validator checks signatures synchronously.
+    await loadDecisionVerifier();
     const notice = state.openEscalation(v, Date.now());
     setStage('awaiting_human');
     try {
