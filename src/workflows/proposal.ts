@@ -16,6 +16,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { JudgeActivities, ExecutorActivities, WorkflowActivities } from '../activities/types';
 import { judgeActivityTimeoutMs } from '../contracts/judge-timeout';
 import { safeParseProposal, searchableTarget, targetKey } from '../contracts/proposal';
@@ -133,17 +134,39 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   current = state;
   let refs: AnnouncementRef[] = [];
 
+  // Search attributes change several times per workflow task (tier, stage, verdict); each upsert is a command, a
+  // history event and a visibility write. Changes are collected and written as ONE upsert once the activation's
+  // microtasks have drained (the SDK checks blocked conditions only then), still within the same workflow task, so
+  // visibility sees the same values at the same point as before. (patched: runs recorded before this wrote each
+  // change in its own command.)
+  const coalesce = patched('coalesce-search-attributes');
+  let pending: SearchAttributeUpdatePair[] = [];
+  const flush = () => {
+    const pairs = pending;
+    pending = [];
+    if (pairs.length > 0) upsertSearchAttributes(pairs);
+  };
+  const upsert = (pairs: SearchAttributeUpdatePair[]) => {
+    if (!coalesce) return upsertSearchAttributes(pairs);
+    if (pending.length === 0) {
+      let checkedOnce = false;
+      // False when condition() evaluates it eagerly, true at the next check: after the microtasks have run.
+      const drained = () => checkedOnce || !(checkedOnce = true);
+      void condition(drained).then(flush);
+    }
+    pending = [...pending.filter((p) => !pairs.some((q) => q.key.name === p.key.name)), ...pairs];
+  };
   const setStage = (stage: Stage) => {
     state.setStage(stage);
-    upsertSearchAttributes([{ key: SA.Stage, value: stage }]);
+    upsert([{ key: SA.Stage, value: stage }]);
   };
   const record = (v: Verdict) => {
     const verdict = state.recordVerdict(v, now());
-    upsertSearchAttributes([{ key: SA.Verdict, value: verdict.verdict }]);
+    upsert([{ key: SA.Verdict, value: verdict.verdict }]);
     return verdict;
   };
 
-  upsertSearchAttributes([
+  upsert([
     { key: SA.Tier, value: tier },
     { key: SA.Stage, value: 'judging' },
   ]);
@@ -176,7 +199,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
       });
       if (r.flag) {
         state.raiseAuditFlag();
-        upsertSearchAttributes([{ key: SA.AuditFlag, value: true }]);
+        upsert([{ key: SA.AuditFlag, value: true }]);
         log.warn('audit flag: repeated rejections on one target', {
           target: targetKey(state.proposal),
           recent: r.recent,
@@ -284,5 +307,6 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   }
   // Let Update handlers return their answers before the run closes.
   await condition(allHandlersFinished);
+  flush();
   return outcomeOf(state.snapshot());
 }

@@ -6,6 +6,7 @@
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { submitAndWait } from '../../src/client/proposals';
+import { SA } from '../../src/names';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
 
 let sys: TestSystem;
@@ -25,7 +26,12 @@ async function shapeOf(client: Client, workflowId: string) {
       .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
       .filter((name): name is string => typeof name === 'string'),
     localActivities: count('markerRecordedEventAttributes'),
-    searchAttributeUpserts: count('upsertWorkflowSearchAttributesEventAttributes'),
+    // Ours only: each patched() also upserts the SDK's own TemporalChangeVersion.
+    searchAttributeUpserts: events.filter((e) =>
+      Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}).some(
+        (key) => key !== 'TemporalChangeVersion',
+      ),
+    ).length,
     failedTasks: count('workflowTaskFailedEventAttributes') + count('workflowTaskTimedOutEventAttributes'),
   };
 }
@@ -54,5 +60,25 @@ describe('workflow tasks and round trips per tier', () => {
     const { out, shape } = await run('exec');
     expect(out.status).toBe('executed');
     expect(shape).toMatchObject({ workflowTasks: 3, activities: ['judge', 'execute'], failedTasks: 0 });
+  });
+});
+
+describe('search attribute writes', () => {
+  it('lightweight approval: tier, stage and verdict in ONE upsert; visibility shows the final values', async () => {
+    const { out, shape } = await run('vault_note_create');
+    expect(shape.searchAttributeUpserts).toBe(1);
+    const described = await sys.client.workflow.getHandle(out.workflow_id).describe();
+    const sa = described.typedSearchAttributes;
+    expect(sa.get(SA.Tier)).toBe('lightweight-approval');
+    expect(sa.get(SA.Stage)).toBe('approved');
+    expect(sa.get(SA.Verdict)).toBe('APPROVE');
+  });
+
+  it('no-judge with execution: one upsert per workflow task at most, final stage executed', async () => {
+    const { out, shape } = await run('memory_write');
+    expect(shape.searchAttributeUpserts).toBeLessThanOrEqual(shape.workflowTasks);
+    const sa = (await sys.client.workflow.getHandle(out.workflow_id).describe()).typedSearchAttributes;
+    expect(sa.get(SA.Stage)).toBe('executed');
+    expect(sa.get(SA.Verdict)).toBe('APPROVE');
   });
 });
