@@ -74,7 +74,12 @@ export interface EngineRig {
 const silentBundler = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
 /** Proposal workers (default policy, rules-only approval) and a floor worker on one server. */
-export async function startEngineRig(opts: { address: string; namespace: string }): Promise<EngineRig> {
+export async function startEngineRig(opts: {
+  address: string;
+  namespace: string;
+  /** Workflow sources to bundle (default: this checkout's), e.g. an older checkout to compare against. */
+  workflowsPath?: string;
+}): Promise<EngineRig> {
   const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-engine-'));
   const policy = defaultPolicyWith({ judge: { withoutModel: 'approve' } }, { baseDir });
   const queues = taskQueuesFor(`engine-${randomUUID()}`);
@@ -85,7 +90,10 @@ export async function startEngineRig(opts: { address: string; namespace: string 
     policy,
     logger: pino({ level: 'silent' }),
     baseDir,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: silentBundler }),
+    workflowBundle: await bundleWorkflowCode({
+      workflowsPath: opts.workflowsPath ?? WORKFLOWS_PATH,
+      logger: silentBundler,
+    }),
   });
   const floor = await Worker.create({
     connection: system.native,
@@ -231,9 +239,13 @@ async function compareSettings(): Promise<void> {
   const extra = process.env.BENCH_DYNAMIC_CONFIG ? (JSON.parse(process.env.BENCH_DYNAMIC_CONFIG) as object) : {};
   const configs = { stock: {}, ours: { ...DEV_SERVER_DYNAMIC_CONFIG, ...extra } };
   if (process.env.BENCH_BASELINE === 'ours') configs.stock = { ...DEV_SERVER_DYNAMIC_CONFIG };
+  // BENCH_BASE_WORKFLOWS=<other checkout>/src/workflows/index.ts: one server (our settings), that code vs this code.
+  const baseWorkflows = process.env.BENCH_BASE_WORKFLOWS;
+  if (baseWorkflows) configs.stock = configs.ours;
+  const oursServer = await startDevServer({ cliPath, headless: true, dynamicConfig: configs.ours });
   const servers = {
-    stock: await startDevServer({ cliPath, headless: true, dynamicConfig: configs.stock }),
-    ours: await startDevServer({ cliPath, headless: true, dynamicConfig: configs.ours }),
+    stock: baseWorkflows ? oursServer : await startDevServer({ cliPath, headless: true, dynamicConfig: configs.stock }),
+    ours: oursServer,
   };
   console.log(`# engine: ${JSON.stringify(configs)}; ${rounds} rounds; ${new Date().toISOString()}`);
   const idleMs = 20_000;
@@ -243,7 +255,11 @@ async function compareSettings(): Promise<void> {
     const cpu = processCpuMs(servers[k].process.pid!) - idle0[k];
     console.log(`idle server CPU ${k}: ${((cpu / idleMs) * 100).toFixed(2)}% of a core over ${idleMs / 1000} s`);
   }
-  const rigs = { stock: await startEngineRig(servers.stock), ours: await startEngineRig(servers.ours) };
+  const rigs = {
+    stock: await startEngineRig({ ...servers.stock, workflowsPath: baseWorkflows }),
+    ours: await startEngineRig(servers.ours),
+  };
+  if (baseWorkflows) console.log(`comparing ${baseWorkflows} (as "stock") with this checkout (as "ours")`);
   try {
     await interleaved(rigs, ENGINE_KINDS, 1); // warm-up
     const res = await interleaved(rigs, ENGINE_KINDS, rounds);
@@ -278,8 +294,8 @@ async function compareSettings(): Promise<void> {
   } finally {
     await rigs.stock.stop();
     await rigs.ours.stop();
-    await servers.stock.stop();
     await servers.ours.stop();
+    if (servers.stock !== servers.ours) await servers.stock.stop();
   }
 }
 
