@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import vm from 'node:vm';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
@@ -223,6 +224,42 @@ export async function throughput(
   };
 }
 
+/**
+ * What a new workflow run pays to evaluate a workflow bundle's modules, measured the way the SDK's reused V8 context
+ * does it: the bundle runs once, then each run gets a fresh module cache and calls `importWorkflows()`.
+ * No server, no worker: the figure that `src/workflows` and `src/contracts` import choices move.
+ */
+export function bundleEvaluation(code: string, runs = 300): { modules: number; p10: number; p50: number } {
+  const context = vm.createContext({}, { microtaskMode: 'afterEvaluate' });
+  for (const name of ['TextEncoder', 'TextDecoder', 'URL', 'URLSearchParams', 'AbortController', 'console']) {
+    context[name] = (globalThis as Record<string, unknown>)[name];
+  }
+  const shared = new Map<string | symbol, unknown>();
+  let runCache: Map<string | symbol, unknown> | undefined;
+  Object.defineProperty(context, '__webpack_module_cache__', {
+    value: new Proxy(
+      {},
+      {
+        get: (_, key) => shared.get(key) ?? runCache?.get(key),
+        set: (_, key, value) => ((runCache ?? shared).set(key, value), true),
+      },
+    ),
+  });
+  new vm.Script(code).runInContext(context);
+  const temporal = vm.runInContext('__TEMPORAL__', context) as { importWorkflows(): unknown };
+  const samples: number[] = [];
+  let modules = 0;
+  for (let i = 0; i < runs; i++) {
+    runCache = new Map();
+    const start = performance.now();
+    temporal.importWorkflows();
+    samples.push(performance.now() - start);
+    modules = runCache.size;
+  }
+  samples.sort((a, b) => a - b);
+  return { modules, p10: percentile(samples, 10), p50: percentile(samples, 50) };
+}
+
 /** p50/p95 of a sample list, as `50.1 / 70.2`. */
 export function p50p95(samples: readonly number[]): string {
   const s = [...samples].sort((a, b) => a - b);
@@ -299,6 +336,21 @@ async function compareSettings(): Promise<void> {
   }
 }
 
+/** `bench/engine.ts bundle A.js [B.js]`: module evaluation per run of prebuilt bundles, interleaved three times. */
+function compareBundles(files: string[]): void {
+  const codes = files.map((f) => readFileSync(f, 'utf8'));
+  for (let round = 0; round < 3; round++) {
+    codes.forEach((code, i) => {
+      const r = bundleEvaluation(code);
+      const size = (code.length / 1e6).toFixed(2);
+      console.log(
+        `${files[i]}: ${r.modules} modules, p10 ${r.p10.toFixed(2)} / p50 ${r.p50.toFixed(2)} ms, ${size} MB`,
+      );
+    });
+  }
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  await compareSettings();
+  if (process.argv[2] === 'bundle') compareBundles(process.argv.slice(3));
+  else await compareSettings();
 }
