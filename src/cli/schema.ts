@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { ClarificationSchema, HumanDecisionSchema } from '../contracts/messages';
 import { CompliancePolicySchema } from '../contracts/policy';
-import { ProposalSchema } from '../contracts/proposal';
+import { ProposalSchema } from '../contracts/proposal-schema';
 import { VerdictSchema } from '../contracts/verdict';
 import { BadInputError } from '../contracts/errors';
 import { printJson } from './io';

@@ -3,6 +3,7 @@
  * family, for actor runtimes that build proposals or read outcomes. Depends on zod only.
  */
 export * from './proposal';
+export * from './proposal-schema';
 export * from './verdict';
 export * from './messages';
 export * from './policy';

@@ -77,12 +77,5 @@ export const JudgeSettingsSchema = z.strictObject({
 });
 export type JudgeSettings = z.infer<typeof JudgeSettingsSchema>;
 
-/**
- * A start-to-close timeout for the judge activity that always outlasts the judge itself: the model
- * budget, plus the Forgejo lookups, plus slack. A judge that hits its own budget answers
- * confidence 0 instead of being cut off by Temporal. Pure (no I/O), so workflow code may call it.
- */
-export function judgeActivityTimeoutMs(policy: { spec: { judge?: JudgeSettings } }): number {
-  const s = policy.spec.judge;
-  return (s?.timeoutMs ?? 20_000) + (s?.forgejo?.timeoutMs ?? 0) + 10_000;
-}
+/** The judge activity's timeout; workflow code imports it from `./judge-timeout`, which builds no schema. */
+export { judgeActivityTimeoutMs } from './judge-timeout';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NonceSchema, SignatureSchema } from './identity';
+import { NonceSchema, SignatureSchema } from './identity-text';
 import { EvidenceSchema, ScopeClaimSchema } from './proposal';
 
 /**

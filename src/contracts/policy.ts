@@ -12,14 +12,8 @@ export const DurationSchema = z.union([
 ]);
 export type Duration = z.infer<typeof DurationSchema>;
 
-/** Milliseconds in a {@link Duration}; pure, so workflow code can use it. */
-export function durationMs(d: Duration): number {
-  if (typeof d === 'number') return d;
-  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$/.exec(d);
-  if (!m) throw new Error(`not a duration: ${d}`);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'ms' | 's' | 'm' | 'h' | 'd'];
-  return Math.round(Number(m[1]) * unit);
-}
+/** Milliseconds in a {@link Duration}; workflow code imports it from `./duration`, which builds no schema. */
+export { durationMs } from './duration';
 
 const RegexSource = z.string().refine((src) => {
   try {

@@ -167,31 +167,6 @@ export const ProposalEnvelopeSchema = z.strictObject({
 /** A proposal: what an actor wants to do, where, and why. */
 export type Proposal = z.infer<typeof ProposalEnvelopeSchema>;
 
-/**
- * The proposal schema with every known action type spelled out. Used for JSON Schema export; code
- * validates with {@link parseProposal}, which gives field-level errors for one action type only.
- */
-export const ProposalSchema = z.union([
-  ...KNOWN_ACTION_TYPES.map((t) =>
-    ProposalEnvelopeSchema.extend({
-      action_type: z.literal(t),
-      target: actionShapes[t].target,
-      parameters: actionShapes[t].parameters,
-    }),
-  ),
-  // The catch-all branch must not match a known type, or a JSON Schema validator would accept a
-  // known action with any target and parameters through it.
-  ProposalEnvelopeSchema.extend({
-    action_type: z
-      .string()
-      .regex(
-        new RegExp(`^(?!(?:${KNOWN_ACTION_TYPES.join('|')})$)[a-z][a-z0-9_]{0,63}$`),
-        'expected a snake_case action type other than the known ones',
-      )
-      .describe('Any other action type: always routed to a human.'),
-  }),
-] as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]]);
-
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string };
 
 /** Validates a proposal: the envelope, then the target and parameters of its action type. */

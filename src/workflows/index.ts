@@ -1,3 +1,16 @@
 /** Every workflow the workers run; the bundler starts here. Deterministic code only. */
+import type { CircleRegistryInput } from '../circles/names';
+
 export { proposalWorkflow } from './proposal';
-export { circleRegistryWorkflow } from './circle-registry';
+
+/**
+ * The circle registry, loaded when a registry run starts. The SDK evaluates a workflow's modules afresh for every new
+ * run, so a static import would make every proposal pay for the registry's schemas and signature checks. The module
+ * is in this bundle (webpackMode "eager": no separate chunk) and its top-level code runs only here; the import settles
+ * within the first activation, before that activation's Updates are dispatched, so none is refused for lack of a
+ * handler, and it adds no command to the history.
+ */
+export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): Promise<void> {
+  const registry = await import(/* webpackMode: "eager" */ './circle-registry');
+  return registry.circleRegistryWorkflow(input);
+}

@@ -14,7 +14,8 @@ import {
   type Clarification,
   type HumanDecision,
 } from '../contracts/messages';
-import { durationMs, type CompliancePolicy } from '../contracts/policy';
+import { durationMs } from '../contracts/duration';
+import type { CompliancePolicy } from '../contracts/policy';
 import type { Proposal } from '../contracts/proposal';
 import type { DecisionRecord, ExecutionResult, OutcomeStatus, ProposalStatus, Stage } from '../contracts/status';
 import type { Dispute, Tier, Verdict } from '../contracts/verdict';
@@ -22,7 +23,7 @@ import { withinScope } from '../contracts/repo-path';
 import { describeIssues } from '../contracts/zod-error';
 import { lightweightCheck } from '../policy/patterns';
 import { proposalContentDigest } from '../contracts/digest';
-import { refuseDecisionSignature } from '../identity/decision';
+import { decisionVerifier } from './decision-verifier';
 
 /**
  * What the workflow does after a verdict: the routing rule's answer, plus `give-up` for a CLARIFY
@@ -364,6 +365,9 @@ export class ProposalState {
 
   /** The decision-signature check lives with the signing code; this is its one call site. */
   private refuseSignature(d: HumanDecision, nowMs: number): string | null {
+    // Loaded when the escalation opened (decision-verifier.ts); refuse rather than accept unverified.
+    const refuseDecisionSignature = decisionVerifier();
+    if (!refuseDecisionSignature) return 'signature verification is not loaded yet; send the decision again';
     const binding = {
       workflowId: this.workflowId,
       runId: this.firstRunId ?? '',

@@ -16,8 +16,9 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { JudgeActivities, ExecutorActivities, WorkflowActivities } from '../activities/types';
-import { judgeActivityTimeoutMs } from '../contracts/judge-settings';
+import { judgeActivityTimeoutMs } from '../contracts/judge-timeout';
 import { safeParseProposal, searchableTarget, targetKey } from '../contracts/proposal';
 import { proposalWorkflowId } from '../contracts/digest';
 import { FailureType, NON_RETRYABLE_FAILURE_TYPES } from '../contracts/lifecycle';
@@ -27,6 +28,7 @@ import type { AnnouncementRef } from '../contracts/escalation';
 import { isShadow, quorumFor, tierFor } from '../policy/classify';
 import { awaitSettledUpdate, clarifyUpdate, humanDecisionUpdate, SA, statusQuery } from '../names';
 import { ProposalState, readClarification, readDecision } from './proposal-state';
+import { loadDecisionVerifier } from './decision-verifier';
 
 /** The innermost message of an activity failure, for verdict reasons and execution errors. */
 function failureMessage(err: unknown): string {
@@ -144,17 +146,39 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   current = state;
   let refs: AnnouncementRef[] = [];
 
+  // Search attributes change several times per workflow task (tier, stage, verdict); each upsert is a command, a
+  // history event and a visibility write. Changes are collected and written as ONE upsert once the activation's
+  // microtasks have drained (the SDK checks blocked conditions only then), still within the same workflow task, so
+  // visibility sees the same values at the same point as before. (patched: runs recorded before this wrote each
+  // change in its own command.)
+  const coalesce = patched('coalesce-search-attributes');
+  let pending: SearchAttributeUpdatePair[] = [];
+  const flush = () => {
+    const pairs = pending;
+    pending = [];
+    if (pairs.length > 0) upsertSearchAttributes(pairs);
+  };
+  const upsert = (pairs: SearchAttributeUpdatePair[]) => {
+    if (!coalesce) return upsertSearchAttributes(pairs);
+    if (pending.length === 0) {
+      let checkedOnce = false;
+      // False when condition() evaluates it eagerly, true at the next check: after the microtasks have run.
+      const drained = () => checkedOnce || !(checkedOnce = true);
+      void condition(drained).then(flush);
+    }
+    pending = [...pending.filter((p) => !pairs.some((q) => q.key.name === p.key.name)), ...pairs];
+  };
   const setStage = (stage: Stage) => {
     state.setStage(stage);
-    upsertSearchAttributes([{ key: SA.Stage, value: stage }]);
+    upsert([{ key: SA.Stage, value: stage }]);
   };
   const record = (v: Verdict) => {
     const verdict = state.recordVerdict(v, now());
-    upsertSearchAttributes([{ key: SA.Verdict, value: verdict.verdict }]);
+    upsert([{ key: SA.Verdict, value: verdict.verdict }]);
     return verdict;
   };
 
-  upsertSearchAttributes([
+  upsert([
     { key: SA.Tier, value: tier },
     { key: SA.Stage, value: 'judging' },
   ]);
@@ -187,7 +211,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
       });
       if (r.flag) {
         state.raiseAuditFlag();
-        upsertSearchAttributes([{ key: SA.AuditFlag, value: true }]);
+        upsert([{ key: SA.AuditFlag, value: true }]);
         log.warn('audit flag: repeated rejections on one target', {
           target: targetKey(state.proposal),
           recent: r.recent,
@@ -225,6 +249,8 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
 
   /** Escalation: open the dispute, tell people, wait for a decision or the deadline. */
   const escalate = async (v: Verdict | null): Promise<Verdict> => {
+    // Decisions can arrive from here on: their validator checks signatures synchronously.
+    await loadDecisionVerifier();
     const notice = state.openEscalation(v, Date.now());
     setStage('awaiting_human');
     try {
@@ -293,5 +319,6 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   }
   // Let Update handlers return their answers before the run closes.
   await condition(allHandlersFinished);
+  flush();
   return outcomeOf(state.snapshot());
 }

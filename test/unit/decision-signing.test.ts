@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { generateIdentity, newNonce, signBytes } from '../../src/identity/keys';
 import type { HumanDecision } from '../../src/contracts/messages';
 import { HumanDecisionSchema } from '../../src/contracts/messages';
@@ -9,6 +9,7 @@ import { signDecision } from '../../src/identity/sign-decision';
 import { refuseDecisionSignature, signingKeyFor, type DecisionBinding } from '../../src/identity/decision';
 import { statementBytes } from '../../src/identity/verify';
 import { ProposalState } from '../../src/workflows/proposal-state';
+import { loadDecisionVerifier } from '../../src/workflows/decision-verifier';
 import { proposal, testPolicy } from '../helpers/system';
 
 const RUN: DecisionBinding = {
@@ -157,6 +158,11 @@ describe('signed human decisions (v2: bound to content and run)', () => {
 });
 
 describe('ProposalState binds decisions to its own content and run', () => {
+  // The workflow loads verification when an escalation opens; a state built by hand does it here.
+  beforeAll(async () => {
+    await loadDecisionVerifier();
+  });
+
   const quorum2 = testPolicy('/tmp', {
     escalation: {
       approvers: ['scott', 'alice'],

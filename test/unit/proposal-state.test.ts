@@ -7,12 +7,15 @@ import { parseProposal } from '../../src/contracts/proposal';
 import type { Tier, Verdict } from '../../src/contracts/verdict';
 import { ApplicationFailure } from '@temporalio/common';
 import { ProposalState, readClarification, readDecision } from '../../src/workflows/proposal-state';
+import { loadDecisionVerifier } from '../../src/workflows/decision-verifier';
 import { proposal, testPolicy } from '../helpers/system';
 
 let baseDir: string;
 let policy: CompliancePolicy;
 
-beforeAll(() => {
+beforeAll(async () => {
+  // As the workflow does before it opens an escalation: decisions are checked from then on.
+  await loadDecisionVerifier();
   baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-state-'));
   policy = testPolicy(baseDir, { escalation: { timeout: '24h', approvers: ['scott', 'alice', 'bob'] } });
 });
