@@ -130,6 +130,18 @@ export const CompliancePolicySchema = z.strictObject({
     audit: z
       .strictObject({ repeatRejections: z.int().min(2).default(3), window: DurationSchema.default('24h') })
       .default({ repeatRejections: 3, window: '24h' }),
+    execution: z
+      .strictObject({
+        /**
+         * How long the executor may go silent before Temporal counts it dead and retries the action
+         * elsewhere: executors heartbeat while they work, so a killed executor is noticed this fast.
+         */
+        heartbeatTimeout: DurationSchema.default('10s').refine((d) => {
+          const ms = durationMs(d);
+          return ms >= 1000 && ms <= 600_000;
+        }, 'expected a duration between 1s and 10m'),
+      })
+      .default({ heartbeatTimeout: '10s' }),
     webhook: z
       .strictObject({
         /**
@@ -145,3 +157,12 @@ export const CompliancePolicySchema = z.strictObject({
   }),
 });
 export type CompliancePolicy = z.infer<typeof CompliancePolicySchema>;
+
+/**
+ * The executor's heartbeat timeout in milliseconds. Policies recorded in workflow histories before
+ * the field existed carry none: they get the default, so old runs replay unchanged.
+ */
+export function executionHeartbeatTimeoutMs(policy: CompliancePolicy): number {
+  const spec = policy.spec as { execution?: { heartbeatTimeout?: Duration } };
+  return durationMs(spec.execution?.heartbeatTimeout ?? '10s');
+}
