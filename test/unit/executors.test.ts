@@ -258,7 +258,7 @@ describe('at most once', () => {
     expect(readFileSync(join(root, name), 'utf8')).toBe('before\nline\n');
   });
 
-  it('a memory write the dead attempt had finished is confirmed by its workflow id; one it had not is completed', async () => {
+  it('a memory write is completed on retry when missing, confirmed by its workflow id when there', async () => {
     const store = `retry-${randomUUID().slice(0, 8)}`;
     const file = () => join(policy.spec.memory.dir, `${store}.jsonl`);
     const i = input(p('memory_write', { target: { store }, parameters: { content: 'once only' } }));
