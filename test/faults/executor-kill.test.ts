@@ -20,6 +20,7 @@ import {
   finalOutcomes,
   killHard,
   lines,
+  memoryLines,
   slowExec,
   startWorkerProcess,
   until,
@@ -74,16 +75,6 @@ async function submit(p: Record<string, unknown>): Promise<string> {
   return (await submitProposal(sys.client, p, { taskQueue: sys.taskQueues.workflow })).workflow_id;
 }
 
-/** Memory lines per workflow id, from the store on disk. */
-function memoryLines(store: string): Map<string, number> {
-  const m = new Map<string, number>();
-  for (const l of lines(join(sys.policy.spec.memory.dir, `${store}.jsonl`))) {
-    const id = (JSON.parse(l) as { workflow_id: string }).workflow_id;
-    m.set(id, (m.get(id) ?? 0) + 1);
-  }
-  return m;
-}
-
 async function scenario(restartIn: (first: string) => string) {
   const trace = mkdtempSync(join(tmpdir(), 'agent-judge-fault-trace-'));
   dirs.push(trace);
@@ -117,7 +108,7 @@ async function scenario(restartIn: (first: string) => string) {
   // Nothing ran twice: each exec started once, each memory write left one line.
   const starts = counts(startedLog);
   for (const tag of tags) expect(starts.get(`start ${tag}`), `exec ${tag} starts`).toBe(1);
-  const mem = memoryLines(store);
+  const mem = memoryLines(sys.policy.spec.memory.dir, store);
   for (const id of [...memoryBefore, ...memoryDuring]) {
     expect(mem.get(id), `memory lines of ${id}`).toBe(1);
     expect(outcomes.get(id)).toMatchObject({ status: 'executed', execution: { status: 'succeeded' } });

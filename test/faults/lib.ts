@@ -3,13 +3,17 @@
  * SIGKILL as an operator's crash would, and side effects counted on disk.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import type { CompliancePolicy } from '../../src/contracts/policy';
 import type { ProposalOutcome } from '../../src/contracts/status';
+import { expect } from 'vitest';
+import { submitProposal } from '../../src/client/proposals';
 import { defaultPolicyWith } from '../../src/policy/load';
+import { proposal } from '../helpers/system';
 
 export const BIN = fileURLToPath(new URL('../../bin/agent-judge.mjs', import.meta.url));
 
@@ -143,4 +147,68 @@ export function slowExec(traceDir: string, tag: string, seconds: number): string
   const started = join(traceDir, 'exec-started.log');
   const done = join(traceDir, 'exec-done.log');
   return ['sh', '-c', `echo "start ${tag}" >> '${started}'; sleep ${seconds}; echo "done ${tag}" >> '${done}'`];
+}
+
+/** Memory lines per workflow id in `<memoryDir>/<store>.jsonl`. */
+export function memoryLines(memoryDir: string, store: string): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const l of lines(join(memoryDir, `${store}.jsonl`))) {
+    const id = (JSON.parse(l) as { workflow_id: string }).workflow_id;
+    m.set(id, (m.get(id) ?? 0) + 1);
+  }
+  return m;
+}
+
+/** A batch of proposals in flight: slow execs that leave a trace, and memory writes. */
+export interface Mix {
+  trace: string;
+  store: string;
+  tags: string[];
+  execs: string[];
+  memories: string[];
+}
+
+/** Submits `execs` slow execs (`seconds` each) and `memories` memory writes without waiting. */
+export async function submitMix(
+  client: Client,
+  taskQueue: string,
+  opts: { trace: string; execs: number; memories: number; seconds: number },
+): Promise<Mix> {
+  const store = `fault-${randomUUID().slice(0, 8)}`;
+  const tags = Array.from({ length: opts.execs }, () => randomUUID().slice(0, 8));
+  const submit = async (p: Record<string, unknown>) => (await submitProposal(client, p, { taskQueue })).workflow_id;
+  const execs = await Promise.all(
+    tags.map((tag) => submit(proposal('exec', { parameters: { command: slowExec(opts.trace, tag, opts.seconds) } }))),
+  );
+  const memories = await Promise.all(
+    Array.from({ length: opts.memories }, (_, n) =>
+      submit(proposal('memory_write', { target: { store }, parameters: { content: `write ${n}` } })),
+    ),
+  );
+  return { trace: opts.trace, store, tags, execs, memories };
+}
+
+/**
+ * 0 lost, 0 run twice: every proposal final, every exec started at most once (exactly once when
+ * it ended executed), every memory write one line.
+ */
+export function expectNoneLostNoneTwice(
+  mix: Mix,
+  outcomes: Map<string, ProposalOutcome>,
+  memoryDir: string,
+  execStatus: 'executed' | 'uncertain',
+): void {
+  const starts = counts(join(mix.trace, 'exec-started.log'));
+  const dones = counts(join(mix.trace, 'exec-done.log'));
+  for (const [i, tag] of mix.tags.entries()) {
+    const out = outcomes.get(mix.execs[i]!);
+    expect(out?.status, `${mix.execs[i]}: ${JSON.stringify(out?.execution)}`).toBe(execStatus);
+    expect(starts.get(`start ${tag}`), `exec ${tag} starts`).toBe(1);
+    if (execStatus === 'executed') expect(dones.get(`done ${tag}`), `exec ${tag} completions`).toBe(1);
+  }
+  const mem = memoryLines(memoryDir, mix.store);
+  for (const id of mix.memories) {
+    expect(outcomes.get(id)).toMatchObject({ status: 'executed', execution: { status: 'succeeded' } });
+    expect(mem.get(id), `memory lines of ${id}`).toBe(1);
+  }
 }
