@@ -21,6 +21,14 @@ export function durationMs(d: Duration): number {
   return Math.round(Number(m[1]) * unit);
 }
 
+function safeDurationMs(d: Duration): number | null {
+  try {
+    return durationMs(d);
+  } catch {
+    return null;
+  }
+}
+
 const RegexSource = z.string().refine((src) => {
   try {
     new RegExp(src, 'u');
@@ -137,8 +145,9 @@ export const CompliancePolicySchema = z.strictObject({
          * elsewhere: executors heartbeat while they work, so a killed executor is noticed this fast.
          */
         heartbeatTimeout: DurationSchema.default('10s').refine((d) => {
-          const ms = durationMs(d);
-          return ms >= 1000 && ms <= 600_000;
+          // Runs even when the duration is malformed (zod reports that issue itself): only bound it here.
+          const ms = typeof d === 'number' || /^\d/.test(d) ? safeDurationMs(d) : null;
+          return ms === null || (ms >= 1000 && ms <= 600_000);
         }, 'expected a duration between 1s and 10m'),
       })
       .default({ heartbeatTimeout: '10s' }),
