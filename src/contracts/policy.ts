@@ -144,11 +144,13 @@ export const CompliancePolicySchema = z.strictObject({
          * How long the executor may go silent before Temporal counts it dead and retries the action
          * elsewhere: executors heartbeat while they work, so a killed executor is noticed this fast.
          */
-        heartbeatTimeout: DurationSchema.default('10s').refine((d) => {
-          // Runs even when the duration is malformed (zod reports that issue itself): only bound it here.
-          const ms = typeof d === 'number' || /^\d/.test(d) ? safeDurationMs(d) : null;
-          return ms === null || (ms >= 1000 && ms <= 600_000);
-        }, 'expected a duration between 1s and 10m'),
+        heartbeatTimeout: DurationSchema.default('10s')
+          .refine((d) => {
+            // Runs even when the duration is malformed (zod reports that issue itself): only bound it here.
+            const ms = typeof d === 'number' || /^\d/.test(d) ? safeDurationMs(d) : null;
+            return ms === null || (ms >= 1000 && ms <= 600_000);
+          }, 'expected a duration between 1s and 10m')
+          .describe('executors heartbeat while they act; silent this long (1s to 10m), one counts as dead'),
       })
       .default({ heartbeatTimeout: '10s' }),
     webhook: z
