@@ -129,8 +129,9 @@ export function createExecutorActivities(deps: ExecutorDeps): ExecutorActivities
             );
           }
           // No claim here: the earlier attempt did not start on this host. Known not started only
-          // when its heartbeat says it ran on this host; otherwise another host may have acted.
-          if (!(earlier && earlier.host === host)) {
+          // when its heartbeat says it ran on this host and had not started (a heartbeat that says
+          // `started` with no claim here means the ledger was lost); otherwise another host may have acted.
+          if (!(earlier && earlier.host === host && earlier.phase === 'not_started')) {
             return await done(
               uncertain(
                 earlier?.phase === 'started'

@@ -321,6 +321,14 @@ describe('at most once across executor hosts', () => {
     expect(existsSync(join(root, marker))).toBe(true);
   });
 
+  it('a retry on the same host whose heartbeat says started but whose ledger lost the claim is uncertain', async () => {
+    const { marker, i } = mkdirExec();
+    const host = `${hostname()}:${resolve(join(stateDir(), 'executions'))}`;
+    const result = await execute(i, { attempt: 2, heartbeatDetails: { phase: 'started', host, pid: 7 } });
+    expect(result.status).toBe('uncertain');
+    expect(existsSync(join(root, marker))).toBe(false);
+  });
+
   it('a retry whose earlier attempt finished (its last heartbeat) returns that result and does not run', async () => {
     const { marker, i } = mkdirExec();
     const earlier: ExecutionResult = {
