@@ -6,6 +6,8 @@ export default defineConfig({
     pool: 'forks',
     globalSetup: ['test/build-setup.ts', 'test/global-setup.ts'],
     include: ['test/**/*.test.ts'],
+    // The fault suite (processes killed mid-flight) runs on its own: `npm run test:faults`.
+    exclude: ['test/faults/**', '**/node_modules/**'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Two cores: more parallel files than this only adds contention with the Temporal server.

@@ -1,9 +1,13 @@
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
 import { Context } from '@temporalio/activity';
 import type { ExecutionResult } from '../contracts/status';
+import { UNCERTAIN_EXPLANATION } from '../contracts/lifecycle';
+import { executionHeartbeatTimeoutMs } from '../contracts/policy';
 import { ExecutionRefusedError } from '../contracts/errors';
 import { builtinExecutors, executorFor, ExecutionLedger, type ExecutorRegistry } from '../executors';
 import { hardRules } from '../guards/rules';
-import type { ExecuteInput, ExecutorActivities } from './types';
+import type { ExecuteInput, ExecutionProgress, ExecutorActivities } from './types';
 
 export interface ExecutorDeps {
   /** Directory relative paths resolve against. */
@@ -15,12 +19,41 @@ export interface ExecutorDeps {
 }
 
 /**
+ * Keeps telling Temporal this attempt is alive, with what it has done so far: a killed executor
+ * stops heartbeating and is noticed within the policy's heartbeat timeout, and the retry reads the
+ * last details (which host, whether the action had started, its result once finished).
+ */
+function heartbeater(ctx: Context, timeoutMs: number, first: ExecutionProgress) {
+  let progress = first;
+  ctx.heartbeat(progress);
+  // The SDK throttles heartbeats itself (to a share of the timeout); beating often costs nothing.
+  const timer = setInterval(() => ctx.heartbeat(progress), Math.max(200, Math.min(1000, timeoutMs / 4)));
+  return {
+    set(next: ExecutionProgress) {
+      progress = next;
+      ctx.heartbeat(progress);
+    },
+    stop() {
+      clearInterval(timer);
+    },
+  };
+}
+
+/**
  * The executor worker's activities: the only process that acts. It checks the verdict and the hard
  * rules again right before acting, so a forged or stale approval cannot widen what runs.
+ *
+ * At most once: a retry (Temporal's attempt > 1, or a claim in this host's ledger) never guesses.
+ * An earlier result (ledger or last heartbeat) is returned as is; an idempotent write is confirmed
+ * against its target or completed; a non-idempotent action that may have started is not run again
+ * and ends `uncertain`. Only when the last heartbeat shows the earlier attempt ran on this host and
+ * the ledger holds no claim (it is written before acting) is it known not to have started.
  */
 export function createExecutorActivities(deps: ExecutorDeps): ExecutorActivities {
   const registry = deps.executors ?? builtinExecutors();
-  const ledger = new ExecutionLedger(`${deps.stateDir}/executions`);
+  const ledgerDir = resolve(`${deps.stateDir}/executions`);
+  const ledger = new ExecutionLedger(ledgerDir);
+  const host = `${hostname()}:${ledgerDir}`;
 
   return {
     async execute(input: ExecuteInput): Promise<ExecutionResult> {
@@ -43,51 +76,99 @@ export function createExecutorActivities(deps: ExecutorDeps): ExecutorActivities
       const finding = hardRules(proposal, { policy, baseDir: deps.baseDir });
       if (finding) return refuse(`${finding.rule}: ${finding.reason}`);
 
+      const ctx = Context.current();
+      const { attempt } = ctx.info;
+      const earlier = ctx.info.heartbeatDetails as ExecutionProgress | undefined;
+      const beat = heartbeater(ctx, executionHeartbeatTimeoutMs(policy), { phase: 'not_started', host });
+      const uncertain = (why: string): ExecutionResult => ({
+        ...base,
+        status: 'uncertain',
+        executor: executor.name,
+        error: `${why}; ${UNCERTAIN_EXPLANATION}`,
+        finished_at: new Date().toISOString(),
+      });
       const key = ExecutionLedger.keyFor(input.workflow_id, proposal);
-      const claim = await ledger.claim(key, started);
-      if (!claim.claimed) {
-        if (claim.entry.state === 'done') return claim.entry.result;
-        return {
-          ...base,
-          status: 'unknown',
-          executor: executor.name,
-          error: 'an earlier attempt started this action and did not report back; not running it twice',
-          finished_at: new Date().toISOString(),
-        };
-      }
-      let result: ExecutionResult;
+      const done = async (result: ExecutionResult): Promise<ExecutionResult> => {
+        await ledger.finish(key, result);
+        beat.set({ phase: 'finished', host, result });
+        return result;
+      };
       try {
-        const out = await executor.run({
+        const claim = await ledger.claim(key, started);
+        if (!claim.claimed && claim.entry.state === 'done') return claim.entry.result;
+        if (earlier?.phase === 'finished' && earlier.result) return await done(earlier.result);
+        const retry = !claim.claimed || attempt > 1;
+        const ctxFor = {
           workflowId: input.workflow_id,
           proposal,
           verdict,
           policy,
           idempotencyKey: key,
           baseDir: deps.baseDir,
-          signal: Context.current().cancellationSignal,
-        });
-        result = {
-          ...base,
-          status: out.ok ? 'succeeded' : 'failed',
-          executor: executor.name,
-          ...(out.output !== undefined ? { output: out.output } : {}),
-          ...(out.error ? { error: out.error } : {}),
-          finished_at: new Date().toISOString(),
+          signal: ctx.cancellationSignal,
+          onStarted: ({ pid }: { pid?: number }) =>
+            beat.set({ phase: 'started', host, ...(pid !== undefined ? { pid } : {}) }),
         };
-      } catch (err) {
-        if (err instanceof ExecutionRefusedError) result = refuse(err.message);
-        else {
+        if (retry && executor.idempotent && executor.confirm) {
+          const confirmed = await executor.confirm(ctxFor);
+          if (confirmed) {
+            return await done({
+              ...base,
+              status: 'succeeded',
+              executor: executor.name,
+              output: confirmed.output,
+              finished_at: new Date().toISOString(),
+            });
+          }
+        } else if (retry && !executor.idempotent) {
+          const where = earlier ? ` on ${earlier.host}` : '';
+          const pid = earlier?.pid !== undefined ? ` (pid ${earlier.pid})` : '';
+          if (!claim.claimed) {
+            return await done(
+              uncertain(`an earlier attempt on this host started this action${pid} and never reported back`),
+            );
+          }
+          // No claim here: the earlier attempt did not start on this host. Known not started only
+          // when its heartbeat says it ran on this host and had not started (a heartbeat that says
+          // `started` with no claim here means the ledger was lost); otherwise another host may have acted.
+          if (!(earlier && earlier.host === host && earlier.phase === 'not_started')) {
+            return await done(
+              uncertain(
+                earlier?.phase === 'started'
+                  ? `attempt ${attempt - 1}${where} started this action${pid} and never reported back`
+                  : `attempt ${attempt - 1}${where} may have started this action and never reported back`,
+              ),
+            );
+          }
+        }
+
+        let result: ExecutionResult;
+        try {
+          const out = await executor.run(ctxFor);
           result = {
             ...base,
-            status: 'unknown',
+            status: out.ok ? 'succeeded' : 'failed',
             executor: executor.name,
-            error: `executor failed mid-action: ${(err as Error).message}`,
+            ...(out.output !== undefined ? { output: out.output } : {}),
+            ...(out.error ? { error: out.error } : {}),
             finished_at: new Date().toISOString(),
           };
+        } catch (err) {
+          if (err instanceof ExecutionRefusedError) result = refuse(err.message);
+          else if (executor.idempotent) {
+            result = {
+              ...base,
+              status: 'failed',
+              executor: executor.name,
+              error: `executor failed: ${(err as Error).message}`,
+              finished_at: new Date().toISOString(),
+            };
+          } else result = uncertain(`the executor failed mid-action: ${(err as Error).message}`);
         }
+        return await done(result);
+      } finally {
+        beat.stop();
       }
-      await ledger.finish(key, result);
-      return result;
     },
   };
 }

@@ -6,7 +6,13 @@ import type { CompliancePolicy } from '../contracts/policy';
 import type { Proposal } from '../contracts/proposal';
 import type { ExecutionResult } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
-import type { AnnouncementRef, EscalationNotice, ReminderNotice, ResolutionNotice } from '../contracts/escalation';
+import type {
+  AnnouncementRef,
+  EscalationNotice,
+  ReminderNotice,
+  ResolutionNotice,
+  UncertainExecutionNotice,
+} from '../contracts/escalation';
 import type { JudgeInput } from '../judge';
 import type { TaskQueues } from '../names';
 
@@ -33,6 +39,18 @@ export interface ExecuteInput {
   policy: CompliancePolicy;
 }
 
+/**
+ * What an execute attempt last told Temporal in its heartbeat, read by the next attempt (on any
+ * host): where it ran (host and ledger), whether the action had started (and its pid), and the
+ * result once finished.
+ */
+export interface ExecutionProgress {
+  phase: 'not_started' | 'started' | 'finished';
+  host: string;
+  pid?: number;
+  result?: ExecutionResult;
+}
+
 /** On the workflow task queue, in the workflow worker process. */
 export interface WorkflowActivities {
   /** The policy in force and the queue names, recorded in history so replay sees the same. */
@@ -40,6 +58,8 @@ export interface WorkflowActivities {
   announceEscalation(notice: EscalationNotice): Promise<AnnouncementRef[]>;
   announceReminder(notice: ReminderNotice): Promise<void>;
   announceResolution(notice: ResolutionNotice): Promise<void>;
+  /** An approved action may or may not have run (its executor died mid-action): people must check. */
+  announceUncertainExecution(notice: UncertainExecutionNotice): Promise<void>;
   /** Counts recent rejections on the target; true when this one raises the audit flag. */
   recordRejection(input: RejectionInput): Promise<{ recent: number; flag: boolean }>;
 }

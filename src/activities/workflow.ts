@@ -80,6 +80,20 @@ export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowAc
       await each('resolve', (n) => n.resolve(resolution));
     },
 
+    async announceUncertainExecution(notice) {
+      logger.warn(
+        {
+          event: 'escalation.uncertain_execution',
+          workflow_id: notice.workflow_id,
+          proposal_id: notice.proposal.proposal_id,
+          action_type: notice.proposal.action_type,
+          error: notice.execution.error,
+        },
+        `proposal ${notice.proposal.proposal_id}: execution uncertain; ${notice.explanation}`,
+      );
+      await each('uncertain', (n) => n.uncertain?.(notice) ?? Promise.resolve());
+    },
+
     async recordRejection(input: RejectionInput) {
       const { repeatRejections, window } = deps.policy.spec.audit;
       const since = new Date(Date.now() - durationMs(window)).toISOString();

@@ -1,6 +1,6 @@
 /** What escalation channels are told: plain JSON that crosses the workflow/activity boundary. */
 import type { Proposal } from './proposal';
-import type { DecisionRecord, OutcomeStatus } from './status';
+import type { DecisionRecord, ExecutionResult, OutcomeStatus } from './status';
 import type { Dispute, Tier, Verdict } from './verdict';
 
 /** Everything a person needs to decide an escalated proposal. Plain JSON (it is an activity input). */
@@ -38,4 +38,18 @@ export interface ReminderNotice {
   notice: EscalationNotice;
   refs: AnnouncementRef[];
   approvals: DecisionRecord[];
+}
+
+/**
+ * An approved action whose outcome nobody knows: an executor died while performing it, and it is
+ * not idempotent, so it was not run again. It counts as an escalation: a person checks the target.
+ */
+export interface UncertainExecutionNotice {
+  workflow_id: string;
+  proposal: Proposal;
+  execution: ExecutionResult;
+  /** One line: what to check. */
+  explanation: string;
+  /** Who is told (the policy's approvers). */
+  approvers: string[];
 }

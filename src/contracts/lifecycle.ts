@@ -17,6 +17,7 @@ export const STAGES = [
   'approved',
   'rejected',
   'failed',
+  'uncertain',
 ] as const;
 export type Stage = (typeof STAGES)[number];
 
@@ -28,9 +29,10 @@ export const SETTLED_STAGES: readonly Stage[] = [
   'approved',
   'rejected',
   'failed',
+  'uncertain',
 ];
 /** Stages after which nothing about the proposal changes any more. */
-export const FINAL_STAGES: readonly Stage[] = ['executed', 'approved', 'rejected', 'failed'];
+export const FINAL_STAGES: readonly Stage[] = ['executed', 'approved', 'rejected', 'failed', 'uncertain'];
 
 /** The outcome statuses users script against; `pending` while judging or executing. */
 export const OUTCOME_STATUSES = [
@@ -40,6 +42,7 @@ export const OUTCOME_STATUSES = [
   'awaiting_clarification',
   'awaiting_human',
   'failed',
+  'uncertain',
   'pending',
 ] as const;
 export type OutcomeStatus = (typeof OUTCOME_STATUSES)[number];
@@ -67,6 +70,19 @@ export function outcomeStatusOf(stage: Stage, closed: boolean): OutcomeStatus {
   if (closed) return 'failed';
   return stage === 'judging' || stage === 'executing' ? 'pending' : stage;
 }
+
+/**
+ * What an executor reports. `uncertain`: an earlier attempt may have performed a non-idempotent
+ * action (an `exec`, a webhook) and died before reporting; it is never run again and a person must
+ * look. `unknown` is what runs before `uncertain` existed recorded in the same case.
+ */
+export const EXECUTION_STATUSES = ['succeeded', 'failed', 'refused', 'uncertain', 'unknown'] as const;
+export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+
+/** The one line `agent-judge status` and the notices show for an `uncertain` outcome: what to check. */
+export const UNCERTAIN_EXPLANATION =
+  'the executor died while performing this action and it was not run again: check the target ' +
+  "(the command's effects, the webhook receiver) to see whether it happened, then act by hand if needed";
 
 /** A stage read back from visibility (a search attribute), or `judging` when unknown. */
 export function stageFrom(value: string | undefined): Stage {

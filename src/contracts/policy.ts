@@ -4,6 +4,7 @@ import { TierSchema } from './verdict';
 import { ApproverIdSchema } from './messages';
 import { JudgeSettingsSchema } from './judge-settings';
 import { PublicKeySchema } from './identity';
+import { durationMs } from './duration';
 
 /** A duration such as `90s`, `5m`, `1h`, `7d`, or a number of milliseconds. */
 export const DurationSchema = z.union([
@@ -13,7 +14,15 @@ export const DurationSchema = z.union([
 export type Duration = z.infer<typeof DurationSchema>;
 
 /** Milliseconds in a {@link Duration}; workflow code imports it from `./duration`, which builds no schema. */
-export { durationMs } from './duration';
+export { durationMs };
+
+function safeDurationMs(d: Duration): number | null {
+  try {
+    return durationMs(d);
+  } catch {
+    return null;
+  }
+}
 
 const RegexSource = z.string().refine((src) => {
   try {
@@ -124,6 +133,21 @@ export const CompliancePolicySchema = z.strictObject({
     audit: z
       .strictObject({ repeatRejections: z.int().min(2).default(3), window: DurationSchema.default('24h') })
       .default({ repeatRejections: 3, window: '24h' }),
+    execution: z
+      .strictObject({
+        /**
+         * How long the executor may go silent before Temporal counts it dead and retries the action
+         * elsewhere: executors heartbeat while they work, so a killed executor is noticed this fast.
+         */
+        heartbeatTimeout: DurationSchema.default('10s')
+          .refine((d) => {
+            // Runs even when the duration is malformed (zod reports that issue itself): only bound it here.
+            const ms = typeof d === 'number' || /^\d/.test(d) ? safeDurationMs(d) : null;
+            return ms === null || (ms >= 1000 && ms <= 600_000);
+          }, 'expected a duration between 1s and 10m')
+          .describe('executors heartbeat while they act; silent this long (1s to 10m), one counts as dead'),
+      })
+      .default({ heartbeatTimeout: '10s' }),
     webhook: z
       .strictObject({
         /**
@@ -139,3 +163,6 @@ export const CompliancePolicySchema = z.strictObject({
   }),
 });
 export type CompliancePolicy = z.infer<typeof CompliancePolicySchema>;
+
+/** The executor's heartbeat timeout; workflow code imports it from `./execution-timeout`, which builds no schema. */
+export { executionHeartbeatTimeoutMs } from './execution-timeout';

@@ -1,14 +1,14 @@
 import type { Proposal } from './proposal';
 import type { Dispute, Tier, Verdict } from './verdict';
 import type { HumanDecision } from './messages';
-import type { OutcomeStatus, Stage } from './lifecycle';
+import type { ExecutionStatus, OutcomeStatus, Stage } from './lifecycle';
 
-export type { OutcomeStatus, Stage } from './lifecycle';
-export { FINAL_STAGES, SETTLED_STAGES } from './lifecycle';
+export type { ExecutionStatus, OutcomeStatus, Stage } from './lifecycle';
+export { FINAL_STAGES, SETTLED_STAGES, UNCERTAIN_EXPLANATION } from './lifecycle';
 
 /** What an executor did. `not_executed` means no executor exists here: the caller acts. */
 export interface ExecutionResult {
-  status: 'succeeded' | 'failed' | 'refused' | 'unknown';
+  status: ExecutionStatus;
   executor: string;
   output?: unknown;
   error?: string;

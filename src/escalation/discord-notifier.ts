@@ -17,8 +17,16 @@ import type {
   EscalationNotifier,
   ReminderNotice,
   ResolutionNotice,
+  UncertainExecutionNotice,
 } from './notifier';
-import { renderEscalation, renderOutcome, renderReminder, type MessagePayload } from './render';
+import {
+  renderEscalation,
+  renderOutcome,
+  renderReminder,
+  renderUncertainExecution,
+  UNCERTAIN_HEADLINE,
+  type MessagePayload,
+} from './render';
 
 export const DISCORD_NOTIFIER_NAME = 'discord';
 export const DEFAULT_DISCORD_API = 'https://discord.com/api';
@@ -66,11 +74,14 @@ function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** What a post is; one post of each kind per workflow and channel. */
+type PostKind = 'announce' | 'remind' | 'uncertain';
+
 /**
  * Discord's `nonce` is at most 25 characters; with `enforce_nonce` Discord returns the earlier
  * message instead of creating a second one when the same nonce comes back within a few minutes.
  */
-export function nonceFor(workflowId: string, channelId: string, kind: 'announce' | 'remind'): string {
+export function nonceFor(workflowId: string, channelId: string, kind: PostKind): string {
   return createHash('sha256').update(`${kind}\0${workflowId}\0${channelId}`).digest('hex').slice(0, 25);
 }
 
@@ -134,7 +145,7 @@ export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationN
   async function postOnce(
     channelId: string,
     workflowId: string,
-    kind: 'announce' | 'remind',
+    kind: PostKind,
     payload: Partial<MessagePayload> & { message_reference?: unknown },
     isEarlier: (m: APIMessage) => boolean,
   ): Promise<APIMessage> {
@@ -234,6 +245,31 @@ export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationN
           log.warn(
             { workflow_id: reminder.notice.workflow_id, channel_id: ref.channel_id, error: describe(err) },
             'Discord refused the reminder',
+          );
+        }
+      }
+    },
+
+    async uncertain(notice: UncertainExecutionNotice): Promise<void> {
+      if (!isProposalWorkflowId(notice.workflow_id))
+        throw new BadInputError(`not a proposal workflow id: ${String(notice.workflow_id)}`);
+      const payload = renderUncertainExecution(notice);
+      const channels = opts.channelId ? [opts.channelId] : discordUserIds(notice.approvers);
+      for (const target of channels) {
+        try {
+          const channelId = opts.channelId ?? (await dmChannel(target));
+          await postOnce(
+            channelId,
+            notice.workflow_id,
+            'uncertain',
+            payload,
+            (m) => m.content.startsWith(UNCERTAIN_HEADLINE) && carriesWorkflow(m, notice.workflow_id),
+          );
+        } catch (err) {
+          if (!isPermanent(err)) throw err;
+          log.warn(
+            { workflow_id: notice.workflow_id, target, error: describe(err) },
+            'Discord refused the uncertain-execution message',
           );
         }
       }

@@ -1,6 +1,12 @@
-import type { AnnouncementRef, EscalationNotice, ReminderNotice, ResolutionNotice } from '../contracts/escalation';
+import type {
+  AnnouncementRef,
+  EscalationNotice,
+  ReminderNotice,
+  ResolutionNotice,
+  UncertainExecutionNotice,
+} from '../contracts/escalation';
 
-export type { AnnouncementRef, EscalationNotice, ReminderNotice, ResolutionNotice };
+export type { AnnouncementRef, EscalationNotice, ReminderNotice, ResolutionNotice, UncertainExecutionNotice };
 
 /** A channel that tells people about escalations (log, Discord, ...). */
 export interface EscalationNotifier {
@@ -9,4 +15,9 @@ export interface EscalationNotifier {
   announce(notice: EscalationNotice): Promise<AnnouncementRef[]>;
   remind(notice: ReminderNotice): Promise<void>;
   resolve(notice: ResolutionNotice): Promise<void>;
+  /**
+   * An approved action may or may not have run: tell people what to check. Idempotent per
+   * workflow_id. Optional: a channel without it is skipped (the worker's log always says it).
+   */
+  uncertain?(notice: UncertainExecutionNotice): Promise<void>;
 }

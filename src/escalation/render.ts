@@ -18,7 +18,7 @@ import type { DecisionRecord, OutcomeStatus } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
 import { discordUserIdOf } from './approvers';
 import { buttonCustomId, MAX_REASON_LENGTH, modalCustomId, REASON_INPUT_ID } from './custom-id';
-import type { EscalationNotice, ReminderNotice } from './notifier';
+import type { EscalationNotice, ReminderNotice, UncertainExecutionNotice } from './notifier';
 
 /** Discord's message and embed limits (characters). */
 export const LIMITS = {
@@ -366,6 +366,40 @@ export function renderEscalation(notice: EscalationNotice, decisions: readonly D
   };
 }
 
+/** The first words of an uncertain-execution message: the notifier finds its own earlier post by them. */
+export const UNCERTAIN_HEADLINE = '⚠️ **Execution uncertain:**';
+
+/**
+ * An approved action that may or may not have run (its executor died mid-action; it is not run
+ * again): what it was, what the executor reported, and what to check. No buttons: nothing to decide.
+ */
+export function renderUncertainExecution(notice: UncertainExecutionNotice): MessagePayload {
+  const p = notice.proposal;
+  const embed: APIEmbed = {
+    title: safeText(`${p.action_type} → ${describeTarget(p)}`, LIMITS.title),
+    description: safeText(notice.explanation, 700),
+    color: COLORS.pending,
+    fields: [
+      field(FIELD.agent, safeText(p.agent_id, 128), true),
+      field('Executor', safeText(notice.execution.executor, 64), true),
+      field('Started', discordTimestamp(notice.execution.started_at, 'f'), true),
+      field('What the executor knows', safeText(notice.execution.error ?? 'nothing', 1000)),
+      field(FIELD.parameters, codeBlock(JSON.stringify(p.parameters ?? {}, null, 1), 'json', 600)),
+    ],
+    footer: { text: footerText(notice.workflow_id, p.proposal_id) },
+  };
+  return {
+    content: truncate(
+      `${UNCERTAIN_HEADLINE} ${safeText(p.action_type, 64)} by ${safeText(p.agent_id, 128)} may or may not have ` +
+        'happened; it will not run again. Check the target.',
+      LIMITS.content,
+    ),
+    embeds: [fitEmbed(embed)],
+    components: [],
+    allowed_mentions: { parse: [] },
+  };
+}
+
 function decisionLine(d: DecisionRecord): string {
   const verb = d.decision === 'approve' ? '✅ approved' : '❌ rejected';
   const via = d.via === 'discord' ? '' : ` via ${d.via === 'cli' ? 'CLI' : 'API'}`;
@@ -415,9 +449,11 @@ export function describeOutcome(o: OutcomeView): { headline: string; details: st
       ? ' · executed'
       : o.status === 'failed'
         ? ' · execution failed'
-        : o.status === 'pending'
-          ? ' · executing'
-          : '';
+        : o.status === 'uncertain'
+          ? ' · ⚠️ execution uncertain: check whether it happened'
+          : o.status === 'pending'
+            ? ' · executing'
+            : '';
   return {
     headline: `✅ Approved${by}${tail}`,
     details: lines.join('\n') || 'Approved.',

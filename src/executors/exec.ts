@@ -71,6 +71,7 @@ export const execExecutor: Executor = {
         killSignal: 'SIGKILL',
         signal: ctx.signal,
       });
+      if (child.pid !== undefined) ctx.onStarted?.({ pid: child.pid });
       // Output is bounded in bytes across both streams; decoded once at the end so a multi-byte
       // character is never split between chunks.
       const chunks: Record<'stdout' | 'stderr', Buffer[]> = { stdout: [], stderr: [] };

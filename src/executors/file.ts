@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir, open, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ExecutionRefusedError } from '../contracts/errors';
 import { confine, isInside, realPath } from '../guards/paths';
@@ -11,6 +11,40 @@ import { proposalFor, type Executor } from './types';
  */
 export const fileExecutor: Executor = {
   name: 'file',
+  idempotent: true,
+  /**
+   * The target already holds the intended content (create, overwrite), or ends with it (append):
+   * the earlier attempt wrote it. An append whose file already ended with the same text before is
+   * indistinguishable, and is confirmed too (the file holds what was asked either way).
+   */
+  async confirm(ctx) {
+    const { target, parameters } = proposalFor(ctx, 'file_write');
+    const confined = confine(target.path, ctx.policy.spec.files.roots, ctx.baseDir);
+    if (!confined) return null;
+    let text: string;
+    try {
+      // O_NOFOLLOW: never read through a symlink the target was swapped for.
+      const handle = await open(confined.real, constants.O_RDONLY | constants.O_NOFOLLOW);
+      try {
+        text = await readFile(handle, 'utf8');
+      } finally {
+        await handle.close();
+      }
+    } catch {
+      return null;
+    }
+    const holds = parameters.mode === 'append' ? text.endsWith(parameters.content) : text === parameters.content;
+    if (!holds) return null;
+    return {
+      ok: true,
+      output: {
+        path: confined.real,
+        bytes: Buffer.byteLength(parameters.content),
+        mode: parameters.mode,
+        confirmed: true,
+      },
+    };
+  },
   async run(ctx) {
     const { target, parameters } = proposalFor(ctx, 'file_write');
     const roots = ctx.policy.spec.files.roots;

@@ -13,6 +13,8 @@ export interface ExecutionContext {
   idempotencyKey: string;
   baseDir: string;
   signal: AbortSignal;
+  /** Called once the action has really begun (the exec's process is running): recorded in heartbeats. */
+  onStarted?: (detail: { pid?: number }) => void;
 }
 
 /**
@@ -39,6 +41,17 @@ export interface ExecutorOutput {
  */
 export interface Executor {
   name: string;
+  /**
+   * True when running the action again after a crash is safe to decide from the target alone
+   * (the target and intended content are known). A retry then confirms or completes it; a
+   * non-idempotent action that may have run is never run again.
+   */
+  idempotent?: boolean;
+  /**
+   * On a retry of an idempotent action: the output when the target already holds what the action
+   * meant to write (the earlier attempt finished before dying), else null and the action runs.
+   */
+  confirm?(ctx: ExecutionContext): Promise<ExecutorOutput | null>;
   run(ctx: ExecutionContext): Promise<ExecutorOutput>;
 }
 

@@ -7,6 +7,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
 import type { EscalationNotice, AnnouncementRef, ResolutionNotice } from '../contracts/escalation';
+import type { UncertainExecutionNotice } from '../contracts/escalation';
+import { UNCERTAIN_EXPLANATION } from '../contracts/lifecycle';
 import { FailureType, isSettledStage, outcomeStatusOf, routeVerdict, type VerdictRoute } from '../contracts/lifecycle';
 import {
   ClarificationSchema,
@@ -459,18 +461,31 @@ export class ProposalState {
       return 'approved';
     }
     this._execution = result;
+    if (result.status === 'uncertain') return 'uncertain';
     return result.status === 'succeeded' ? 'executed' : 'failed';
   }
 
-  /** The executor never reported back: the action may or may not have run. */
+  /** The executor never reported back: the action may or may not have run, and a person must look. */
   executorUnreachable(why: string, startedAt: string, now: string): ExecutionResult {
     return {
-      status: 'unknown',
+      status: 'uncertain',
       executor: 'unreachable',
-      error: `the executor did not report back: ${why}`,
+      error: `the executor did not report back (${why}); ${UNCERTAIN_EXPLANATION}`,
       shadow: this.shadow,
       started_at: startedAt,
       finished_at: now,
+    };
+  }
+
+  /** What people are told when the execution's outcome is uncertain (an escalation of its own). */
+  uncertainNotice(): UncertainExecutionNotice | null {
+    if (this._execution?.status !== 'uncertain') return null;
+    return {
+      workflow_id: this.workflowId,
+      proposal: this._proposal,
+      execution: this._execution,
+      explanation: UNCERTAIN_EXPLANATION,
+      approvers: this.policy.spec.escalation.approvers,
     };
   }
 

@@ -19,6 +19,7 @@ import {
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { JudgeActivities, ExecutorActivities, WorkflowActivities } from '../activities/types';
 import { judgeActivityTimeoutMs } from '../contracts/judge-timeout';
+import { executionHeartbeatTimeoutMs } from '../contracts/execution-timeout';
 import { safeParseProposal, searchableTarget, targetKey } from '../contracts/proposal';
 import { proposalWorkflowId } from '../contracts/digest';
 import { FailureType, NON_RETRYABLE_FAILURE_TYPES } from '../contracts/lifecycle';
@@ -128,7 +129,12 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     taskQueue: taskQueues.execute,
     startToCloseTimeout: '1h',
     scheduleToCloseTimeout: '2h',
-    // The executor's ledger makes retries safe: an action never runs twice.
+    // Executors heartbeat while they act: a killed executor is noticed within seconds, not at the
+    // hour's end, and the action is retried on a live one. (Activity options are not part of the
+    // command sequence replay checks.)
+    heartbeatTimeout: executionHeartbeatTimeoutMs(policy),
+    // A retry never guesses: it confirms or completes an idempotent write, and ends a
+    // non-idempotent action that may have run as `uncertain` (see the execute activity).
     retry: { maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURE_TYPES] },
   });
 
@@ -245,6 +251,14 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
       result = state.executorUnreachable(failureMessage(err), startedAt, now());
     }
     setStage(state.recordExecution(result));
+    const uncertain = state.uncertainNotice();
+    if (uncertain) {
+      // An action that may or may not have happened is an escalation of its own: people are told.
+      log.warn('execution outcome uncertain', { error: uncertain.execution.error ?? null });
+      await notify
+        .announceUncertainExecution(uncertain)
+        .catch((err) => log.error('uncertain-execution announcement failed', { error: String(err) }));
+    }
   };
 
   /** Escalation: open the dispute, tell people, wait for a decision or the deadline. */

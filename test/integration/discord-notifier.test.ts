@@ -9,6 +9,8 @@ import {
 } from '../../src/escalation/discord-notifier';
 import { FAKE_TOKEN, FakeDiscord, type FakeDiscordOptions } from '../helpers/fake-discord';
 import { sampleNotice } from '../helpers/escalation-notice';
+import type { UncertainExecutionNotice } from '../../src/contracts/escalation';
+import { UNCERTAIN_EXPLANATION } from '../../src/contracts/lifecycle';
 
 const silent = pino({ level: 'silent' });
 let fake: FakeDiscord | undefined;
@@ -123,6 +125,37 @@ describe('Discord notifier', () => {
     expect(replies).toHaveLength(1);
     expect(replies[0]!.content).toContain('⏰ **Reminder:**');
     expect(replies[0]!.content).toContain('(1 of 2 approvals)');
+  });
+
+  it('tells approvers, once, about an action that may or may not have run, with what to check', async () => {
+    const { fake, alice } = await setup({ nonceWindowMs: 0 });
+    const notifier = createDiscordNotifier({ token: FAKE_TOKEN, apiUrl: fake.apiUrl, logger: silent });
+    const base = sampleNotice({ approvers: [`discord:${alice.id}`] });
+    const notice: UncertainExecutionNotice = {
+      workflow_id: base.workflow_id,
+      proposal: base.proposal,
+      approvers: base.approvers,
+      explanation: UNCERTAIN_EXPLANATION,
+      execution: {
+        status: 'uncertain',
+        executor: 'exec',
+        shadow: false,
+        started_at: '2026-11-30T10:00:00.000Z',
+        finished_at: '2026-11-30T10:00:12.000Z',
+        error: `attempt 1 on host-a started this action (pid 4242) and never reported back; ${UNCERTAIN_EXPLANATION}`,
+      },
+    };
+    await notifier.uncertain!(notice);
+    // A retried activity (a new worker, nothing in memory) finds the earlier post.
+    await createDiscordNotifier({ token: FAKE_TOKEN, apiUrl: fake.apiUrl, logger: silent }).uncertain!(notice);
+    const posted = fake.messagesFor(notice.workflow_id);
+    expect(posted).toHaveLength(1);
+    expect(posted[0]!.content).toContain('⚠️ **Execution uncertain:** financial\\_op by @\u200bfinance');
+    expect(posted[0]!.content).toContain('it will not run again. Check the target.');
+    const fields = (posted[0]!.embeds[0]?.fields ?? []) as { name: string; value: string }[];
+    expect(fields.find((f) => f.name === 'What the executor knows')?.value).toContain('pid 4242');
+    expect(posted[0]!.components).toEqual([]);
+    expect(posted[0]!.allowed_mentions).toEqual({ parse: [] });
   });
 
   it('resolve edits every message to the outcome and removes the buttons', async () => {

@@ -12,8 +12,8 @@ import {
 } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { hostname, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createExecutorActivities } from '../../src/activities/execute';
@@ -21,6 +21,7 @@ import type { ExecuteInput } from '../../src/activities/types';
 import type { CompliancePolicy } from '../../src/contracts/policy';
 import { parseProposal, type Proposal } from '../../src/contracts/proposal';
 import type { ExecutionResult } from '../../src/contracts/status';
+import { UNCERTAIN_EXPLANATION } from '../../src/contracts/lifecycle';
 import type { Verdict } from '../../src/contracts/verdict';
 import { judgeByRules } from '../../src/judge/rules';
 import { builtinExecutors, ExecutionLedger } from '../../src/executors';
@@ -76,9 +77,20 @@ function input(
   };
 }
 
-async function execute(i: ExecuteInput, deps: { stateDir?: string } = {}): Promise<ExecutionResult> {
+async function execute(
+  i: ExecuteInput,
+  deps: { stateDir?: string; attempt?: number; heartbeatDetails?: unknown } = {},
+): Promise<ExecutionResult> {
   const activities = createExecutorActivities({ baseDir, stateDir: deps.stateDir ?? stateDir() });
-  return new MockActivityEnvironment().run((input: ExecuteInput) => activities.execute(input), i);
+  const info = { attempt: deps.attempt ?? 1, heartbeatDetails: deps.heartbeatDetails };
+  return new MockActivityEnvironment(info).run((input: ExecuteInput) => activities.execute(input), i);
+}
+
+/** The test policy with `mkdir` allowlisted: an exec whose effect (a directory) is visible on disk. */
+function mkdirPolicy(): CompliancePolicy {
+  return testPolicy(baseDir, {
+    exec: { ...policy.spec.exec, allowlist: [...policy.spec.exec.allowlist, { command: 'mkdir' }] },
+  });
 }
 
 const fileWrite = (name: string, content: string, mode?: 'create' | 'overwrite' | 'append') =>
@@ -223,31 +235,116 @@ describe('at most once', () => {
     ).toHaveLength(2);
   });
 
-  it("a claim left 'started' by a dead attempt returns unknown and does not act", async () => {
+  it("a file write whose claim a dead attempt left 'started' is completed on retry, once", async () => {
     const name = `started-${randomUUID()}.txt`;
-    const i = input(fileWrite(name, 'should not appear'));
+    const i = input(fileWrite(name, 'written once'));
     const ledger = new ExecutionLedger(join(stateDir(), 'executions'));
     expect(await ledger.claim(ExecutionLedger.keyFor(i.workflow_id, i.proposal), new Date())).toEqual({
       claimed: true,
     });
     const result = await execute(i);
-    expect(result.status).toBe('unknown');
-    expect(result.executor).toBe('file');
-    expect(result.error).toBe('an earlier attempt started this action and did not report back; not running it twice');
-    expect(existsSync(join(root, name))).toBe(false);
+    expect(result).toMatchObject({ status: 'succeeded', executor: 'file' });
+    expect(readFileSync(join(root, name), 'utf8')).toBe('written once');
+  });
+
+  it('a file write the dead attempt had finished is confirmed on retry, not written again', async () => {
+    const name = `confirmed-${randomUUID()}.txt`;
+    const i = input(fileWrite(name, 'line\n', 'append'));
+    writeFileSync(join(root, name), 'before\nline\n');
+    // Attempt 2, as Temporal runs it after the first attempt's executor died (any host).
+    const result = await execute(i, { attempt: 2 });
+    expect(result).toMatchObject({ status: 'succeeded', executor: 'file' });
+    expect(result.output).toMatchObject({ confirmed: true });
+    expect(readFileSync(join(root, name), 'utf8')).toBe('before\nline\n');
+  });
+
+  it('a memory write is completed on retry when missing, confirmed by its workflow id when there', async () => {
+    const store = `retry-${randomUUID().slice(0, 8)}`;
+    const file = () => join(policy.spec.memory.dir, `${store}.jsonl`);
+    const i = input(p('memory_write', { target: { store }, parameters: { content: 'once only' } }));
+    const first = await execute(i, { attempt: 2 });
+    expect(first).toMatchObject({ status: 'succeeded' });
+    expect(first.output).not.toMatchObject({ confirmed: true });
+    const again = await execute(i, { attempt: 3, stateDir: join(baseDir, `other-host-${randomUUID()}`) });
+    expect(again.output).toMatchObject({ confirmed: true });
+    expect(readFileSync(file(), 'utf8').trimEnd().split('\n')).toHaveLength(1);
   });
 });
 
 describe('ledger', () => {
-  it('a claim file left empty by a crash counts as started: unknown, and no action', async () => {
-    const name = `empty-claim-${randomUUID()}.txt`;
-    const i = input(fileWrite(name, 'should not appear'));
+  it('a claim file left empty by a crash counts as started: an exec is uncertain and does not run', async () => {
+    const marker = `empty-claim-${randomUUID()}`;
+    const i = input(p('exec', { parameters: { command: ['mkdir', marker] } }), { policy: mkdirPolicy() });
     const dirPath = join(stateDir(), 'executions');
     mkdirSync(dirPath, { recursive: true });
     writeFileSync(join(dirPath, `${ExecutionLedger.keyFor(i.workflow_id, i.proposal)}.json`), '');
     const result = await execute(i);
-    expect(result.status).toBe('unknown');
-    expect(existsSync(join(root, name))).toBe(false);
+    expect(result.status).toBe('uncertain');
+    expect(result.error).toContain('an earlier attempt on this host started this action');
+    expect(existsSync(join(root, marker))).toBe(false);
+  });
+});
+
+describe('at most once across executor hosts', () => {
+  const mkdirExec = () => {
+    const marker = `marker-${randomUUID()}`;
+    return { marker, i: input(p('exec', { parameters: { command: ['mkdir', marker] } }), { policy: mkdirPolicy() }) };
+  };
+
+  it('a retry of an exec with no heartbeat from the earlier attempt is uncertain and never runs', async () => {
+    const { marker, i } = mkdirExec();
+    const result = await execute(i, { attempt: 2 });
+    expect(result.status).toBe('uncertain');
+    expect(result.error).toContain('attempt 1 may have started this action and never reported back');
+    expect(result.error).toContain(UNCERTAIN_EXPLANATION);
+    expect(existsSync(join(root, marker))).toBe(false);
+  });
+
+  it('a retry on another host whose earlier attempt had started the process names its host and pid', async () => {
+    const { marker, i } = mkdirExec();
+    const result = await execute(i, {
+      attempt: 2,
+      heartbeatDetails: { phase: 'started', host: 'host-a:/var/lib/agent-judge/executions', pid: 4242 },
+    });
+    expect(result.status).toBe('uncertain');
+    expect(result.error).toContain(
+      'attempt 1 on host-a:/var/lib/agent-judge/executions started this action (pid 4242)',
+    );
+    expect(existsSync(join(root, marker))).toBe(false);
+  });
+
+  it('a retry on the same host that finds no claim knows the earlier attempt never started: it runs', async () => {
+    const { marker, i } = mkdirExec();
+    const host = `${hostname()}:${resolve(join(stateDir(), 'executions'))}`;
+    const result = await execute(i, { attempt: 2, heartbeatDetails: { phase: 'not_started', host } });
+    expect(result.status).toBe('succeeded');
+    expect(existsSync(join(root, marker))).toBe(true);
+  });
+
+  it('a retry on the same host whose heartbeat says started but whose ledger lost the claim is uncertain', async () => {
+    const { marker, i } = mkdirExec();
+    const host = `${hostname()}:${resolve(join(stateDir(), 'executions'))}`;
+    const result = await execute(i, { attempt: 2, heartbeatDetails: { phase: 'started', host, pid: 7 } });
+    expect(result.status).toBe('uncertain');
+    expect(existsSync(join(root, marker))).toBe(false);
+  });
+
+  it('a retry whose earlier attempt finished (its last heartbeat) returns that result and does not run', async () => {
+    const { marker, i } = mkdirExec();
+    const earlier: ExecutionResult = {
+      status: 'succeeded',
+      executor: 'exec',
+      shadow: false,
+      started_at: new Date().toISOString(),
+      finished_at: new Date().toISOString(),
+      output: { exit_code: 0 },
+    };
+    const result = await execute(i, {
+      attempt: 2,
+      heartbeatDetails: { phase: 'finished', host: 'host-a:/x', result: earlier },
+    });
+    expect(result).toEqual(earlier);
+    expect(existsSync(join(root, marker))).toBe(false);
   });
 });
 

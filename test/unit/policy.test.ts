@@ -276,6 +276,19 @@ describe('a bad policy is refused, naming the field', () => {
 });
 
 describe('roots that would expose agent-judge state', () => {
+  it('executor heartbeat timeout: 10s by default, bounded, a bad value named', () => {
+    const base = mkdtempSync(join(tmpdir(), 'aj-hb-'));
+    expect(testPolicy(base).spec.execution.heartbeatTimeout).toBe('10s');
+    expect(testPolicy(base, { execution: { heartbeatTimeout: '3s' } }).spec.execution.heartbeatTimeout).toBe('3s');
+    expect(() => testPolicy(base, { execution: { heartbeatTimeout: '500ms' } })).toThrow(
+      /spec\.execution\.heartbeatTimeout.*between 1s and 10m/,
+    );
+    expect(() => testPolicy(base, { execution: { heartbeatTimeout: 'soon' } })).toThrow(
+      /spec\.execution\.heartbeatTimeout.*expected a duration/,
+    );
+    rmSync(base, { recursive: true, force: true });
+  });
+
   it('refuses file roots that contain the memory store or the execution ledger', () => {
     const base = '/srv/aj';
     expect(() => testPolicy(base, { files: { roots: ['.'] } })).toThrow(

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompliancePolicy } from '../../src/contracts/policy';
 import { parseProposal } from '../../src/contracts/proposal';
 import type { Tier, Verdict } from '../../src/contracts/verdict';
+import { UNCERTAIN_EXPLANATION, type ExecutionStatus } from '../../src/contracts/lifecycle';
 import { ApplicationFailure } from '@temporalio/common';
 import { ProposalState, readClarification, readDecision } from '../../src/workflows/proposal-state';
 import { loadDecisionVerifier } from '../../src/workflows/decision-verifier';
@@ -575,7 +576,7 @@ describe('escalation', () => {
 });
 
 describe('execution', () => {
-  const result = (executor: string, status: 'succeeded' | 'failed' | 'refused' | 'unknown') => ({
+  const result = (executor: string, status: ExecutionStatus) => ({
     status,
     executor,
     shadow: false,
@@ -592,12 +593,21 @@ describe('execution', () => {
     expect(s.execution).toBeNull();
   });
 
-  it('an executor that never reported back is unknown, not succeeded', () => {
+  it('an executor that never reported back is uncertain, not succeeded, and people are told what to check', () => {
     const s = stateFor();
+    expect(s.uncertainNotice()).toBeNull();
     const r = s.executorUnreachable('timeout', NOW, NOW);
-    expect(r).toMatchObject({ status: 'unknown', executor: 'unreachable' });
-    expect(r.error).toBe('the executor did not report back: timeout');
-    expect(s.recordExecution(r)).toBe('failed');
+    expect(r).toMatchObject({ status: 'uncertain', executor: 'unreachable' });
+    expect(r.error).toBe(`the executor did not report back (timeout); ${UNCERTAIN_EXPLANATION}`);
+    expect(s.recordExecution(r)).toBe('uncertain');
+    expect(s.uncertainNotice()).toMatchObject({ execution: r, explanation: UNCERTAIN_EXPLANATION });
+  });
+
+  it('an uncertain execution is a final stage and status of its own', () => {
+    const s = stateFor();
+    s.setStage(s.recordExecution(result('exec', 'uncertain')));
+    expect(s.snapshot()).toMatchObject({ stage: 'uncertain', status: 'uncertain' });
+    expect(s.isSettled()).toBe(true);
   });
 });
 
