@@ -45,9 +45,10 @@ export function jsonTextDepthProblem(text: string, what: string, limit = MAX_JSO
 
 /**
  * Walks a parsed value (or one a library caller built) depth first with an explicit stack, and
- * names the top-level field under which it nests deeper than `limit`. A cyclic value counts as
- * infinitely deep, so it is refused here too instead of overflowing later; a value that reuses one
- * object many times (only a library caller can build one) stops after {@link MAX_JSON_CONTAINERS}.
+ * names the top-level field under which it nests deeper than `limit` or holds a `__proto__` key.
+ * A cyclic value counts as infinitely deep, so it is refused here too instead of overflowing later;
+ * a value that reuses one object many times (only a library caller can build one) stops after
+ * {@link MAX_JSON_CONTAINERS}.
  * Returns null when fine.
  */
 export function jsonDepthProblem(value: unknown, what: string, limit = MAX_JSON_DEPTH): string | null {
@@ -58,6 +59,11 @@ export function jsonDepthProblem(value: unknown, what: string, limit = MAX_JSON_
     const { node, depth, field } = stack.pop()!;
     if (++seen > MAX_JSON_CONTAINERS) return `${what}: more than ${MAX_JSON_CONTAINERS} nested objects and arrays`;
     if (depth > limit) return tooDeep(field, limit);
+    // JSON.parse makes `__proto__` an own key; zod's strict objects pass it over silently, and any
+    // code that copies the object could turn it into a prototype. No contract uses it: refuse it.
+    if (!Array.isArray(node) && Object.prototype.hasOwnProperty.call(node, '__proto__')) {
+      return `${depth === 1 ? what : field}: the key __proto__ is not allowed`;
+    }
     const children = Array.isArray(node) ? node : Object.values(node);
     const keys = Array.isArray(node) ? undefined : Object.keys(node);
     children.forEach((child: unknown, i) => {

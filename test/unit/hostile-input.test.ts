@@ -67,6 +67,19 @@ describe('JSON nesting depth', () => {
   });
 });
 
+describe('__proto__ keys', () => {
+  it('are refused anywhere, with the field named, though zod strict objects would pass them over', () => {
+    const text = JSON.stringify({ ...base, action_type: 'memory_write', parameters: { content: 'x' } }).replace(
+      '"target":{',
+      '"target":{"__proto__":{"store":"evil"},',
+    );
+    const input = JSON.parse(`${text.slice(0, -1)},"target":{"__proto__":{"x":1},"store":"memory"}}`) as unknown;
+    expect(safeParseProposal(input)).toEqual({ ok: false, error: 'proposal.target: the key __proto__ is not allowed' });
+    const top = JSON.parse(`{"__proto__":{"admin":true},${JSON.stringify(base).slice(1)}`) as unknown;
+    expect(() => parseProposal(top)).toThrow('proposal: the key __proto__ is not allowed');
+  });
+});
+
 describe('one line per error', () => {
   it('flattens newlines of every kind of error, ours included', () => {
     let parseError: unknown;
