@@ -35,6 +35,16 @@ export function taskQueuesFor(prefix?: string): TaskQueues {
 export const PROPOSAL_WORKFLOW_TYPE = 'proposalWorkflow';
 export { PROPOSAL_WORKFLOW_ID_PREFIX } from './contracts/digest';
 
+/**
+ * A proposal_id's claim: a workflow id Temporal keeps unique, started (never run) before the
+ * proposal itself, so two proposals racing in under one proposal_id cannot both start. See
+ * `claimProposalId` in src/client/proposals.ts.
+ */
+export const PROPOSAL_ID_CLAIM_WORKFLOW_TYPE = 'proposalIdClaim';
+export const PROPOSAL_ID_CLAIM_PREFIX = 'proposal-id-claim-';
+/** Claims are never run: no worker polls this queue, and their start delay outlasts their timeout. */
+export const PROPOSAL_ID_CLAIM_TASK_QUEUE = 'agent-judge-proposal-id-claims';
+
 /** The actor answers a CLARIFY; returns the status after the proposal was judged again. */
 export const clarifyUpdate = defineUpdate<ProposalStatus, [Clarification]>('clarify');
 /** An approver decides an escalated proposal; returns the status after the decision took effect. */

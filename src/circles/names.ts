@@ -2,7 +2,7 @@
  * Every name of the circle registry that crosses a process: its workflow type and default id, and
  * the Update and Query definitions. The workflow, the client library and tests import these.
  */
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RegistryConfig } from './config';
 import type {
   EventsFilter,
@@ -23,6 +23,13 @@ export const CIRCLE_REGISTRY_WORKFLOW_TYPE = 'circleRegistryWorkflow';
 export interface CircleActivities {
   circleOperatorKeys(): Promise<string[]>;
 }
+/**
+ * "The operator keys may have changed": sent by every workflow worker at start to the registries on
+ * its task queue. It carries nothing: the registry re-reads the keys through its local activity, so
+ * they still come only from a worker's configuration, and the reading is recorded in history.
+ */
+export const operatorKeysChangedSignal = defineSignal<[]>('circles.operatorKeysChanged');
+
 /** One registry per namespace. Tests pass their own id so they never share one. */
 export const CIRCLE_REGISTRY_WORKFLOW_ID = 'circle-registry';
 

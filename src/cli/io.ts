@@ -1,12 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import { AgentJudgeError, BadInputError, PolicyError } from '../contracts/errors';
+import { jsonTextDepthProblem } from '../contracts/json-depth';
 
 /** Prints one JSON document on stdout: what scripts read. */
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** Reads a JSON document from a file path or `-` (stdin); bad JSON is bad input (exit 2). */
+/**
+ * Reads a JSON document from a file path or `-` (stdin); bad JSON is bad input (exit 2). Nesting
+ * is bounded before `JSON.parse`, which would otherwise build a value too deep for anything after it.
+ */
 export async function readJsonInput(source: string, what: string): Promise<unknown> {
   let text: string;
   try {
@@ -14,6 +18,8 @@ export async function readJsonInput(source: string, what: string): Promise<unkno
   } catch (err) {
     throw new BadInputError(`${what}: cannot read ${source === '-' ? 'stdin' : source} (${(err as Error).message})`);
   }
+  const tooDeep = jsonTextDepthProblem(text, what);
+  if (tooDeep) throw new BadInputError(tooDeep);
   try {
     return JSON.parse(text);
   } catch (err) {
@@ -34,13 +40,21 @@ export function exitCodeFor(err: unknown): number {
   return 1;
 }
 
-/** One readable line on stderr. */
+/**
+ * One readable line on stderr, whatever the error: messages of our own errors can quote input
+ * (`JSON.parse` quotes the text around a syntax error, newlines included), so every kind is flattened
+ * here, in the one place that prints errors, rather than at each throw.
+ */
 export function describeError(err: unknown): string {
-  if (err instanceof AgentJudgeError) return `agent-judge: ${err.message}`;
+  return `agent-judge: ${errorText(err)}`.replace(/\s*[\r\n\u2028\u2029]+\s*/g, ' ');
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof AgentJudgeError) return err.message;
   if (err instanceof Error) {
     const cause = (err as { cause?: unknown }).cause;
     const detail = cause instanceof Error && cause.message !== err.message ? ` (${cause.message})` : '';
-    return `agent-judge: ${err.message}${detail}`.replace(/\s*\n\s*/g, ' ');
+    return `${err.message}${detail}`;
   }
-  return `agent-judge: ${String(err)}`;
+  return String(err);
 }

@@ -5,7 +5,7 @@
  * the registry (start-if-missing), so there is no separate setup step.
  */
 import { randomUUID } from 'node:crypto';
-import { WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, type QueryDefinition, type UpdateDefinition } from '@temporalio/common';
 import { BadInputError } from '../contracts/errors';
 import { FailureType } from '../contracts/lifecycle';
@@ -30,6 +30,7 @@ import {
   dumpQuery,
   eventsQuery,
   knockUpdate,
+  operatorKeysChangedSignal,
   registerTopLevelUpdate,
   requestCrossCircleUpdate,
   retireUpdate,
@@ -115,6 +116,28 @@ function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
 function isTransient(err: unknown): boolean {
   const code = grpcCode(err);
   return code === GrpcStatus.RESOURCE_EXHAUSTED || code === GrpcStatus.UNAVAILABLE;
+}
+
+/**
+ * Tells every running registry on `taskQueue` that its operator keys may have changed, so it reads
+ * them again from its worker's configuration within seconds instead of at its next continue-as-new.
+ * Workflow workers call this at start. The signal carries no keys. Returns the registries told.
+ */
+export async function announceOperatorKeys(client: Client, taskQueue: string): Promise<string[]> {
+  const told: string[] = [];
+  const query =
+    `WorkflowType = '${CIRCLE_REGISTRY_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' ` +
+    `AND TaskQueue = '${taskQueue.replace(/['\\]/g, '')}'`;
+  for await (const wf of client.workflow.list({ query })) {
+    try {
+      await client.workflow.getHandle(wf.workflowId).signal(operatorKeysChangedSignal);
+      told.push(wf.workflowId);
+    } catch (err) {
+      // Closed (continued as new) since the listing: its next run reads the keys at its start.
+      if (grpcCode(err) !== GrpcStatus.NOT_FOUND && !(err instanceof WorkflowNotFoundError)) throw err;
+    }
+  }
+  return told;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

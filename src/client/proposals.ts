@@ -29,6 +29,9 @@ import {
   clarifyUpdate,
   DEFAULT_TASK_QUEUES,
   humanDecisionUpdate,
+  PROPOSAL_ID_CLAIM_PREFIX,
+  PROPOSAL_ID_CLAIM_TASK_QUEUE,
+  PROPOSAL_ID_CLAIM_WORKFLOW_TYPE,
   PROPOSAL_WORKFLOW_TYPE,
   SA,
   statusQuery,
@@ -54,7 +57,7 @@ const PROPOSAL_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 /**
  * Everything both ways of submitting share: validation, the content-derived workflow id, the
- * proposal_id reuse check and the start options (duplicate content refused by Temporal itself).
+ * proposal_id claim and the start options (duplicate content refused by Temporal itself).
  */
 async function prepareStart(
   client: Client,
@@ -63,13 +66,7 @@ async function prepareStart(
 ): Promise<{ proposal: Proposal; workflowId: string; start: WorkflowStartOptions<typeof proposalWorkflow> }> {
   const proposal = parseProposal(input);
   const workflowId = proposalWorkflowId(proposal);
-  const reuse = await findWorkflowId(client, proposal.proposal_id, { retries: 0 });
-  if (reuse && reuse !== workflowId) {
-    throw new BadInputError(
-      `proposal.proposal_id: ${proposal.proposal_id} is already used by another proposal (${reuse}); ` +
-        'give a revision a new proposal_id',
-    );
-  }
+  await claimProposalId(client, proposal.proposal_id, workflowId);
   const start: WorkflowStartOptions<typeof proposalWorkflow> = {
     workflowId,
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUES.workflow,
@@ -84,6 +81,46 @@ async function prepareStart(
     ],
   };
   return { proposal, workflowId, start };
+}
+
+/**
+ * Claims `proposalId` for the content whose workflow id is `workflowId`, or refuses with the
+ * proposal that holds it. A visibility query cannot do this: two proposals sent at the same moment
+ * both find nothing and both start. A workflow id is the one thing Temporal keeps unique, so the
+ * claim is a start of `proposal-id-claim-<proposal_id>` that is never run (no worker polls its
+ * queue; its start delay outlasts its one-second timeout, so no task is ever made) and closes as
+ * timed out, holding the id until the namespace's retention deletes it, as long as the proposal's
+ * own run is kept. Its memo names the content it was claimed for: the same content passes (and
+ * meets the duplicate-content refusal of its own start, or starts if an earlier start failed).
+ * Cost: one start call (no worker, two history events) in place of the visibility query; a
+ * describe only when the id is taken.
+ */
+async function claimProposalId(client: Client, proposalId: string, workflowId: string): Promise<void> {
+  const claimId = `${PROPOSAL_ID_CLAIM_PREFIX}${proposalId}`;
+  try {
+    await client.workflow.start(PROPOSAL_ID_CLAIM_WORKFLOW_TYPE, {
+      workflowId: claimId,
+      taskQueue: PROPOSAL_ID_CLAIM_TASK_QUEUE,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+      workflowExecutionTimeout: '1s',
+      startDelay: '1h',
+      memo: { workflow_id: workflowId },
+    });
+    return;
+  } catch (err) {
+    if (!isDuplicateStart(err)) throw err;
+  }
+  // Taken: by this same content (a resubmission, or a retry after a start that failed), or not.
+  const memo = await client.workflow
+    .getHandle(claimId)
+    .describe()
+    .then((d) => d.memo?.workflow_id);
+  if (memo === workflowId) return;
+  throw new BadInputError(
+    `proposal.proposal_id: ${proposalId} is already used by another proposal` +
+      `${typeof memo === 'string' ? ` (${memo})` : ''}; give a revision a new proposal_id`,
+  );
 }
 
 /** A start refused because a run with this content-derived id exists or existed: a resubmission. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { BadInputError } from './errors';
 import { describeIssues } from './zod-error';
 import { canonicalJson } from './canonical-json';
+import { jsonDepthProblem } from './json-depth';
 
 /** Largest proposal accepted, as UTF-8 JSON. Temporal's own payload limit is 2 MB. */
 export const MAX_PROPOSAL_BYTES = 256 * 1024;
@@ -169,8 +170,14 @@ export type Proposal = z.infer<typeof ProposalEnvelopeSchema>;
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string };
 
-/** Validates a proposal: the envelope, then the target and parameters of its action type. */
+/**
+ * Validates a proposal: its nesting depth ({@link MAX_JSON_DEPTH}), the envelope, then the target and
+ * parameters of its action type.
+ */
 export function safeParseProposal(input: unknown): ParseResult<Proposal> {
+  // Before zod or anything else recursive sees it: hostile nesting must not overflow the stack.
+  const tooDeep = jsonDepthProblem(input, 'proposal');
+  if (tooDeep) return { ok: false, error: tooDeep };
   const envelope = ProposalEnvelopeSchema.safeParse(input);
   if (!envelope.success) return { ok: false, error: describeIssues('proposal', envelope.error.issues) };
   const proposal = envelope.data;
@@ -195,6 +202,8 @@ export function safeParseProposal(input: unknown): ParseResult<Proposal> {
 
 /** Like {@link safeParseProposal} but throws {@link BadInputError}; also checks the size limit. */
 export function parseProposal(input: unknown): Proposal {
+  const tooDeep = jsonDepthProblem(input, 'proposal');
+  if (tooDeep) throw new BadInputError(tooDeep);
   const size = new TextEncoder().encode(JSON.stringify(input) ?? '').length;
   if (size > MAX_PROPOSAL_BYTES) {
     throw new BadInputError(`proposal: ${size} bytes is over the ${MAX_PROPOSAL_BYTES}-byte limit`);
@@ -287,3 +296,4 @@ export function searchableTarget(proposal: Proposal): string {
 }
 
 export { canonicalJson } from './canonical-json';
+export { MAX_JSON_DEPTH } from './json-depth';

@@ -9,6 +9,7 @@ import { activityInterceptors } from '../activities/failures';
 import type { CompliancePolicy } from '../contracts/policy';
 import { builtinExecutors } from '../executors';
 import { createCircleActivities } from '../circles/activities';
+import { announceOperatorKeys } from '../client/circles';
 import type { EscalationNotifier } from '../escalation/notifier';
 import type { JudgeDeps } from '../judge';
 import type { TaskQueues } from '../names';
@@ -101,6 +102,12 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
         },
       }),
     );
+    // Registries already running read this worker's operator keys now, not at their next run.
+    const told = await announceOperatorKeys(options.client, options.taskQueues.workflow).catch((err: unknown) => {
+      options.logger.warn({ err: (err as Error).message }, 'could not tell running circle registries to re-read keys');
+      return [];
+    });
+    if (told.length > 0) options.logger.info({ registries: told }, 'circle registries re-read their operator keys');
   }
   if (roles.includes('judge')) {
     workers.push(

@@ -27,6 +27,7 @@ import {
   dumpQuery,
   eventsQuery,
   knockUpdate,
+  operatorKeysChangedSignal,
   registerTopLevelUpdate,
   requestCrossCircleUpdate,
   retireUpdate,
@@ -95,11 +96,13 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
   };
 
   // Operator keys come from the worker's configuration (a local activity below), never a client.
+  // Undefined while a reading is due: at the run's start, and after each "keys changed" signal.
   let operatorKeys: string[] | undefined;
+  let keysChanged = false;
   // Checked in the validator (read-only: a forged or replayed action never reaches history); an
-  // Update that arrives with the run's start, before the keys are loaded, passes the validator and
-  // is checked by its handler once they are. The handler's check also records the signature's
-  // nonce, so a captured operator action is accepted once.
+  // Update that arrives while the keys are being read passes the validator and is checked by its
+  // handler once they are. The handler's check also records the signature's nonce, so a captured
+  // operator action is accepted once.
   const operatorOnly = (action: OperatorAction, req: OperatorInput) => {
     if (operatorKeys === undefined) return;
     const refusal = state.checkOperator(action, req, operatorKeys, Date.now());
@@ -188,17 +191,41 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
     agents: state.agentCount(),
   }));
 
-  operatorKeys = await loadOperatorKeys();
+  // A worker (re)started with other keys says so. The signal carries no keys: anyone may send it,
+  // and all it does is make the registry read them again from its worker's configuration. Operator
+  // actions wait from this moment until the new keys are read, so none is judged by stale keys.
+  setHandler(operatorKeysChangedSignal, () => {
+    keysChanged = true;
+    operatorKeys = undefined;
+  });
+
+  let keysRead = await loadOperatorKeys();
+  // A signal that came with the run's first task leaves the keys to be read again below.
+  if (!keysChanged) operatorKeys = keysRead;
 
   // Roll over well before the server's limits (2,000 Updates per run, 10,240-event warning).
-  await condition(
-    () =>
-      updatesThisRun >= config.maxUpdatesPerRun ||
-      workflowInfo().historyLength >= config.maxHistoryEvents ||
-      workflowInfo().continueAsNewSuggested,
-  );
-  // Handlers are synchronous today, but drain anyway so a future async handler cannot be cut off.
-  await condition(allHandlersFinished);
+  const rollOver = () =>
+    updatesThisRun >= config.maxUpdatesPerRun ||
+    workflowInfo().historyLength >= config.maxHistoryEvents ||
+    workflowInfo().continueAsNewSuggested;
+  for (;;) {
+    // Drain the handlers before rolling over; keys are read then too, since an operator action
+    // waiting for them could not finish otherwise.
+    await condition(() => keysChanged || (rollOver() && allHandlersFinished()));
+    if (!keysChanged) break;
+    keysChanged = false;
+    const keys = await loadOperatorKeys();
+    // Another signal during the reading: read again rather than apply what may be stale.
+    if (keysChanged) continue;
+    if (keys.length !== keysRead.length || keys.some((k) => !keysRead.includes(k))) {
+      log.warn(`circles governance event: operator keys changed (${keysRead.length} -> ${keys.length})`, {
+        before: keysRead,
+        after: keys,
+      });
+    }
+    keysRead = keys;
+    operatorKeys = keys;
+  }
   state.nextGeneration();
   await continueAsNew<typeof circleRegistryWorkflow>({ config: input.config, snapshot: state.snapshot() });
 }

@@ -1,0 +1,71 @@
+/**
+ * One proposal_id, many different proposals sent at the same moment: at most one starts. The others
+ * are refused as bad input naming the proposal that holds the id, whether they came through
+ * `submitProposal` or `submitAndWait`; an identical resubmission of the winner is still refused as
+ * a duplicate, not as a proposal_id clash.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { proposalWorkflowId, submitAndWait, submitProposal } from '../../src/client/proposals';
+import { BadInputError, DuplicateProposalError } from '../../src/contracts/errors';
+import { parseProposal } from '../../src/contracts/proposal';
+import { PROPOSAL_WORKFLOW_TYPE, SA } from '../../src/names';
+import { proposal, startSystem, type TestSystem } from '../helpers/system';
+
+let sys: TestSystem;
+beforeAll(async () => {
+  sys = await startSystem();
+});
+afterAll(async () => sys?.stop());
+
+/** Proposals started under `proposalId`, by visibility (eventually consistent: polls until it settles). */
+async function startedUnder(proposalId: string): Promise<string[]> {
+  let ids: string[] = [];
+  for (let attempt = 0; attempt < 20; attempt++) {
+    ids = [];
+    const query = `WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}' AND ${SA.ProposalId.name} = '${proposalId}'`;
+    for await (const wf of sys.client.workflow.list({ query })) ids.push(wf.workflowId);
+    if (ids.length > 0 && attempt >= 4) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return ids;
+}
+
+describe('proposal_id under a race', () => {
+  it('of 12 different proposals sent at once under one proposal_id, exactly one starts', async () => {
+    const proposalId = `race-${randomUUID().slice(0, 8)}`;
+    const inputs = Array.from({ length: 12 }, (_, i) =>
+      proposal('memory_write', { proposal_id: proposalId, parameters: { content: `variant ${i}` } }),
+    );
+    const taskQueue = sys.taskQueues.workflow;
+    const results = await Promise.allSettled(
+      inputs.map((input, i) =>
+        i % 2 === 0
+          ? submitProposal(sys.client, input, { taskQueue })
+          : submitAndWait(sys.client, input, { taskQueue }),
+      ),
+    );
+    const accepted = results.filter((r) => r.status === 'fulfilled');
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(accepted).toHaveLength(1);
+    expect(refused).toHaveLength(11);
+    const winner = inputs[results.findIndex((r) => r.status === 'fulfilled')]!;
+    const winnerId = proposalWorkflowId(parseProposal(winner));
+    for (const r of refused) {
+      expect(r.reason).toBeInstanceOf(BadInputError);
+      expect((r.reason as Error).message).toBe(
+        `proposal.proposal_id: ${proposalId} is already used by another proposal (${winnerId}); ` +
+          'give a revision a new proposal_id',
+      );
+    }
+    expect(await startedUnder(proposalId)).toEqual([winnerId]);
+
+    // The winner sent again is a duplicate (the actor may not retry), not a proposal_id clash.
+    await expect(submitProposal(sys.client, winner, { taskQueue })).rejects.toBeInstanceOf(DuplicateProposalError);
+    // One sent later with other content is refused the same way as the racers.
+    const late = proposal('memory_write', { proposal_id: proposalId, parameters: { content: 'late' } });
+    await expect(submitProposal(sys.client, late, { taskQueue })).rejects.toThrow(
+      /is already used by another proposal/,
+    );
+  });
+});
