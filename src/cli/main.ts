@@ -42,7 +42,6 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
         term: 'propose [options] <file>',
         description: 'submit a proposal (JSON file, or - for stdin); prints {"proposal_id","workflow_id"}',
       },
-      { term: 'status <proposal_id>', description: 'print the outcome of a proposal' },
       { term: 'list [options]', description: 'list proposals, newest first' },
       {
         term: 'clarify <proposal_id> <file>',
@@ -56,6 +55,10 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
       { term: 'audit', description: 'read the audit trail (workflow histories)' },
     ],
     load: async () => (await import('./proposals')).registerProposalCommands,
+  },
+  {
+    commands: [{ term: 'status <proposal_id>', description: 'print the outcome of a proposal' }],
+    load: async () => (await import('./status')).registerStatusCommand,
   },
   {
     commands: [

@@ -1,0 +1,39 @@
+/**
+ * The names in src/names.ts as plain strings, with no Temporal SDK import. The SDK's `defineQuery` /
+ * `defineUpdate` / `defineSearchAttributeKey` only hold a name, but importing them loads `@temporalio/workflow` and
+ * `@temporalio/common`; the CLI's `status` path (src/client/status-rpc.ts) speaks gRPC with these strings alone, so
+ * it starts without the SDK. src/names.ts builds its definitions from these, so each name is still written once.
+ */
+
+/** Task queues. Separate queues keep the judge process away from executor credentials. */
+export interface TaskQueues {
+  workflow: string;
+  judge: string;
+  execute: string;
+}
+
+export const DEFAULT_TASK_QUEUES: TaskQueues = {
+  workflow: 'agent-judge',
+  judge: 'agent-judge-judge',
+  execute: 'agent-judge-execute',
+};
+
+/** Queue names for an isolated deployment (tests use one prefix each so runs never mix). */
+export function taskQueuesFor(prefix?: string): TaskQueues {
+  if (!prefix) return DEFAULT_TASK_QUEUES;
+  return { workflow: prefix, judge: `${prefix}-judge`, execute: `${prefix}-execute` };
+}
+
+export const PROPOSAL_WORKFLOW_TYPE = 'proposalWorkflow';
+export const PROPOSAL_WORKFLOW_ID_PREFIX = 'proposal-';
+
+/** The proposal workflow's Update and Query names. */
+export const PROPOSAL_MESSAGE_NAMES = {
+  clarify: 'clarify',
+  humanDecision: 'humanDecision',
+  awaitSettled: 'awaitSettled',
+  status: 'status',
+} as const;
+
+/** The search attribute holding a proposal's proposal_id (what `status <proposal_id>` looks up). */
+export const PROPOSAL_ID_SEARCH_ATTRIBUTE = 'ProposalId';
