@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { getOutcomeOverRpc } from '../client/status-rpc';
-import { temporalTarget } from '../client/target';
+import { temporalTargetLazily } from '../client/target';
 import { printJson } from './io';
 
 /**
@@ -14,6 +14,6 @@ export function registerStatusCommand(program: Command): void {
     .argument('<proposal_id>', 'the proposal_id (or the workflow id)')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
       const { address, namespace } = cmd.optsWithGlobals<{ address?: string; namespace?: string }>();
-      printJson(await getOutcomeOverRpc(temporalTarget({ address, namespace }), id));
+      printJson(await getOutcomeOverRpc(await temporalTargetLazily({ address, namespace }), id));
     });
 }

@@ -1,7 +1,24 @@
 import { Client, Connection } from '@temporalio/client';
-import type { TemporalTarget } from './target';
+import { loadEnv } from '../config/env';
+import { resolveTemporalTarget, type TemporalTarget } from './target';
 
-export { temporalTarget, type TemporalTarget } from './target';
+export type { TemporalTarget } from './target';
+
+/**
+ * Resolves the connection the way Temporal's own tools do, through the SDK's environment
+ * configuration (`@temporalio/envconfig`): the profile `TEMPORAL_PROFILE` of the TOML file
+ * `TEMPORAL_CONFIG_FILE` (default `~/.config/temporalio/temporal.toml`, if present), overridden by
+ * `TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, `TEMPORAL_API_KEY`, `TEMPORAL_TLS` and `TEMPORAL_TLS_*`.
+ * Explicit values (`--address`, `--namespace`) win; the variables are validated by src/config/env.ts
+ * first, so a bad value is refused with its name.
+ */
+export function temporalTarget(
+  overrides: { address?: string; namespace?: string } = {},
+  env: NodeJS.ProcessEnv = process.env,
+): TemporalTarget {
+  loadEnv(env);
+  return resolveTemporalTarget(overrides, env);
+}
 
 export async function connect(target: TemporalTarget): Promise<Connection> {
   return Connection.connect({

@@ -4,7 +4,6 @@
  */
 import type { ConnectionOptions } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { loadEnv } from '../config/env';
 import { BadInputError } from '../contracts/errors';
 
 /** Where the Temporal service is, following Temporal's own environment conventions. */
@@ -18,18 +17,46 @@ export interface TemporalTarget {
 }
 
 /**
- * Resolves the connection the way Temporal's own tools do, through the SDK's environment
- * configuration (`@temporalio/envconfig`): the profile `TEMPORAL_PROFILE` of the TOML file
- * `TEMPORAL_CONFIG_FILE` (default `~/.config/temporalio/temporal.toml`, if present), overridden by
- * `TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, `TEMPORAL_API_KEY`, `TEMPORAL_TLS` and `TEMPORAL_TLS_*`.
- * Explicit values (`--address`, `--namespace`) win; the variables are validated by src/config/env.ts
- * first, so a bad value is refused with its name.
+ * The variables src/config/env.ts can refuse (every other one takes any text). Only when one of them is set does
+ * {@link temporalTargetLazily} load that schema, and zod with it; test/unit/status-rpc.test.ts keeps this list equal
+ * to what the schema refuses.
  */
-export function temporalTarget(
+export const REFUSABLE_ENV_VARS: readonly string[] = [
+  'TEMPORAL_ADDRESS',
+  'TEMPORAL_TLS',
+  'TEMPORAL_LOG_LEVEL',
+  'LOG_LEVEL',
+  'LOG_FORMAT',
+  'DISCORD_API_URL',
+  'DISCORD_CHANNEL_ID',
+];
+
+/**
+ * {@link resolveTemporalTarget} after the same environment check as `temporalTarget` (src/client/connection.ts),
+ * with the schema loaded only when a variable it could refuse is set: a command that must start fast (`status`)
+ * pays for zod only when there is something to check.
+ */
+export async function temporalTargetLazily(
+  overrides: { address?: string; namespace?: string } = {},
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<TemporalTarget> {
+  if (REFUSABLE_ENV_VARS.some((name) => (env[name]?.trim() ?? '') !== '')) {
+    (await import('../config/env')).loadEnv(env);
+  }
+  return resolveTemporalTarget(overrides, env);
+}
+
+/**
+ * Resolves the connection the way Temporal's own tools do, through the SDK's environment configuration
+ * (`@temporalio/envconfig`): the profile `TEMPORAL_PROFILE` of the TOML file `TEMPORAL_CONFIG_FILE` (default
+ * `~/.config/temporalio/temporal.toml`, if present), overridden by `TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`,
+ * `TEMPORAL_API_KEY`, `TEMPORAL_TLS` and `TEMPORAL_TLS_*`. Explicit values (`--address`, `--namespace`) win. The
+ * variables are not validated here: callers check them first (`temporalTarget`, {@link temporalTargetLazily}).
+ */
+export function resolveTemporalTarget(
   overrides: { address?: string; namespace?: string } = {},
   env: NodeJS.ProcessEnv = process.env,
 ): TemporalTarget {
-  loadEnv(env);
   // Empty variables count as unset (as everywhere in agent-judge), not as an empty API key.
   const present: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
