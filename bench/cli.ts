@@ -3,9 +3,10 @@
  * them, a fresh `node` process each time. Starts its own in-memory Temporal dev server and in-process workers, settles
  * one memory_write proposal, then times each command. `npm run bench:cli`; `AGENT_JUDGE_BIN=a.mjs,b.mjs` times
  * several checkouts' CLIs (e.g. the one before the package was built) with their runs interleaved, so a machine
- * shared with other work slows each alike; `BENCH_CLI_RUNS` sets the runs (10).
+ * shared with other work slows each alike; `BENCH_CLI_RUNS` sets the runs (20). The default CLI is this checkout's
+ * built one: dist/ is rebuilt first when a source is newer (`npm run build -- --if-stale`).
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,11 +19,24 @@ import { submitProposal, waitUntilSettled } from '../src/client/proposals';
 import { taskQueuesFor } from '../src/names';
 import { defaultPolicyWith } from '../src/policy/load';
 import { startWorkersInProcess, WORKFLOWS_PATH } from '../src/worker';
-import { runAlone, summarize, type Row } from './lib';
+import { printTargets, runAlone, summarize, type BenchServer, type Row, type Target } from './lib';
 
 const run = promisify(execFile);
 
 const DEFAULT_BIN = fileURLToPath(new URL('../bin/agent-judge.mjs', import.meta.url));
+const BUILD_SCRIPT = fileURLToPath(new URL('../scripts/build.mjs', import.meta.url));
+
+const HELP = 'agent-judge --help';
+const STATUS = 'agent-judge status <id>';
+
+/** Issue 12's bounds on the medians: `--help` under 0.25 s, `status` under 0.4 s (one row each per CLI timed). */
+export function cliTargets(rows: readonly Row[]): Target[] {
+  return rows.flatMap((row): Target[] => {
+    const limit = row.name.startsWith(HELP) ? 250 : row.name.startsWith(STATUS) ? 400 : undefined;
+    if (limit === undefined || row.p50 === undefined) return [];
+    return [{ name: `${row.name}, median`, value: row.p50, limit, kind: 'max', unit: ' ms' }];
+  });
+}
 
 /** Wall times (ms) of `runs` runs of `node <bin> ...args` for each bin, a new process each time, bins interleaved. */
 async function timeCommand(label: string, bins: readonly string[], args: string[], runs: number): Promise<Row[]> {
@@ -39,10 +53,13 @@ async function timeCommand(label: string, bins: readonly string[], args: string[
 
 /** Times `--help` and `status <id>` of each CLI in `bins` against a settled proposal on `server`. */
 export async function benchCli(
-  server: { address: string; namespace: string },
+  server: BenchServer,
   bins: readonly string[] = process.env.AGENT_JUDGE_BIN?.split(',') ?? [DEFAULT_BIN],
-  runs = Number(process.env.BENCH_CLI_RUNS ?? 10),
+  runs = Number(process.env.BENCH_CLI_RUNS ?? 20),
 ): Promise<Row[]> {
+  if (bins.includes(DEFAULT_BIN)) {
+    execFileSync(process.execPath, [BUILD_SCRIPT, '--if-stale'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  }
   const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-bench-cli-'));
   const taskQueues = taskQueuesFor(`bench-cli-${randomUUID()}`);
   const system = await startWorkersInProcess(server.address, {
@@ -70,8 +87,8 @@ export async function benchCli(
     await waitUntilSettled(system.client, started.workflow_id);
     const target = ['--address', server.address, '--namespace', server.namespace];
     return [
-      ...(await timeCommand('agent-judge --help', bins, ['--help'], runs)),
-      ...(await timeCommand('agent-judge status <id>', bins, ['status', started.proposal_id, ...target], runs)),
+      ...(await timeCommand(HELP, bins, ['--help'], runs)),
+      ...(await timeCommand(STATUS, bins, ['status', started.proposal_id, ...target], runs)),
     ];
   } finally {
     await system.stop();
@@ -82,5 +99,7 @@ export async function benchCli(
 const silentBundler = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  await runAlone('CLI start-up, wall time of a new process', benchCli);
+  await runAlone('CLI start-up, wall time of a new process', benchCli, (rows) =>
+    printTargets('Issue 12 targets: CLI (median)', cliTargets(rows)),
+  );
 }

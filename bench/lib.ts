@@ -1,4 +1,14 @@
-/** Shared helpers for `npm run bench`: timing, percentiles, and table printing. */
+/** Shared helpers for `npm run bench`: timing, percentiles, CPU accounting, and table printing. */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+
+/** The Temporal dev server a bench section runs against; `pid` lets a section read the server's CPU time. */
+export interface BenchServer {
+  address: string;
+  namespace: string;
+  pid?: number;
+}
 
 export interface Row {
   /** What was measured, e.g. `lightweight: submit -> final verdict`. */
@@ -56,7 +66,7 @@ export async function pool<T>(
   await Promise.all(workers);
 }
 
-const fmt = (v: number | undefined) =>
+export const fmt = (v: number | undefined): string =>
   v === undefined || Number.isNaN(v) ? '-' : v < 10 ? v.toFixed(2) : v.toFixed(1);
 
 export function printTable(title: string, rows: readonly Row[]): void {
@@ -85,7 +95,8 @@ export function printTable(title: string, rows: readonly Row[]): void {
  */
 export async function runAlone(
   title: string,
-  bench: (server: { address: string; namespace: string }) => Promise<Row[]>,
+  bench: (server: BenchServer) => Promise<Row[]>,
+  after?: (rows: Row[]) => void,
 ): Promise<void> {
   const { DefaultLogger, Runtime } = await import('@temporalio/worker');
   const { startDevServer } = await import('../src/devserver/server');
@@ -97,8 +108,113 @@ export async function runAlone(
     readyTimeoutMs: 90_000,
   });
   try {
-    printTable(title, await bench(server));
+    const rows = await bench({ address: server.address, namespace: server.namespace, pid: server.process.pid });
+    printTable(title, rows);
+    after?.(rows);
   } finally {
     await server.stop();
   }
+}
+
+/** Milliseconds of CPU (user + system) of this process so far: the bench's own workers and client. */
+export function ownCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
+/** Milliseconds of CPU (user + system, all threads) another process has used so far, from /proc; NaN if unknown. */
+export function processCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    // Fields after the parenthesised command name: state is field 3, utime 14, stime 15 (proc(5)); in clock ticks.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** USER_HZ: 100 on Linux x86 and arm; read once from getconf where it can be. */
+const CLOCK_TICKS = ((): number => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** The lines heading a bench run, so a table can be quoted with its date and machine. */
+export function machineHeader(temporalCli: string): string[] {
+  let model = cpus()[0]?.model ?? 'unknown CPU';
+  try {
+    model = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? model;
+  } catch {
+    // not Linux: os.cpus() said it
+  }
+  let temporal = 'unknown';
+  try {
+    temporal = execFileSync(temporalCli, ['--version'], { encoding: 'utf8' }).trim();
+  } catch {
+    // reported as unknown
+  }
+  let load = '';
+  try {
+    load = `, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} at start`;
+  } catch {
+    // not Linux
+  }
+  return [
+    `date: ${new Date().toISOString()}`,
+    `machine: ${cpus().length} cores, ${model}${load}`,
+    `node: ${process.version}; ${temporal}`,
+  ];
+}
+
+/** A target from the issue beside the figure it bounds. */
+export interface Target {
+  name: string;
+  /** The measured figure, already in the target's unit. */
+  value: number;
+  /** The bound. */
+  limit: number;
+  /** `max`: the value must be at most the limit; `min`: at least. */
+  kind: 'max' | 'min';
+  unit: string;
+}
+
+/** "met" or "missed", and by how much, in the target's unit and as a percentage of the limit. */
+export function verdictOf(t: Target): string {
+  if (Number.isNaN(t.value)) return 'not measured';
+  const met = t.kind === 'max' ? t.value <= t.limit : t.value >= t.limit;
+  const by = Math.abs(t.value - t.limit);
+  const pct = t.limit === 0 ? '' : `, ${((by / t.limit) * 100).toFixed(0)} %`;
+  return met ? `met (${fmt(by)}${t.unit} to spare${pct})` : `MISSED by ${fmt(by)}${t.unit}${pct}`;
+}
+
+/** A table of ready-made cells: the first column left-aligned, the others right-aligned. */
+export function printColumns(title: string, header: readonly string[], rows: ReadonlyArray<readonly string[]>): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+  console.log(`\n## ${title}\n`);
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const r of rows) console.log(line(r));
+}
+
+export function printTargets(title: string, targets: readonly Target[]): void {
+  const rows = targets.map((t) => [
+    t.name,
+    `${fmt(t.value)}${t.unit}`,
+    `${t.kind === 'max' ? '<=' : '>='} ${fmt(t.limit)}${t.unit}`,
+    verdictOf(t),
+  ]);
+  const header = ['target', 'measured', 'bound', 'verdict'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ');
+  console.log(`\n## ${title}\n`);
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const r of rows) console.log(line(r));
 }

@@ -1,6 +1,13 @@
 /**
- * Proposal workflow figures (issue 2): submit -> final verdict per tier, sustained throughput with
- * 50 concurrent submitters, and the engine floor (empty workflow + one activity) beside them.
+ * Proposal workflow figures (issues 2 and 12), every row against the engine's floor measured in the same run:
+ * an empty workflow, an empty workflow with one activity, then a proposal per tier (no-judge executed, lightweight,
+ * full-judge on the rules). Interleaved: each round runs a small batch of every row in turn (the order rotating), so
+ * whatever else the machine does slows every row alike. Three tables: latency one at a time (p50/p95/p99 and the
+ * ratio to the empty workflow), throughput with 50 concurrent submitters, and CPU per operation (this process, which
+ * runs the workers and the client, plus the Temporal server's process from /proc).
+ *
+ * Sizes: BENCH_N operations per row one at a time (default 150), BENCH_THROUGHPUT_N per row at 50 in flight
+ * (default 300), in rounds of BENCH_BATCH (5) and BENCH_THROUGHPUT_BATCH (100).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,19 +16,32 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import pino from 'pino';
-import { submitProposal } from '../src/client/proposals';
-import type { proposalWorkflow } from '../src/workflows/proposal';
-import type { ProposalOutcome } from '../src/contracts/status';
+import { submitAndWait } from '../src/client/proposals';
 import { taskQueuesFor } from '../src/names';
 import { defaultPolicyWith } from '../src/policy/load';
 import { startWorkersInProcess, WORKFLOWS_PATH } from '../src/worker';
-import { percentile, pool, summarize, timed, type Row } from './lib';
+import {
+  fmt,
+  ownCpuMs,
+  percentile,
+  pool,
+  processCpuMs,
+  summarize,
+  type BenchServer,
+  type Row,
+  type Target,
+} from './lib';
 
-const N = Number(process.env.BENCH_N ?? 200);
-const THROUGHPUT_TOTAL = Number(process.env.BENCH_THROUGHPUT_N ?? 1000);
+const N = Number(process.env.BENCH_N ?? 150);
+const THROUGHPUT_N = Number(process.env.BENCH_THROUGHPUT_N ?? 300);
+const BATCH = Number(process.env.BENCH_BATCH ?? 5);
+const THROUGHPUT_BATCH = Number(process.env.BENCH_THROUGHPUT_BATCH ?? 100);
 const CONCURRENCY = 50;
+const WARM_UP = 10;
 
-function proposalOf(type: 'memory_write' | 'vault_note_create' | 'exec'): Record<string, unknown> {
+type ProposalType = 'memory_write' | 'vault_note_create' | 'exec';
+
+function proposalOf(type: ProposalType): Record<string, unknown> {
   const id = randomUUID();
   const shapes = {
     memory_write: { target: { store: 'bench' }, parameters: { content: `bench ${id}` } },
@@ -38,15 +58,57 @@ function proposalOf(type: 'memory_write' | 'vault_note_create' | 'exec'): Record
   };
 }
 
-export async function benchProposals(opts: { address: string; namespace: string }): Promise<Row[]> {
+/** One row of the tables: what one operation is, and how to run it once. */
+interface Kind {
+  key: 'empty' | 'activity' | 'no-judge' | 'lightweight' | 'full-judge';
+  label: string;
+  run: () => Promise<void>;
+}
+
+/** What a row measured over the whole run. */
+interface Measured {
+  latencies: number[];
+  /** Latencies under 50 concurrent submitters. */
+  loaded: number[];
+  throughputOps: number;
+  throughputMs: number;
+  ownCpuMs: number;
+  serverCpuMs: number;
+}
+
+/** The rotation of `items` that starts at `round` (mod length): no row always runs first or last. */
+function rotated<T>(items: readonly T[], round: number): T[] {
+  const k = round % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
+const p = (samples: readonly number[], q: number) =>
+  percentile(
+    [...samples].sort((a, b) => a - b),
+    q,
+  );
+
+/** How the section was sized, for the tables' titles. */
+export const PROPOSAL_BENCH_SIZES = { N, THROUGHPUT_N, BATCH, THROUGHPUT_BATCH, CONCURRENCY };
+
+/** The section's rows and the issue's targets they bound. */
+export interface ProposalBench {
+  latency: Row[];
+  throughput: Row[];
+  /** measure, n, total, this process (workers + client), server, ratio to the empty workflow's total. */
+  cpu: string[][];
+  targets: Target[];
+}
+
+export async function benchProposals(server: BenchServer): Promise<ProposalBench> {
   const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-bench-'));
   // The full-judge row measures the rules path with no model: approving on the rules alone is this
   // bench's explicit choice (the default, escalate, would wait for a person).
   const policy = defaultPolicyWith({ judge: { withoutModel: 'approve' } }, { baseDir });
   const queues = taskQueuesFor(`bench-${randomUUID()}`);
   const floorQueue = `${queues.workflow}-floor`;
-  const system = await startWorkersInProcess(opts.address, {
-    namespace: opts.namespace,
+  const system = await startWorkersInProcess(server.address, {
+    namespace: server.namespace,
     taskQueues: queues,
     policy,
     logger: pino({ level: 'silent' }),
@@ -56,7 +118,7 @@ export async function benchProposals(opts: { address: string; namespace: string 
   const { client } = system;
   const floor = await Worker.create({
     connection: system.native,
-    namespace: opts.namespace,
+    namespace: server.namespace,
     taskQueue: floorQueue,
     workflowBundle: await bundleWorkflowCode({
       workflowsPath: fileURLToPath(new URL('./floor-workflow.ts', import.meta.url)),
@@ -66,91 +128,143 @@ export async function benchProposals(opts: { address: string; namespace: string 
   });
   const floorRunning = floor.run();
 
-  /** Submit -> the workflow's final outcome (verdict and execution). */
-  const decide = async (p: Record<string, unknown>): Promise<ProposalOutcome> => {
-    const { workflow_id } = await submitProposal(client, p, { taskQueue: queues.workflow });
-    return client.workflow.getHandle<typeof proposalWorkflow>(workflow_id).result();
+  const floorRun = (type: 'emptyWorkflow' | 'floorWorkflow') => async () => {
+    await client.workflow.execute(type, { taskQueue: floorQueue, workflowId: `floor-${randomUUID()}` });
   };
-  const rows: Row[] = [];
+  /** Submit and wait (one Update-with-Start call, as `propose --wait`) for the final outcome. */
+  const proposal = (type: ProposalType, expected: string) => async () => {
+    const out = await submitAndWait(client, proposalOf(type), { taskQueue: queues.workflow });
+    if (out.status !== expected) throw new Error(`bench ${type}: expected ${expected}, got ${out.status}`);
+  };
+  const kinds: Kind[] = [
+    { key: 'empty', label: 'empty workflow', run: floorRun('emptyWorkflow') },
+    { key: 'activity', label: 'empty workflow + 1 activity', run: floorRun('floorWorkflow') },
+    { key: 'no-judge', label: 'no-judge (memory_write, executed)', run: proposal('memory_write', 'executed') },
+    { key: 'lightweight', label: 'lightweight (vault note, approved)', run: proposal('vault_note_create', 'approved') },
+    { key: 'full-judge', label: 'full-judge rules (exec echo, executed)', run: proposal('exec', 'executed') },
+  ];
+  const measured = new Map<Kind['key'], Measured>(
+    kinds.map((k) => [
+      k.key,
+      { latencies: [], loaded: [], throughputOps: 0, throughputMs: 0, ownCpuMs: 0, serverCpuMs: 0 },
+    ]),
+  );
+  const of = (key: Kind['key']) => measured.get(key) as Measured;
+
   try {
     // Warm-up: worker caches, connections, JIT.
-    for (let i = 0; i < 20; i++) await decide(proposalOf('memory_write'));
-    for (let i = 0; i < 20; i++)
-      await client.workflow.execute('floorWorkflow', { taskQueue: floorQueue, workflowId: `floor-${randomUUID()}` });
+    for (const kind of kinds) for (let i = 0; i < WARM_UP; i++) await kind.run();
 
-    const floor: number[] = [];
-    for (let i = 0; i < N; i++) {
-      const [ms] = await timed(() =>
-        client.workflow.execute('floorWorkflow', { taskQueue: floorQueue, workflowId: `floor-${randomUUID()}` }),
-      );
-      floor.push(ms);
-    }
-    const floorP95 = percentile(
-      [...floor].sort((a, b) => a - b),
-      95,
-    );
-    rows.push(summarize('engine floor: empty workflow + 1 activity', floor));
-
-    const tiers: Array<[string, 'memory_write' | 'vault_note_create' | 'exec', string]> = [
-      ['no-judge (memory_write, executed)', 'memory_write', 'executed'],
-      ['lightweight (vault note, patterns)', 'vault_note_create', 'approved'],
-      ['full-judge rules (exec echo, executed)', 'exec', 'executed'],
-    ];
-    for (const [name, type, expected] of tiers) {
-      const samples: number[] = [];
-      for (let i = 0; i < N; i++) {
-        const [ms, out] = await timed(() => decide(proposalOf(type)));
-        if (out.status !== expected) throw new Error(`bench ${name}: expected ${expected}, got ${out.status}`);
-        samples.push(ms);
+    for (let round = 0, done = 0; done < N; round++, done += BATCH) {
+      const size = Math.min(BATCH, N - done);
+      for (const kind of rotated(kinds, round)) {
+        for (let i = 0; i < size; i++) {
+          const start = performance.now();
+          await kind.run();
+          of(kind.key).latencies.push(performance.now() - start);
+        }
       }
-      const p95 = percentile(
-        [...samples].sort((a, b) => a - b),
-        95,
-      );
-      rows.push(summarize(`${name}: submit -> final verdict`, samples, `p95 ${(p95 / floorP95).toFixed(2)}x floor`));
     }
 
-    // Sustained throughput: 50 concurrent submitters, lightweight proposals.
-    const items = Array.from({ length: THROUGHPUT_TOTAL }, () => proposalOf('vault_note_create'));
-    const latencies: number[] = [];
-    const start = performance.now();
-    await pool(items, CONCURRENCY, async (p) => {
-      const [ms] = await timed(() => decide(p));
-      latencies.push(ms);
-    });
-    const seconds = (performance.now() - start) / 1000;
-    rows.push(
-      summarize(
-        `throughput: ${CONCURRENCY} concurrent submitters (lightweight)`,
-        latencies,
-        `${(THROUGHPUT_TOTAL / seconds).toFixed(1)} proposals/s`,
-      ),
-    );
-
-    const floorItems = Array.from({ length: THROUGHPUT_TOTAL }, () => 0);
-    const floorLat: number[] = [];
-    const fStart = performance.now();
-    await pool(floorItems, CONCURRENCY, async () => {
-      const [ms] = await timed(() =>
-        client.workflow.execute('floorWorkflow', { taskQueue: floorQueue, workflowId: `floor-${randomUUID()}` }),
-      );
-      floorLat.push(ms);
-    });
-    const fSeconds = (performance.now() - fStart) / 1000;
-    rows.push(
-      summarize(
-        `floor throughput: ${CONCURRENCY} concurrent`,
-        floorLat,
-        `${(THROUGHPUT_TOTAL / fSeconds).toFixed(1)} workflows/s`,
-      ),
-    );
+    for (let round = 0, done = 0; done < THROUGHPUT_N; round++, done += THROUGHPUT_BATCH) {
+      const size = Math.min(THROUGHPUT_BATCH, THROUGHPUT_N - done);
+      for (const kind of rotated(kinds, round)) {
+        const m = of(kind.key);
+        const cpu0 = ownCpuMs();
+        const server0 = processCpuMs(server.pid);
+        const start = performance.now();
+        await pool(
+          Array.from({ length: size }, (_, i) => i),
+          CONCURRENCY,
+          async () => {
+            const t0 = performance.now();
+            await kind.run();
+            m.loaded.push(performance.now() - t0);
+          },
+        );
+        m.throughputMs += performance.now() - start;
+        m.throughputOps += size;
+        m.ownCpuMs += ownCpuMs() - cpu0;
+        m.serverCpuMs += processCpuMs(server.pid) - server0;
+      }
+    }
   } finally {
     floor.shutdown();
     await floorRunning;
     await system.stop();
     rmSync(baseDir, { recursive: true, force: true });
   }
-  return rows;
+
+  const empty = of('empty');
+  const emptyP50 = p(empty.latencies, 50);
+  const emptyP95 = p(empty.latencies, 95);
+  const rate = (m: Measured) => (m.throughputOps * 1000) / m.throughputMs;
+  const emptyRate = rate(empty);
+  const latency = kinds.map((k) => {
+    const m = of(k.key);
+    const note =
+      k.key === 'empty'
+        ? 'the floor'
+        : `${ratio(p(m.latencies, 50), emptyP50)} / ${ratio(p(m.latencies, 95), emptyP95)}`;
+    return summarize(k.label, m.latencies, note);
+  });
+  const throughput = kinds.map((k) => {
+    const m = of(k.key);
+    const note = `${fmt(rate(m))}/s${k.key === 'empty' ? '' : `, ${(rate(m) / emptyRate).toFixed(2)}x empty`}`;
+    return summarize(`${k.label}, ${CONCURRENCY} in flight`, m.loaded, note);
+  });
+  const emptyCpu = (empty.ownCpuMs + empty.serverCpuMs) / empty.throughputOps;
+  const cpu = kinds.map((k): string[] => {
+    const m = of(k.key);
+    const own = m.ownCpuMs / m.throughputOps;
+    const srv = m.serverCpuMs / m.throughputOps;
+    return [
+      k.label,
+      String(m.throughputOps),
+      fmt(own + srv),
+      fmt(own),
+      fmt(srv),
+      `${((own + srv) / emptyCpu).toFixed(2)}x`,
+    ];
+  });
+
+  const activity = of('activity');
+  const lightweight = of('lightweight');
+  const noJudge = of('no-judge');
+  const targets: Target[] = [
+    { name: 'lightweight p95', value: p(lightweight.latencies, 95), limit: 50, kind: 'max', unit: ' ms' },
+    {
+      name: 'lightweight p95 / empty p95',
+      value: p(lightweight.latencies, 95) / emptyP95,
+      limit: 1.5,
+      kind: 'max',
+      unit: 'x',
+    },
+    {
+      name: 'no-judge p95 / empty+activity p95',
+      value: p(noJudge.latencies, 95) / p(activity.latencies, 95),
+      limit: 2,
+      kind: 'max',
+      unit: 'x',
+    },
+    {
+      name: `lightweight throughput / empty's (${CONCURRENCY} in flight)`,
+      value: rate(lightweight) / emptyRate,
+      limit: 0.7,
+      kind: 'min',
+      unit: 'x',
+    },
+  ];
+  return {
+    latency,
+    throughput,
+    cpu,
+    targets,
+  };
+}
+
+function ratio(value: number, floor: number): string {
+  return `${(value / floor).toFixed(2)}x`;
 }
 
 const silentBundler = {

@@ -1,50 +1,86 @@
 /**
- * `npm run bench`: starts its own Temporal dev server (in memory) and prints latency and throughput
- * tables as medians and percentiles over repeated runs. Timing lives here, never in tests.
- * BENCH_ONLY=proposals,judge,discord,circles,judge-model picks sections.
+ * `npm run bench`: starts its own Temporal dev server (in memory) and prints latency, throughput and CPU tables as
+ * medians and percentiles over repeated runs, each target of issue 12 beside its figure. Timing lives here, never in
+ * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,judge-model picks sections (default: all; judge-model skips
+ * itself without its model file).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { startDevServer } from '../src/devserver/server';
 import { findTemporalCli } from '../src/devserver/temporal-cli';
-import { printTable, type Row } from './lib';
+import { machineHeader, printColumns, printTable, printTargets, type BenchServer } from './lib';
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 
-type Section = { name: string; title: string; run: (server: { address: string; namespace: string }) => Promise<Row[]> };
+type Section = { name: string; run: (server: BenchServer) => Promise<void> };
+
+/** A section that prints one table. */
+const table =
+  (title: string, rows: (server: BenchServer) => Promise<Parameters<typeof printTable>[1]>) =>
+  async (server: BenchServer) =>
+    printTable(title, await rows(server));
 
 const sections: Section[] = [
   {
     name: 'proposals',
-    title: 'Proposal workflow (issue 2)',
-    run: async (s) => (await import('./proposals')).benchProposals(s),
+    run: async (server) => {
+      const { benchProposals, PROPOSAL_BENCH_SIZES: s } = await import('./proposals');
+      const result = await benchProposals(server);
+      printTable(
+        `Proposal workflow: submit -> final outcome, one at a time (${s.N} per row, interleaved in rounds of ` +
+          `${s.BATCH}; note: p50 / p95 as a ratio to the empty workflow's)`,
+        result.latency,
+      );
+      printTable(
+        `Throughput, ${s.CONCURRENCY} concurrent submitters (${s.THROUGHPUT_N} per row, interleaved in rounds of ` +
+          `${s.THROUGHPUT_BATCH}; latencies under that load)`,
+        result.throughput,
+      );
+      printColumns(
+        `CPU per operation, ms, at ${s.CONCURRENCY} in flight (CPU time over the throughput rounds / operations; the ` +
+          'workers and the client share this process)',
+        ['measure', 'n', 'total', 'workers + client', 'server', 'x empty'],
+        result.cpu,
+      );
+      printTargets('Issue 12 targets: proposals', result.targets);
+    },
   },
-  { name: 'judge', title: 'Judge (issue 3)', run: async (s) => (await import('./judge')).benchJudge(s) },
+  {
+    name: 'cli',
+    run: async (server) => {
+      const { benchCli, cliTargets } = await import('./cli');
+      const rows = await benchCli(server);
+      printTable('CLI start-up: wall time of a new process (the built CLI, dist/)', rows);
+      printTargets('Issue 12 targets: CLI (median)', cliTargets(rows));
+    },
+  },
+  { name: 'judge', run: table('Judge (issue 3)', async (s) => (await import('./judge')).benchJudge(s)) },
   {
     name: 'discord',
-    title: 'Discord escalation (issue 4)',
-    run: async (s) => (await import('./discord')).benchDiscord(s),
+    run: table('Discord escalation (issue 4)', async (s) => (await import('./discord')).benchDiscord(s)),
   },
-  { name: 'circles', title: 'Trust circles (issue 5)', run: async (s) => (await import('./circles')).benchCircles(s) },
+  {
+    name: 'circles',
+    run: table('Trust circles (issue 5)', async (s) => (await import('./circles')).benchCircles(s)),
+  },
   {
     name: 'judge-model',
-    title: 'Judge on the real 270M model (issue 13; needs the GGUF, see docs/judge.md)',
-    run: async () => (await import('./judge-model')).benchJudgeModel(),
+    run: table('Judge on the real 270M model (issue 13; needs the GGUF, see docs/judge.md)', async () =>
+      (await import('./judge-model')).benchJudgeModel(),
+    ),
   },
 ];
 
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
-const server = await startDevServer({
-  cliPath: findTemporalCli({ log: console.error }),
-  headless: true,
-  readyTimeoutMs: 90_000,
-});
-console.log(`# agent-judge bench (Temporal dev server ${server.address}, in memory; ${new Date().toISOString()})`);
+const cliPath = findTemporalCli({ log: console.error });
+const server = await startDevServer({ cliPath, headless: true, readyTimeoutMs: 90_000 });
+console.log(`# agent-judge bench (Temporal dev server ${server.address}, in memory)`);
+for (const line of machineHeader(cliPath)) console.log(`# ${line}`);
 let failed = false;
 try {
   for (const section of sections) {
     if (only && !only.includes(section.name)) continue;
     try {
-      printTable(section.title, await section.run(server));
+      await section.run({ address: server.address, namespace: server.namespace, pid: server.process.pid });
     } catch (err) {
       failed = true;
       console.error(`bench ${section.name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

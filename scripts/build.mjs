@@ -6,8 +6,11 @@
  *   actively maintained, already in the tree (tsx and vite use it), and splitting is what makes the CLI start fast:
  *   each command's dynamic import becomes its own chunk, so `--help` or `status` load only what they run. tsc alone
  *   does not work (its output keeps extensionless relative imports that Node's ESM loader refuses), and a
- *   single-file bundle is no faster than tsx. Dependencies stay external (`packages: 'external'`): they are the
- *   package's runtime `dependencies`, installed next to it.
+ *   single-file bundle is no faster than tsx. Dependencies stay external: they are the package's runtime
+ *   `dependencies`, installed next to it, and one copy of each is shared by the CLI, the worker and library users
+ *   (two copies of protobufjs or of the SDK's classes break replay and `instanceof`). The exception is
+ *   {@link SELF_CONTAINED}: the modules `agent-judge status` runs have their dependencies bundled in, as one chunk
+ *   instead of hundreds of module resolutions (see src/client/status-rpc.ts, and docs/bench.md for the figures).
  * - Type declarations: tsc (`tsconfig.build.json`, only what the public entry points reach), then relative
  *   specifiers are given their `.js` / `/index.js` so consumers with `moduleResolution: nodenext` resolve them.
  *   tsup would bundle the .d.ts files, but tsup is no longer maintained; tsc is the reference implementation.
@@ -18,7 +21,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -27,6 +30,32 @@ const STAMP = join(DIST, '.build-stamp');
 const INPUTS = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs'];
 /** Public entry points; every module a command imports dynamically becomes a chunk of its own. */
 const ENTRY_POINTS = ['src/cli/main.ts', 'src/client/index.ts', 'src/contracts/index.ts'];
+/**
+ * Modules whose package imports are bundled into their chunk rather than left to Node: the `status` path. They hand
+ * nothing built from those packages to other modules but plain data, so their private copies cannot mix with the
+ * shared ones.
+ */
+const SELF_CONTAINED = ['src/client/status-rpc.ts', 'src/client/target.ts'].map((file) => join(ROOT, file));
+
+/**
+ * Packages never bundled, even for {@link SELF_CONTAINED} modules: grpc-js requires @grpc/proto-loader only to serve
+ * channelz and ORCA, which the CLI never does, and bundling it would add a quarter of a megabyte to parse.
+ */
+const NEVER_BUNDLED = /^@grpc\/proto-loader(\/|$)/;
+
+/** Package imports stay external, except from {@link SELF_CONTAINED} modules and from packages bundled for them. */
+const dependencyPlacement = {
+  name: 'dependency-placement',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.kind === 'entry-point') return undefined;
+      const bundled =
+        !NEVER_BUNDLED.test(args.path) &&
+        (SELF_CONTAINED.includes(args.importer) || relative(ROOT, args.importer).split(sep).includes('node_modules'));
+      return bundled ? undefined : { path: args.path, external: true };
+    });
+  },
+};
 
 function newestMtime(path) {
   const stat = statSync(path);
@@ -58,7 +87,11 @@ async function buildJavaScript() {
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    packages: 'external',
+    plugins: [dependencyPlacement],
+    // Bundled CommonJS packages call `require` for Node's built-ins; ESM chunks have none of their own.
+    banner: {
+      js: "import { createRequire as __createRequire } from 'node:module';\nconst require = __createRequire(import.meta.url);",
+    },
     chunkNames: 'chunks/[name]-[hash]',
     sourcemap: true,
     logLevel: 'warning',

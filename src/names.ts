@@ -6,6 +6,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { Clarification, HumanDecision } from './contracts/messages';
 import type { ProposalStatus } from './contracts/status';
+import { PROPOSAL_ID_SEARCH_ATTRIBUTE, PROPOSAL_MESSAGE_NAMES as M } from './wire-names';
 
 /**
  * ApplicationFailure types that cross processes (activity -> workflow -> client). Defined in
@@ -13,49 +14,28 @@ import type { ProposalStatus } from './contracts/status';
  */
 export { FailureType, NON_RETRYABLE_FAILURE_TYPES } from './contracts/lifecycle';
 
-/** Task queues. Separate queues keep the judge process away from executor credentials. */
-export interface TaskQueues {
-  workflow: string;
-  judge: string;
-  execute: string;
-}
-
-export const DEFAULT_TASK_QUEUES: TaskQueues = {
-  workflow: 'agent-judge',
-  judge: 'agent-judge-judge',
-  execute: 'agent-judge-execute',
-};
-
-/** Queue names for an isolated deployment (tests use one prefix each so runs never mix). */
-export function taskQueuesFor(prefix?: string): TaskQueues {
-  if (!prefix) return DEFAULT_TASK_QUEUES;
-  return { workflow: prefix, judge: `${prefix}-judge`, execute: `${prefix}-execute` };
-}
-
-export const PROPOSAL_WORKFLOW_TYPE = 'proposalWorkflow';
-export { PROPOSAL_WORKFLOW_ID_PREFIX } from './contracts/digest';
-
-/**
- * A proposal_id's claim: a workflow id Temporal keeps unique, started (never run) before the
- * proposal itself, so two proposals racing in under one proposal_id cannot both start. See
- * `claimProposalId` in src/client/proposals.ts.
- */
-export const PROPOSAL_ID_CLAIM_WORKFLOW_TYPE = 'proposalIdClaim';
-export const PROPOSAL_ID_CLAIM_PREFIX = 'proposal-id-claim-';
-/** Claims are never run: no worker polls this queue, and their start delay outlasts their timeout. */
-export const PROPOSAL_ID_CLAIM_TASK_QUEUE = 'agent-judge-proposal-id-claims';
+export {
+  DEFAULT_TASK_QUEUES,
+  PROPOSAL_ID_CLAIM_PREFIX,
+  PROPOSAL_ID_CLAIM_TASK_QUEUE,
+  PROPOSAL_ID_CLAIM_WORKFLOW_TYPE,
+  PROPOSAL_WORKFLOW_ID_PREFIX,
+  PROPOSAL_WORKFLOW_TYPE,
+  taskQueuesFor,
+  type TaskQueues,
+} from './wire-names';
 
 /** The actor answers a CLARIFY; returns the status after the proposal was judged again. */
-export const clarifyUpdate = defineUpdate<ProposalStatus, [Clarification]>('clarify');
+export const clarifyUpdate = defineUpdate<ProposalStatus, [Clarification]>(M.clarify);
 /** An approver decides an escalated proposal; returns the status after the decision took effect. */
-export const humanDecisionUpdate = defineUpdate<ProposalStatus, [HumanDecision]>('humanDecision');
+export const humanDecisionUpdate = defineUpdate<ProposalStatus, [HumanDecision]>(M.humanDecision);
 /** Returns once the proposal is finished or waiting on someone (what `propose --wait` waits for). */
-export const awaitSettledUpdate = defineUpdate<ProposalStatus, []>('awaitSettled');
+export const awaitSettledUpdate = defineUpdate<ProposalStatus, []>(M.awaitSettled);
 /** Stage, every verdict, clarify rounds, deadlines and the execution result. */
-export const statusQuery = defineQuery<ProposalStatus>('status');
+export const statusQuery = defineQuery<ProposalStatus>(M.status);
 
 export const SA = {
-  ProposalId: defineSearchAttributeKey('ProposalId', SearchAttributeType.KEYWORD),
+  ProposalId: defineSearchAttributeKey(PROPOSAL_ID_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD),
   AgentId: defineSearchAttributeKey('AgentId', SearchAttributeType.KEYWORD),
   ActionType: defineSearchAttributeKey('ActionType', SearchAttributeType.KEYWORD),
   Tier: defineSearchAttributeKey('Tier', SearchAttributeType.KEYWORD),

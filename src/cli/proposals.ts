@@ -1,5 +1,5 @@
 import { Argument, type Command, Option } from 'commander';
-import { clarify, decide, getOutcome, listProposals, submitAndWait, submitProposal } from '../client/proposals';
+import { clarify, decide, listProposals, submitAndWait, submitProposal } from '../client/proposals';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { printJson, readJsonInput } from './io';
 import { loadKeyFile } from '../identity/keys';
@@ -20,14 +20,6 @@ export function registerProposalCommands(program: Command): void {
           opts.wait ? await submitAndWait(client, input, options) : await submitProposal(client, input, options),
         );
       });
-    });
-
-  program
-    .command('status')
-    .description('print the outcome of a proposal')
-    .argument('<proposal_id>', 'the proposal_id (or the workflow id)')
-    .action(async (id: string, _opts: unknown, cmd: Command) => {
-      await withClient(cmd, async (client) => printJson(await getOutcome(client, id)));
     });
 
   program

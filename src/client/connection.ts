@@ -1,17 +1,8 @@
-import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
-import { loadClientConnectConfig } from '@temporalio/envconfig';
+import { Client, Connection } from '@temporalio/client';
 import { loadEnv } from '../config/env';
-import { BadInputError } from '../contracts/errors';
+import { resolveTemporalTarget, type TemporalTarget } from './target';
 
-/** Where the Temporal service is, following Temporal's own environment conventions. */
-export interface TemporalTarget {
-  address: string;
-  namespace: string;
-  tls?: ConnectionOptions['tls'];
-  apiKey?: string;
-  /** gRPC metadata from the profile or `TEMPORAL_GRPC_META_*`. */
-  metadata?: ConnectionOptions['metadata'];
-}
+export type { TemporalTarget } from './target';
 
 /**
  * Resolves the connection the way Temporal's own tools do, through the SDK's environment
@@ -26,25 +17,7 @@ export function temporalTarget(
   env: NodeJS.ProcessEnv = process.env,
 ): TemporalTarget {
   loadEnv(env);
-  // Empty variables count as unset (as everywhere in agent-judge), not as an empty API key.
-  const present: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && value.trim() !== '') present[name] = value.trim();
-  }
-  let config: ReturnType<typeof loadClientConnectConfig>;
-  try {
-    config = loadClientConnectConfig({ overrideEnvVars: present });
-  } catch (err) {
-    throw new BadInputError(`Temporal client configuration: ${(err as Error).message}`);
-  }
-  const { connectionOptions } = config;
-  return {
-    address: overrides.address ?? connectionOptions.address ?? 'localhost:7233',
-    namespace: overrides.namespace ?? config.namespace ?? 'default',
-    tls: connectionOptions.tls,
-    apiKey: typeof connectionOptions.apiKey === 'string' ? connectionOptions.apiKey : undefined,
-    metadata: connectionOptions.metadata,
-  };
+  return resolveTemporalTarget(overrides, env);
 }
 
 export async function connect(target: TemporalTarget): Promise<Connection> {

@@ -117,6 +117,8 @@ describe('commands that need no server', () => {
     for (const command of ['propose', 'status', 'list', 'clarify', 'decide', 'audit', 'schema', 'dev', 'worker']) {
       expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
     }
+    // `status` has a module of its own (it must start fast) and is still listed where it always was.
+    expect(help.stdout).toMatch(/^ {2}propose .*\n {2}status <proposal_id> .*\n {2}list /m);
     expect(help.stdout).toContain('--address');
     expect(help.stdout).toContain('--namespace');
 
@@ -146,6 +148,25 @@ describe('commands that need no server', () => {
 });
 
 describe('propose, status, list', () => {
+  it('status says in one line what it cannot answer: unknown ids and namespaces, bad ids, no server', async () => {
+    const unknownWorkflow = `proposal-${'0'.repeat(32)}`;
+    const unknownId = randomUUID();
+    const [noWorkflow, noProposal, badId, noNamespace, noServer] = await Promise.all([
+      cli(['status', unknownWorkflow]),
+      cli(['status', unknownId]),
+      cli(['status', 'not an id!']),
+      cli(['status', unknownId, '--namespace', 'agent-judge-no-such-namespace']),
+      cli(['status', unknownId, '--address', '127.0.0.1:1']),
+    ]);
+    expect([noWorkflow.code, noProposal.code, badId.code, noNamespace.code, noServer.code]).toEqual([1, 1, 2, 1, 1]);
+    expect(oneLine(noWorkflow.stderr)).toBe(`agent-judge: no proposal with id ${unknownWorkflow}`);
+    expect(oneLine(noProposal.stderr)).toBe(`agent-judge: no proposal with id ${unknownId}`);
+    expect(oneLine(badId.stderr)).toBe('agent-judge: proposal_id: "not an id!" is not a valid proposal id');
+    expect(oneLine(noNamespace.stderr)).toBe("agent-judge: Namespace not found: 'agent-judge-no-such-namespace'");
+    expect(oneLine(noServer.stderr)).toBe('agent-judge: Failed to connect before the deadline');
+    for (const run of [noWorkflow, noProposal, badId, noNamespace, noServer]) expect(run.stdout).toBe('');
+  });
+
   it('propose --wait prints the outcome; status and list show it; an identical resubmission is refused', async () => {
     const p = proposal('memory_write', { parameters: { content: `cli memory ${randomUUID()}` } });
     const file = writeJson(p);

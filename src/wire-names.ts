@@ -1,0 +1,50 @@
+/**
+ * The names in src/names.ts as plain strings, with no Temporal SDK import. The SDK's `defineQuery` /
+ * `defineUpdate` / `defineSearchAttributeKey` only hold a name, but importing them loads `@temporalio/workflow` and
+ * `@temporalio/common`; the CLI's `status` path (src/client/status-rpc.ts) speaks gRPC with these strings alone, so
+ * it starts without the SDK. src/names.ts builds its definitions from these, so each name is still written once.
+ */
+
+/** Task queues. Separate queues keep the judge process away from executor credentials. */
+export interface TaskQueues {
+  workflow: string;
+  judge: string;
+  execute: string;
+}
+
+export const DEFAULT_TASK_QUEUES: TaskQueues = {
+  workflow: 'agent-judge',
+  judge: 'agent-judge-judge',
+  execute: 'agent-judge-execute',
+};
+
+/** Queue names for an isolated deployment (tests use one prefix each so runs never mix). */
+export function taskQueuesFor(prefix?: string): TaskQueues {
+  if (!prefix) return DEFAULT_TASK_QUEUES;
+  return { workflow: prefix, judge: `${prefix}-judge`, execute: `${prefix}-execute` };
+}
+
+export const PROPOSAL_WORKFLOW_TYPE = 'proposalWorkflow';
+/** Defined with the content digest that follows it in every proposal's workflow id. */
+export { PROPOSAL_WORKFLOW_ID_PREFIX } from './contracts/digest';
+
+/**
+ * A proposal_id's claim: a workflow id Temporal keeps unique, started (never run) before the
+ * proposal itself, so two proposals racing in under one proposal_id cannot both start. See
+ * `claimProposalId` in src/client/proposals.ts.
+ */
+export const PROPOSAL_ID_CLAIM_WORKFLOW_TYPE = 'proposalIdClaim';
+export const PROPOSAL_ID_CLAIM_PREFIX = 'proposal-id-claim-';
+/** Claims are never run: no worker polls this queue, and their start delay outlasts their timeout. */
+export const PROPOSAL_ID_CLAIM_TASK_QUEUE = 'agent-judge-proposal-id-claims';
+
+/** The proposal workflow's Update and Query names. */
+export const PROPOSAL_MESSAGE_NAMES = {
+  clarify: 'clarify',
+  humanDecision: 'humanDecision',
+  awaitSettled: 'awaitSettled',
+  status: 'status',
+} as const;
+
+/** The search attribute holding a proposal's proposal_id (what `status <proposal_id>` looks up). */
+export const PROPOSAL_ID_SEARCH_ATTRIBUTE = 'ProposalId';
