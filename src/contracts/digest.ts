@@ -8,9 +8,9 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { canonicalJson } from './canonical-json';
 import { toHex, utf8 } from './encoding';
 import type { Proposal } from './proposal';
+import { PROPOSAL_WORKFLOW_ID_PREFIX } from './workflow-ids';
 
-/** Every proposal workflow id starts with this, then 32 hex characters of its content digest. */
-export const PROPOSAL_WORKFLOW_ID_PREFIX = 'proposal-';
+export { PROPOSAL_WORKFLOW_ID_PREFIX };
 
 /**
  * SHA-256 (64 lowercase hex characters) over the canonical JSON of everything but `proposal_id`:
