@@ -5,6 +5,7 @@ import { ApproverIdSchema } from './messages';
 import { JudgeSettingsSchema } from './judge-settings';
 import { PublicKeySchema } from './identity';
 import { durationMs } from './duration';
+import { MetricsSettingsSchema } from './metrics';
 
 /** A duration such as `90s`, `5m`, `1h`, `7d`, or a number of milliseconds. */
 export const DurationSchema = z.union([
@@ -158,6 +159,8 @@ export const CompliancePolicySchema = z.strictObject({
         timeoutMs: z.int().positive().default(10_000),
       })
       .default({ routes: {}, timeoutMs: 10_000 }),
+    /** Targets and alert thresholds of the judge's metrics (seed 000 §6); defaults are the seed's table. */
+    metrics: MetricsSettingsSchema,
     /** Model-backed judge settings (see the judge docs); optional so the rules judge runs alone. */
     judge: JudgeSettingsSchema.optional(),
   }),

@@ -1,0 +1,40 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { appendChained, ChainError, GENESIS, readChain, verifyChain } from '../../src/audit/chain';
+
+const fresh = () => join(mkdtempSync(join(tmpdir(), 'chain-')), 'log.jsonl');
+
+describe('hash-chained log', () => {
+  it('chains each line to the one before and verifies', async () => {
+    const file = fresh();
+    const a = await appendChained(file, { n: 1 });
+    const b = await appendChained(file, { n: 2 });
+    expect(a.prev).toBe(GENESIS);
+    expect(b.prev).toBe(a.hash);
+    expect(b.seq).toBe(2);
+    expect(readChain(file).map((e) => e.record)).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(verifyChain(file)).toEqual({ ok: true, entries: 2, lastHash: b.hash });
+  });
+
+  it('finds an edited, a removed and a truncated line', async () => {
+    const file = fresh();
+    for (let n = 1; n <= 3; n++) await appendChained(file, { n });
+    const lines = readFileSync(file, 'utf8').split('\n');
+    writeFileSync(file, lines.join('\n').replace('{"n":2}', '{"n":20}'));
+    expect(verifyChain(file)).toMatchObject({ ok: false, line: 2, reason: 'hash does not match the content' });
+    writeFileSync(file, [lines[0], lines[2], ''].join('\n'));
+    expect(verifyChain(file)).toMatchObject({ ok: false, line: 2 });
+    writeFileSync(file, `${lines[0]}\n${lines[1]!.slice(0, 20)}`);
+    expect(verifyChain(file)).toMatchObject({ ok: false, line: 2, reason: 'incomplete last line' });
+    await expect(appendChained(file, { n: 4 })).rejects.toBeInstanceOf(ChainError);
+  });
+
+  it('keeps one chain when many appends race', async () => {
+    const file = fresh();
+    await Promise.all(Array.from({ length: 40 }, (_, n) => appendChained(file, { n })));
+    expect(verifyChain(file)).toMatchObject({ ok: true, entries: 40 });
+    expect(new Set(readChain<{ n: number }>(file).map((e) => e.record.n)).size).toBe(40);
+  });
+});
