@@ -153,10 +153,10 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   let refs: AnnouncementRef[] = [];
 
   // Search attributes change several times per workflow task (tier, stage, verdict); each upsert is a command, a
-  // history event and a visibility write. Changes are collected and written as ONE upsert once the activation's
-  // microtasks have drained (the SDK checks blocked conditions only then), still within the same workflow task, so
-  // visibility sees the same values at the same point as before. (patched: runs recorded before this wrote each
-  // change in its own command.)
+  // history event and a visibility write. Changes are collected and written as ONE upsert right before the workflow
+  // next blocks (an activity, a wait, the end of the run): `blocking` below and the final flush. Flush points are
+  // fixed places in the code, so the command sequence is the same on replay however the SDK groups jobs into
+  // activations. (patched: runs recorded before this wrote each change in its own command.)
   const coalesce = patched('coalesce-search-attributes');
   let pending: SearchAttributeUpdatePair[] = [];
   const flush = () => {
@@ -166,13 +166,12 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   };
   const upsert = (pairs: SearchAttributeUpdatePair[]) => {
     if (!coalesce) return upsertSearchAttributes(pairs);
-    if (pending.length === 0) {
-      let checkedOnce = false;
-      // False when condition() evaluates it eagerly, true at the next check: after the microtasks have run.
-      const drained = () => checkedOnce || !(checkedOnce = true);
-      void condition(drained).then(flush);
-    }
     pending = [...pending.filter((p) => !pairs.some((q) => q.key.name === p.key.name)), ...pairs];
+  };
+  /** Writes the collected search attributes, then starts what the workflow waits on. */
+  const blocking = <T>(start: () => Promise<T>): Promise<T> => {
+    flush();
+    return start();
   };
   const setStage = (stage: Stage) => {
     state.setStage(stage);
@@ -198,7 +197,9 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
         return state.patternVerdict(now());
       case 'full-judge-review':
         try {
-          return await judge.judge({ proposal: state.proposal, tier, round: state.clarifyRounds, policy });
+          return await blocking(() =>
+            judge.judge({ proposal: state.proposal, tier, round: state.clarifyRounds, policy }),
+          );
         } catch (err) {
           log.error('judge activity failed', { error: String(err) });
           return state.judgeUnavailableVerdict(failureMessage(err), now());
@@ -211,10 +212,9 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   const reject = async (v: Verdict): Promise<void> => {
     setStage('rejected');
     try {
-      const r = await notify.recordRejection({
-        workflow_id: state.workflowId,
-        target: searchableTarget(state.proposal),
-      });
+      const r = await blocking(() =>
+        notify.recordRejection({ workflow_id: state.workflowId, target: searchableTarget(state.proposal) }),
+      );
       if (r.flag) {
         state.raiseAuditFlag();
         upsert([{ key: SA.AuditFlag, value: true }]);
@@ -240,13 +240,15 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     const startedAt = now();
     let result;
     try {
-      result = await executor.execute({
-        workflow_id: state.workflowId,
-        proposal: state.proposal,
-        verdict: v,
-        shadow: state.shadow,
-        policy,
-      });
+      result = await blocking(() =>
+        executor.execute({
+          workflow_id: state.workflowId,
+          proposal: state.proposal,
+          verdict: v,
+          shadow: state.shadow,
+          policy,
+        }),
+      );
     } catch (err) {
       result = state.executorUnreachable(failureMessage(err), startedAt, now());
     }
@@ -255,9 +257,9 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     if (uncertain) {
       // An action that may or may not have happened is an escalation of its own: people are told.
       log.warn('execution outcome uncertain', { error: uncertain.execution.error ?? null });
-      await notify
-        .announceUncertainExecution(uncertain)
-        .catch((err) => log.error('uncertain-execution announcement failed', { error: String(err) }));
+      await blocking(() => notify.announceUncertainExecution(uncertain)).catch((err) =>
+        log.error('uncertain-execution announcement failed', { error: String(err) }),
+      );
     }
   };
 
@@ -268,18 +270,18 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     const notice = state.openEscalation(v, Date.now());
     setStage('awaiting_human');
     try {
-      refs = await notify.announceEscalation(notice);
+      refs = await blocking(() => notify.announceEscalation(notice));
     } catch (err) {
       // People can still decide through the CLI; a broken channel must not lose the proposal.
       log.error('escalation announcement failed', { error: String(err) });
     }
     const [beforeReminder, afterReminder] = state.humanWaits();
-    let decided = await condition(() => state.humanWaitOver(), beforeReminder);
+    let decided = await blocking(() => condition(() => state.humanWaitOver(), beforeReminder));
     if (!decided && afterReminder !== undefined) {
-      await notify
-        .announceReminder({ notice, refs, approvals: state.approvals() })
-        .catch((err) => log.error('reminder failed', { error: String(err) }));
-      decided = await condition(() => state.humanWaitOver(), afterReminder);
+      await blocking(() => notify.announceReminder({ notice, refs, approvals: state.approvals() })).catch((err) =>
+        log.error('reminder failed', { error: String(err) }),
+      );
+      decided = await blocking(() => condition(() => state.humanWaitOver(), afterReminder));
     }
     state.closeEscalation();
     return state.humanOutcome(decided, now());
@@ -317,7 +319,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     }
     const clarifyMs = state.openClarification(Date.now());
     setStage('awaiting_clarification');
-    const answered = await condition(() => state.pendingClarification !== null, clarifyMs);
+    const answered = await blocking(() => condition(() => state.pendingClarification !== null, clarifyMs));
     state.closeClarification();
     if (!answered) {
       await reject(record(state.clarifyTimeoutVerdict(now())));
@@ -327,12 +329,12 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   }
 
   if (state.dispute !== null) {
-    await notify
-      .announceResolution(state.resolutionNotice(refs))
-      .catch((err) => log.error('resolution announcement failed', { error: String(err) }));
+    await blocking(() => notify.announceResolution(state.resolutionNotice(refs))).catch((err) =>
+      log.error('resolution announcement failed', { error: String(err) }),
+    );
   }
   // Let Update handlers return their answers before the run closes.
-  await condition(allHandlersFinished);
-  flush();
+  // The last flush comes before the Update answers, so a caller that reads visibility after its answer sees them.
+  await blocking(() => condition(allHandlersFinished));
   return outcomeOf(state.snapshot());
 }
