@@ -48,3 +48,19 @@ export const PROPOSAL_MESSAGE_NAMES = {
 
 /** The search attribute holding a proposal's proposal_id (what `status <proposal_id>` looks up). */
 export const PROPOSAL_ID_SEARCH_ATTRIBUTE = 'ProposalId';
+
+/** The workflow that copies closed proposal histories into the archive folder (started by the archive Schedule). */
+export const HISTORY_ARCHIVE_WORKFLOW_TYPE = 'historyArchiveWorkflow';
+
+/**
+ * The task queue of the archive activities: only a worker with the `archive` role polls it, because the archive
+ * folder is local to that worker's host (the archive workflow itself runs on the workflow queue).
+ */
+export function archiveTaskQueue(taskQueues: TaskQueues): string {
+  return `${taskQueues.workflow}-archive`;
+}
+
+/** The id of the Temporal Schedule that archives one deployment's proposals (one per workflow task queue). */
+export function archiveScheduleId(taskQueues: TaskQueues): string {
+  return `${taskQueues.workflow}-history-archive`;
+}

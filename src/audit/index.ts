@@ -1,11 +1,17 @@
 /**
  * The audit trail is the workflow history (seed 000 §4 "audit trail", §6 audit cadence). These
  * functions read it back: replay every closed proposal against the current workflow code, and
- * export one JSON line per proposal with every verdict and decision.
+ * export one JSON line per proposal with every verdict and decision. They read the server and,
+ * when given one, the history archive (src/audit/archive.ts), which keeps runs the namespace's
+ * retention has deleted; a run is counted once (key: its run id), from the server when it still
+ * has it.
  */
-import type { Client } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
+import { type Client, type WorkflowExecutionInfo, WorkflowNotFoundError } from '@temporalio/client';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import type { History } from '@temporalio/common/lib/proto-utils';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { archivedRuns, readArchivedHistory, type ArchiveRecord } from './archive';
 import type { HumanDecision } from '../contracts/messages';
 import { outcomeStatusOf, stageFrom } from '../contracts/lifecycle';
 import type { ProposalOutcome } from '../contracts/status';
@@ -17,11 +23,68 @@ export interface ReplaySummary {
   ok: number;
   nondeterministic: number;
   failed: number;
+  /** Of `replayed`, runs read from the archive (the server no longer has them). */
+  from_archive: number;
   problems: Array<{ workflow_id: string; error: string }>;
 }
 
-function sinceClause(sinceMs?: number): string {
-  return sinceMs === undefined ? '' : ` AND StartTime > '${new Date(Date.now() - sinceMs).toISOString()}'`;
+/** Where the audit functions read: the server, and optionally an archive folder. */
+export interface AuditSource {
+  sinceMs?: number;
+  /** The history archive (`spec.audit.archive.dir`); runs the server still has are read from the server. */
+  archiveDir?: string;
+}
+
+/** An archived run that cannot be read (missing, or not matching its hash). */
+interface Unreadable {
+  workflowId: string;
+  error: Error;
+}
+
+/**
+ * A listed run's history, or undefined when it was deleted meanwhile (visibility lags behind deletion; the archive
+ * then supplies the run).
+ */
+async function fetchIfPresent(client: Client, wf: WorkflowExecutionInfo): Promise<History | undefined> {
+  try {
+    return await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * The server's closed proposal runs, then the archive's runs the server no longer has. The run ids of the server's
+ * runs are collected while listing, so a run in both places is read once, from the server.
+ */
+async function* closedHistories(
+  client: Client,
+  { sinceMs, archiveDir }: AuditSource,
+  started = Date.now(),
+): AsyncGenerator<{ workflowId: string; history: History; archived: boolean } | Unreadable> {
+  const closed = `WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}' AND ExecutionStatus != 'Running'`;
+  const query = `${closed}${sinceClause(sinceMs, started)}`;
+  const seen = new Set<string>();
+  for await (const wf of client.workflow.list({ query })) {
+    const history = await fetchIfPresent(client, wf);
+    if (!history) continue;
+    seen.add(wf.runId);
+    yield { workflowId: wf.workflowId, history, archived: false };
+  }
+  if (archiveDir === undefined) return;
+  const sinceEpochMs = sinceMs === undefined ? undefined : started - sinceMs;
+  for (const record of archivedRuns(archiveDir, { skip: seen, sinceEpochMs })) {
+    try {
+      yield { workflowId: record.workflow_id, history: readArchivedHistory(archiveDir, record), archived: true };
+    } catch (err) {
+      yield { workflowId: record.workflow_id, error: err as Error };
+    }
+  }
+}
+
+function sinceClause(sinceMs: number | undefined, now = Date.now()): string {
+  return sinceMs === undefined ? '' : ` AND StartTime > '${new Date(now - sinceMs).toISOString()}'`;
 }
 
 /**
@@ -32,15 +95,32 @@ export async function replayProposals(
   client: Client,
   {
     sinceMs,
+    archiveDir,
     workflowBundle,
     onProgress,
-  }: { sinceMs?: number; workflowBundle?: WorkflowBundleOption; onProgress?: (n: number) => void } = {},
+  }: AuditSource & { workflowBundle?: WorkflowBundleOption; onProgress?: (n: number) => void } = {},
 ): Promise<ReplaySummary> {
-  const query = `WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}' AND ExecutionStatus != 'Running'${sinceClause(sinceMs)}`;
-  const histories = client.workflow.list({ query }).intoHistories();
-  const summary: ReplaySummary = { replayed: 0, ok: 0, nondeterministic: 0, failed: 0, problems: [] };
+  const summary: ReplaySummary = {
+    replayed: 0,
+    ok: 0,
+    nondeterministic: 0,
+    failed: 0,
+    from_archive: 0,
+    problems: [],
+  };
   const options = workflowBundle ? { workflowBundle } : defaultWorkflowCode();
-  for await (const result of Worker.runReplayHistories({ ...options, replayName: 'agent-judge-audit' }, histories)) {
+  const unreadable: Unreadable[] = [];
+  let archived = 0;
+  async function* replayable() {
+    for await (const item of closedHistories(client, { sinceMs, archiveDir })) {
+      if ('error' in item) unreadable.push(item);
+      else {
+        if (item.archived) archived += 1;
+        yield { workflowId: item.workflowId, history: item.history };
+      }
+    }
+  }
+  for await (const result of Worker.runReplayHistories({ ...options, replayName: 'agent-judge-audit' }, replayable())) {
     summary.replayed += 1;
     onProgress?.(summary.replayed);
     if (!result.error) summary.ok += 1;
@@ -50,10 +130,17 @@ export async function replayProposals(
       summary.problems.push({ workflow_id: result.workflowId, error: `${result.error.name}: ${result.error.message}` });
     }
   }
+  for (const u of unreadable) {
+    summary.failed += 1;
+    summary.problems.push({ workflow_id: u.workflowId, error: `${u.error.name}: ${u.error.message}` });
+  }
+  summary.from_archive = archived;
   return summary;
 }
 
 export interface AuditRecord extends ProposalOutcome {
+  /** The run this record describes: a proposal run is exported once, whether the server or the archive holds it. */
+  run_id: string;
   agent_id: string | null;
   action_type: string | null;
   tier: string | null;
@@ -61,50 +148,125 @@ export interface AuditRecord extends ProposalOutcome {
   audit_flag: boolean;
   started_at: string;
   closed_at: string | null;
+  /** `archive` when the server no longer has the run (its retention ended) and the archive does. */
+  source: 'server' | 'archive';
   decisions: Array<HumanDecision & { accepted: boolean }>;
 }
 
+/** The final outcome and every accepted human decision, from a run's history. */
+function readHistory(history: History): {
+  outcome: ProposalOutcome | null;
+  decisions: AuditRecord['decisions'];
+} {
+  let outcome: ProposalOutcome | null = null;
+  const decisions: AuditRecord['decisions'] = [];
+  for (const event of history.events ?? []) {
+    const accepted = event.workflowExecutionUpdateAcceptedEventAttributes;
+    if (accepted?.acceptedRequest?.input?.name === humanDecisionUpdate.name) {
+      const payload = accepted.acceptedRequest.input.args?.payloads?.[0];
+      if (payload) decisions.push({ ...defaultPayloadConverter.fromPayload<HumanDecision>(payload), accepted: true });
+    }
+    const done = event.workflowExecutionCompletedEventAttributes;
+    const payload = done?.result?.payloads?.[0];
+    if (payload) outcome = defaultPayloadConverter.fromPayload<ProposalOutcome>(payload);
+  }
+  return { outcome, decisions };
+}
+
+/** A run's search attributes as its history set them (start, then each upsert), for runs visibility no longer has. */
+function searchAttributesOf(history: History): Map<string, unknown> {
+  const values = new Map<string, unknown>();
+  const apply = (fields: Record<string, Payload> | null | undefined) => {
+    for (const [name, payload] of Object.entries(fields ?? {})) {
+      const value = defaultPayloadConverter.fromPayload<unknown>(payload);
+      values.set(name, Array.isArray(value) ? value[0] : value);
+    }
+  };
+  for (const event of history.events ?? []) {
+    apply(event.workflowExecutionStartedEventAttributes?.searchAttributes?.indexedFields);
+    apply(event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields);
+  }
+  return values;
+}
+
+const isoOf = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
+
+function fromServer(wf: WorkflowExecutionInfo, history: History): AuditRecord {
+  const { outcome, decisions } = readHistory(history);
+  const sa = wf.typedSearchAttributes;
+  return {
+    proposal_id: outcome?.proposal_id ?? sa.get(SA.ProposalId) ?? '',
+    workflow_id: wf.workflowId,
+    run_id: wf.runId,
+    // The run's own result when it completed; otherwise the one rule `list` uses too.
+    status: outcome?.status ?? outcomeStatusOf(stageFrom(sa.get(SA.Stage)), wf.closeTime !== undefined),
+    verdict: outcome?.verdict ?? null,
+    verdicts: outcome?.verdicts ?? [],
+    execution: outcome?.execution ?? null,
+    agent_id: sa.get(SA.AgentId) ?? null,
+    action_type: sa.get(SA.ActionType) ?? null,
+    tier: sa.get(SA.Tier) ?? null,
+    target: sa.get(SA.Target) ?? null,
+    audit_flag: sa.get(SA.AuditFlag) ?? false,
+    started_at: wf.startTime.toISOString(),
+    closed_at: wf.closeTime?.toISOString() ?? null,
+    source: 'server',
+    decisions,
+  };
+}
+
+function fromArchive(record: ArchiveRecord, history: History): AuditRecord {
+  const { outcome, decisions } = readHistory(history);
+  const sa = searchAttributesOf(history);
+  const text = (key: { name: string }) => {
+    const v = sa.get(key.name);
+    return typeof v === 'string' ? v : null;
+  };
+  const events = history.events ?? [];
+  return {
+    proposal_id: outcome?.proposal_id ?? text(SA.ProposalId) ?? '',
+    workflow_id: record.workflow_id,
+    run_id: record.run_id,
+    status: outcome?.status ?? outcomeStatusOf(stageFrom(text(SA.Stage) ?? undefined), true),
+    verdict: outcome?.verdict ?? null,
+    verdicts: outcome?.verdicts ?? [],
+    execution: outcome?.execution ?? null,
+    agent_id: text(SA.AgentId),
+    action_type: text(SA.ActionType),
+    tier: text(SA.Tier),
+    target: text(SA.Target),
+    audit_flag: sa.get(SA.AuditFlag.name) === true,
+    started_at: isoOf(optionalTsToMs(events[0]?.eventTime)) ?? record.start_time,
+    closed_at: isoOf(optionalTsToMs(events.at(-1)?.eventTime)) ?? record.close_time,
+    source: 'archive',
+    decisions,
+  };
+}
+
 /**
- * One record per proposal since `sinceMs`, read from history alone (no worker needed): the final
- * outcome and every human decision that was accepted.
+ * One record per proposal run since `sinceMs`, read from history alone (no worker needed): the final outcome and
+ * every human decision that was accepted. With `archiveDir`, runs the server no longer has come from the archive
+ * (checked against their hash first: a tampered file throws {@link ArchiveIntegrityError}).
  */
 export async function* exportAudit(
   client: Client,
-  { sinceMs }: { sinceMs?: number } = {},
+  { sinceMs, archiveDir }: AuditSource = {},
 ): AsyncGenerator<AuditRecord> {
-  const query = `WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}'${sinceClause(sinceMs)}`;
+  const started = Date.now();
+  const query = `WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}'${sinceClause(sinceMs, started)}`;
+  const seen = new Set<string>();
   for await (const wf of client.workflow.list({ query })) {
-    const handle = client.workflow.getHandle(wf.workflowId, wf.runId);
-    const history = await handle.fetchHistory();
-    let outcome: ProposalOutcome | null = null;
-    const decisions: AuditRecord['decisions'] = [];
-    for (const event of history.events ?? []) {
-      const accepted = event.workflowExecutionUpdateAcceptedEventAttributes;
-      if (accepted?.acceptedRequest?.input?.name === humanDecisionUpdate.name) {
-        const payload = accepted.acceptedRequest.input.args?.payloads?.[0];
-        if (payload) decisions.push({ ...defaultPayloadConverter.fromPayload<HumanDecision>(payload), accepted: true });
-      }
-      const done = event.workflowExecutionCompletedEventAttributes;
-      const payload = done?.result?.payloads?.[0];
-      if (payload) outcome = defaultPayloadConverter.fromPayload<ProposalOutcome>(payload);
-    }
-    const sa = wf.typedSearchAttributes;
-    yield {
-      proposal_id: outcome?.proposal_id ?? sa.get(SA.ProposalId) ?? '',
-      workflow_id: wf.workflowId,
-      // The run's own result when it completed; otherwise the one rule `list` uses too.
-      status: outcome?.status ?? outcomeStatusOf(stageFrom(sa.get(SA.Stage)), wf.closeTime !== undefined),
-      verdict: outcome?.verdict ?? null,
-      verdicts: outcome?.verdicts ?? [],
-      execution: outcome?.execution ?? null,
-      agent_id: sa.get(SA.AgentId) ?? null,
-      action_type: sa.get(SA.ActionType) ?? null,
-      tier: sa.get(SA.Tier) ?? null,
-      target: sa.get(SA.Target) ?? null,
-      audit_flag: sa.get(SA.AuditFlag) ?? false,
-      started_at: wf.startTime.toISOString(),
-      closed_at: wf.closeTime?.toISOString() ?? null,
-      decisions,
-    };
+    if (seen.has(wf.runId)) continue;
+    const history = await fetchIfPresent(client, wf);
+    if (!history) continue;
+    seen.add(wf.runId);
+    yield fromServer(wf, history);
+  }
+  if (archiveDir === undefined) return;
+  const sinceEpochMs = sinceMs === undefined ? undefined : started - sinceMs;
+  for (const record of archivedRuns(archiveDir, { skip: seen, sinceEpochMs })) {
+    yield fromArchive(record, readArchivedHistory(archiveDir, record));
   }
 }
+
+export { ArchiveIntegrityError, verifyArchive, type ArchiveVerdict } from './archive';

@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Argument, type Command, Option } from 'commander';
+import { BadInputError } from '../contracts/errors';
 import { clarify, decide, listProposals, submitAndWait, submitProposal } from '../client/proposals';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { printJson, readJsonInput } from './io';
@@ -66,17 +69,26 @@ export function registerProposalCommands(program: Command): void {
       },
     );
 
-  const audit = program.command('audit').description('read the audit trail (workflow histories)');
+  const audit = program.command('audit').description('read the audit trail (workflow histories and their archive)');
+  const archiveOption = () =>
+    new Option(
+      '--archive <dir>',
+      'the history archive (spec.audit.archive.dir) to read besides the server ' +
+        `(default: ${DEFAULT_ARCHIVE_DIR} when it exists)`,
+    );
   audit
     .command('replay')
     .description('replay every closed proposal against the current workflow code; exits 1 on any nondeterminism')
     .option('--since <duration>', 'only proposals started within this window', '7d')
-    .action(async (opts: { since: string }, cmd: Command) => {
+    .addOption(archiveOption())
+    .action(async (opts: { since: string; archive?: string }, cmd: Command) => {
       const sinceMs = sinceWindowMs(opts.since);
+      const archiveDir = archiveDirOption(opts.archive);
       const { replayProposals } = await import('../audit');
       await withClient(cmd, async (client) => {
         const summary = await replayProposals(client, {
           sinceMs,
+          archiveDir,
           onProgress: (n) => process.stderr.isTTY && process.stderr.write(`\rreplayed ${n}`),
         });
         if (process.stderr.isTTY) process.stderr.write('\n');
@@ -86,14 +98,47 @@ export function registerProposalCommands(program: Command): void {
     });
   audit
     .command('export')
-    .description('one JSON line per proposal with every verdict and decision')
+    .description('one JSON line per proposal run with every verdict and decision (server and archive, each run once)')
     .option('--since <duration>', 'only proposals started within this window', '7d')
-    .action(async (opts: { since: string }, cmd: Command) => {
+    .addOption(archiveOption())
+    .action(async (opts: { since: string; archive?: string }, cmd: Command) => {
       const sinceMs = sinceWindowMs(opts.since);
+      const archiveDir = archiveDirOption(opts.archive);
       const { exportAudit } = await import('../audit');
       await withClient(cmd, async (client) => {
-        for await (const record of exportAudit(client, { sinceMs }))
+        for await (const record of exportAudit(client, { sinceMs, archiveDir }))
           process.stdout.write(`${JSON.stringify(record)}\n`);
       });
     });
+  audit
+    .command('verify')
+    .description("check the archive's hash chain and every archived file; prints entries checked and the last hash")
+    .option('--archive <dir>', 'the history archive (spec.audit.archive.dir)', DEFAULT_ARCHIVE_DIR)
+    .action(async (opts: { archive: string }) => {
+      const dir = resolve(opts.archive);
+      // Loaded here: the archive module pulls in protobuf code the other commands never need.
+      const { archiveIndexPath, verifyArchive } = await import('../audit/archive');
+      const index = archiveIndexPath(dir);
+      if (!existsSync(index)) throw new BadInputError(`--archive: no archive index at ${index}`);
+      const verdict = verifyArchive(dir);
+      printJson({ archive: dir, ...verdict });
+      if (!verdict.ok) {
+        const who = verdict.workflow_id ? ` (${verdict.workflow_id} run ${verdict.run_id ?? '?'})` : '';
+        process.stderr.write(
+          `agent-judge: archive ${dir}: entry ${verdict.line} of index.jsonl${who} is broken: ${verdict.reason}\n`,
+        );
+        process.exitCode = 1;
+      }
+    });
+}
+
+/** The default archive folder, as the default policy names it (relative to the working directory). */
+const DEFAULT_ARCHIVE_DIR = '.agent-judge/archive';
+
+/** `--archive`: a named folder must exist; without the flag, the default folder is read when there is one. */
+function archiveDirOption(value: string | undefined): string | undefined {
+  const dir = resolve(value ?? DEFAULT_ARCHIVE_DIR);
+  if (existsSync(dir)) return dir;
+  if (value !== undefined) throw new BadInputError(`--archive: ${dir} does not exist`);
+  return undefined;
 }

@@ -18,6 +18,7 @@ import { signingKeyFor } from '../identity/decision';
 import { PublicKeySchema } from '../contracts/identity';
 import { loadEnv, type Env } from '../config/env';
 import { createLogger, globalTarget, untilSignal } from './shared';
+import { prepareAudit } from './audit-setup';
 
 function parseRoles(value: string): WorkerRole[] {
   const roles = value
@@ -140,6 +141,16 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
   const client = new Client({ connection, namespace });
   const native = await NativeConnection.connect({ address: server.address });
   const taskQueues = taskQueuesFor();
+  const audit = await prepareAudit({
+    connection,
+    client,
+    namespace,
+    policy,
+    taskQueues,
+    logger,
+    setRetention: true,
+    archive: true,
+  });
   const notifiers = createNotifiersFromEnv(process.env, logger);
   const judge = await describeJudge(policy);
   const operatorKeys = circleOperatorKeys(env);
@@ -167,6 +178,7 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
     `judge       ${judge.description}`,
     `circles     ${describeCircles(operatorKeys)}`,
     `discord     ${bot ? 'escalations go to Discord (bot connected)' : DISCORD_OFF}`,
+    ...audit,
     `try         agent-judge propose examples/memory-write.json --wait`,
     'stop        Ctrl-C',
   ];
@@ -214,6 +226,16 @@ export async function runWorker(
     metadata: target.metadata,
   });
   const taskQueues = taskQueuesFor(opts.taskQueuePrefix);
+  await prepareAudit({
+    connection,
+    client,
+    namespace: target.namespace,
+    policy,
+    taskQueues,
+    logger,
+    setRetention: false,
+    archive: roles.includes('archive'),
+  });
   const { signal, done } = untilSignal();
   const judge = roles.includes('judge') ? await describeJudge(policy) : undefined;
   const workers = await createWorkers({

@@ -2,7 +2,7 @@ import { type Command, Option } from 'commander';
 
 // Registration only: the heavy modules (worker, dev server, discord.js) load when a command runs,
 // so `--help` and the short commands start fast.
-const WORKER_ROLES = ['workflow', 'judge', 'executor'] as const;
+const WORKER_ROLES = ['workflow', 'judge', 'executor', 'archive'] as const;
 
 /** `--log-format`: readable lines on a terminal by default, JSON for log collectors. */
 function logFormatOption(): Option {
@@ -40,7 +40,8 @@ export function registerServerCommands(program: Command): void {
     .addOption(
       new Option(
         '--role <roles>',
-        `comma-separated: ${WORKER_ROLES.join(',')}; "judge" alone is the judge sidecar`,
+        `comma-separated: ${WORKER_ROLES.join(',')}; "judge" alone is the judge sidecar; ` +
+          '"archive" writes spec.audit.archive.dir on this host',
       ).default(WORKER_ROLES.join(',')),
     )
     .option('--policy <file>', 'CompliancePolicy YAML (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')

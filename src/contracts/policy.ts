@@ -73,6 +73,64 @@ export const PatternRuleSchema = z.strictObject({
   field: z.string().max(128).optional(),
 });
 
+/** Durations the audit settings bound: {@link DurationSchema}, then a range check naming the field's limits. */
+function boundedDuration(fallback: string, minMs: number, rule: string) {
+  return DurationSchema.default(fallback).refine((d) => {
+    // Runs even when the duration is malformed (zod reports that issue itself): only bound it here.
+    const ms = typeof d === 'number' || /^\d/.test(d) ? safeDurationMs(d) : null;
+    return ms === null || ms >= minMs;
+  }, rule);
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Where closed proposal histories are copied before the namespace's retention deletes them, and how often (a
+ * Temporal Schedule runs the archive workflow; see docs/audit.md).
+ */
+export const ArchiveSettingsSchema = z
+  .strictObject({
+    /** Folder on the archive worker's host; relative paths resolve against the working directory. */
+    dir: z.string().min(1).default('.agent-judge/archive'),
+    /** Interval of the archive Schedule. */
+    every: boundedDuration('1h', 60_000, 'expected a duration of at least 1m'),
+  })
+  .default({ dir: '.agent-judge/archive', every: '1h' });
+
+/** The audit trail: repeated-rejection flags, how long Temporal keeps closed proposals, and the archive. */
+export const AuditSettingsSchema = z
+  .strictObject({
+    repeatRejections: z.int().min(2).default(3),
+    window: DurationSchema.default('24h'),
+    /**
+     * How long the Temporal namespace keeps closed workflows (`agent-judge dev` sets it; Temporal's minimum is one
+     * day). The weekly review needs more than a week; the archive keeps histories beyond it.
+     */
+    retention: boundedDuration(
+      '90d',
+      DAY_MS,
+      'expected a duration of at least 1d (Temporal keeps closed workflows at least a day)',
+    ),
+    archive: ArchiveSettingsSchema,
+  })
+  .refine(
+    (a) => {
+      const retention = safeDurationMs(a.retention);
+      const every = safeDurationMs(a.archive.every);
+      return retention === null || every === null || every * 2 <= retention;
+    },
+    {
+      message: 'archive.every must be at most half of retention, so every history is archived before it expires',
+      path: ['archive', 'every'],
+    },
+  )
+  .default({
+    repeatRejections: 3,
+    window: '24h',
+    retention: '90d',
+    archive: { dir: '.agent-judge/archive', every: '1h' },
+  });
+
 /** The CompliancePolicy resource, shaped like a Kubernetes object so it can later be a CRD. */
 export const CompliancePolicySchema = z.strictObject({
   apiVersion: z.literal('agent-judge.dev/v1alpha1'),
@@ -131,9 +189,7 @@ export const CompliancePolicySchema = z.strictObject({
     }),
     /** Action types whose verdicts are recorded but not enforced (seed 000 §7 phase 2). */
     shadow: z.array(ActionTypeSchema).default([]),
-    audit: z
-      .strictObject({ repeatRejections: z.int().min(2).default(3), window: DurationSchema.default('24h') })
-      .default({ repeatRejections: 3, window: '24h' }),
+    audit: AuditSettingsSchema,
     execution: z
       .strictObject({
         /**

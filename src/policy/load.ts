@@ -89,6 +89,7 @@ export function completePolicy(
   policy.spec.exec.cwdRoots = policy.spec.exec.cwdRoots.map(abs);
   policy.spec.files.roots = policy.spec.files.roots.map(abs);
   policy.spec.memory.dir = abs(policy.spec.memory.dir);
+  policy.spec.audit.archive.dir = abs(policy.spec.audit.archive.dir);
 
   // Agents write inside files.roots: the memory store and the execution ledger (which makes
   // execution at-most-once) must not be reachable from there.
@@ -97,6 +98,11 @@ export function completePolicy(
     if (isInside(policy.spec.memory.dir, root)) {
       throw new PolicyError(
         `policy ${source}: spec.files.roots: ${root} contains spec.memory.dir; agents could rewrite the memory store`,
+      );
+    }
+    if (isInside(policy.spec.audit.archive.dir, root)) {
+      throw new PolicyError(
+        `policy ${source}: spec.files.roots: ${root} contains spec.audit.archive.dir; agents could rewrite the archive`,
       );
     }
     if (isInside(stateDir, root)) {

@@ -6,18 +6,22 @@ import { createExecutorActivities, type ExecutorDeps } from '../activities/execu
 import { createJudgeActivities } from '../activities/judge';
 import { createWorkflowActivities } from '../activities/workflow';
 import { activityInterceptors } from '../activities/failures';
+import { createArchiveActivities, type ArchiveDeps } from '../activities/archive';
 import type { CompliancePolicy } from '../contracts/policy';
 import { builtinExecutors } from '../executors';
 import { createCircleActivities } from '../circles/activities';
 import { announceOperatorKeys } from '../client/circles';
 import type { EscalationNotifier } from '../escalation/notifier';
 import type { JudgeDeps } from '../judge';
-import type { TaskQueues } from '../names';
+import { archiveTaskQueue, type TaskQueues } from '../names';
 import { PACKAGE_ROOT, RUNNING_COMPILED } from '../package-root';
 
-/** Which workers a process runs. `judge` alone is the judge sidecar of seed 000 §4. */
-export type WorkerRole = 'workflow' | 'judge' | 'executor';
-export const WORKER_ROLES: readonly WorkerRole[] = ['workflow', 'judge', 'executor'];
+/**
+ * Which workers a process runs. `judge` alone is the judge sidecar of seed 000 §4; `archive` writes the history
+ * archive, a folder local to its host, so exactly one process (or several sharing one volume) should run it.
+ */
+export type WorkerRole = 'workflow' | 'judge' | 'executor' | 'archive';
+export const WORKER_ROLES: readonly WorkerRole[] = ['workflow', 'judge', 'executor', 'archive'];
 
 /** The workflow sources: tests and benchmarks bundle them (`bundleWorkflowCode`), as does a worker run from src/. */
 export const WORKFLOWS_PATH = join(PACKAGE_ROOT, 'src', 'workflows', 'index.ts');
@@ -61,6 +65,8 @@ export interface WorkerOptions {
    * allow/revoke pair). Empty: namespace access is the only gate (logged at start).
    */
   circleOperatorKeys?: string[];
+  /** The archive role's settings; the folder defaults to the policy's `spec.audit.archive.dir`. */
+  archive?: Partial<Pick<ArchiveDeps, 'dir' | 'afterFileWritten'>>;
 }
 
 /**
@@ -124,6 +130,22 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
         ...common,
         taskQueue: options.taskQueues.execute,
         activities: createExecutorActivities({ baseDir, stateDir, ...options.executor }),
+      }),
+    );
+  }
+  if (roles.includes('archive')) {
+    if (!options.client) throw new Error('createWorkers: the archive role needs a Temporal client');
+    workers.push(
+      await Worker.create({
+        ...common,
+        taskQueue: archiveTaskQueue(options.taskQueues),
+        activities: createArchiveActivities({
+          client: options.client,
+          dir: options.archive?.dir ?? options.policy.spec.audit.archive.dir,
+          workflowTaskQueue: options.taskQueues.workflow,
+          logger: options.logger,
+          afterFileWritten: options.archive?.afterFileWritten,
+        }),
       }),
     );
   }

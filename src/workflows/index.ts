@@ -14,3 +14,5 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
   const registry = await import(/* webpackMode: "eager" */ './circle-registry');
   return registry.circleRegistryWorkflow(input);
 }
+
+export { historyArchiveWorkflow } from './history-archive';
