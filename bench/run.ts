@@ -5,11 +5,16 @@
  * itself without its model file).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { startDevServer } from '../src/devserver/server';
+import { freePort, startDevServer } from '../src/devserver/server';
+import { telemetryOptions } from '../src/metrics/telemetry';
 import { findTemporalCli } from '../src/devserver/temporal-cli';
 import { machineHeader, printColumns, printTable, printTargets, type BenchServer } from './lib';
 
-Runtime.install({ logger: new DefaultLogger('ERROR') });
+// Metrics exported as the product ships them (`dev` serves /metrics by default): their cost is in every figure.
+Runtime.install({
+  logger: new DefaultLogger('ERROR'),
+  telemetryOptions: telemetryOptions({ prometheus: `127.0.0.1:${await freePort()}` }),
+});
 
 type Section = { name: string; run: (server: BenchServer) => Promise<void> };
 

@@ -1,4 +1,6 @@
+import { metricMeter } from '@temporalio/activity';
 import { BadInputError } from '../contracts/errors';
+import { meterName, METRICS, modelErrorKind } from '../contracts/metric-catalogue';
 import { safeParseProposal } from '../contracts/proposal';
 import type { Verdict } from '../contracts/verdict';
 import { judgeProposal, type JudgeDeps, type JudgeInput } from '../judge';
@@ -14,7 +16,24 @@ export function createJudgeActivities(deps: JudgeDeps): JudgeActivities {
       // The proposal is untrusted data even here: re-validate before anything reads it.
       const parsed = safeParseProposal(input.proposal);
       if (!parsed.ok) throw new BadInputError(parsed.error);
-      return judgeProposal({ ...input, proposal: parsed.value }, deps);
+      const started = performance.now();
+      const verdict = await judgeProposal({ ...input, proposal: parsed.value }, deps);
+      countJudgement(verdict, (performance.now() - started) / 1000);
+      return verdict;
     },
   };
+}
+
+/** Judge duration and model errors, on the activity meter (it adds namespace, taskQueue, activityType). */
+function countJudgement(verdict: Verdict, seconds: number): void {
+  const { judgeDuration, modelErrors } = METRICS;
+  metricMeter
+    .createHistogram(judgeDuration.name, 'float', undefined, judgeDuration.help)
+    .record(seconds, { verdict: verdict.verdict });
+  const error = verdict.judge?.error;
+  if (error !== undefined) {
+    metricMeter
+      .createCounter(meterName(modelErrors), undefined, modelErrors.help)
+      .add(1, { kind: modelErrorKind(error) });
+  }
 }

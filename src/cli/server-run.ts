@@ -5,7 +5,8 @@ import type { Command } from 'commander';
 import type { Logger } from 'pino';
 import { connect, temporalTarget } from '../client/connection';
 import type { CompliancePolicy } from '../contracts/policy';
-import { ensureSearchAttributes, startDevServer } from '../devserver/server';
+import { createServer } from 'node:net';
+import { ensureSearchAttributes, freePort, startDevServer } from '../devserver/server';
 import { findTemporalCli } from '../devserver/temporal-cli';
 import { BadInputError } from '../contracts/errors';
 import { DEFAULT_POLICY_PATH, loadPolicy } from '../policy/load';
@@ -19,6 +20,14 @@ import { PublicKeySchema } from '../contracts/identity';
 import { loadEnv, type Env } from '../config/env';
 import { createLogger, globalTarget, untilSignal } from './shared';
 import { prepareAudit } from './audit-setup';
+import {
+  DEFAULT_DEV_METRICS_ADDRESS,
+  parseBindAddress,
+  parseOtlpUrl,
+  telemetryOptions,
+  type MetricsExport,
+} from '../metrics/telemetry';
+import { startVisibilityGauges } from '../metrics/gauges';
 
 function parseRoles(value: string): WorkerRole[] {
   const roles = value
@@ -32,9 +41,51 @@ function parseRoles(value: string): WorkerRole[] {
   return roles as WorkerRole[];
 }
 
-function installRuntimeLogging(logger: Logger, env: Env): void {
+/** The metrics options every server command shares. */
+export interface MetricsFlags {
+  /** `HOST:PORT` for the Prometheus `/metrics`, or `off`. */
+  metrics?: string;
+  /** An OTLP collector URL instead of the Prometheus endpoint. */
+  otlp?: string;
+  otlpHttp?: boolean;
+}
+
+/** Where metrics go, from the flags; `fallback` is the default Prometheus address (null: none). */
+export function metricsExportFrom(flags: MetricsFlags, fallback: string | null): MetricsExport {
+  if (flags.otlp !== undefined) {
+    if (flags.metrics !== undefined && flags.metrics !== 'off')
+      throw new BadInputError('--otlp: the SDK exports to one place; pass --metrics off or leave --metrics out');
+    return { otlp: { url: parseOtlpUrl(flags.otlp, '--otlp'), http: flags.otlpHttp ?? false } };
+  }
+  if (flags.otlpHttp) throw new BadInputError('--otlp-http: needs --otlp <url>');
+  const address = flags.metrics ?? fallback;
+  if (address === null || address === 'off') return null;
+  return { prometheus: parseBindAddress(address, '--metrics') };
+}
+
+/** True when nothing listens on `host:port` yet (the dev default moves aside for a busy port). */
+function portFree(address: string): Promise<boolean> {
+  const i = address.lastIndexOf(':');
+  return new Promise((resolveFree) => {
+    const srv = createServer();
+    srv.once('error', () => resolveFree(false));
+    srv.listen(Number(address.slice(i + 1)), address.slice(0, i).replace(/^\[|\]$/g, ''), () =>
+      srv.close(() => resolveFree(true)),
+    );
+  });
+}
+
+/** A line for the startup banner: where to scrape, or where metrics are pushed. */
+function describeMetrics(exp: MetricsExport): string {
+  if (exp === null) return 'off (--metrics HOST:PORT to serve /metrics)';
+  if ('otlp' in exp) return `pushed over OTLP/${exp.otlp.http ? 'HTTP' : 'gRPC'} to ${exp.otlp.url}`;
+  return `http://${exp.prometheus}/metrics`;
+}
+
+function installRuntimeLogging(logger: Logger, env: Env, metrics: MetricsExport = null): void {
   const level = env.TEMPORAL_LOG_LEVEL ?? 'WARN';
   Runtime.install({
+    telemetryOptions: telemetryOptions(metrics),
     logger: new DefaultLogger(level, (entry) => {
       // Activity-only workers (judge, executor) poll no workflows by design.
       if (entry.message.startsWith('No workflows registered')) return;
@@ -108,7 +159,7 @@ export interface DevOptions {
 }
 
 /** `agent-judge dev`: embedded Temporal dev server, all workers, the Discord bot when configured. */
-export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
+export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Promise<void> {
   const port = Number(opts.port);
   if (!Number.isInteger(port) || port < 1 || port > 65535)
     throw new BadInputError(`--port: expected 1-65535, got ${opts.port}`);
@@ -120,6 +171,10 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
   const logger = createLogger({ env, format: opts.logFormat });
   const policyPath = resolve(opts.policy ?? env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH);
   const policy = await loadPolicy({ path: policyPath });
+  let metrics = metricsExportFrom(opts, DEFAULT_DEV_METRICS_ADDRESS);
+  // The default address moves aside when taken (another dev running); an explicit one is an error.
+  if (metrics && 'prometheus' in metrics && opts.metrics === undefined && !(await portFree(metrics.prometheus)))
+    metrics = { prometheus: `127.0.0.1:${await freePort()}` };
   const { signal, done } = untilSignal();
 
   const cliPath = findTemporalCli({ log: (line) => logger.info(line) });
@@ -135,7 +190,7 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
     logFile: resolve('.agent-judge/temporal.log'),
     readyTimeoutMs: 90_000,
   });
-  installRuntimeLogging(logger, env);
+  installRuntimeLogging(logger, env, metrics);
   const connection = await Connection.connect({ address: server.address });
   await ensureSearchAttributes(connection, namespace);
   const client = new Client({ connection, namespace });
@@ -166,6 +221,13 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
     circleOperatorKeys: operatorKeys,
   });
   const running = runWorkers(workers, signal);
+  const gauges = startVisibilityGauges({
+    client,
+    namespace,
+    taskQueue: taskQueues.workflow,
+    meter: Runtime.instance().metricMeter,
+    logger,
+  });
   const bot = await startDiscordBotFromEnv({ client, policy, logger });
 
   const lines = [
@@ -173,6 +235,7 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
     `temporal    ${server.address} (namespace ${namespace})`,
     `web ui      ${server.uiUrl ?? 'off (--headless)'}`,
     `database    ${dbFile}`,
+    `metrics     ${describeMetrics(metrics)} (server: ${server.metricsUrl})`,
     `queues      ${taskQueues.workflow} (workflows), ${taskQueues.judge} (judge), ${taskQueues.execute} (executor)`,
     ...describePolicy(policy, policyPath),
     `judge       ${judge.description}`,
@@ -186,6 +249,7 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
 
   const sig = await Promise.race([done, running.then(() => 'workers stopped')]);
   logger.info({ reason: sig }, 'shutting down');
+  gauges.stop();
   await bot?.stop().catch((err) => logger.error({ err }, 'discord bot stop failed'));
   await running.catch((err) => logger.error({ err }, 'worker failed'));
   await native.close();
@@ -194,18 +258,23 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
   process.stdout.write('agent-judge stopped\n');
 }
 
+export type WorkerCommandOptions = {
+  role: string;
+  policy?: string;
+  taskQueuePrefix?: string;
+  logFormat?: string;
+} & MetricsFlags;
+
 /** `agent-judge worker`: workers only, against an existing Temporal service. */
-export async function runWorker(
-  opts: { role: string; policy?: string; taskQueuePrefix?: string; logFormat?: string },
-  cmd: Command,
-): Promise<void> {
+export async function runWorker(opts: WorkerCommandOptions, cmd: Command): Promise<void> {
   const env = loadEnv();
   const roles = parseRoles(opts.role);
+  const metrics = metricsExportFrom(opts, null);
   const operatorKeys = circleOperatorKeys(env);
   const logger = createLogger({ env, format: opts.logFormat });
   const policy = await loadPolicy({ path: opts.policy ?? env.AGENT_JUDGE_POLICY });
   const target = temporalTarget(globalTarget(cmd));
-  installRuntimeLogging(logger, env);
+  installRuntimeLogging(logger, env, metrics);
   const connection = await connect(target);
   if (roles.includes('workflow')) {
     try {
@@ -254,11 +323,21 @@ export async function runWorker(
     logger.info({ circles: describeCircles(operatorKeys) }, 'circle registry operator keys');
   if (judge) logger.info({ judge: judge.description }, 'judge configuration');
   const running = runWorkers(workers, signal);
+  const gauges = roles.includes('workflow')
+    ? startVisibilityGauges({
+        client,
+        namespace: target.namespace,
+        taskQueue: taskQueues.workflow,
+        meter: Runtime.instance().metricMeter,
+        logger,
+      })
+    : undefined;
   logger.info(
-    { address: target.address, namespace: target.namespace, roles, taskQueues },
+    { address: target.address, namespace: target.namespace, roles, taskQueues, metrics: describeMetrics(metrics) },
     'workers running; Ctrl-C to stop',
   );
   await Promise.race([done, running]);
+  gauges?.stop();
   await running.catch((err) => logger.error({ err }, 'worker failed'));
   await native.close();
   await connection.close();

@@ -1,4 +1,5 @@
 import { type Command, Option } from 'commander';
+import type { DevOptions, MetricsFlags, WorkerCommandOptions } from './server-run';
 
 // Registration only: the heavy modules (worker, dev server, discord.js) load when a command runs,
 // so `--help` and the short commands start fast.
@@ -12,8 +13,25 @@ function logFormatOption(): Option {
   ).choices(['pretty', 'json']);
 }
 
+/** `--metrics`, `--otlp`, `--otlp-http` (docs/metrics.md). */
+function metricsOptions(cmd: Command, defaultAddress: string | null): Command {
+  return cmd
+    .option(
+      '--metrics <host:port|off>',
+      defaultAddress
+        ? `serve Prometheus /metrics here (default ${defaultAddress}, loopback; a free port if that one is taken)`
+        : 'serve Prometheus /metrics on HOST:PORT (SDK metrics and ours; default off)',
+    )
+    .option(
+      '--otlp <url>',
+      'push metrics to an OpenTelemetry collector instead (grpc://host:4317 or, with --otlp-http, ' +
+        'http://host:4318/v1/metrics)',
+    )
+    .option('--otlp-http', 'use OTLP/HTTP rather than OTLP/gRPC for --otlp');
+}
+
 export function registerServerCommands(program: Command): void {
-  program
+  const dev = program
     .command('dev')
     .description('run everything on this machine: an embedded Temporal dev server (SQLite) and all workers')
     .addOption(new Option('--port <port>', 'Temporal frontend port').default('7233'))
@@ -21,18 +39,13 @@ export function registerServerCommands(program: Command): void {
     .addOption(new Option('--db <file>', 'SQLite file; state survives restarts').default('.agent-judge/temporal.db'))
     .option('--policy <file>', 'CompliancePolicy YAML (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')
     .option('--headless', 'no Web UI')
-    .addOption(logFormatOption())
-    .action(
-      async (
-        opts: { port: string; uiPort?: string; db: string; policy?: string; headless?: boolean; logFormat?: string },
-        cmd: Command,
-      ) => {
-        const { runDev } = await import('./server-run');
-        await runDev(opts, cmd);
-      },
-    );
+    .addOption(logFormatOption());
+  metricsOptions(dev, '127.0.0.1:9464').action(async (opts: DevOptions & MetricsFlags, cmd: Command) => {
+    const { runDev } = await import('./server-run');
+    await runDev(opts, cmd);
+  });
 
-  program
+  const worker = program
     .command('worker')
     .description(
       'run workers against an existing Temporal service ($TEMPORAL_ADDRESS, TLS and API key from the environment)',
@@ -46,11 +59,9 @@ export function registerServerCommands(program: Command): void {
     )
     .option('--policy <file>', 'CompliancePolicy YAML (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')
     .option('--task-queue-prefix <name>', 'task queue prefix (default agent-judge)')
-    .addOption(logFormatOption())
-    .action(
-      async (opts: { role: string; policy?: string; taskQueuePrefix?: string; logFormat?: string }, cmd: Command) => {
-        const { runWorker } = await import('./server-run');
-        await runWorker(opts, cmd);
-      },
-    );
+    .addOption(logFormatOption());
+  metricsOptions(worker, null).action(async (opts: WorkerCommandOptions, cmd: Command) => {
+    const { runWorker } = await import('./server-run');
+    await runWorker(opts, cmd);
+  });
 }

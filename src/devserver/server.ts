@@ -24,6 +24,8 @@ export interface DevServerOptions {
    * for the stock server (benchmarks compare the two).
    */
   dynamicConfig?: Readonly<Record<string, unknown>>;
+  /** Port of the server's own Prometheus `/metrics` (`--metrics-port`); default a free one. */
+  metricsPort?: number;
 }
 
 /**
@@ -40,6 +42,8 @@ export interface DevServer {
   address: string;
   namespace: string;
   uiUrl: string | null;
+  /** The server's own `/metrics` (Temporal server metrics: persistence, matching, history). */
+  metricsUrl: string;
   process: ChildProcess;
   stop(): Promise<void>;
 }
@@ -65,12 +69,14 @@ export function devServerArgs(
     namespace: string;
     headless: boolean;
     uiPort: number | null;
+    metricsPort?: number;
   },
 ): string[] {
   const args = ['server', 'start-dev', '--ip', options.ip, '--port', String(options.port)];
   args.push('--namespace', options.namespace, '--log-level', 'warn');
   if (options.headless || options.uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort));
+  if (options.metricsPort !== undefined) args.push('--metrics-port', String(options.metricsPort));
   if (options.dbFile) args.push('--db-filename', options.dbFile, '--sqlite-pragma', 'journal_mode=WAL');
   for (const sa of SEARCH_ATTRIBUTE_DEFINITIONS) args.push('--search-attribute', `${sa.name}=${sa.type}`);
   for (const [key, value] of Object.entries(options.dynamicConfig ?? DEV_SERVER_DYNAMIC_CONFIG)) {
@@ -91,7 +97,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const headless = options.headless ?? false;
   const uiPort = headless ? null : (options.uiPort ?? port + 1000);
   if (options.dbFile) mkdirSync(dirname(options.dbFile), { recursive: true });
-  const args = devServerArgs({ ...options, ip, port, namespace, headless, uiPort });
+  const metricsPort = options.metricsPort ?? (await freePort());
+  const args = devServerArgs({ ...options, ip, port, namespace, headless, uiPort, metricsPort });
   let out: 'ignore' | number = 'ignore';
   if (options.logFile) {
     mkdirSync(dirname(options.logFile), { recursive: true });
@@ -126,6 +133,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     address,
     namespace,
     uiUrl: uiPort ? `http://${ip}:${uiPort}` : null,
+    metricsUrl: `http://${ip}:${metricsPort}/metrics`,
     process: child,
     async stop() {
       if (exited) return;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createExecutorActivities, type ExecutorDeps } from '../activities/execute';
 import { createJudgeActivities } from '../activities/judge';
@@ -15,6 +15,8 @@ import type { EscalationNotifier } from '../escalation/notifier';
 import type { JudgeDeps } from '../judge';
 import { archiveTaskQueue, type TaskQueues } from '../names';
 import { PACKAGE_ROOT, RUNNING_COMPILED } from '../package-root';
+import { initialiseSeries } from '../metrics/telemetry';
+import { startVisibilityGauges, type VisibilityGauges } from '../metrics/gauges';
 
 /**
  * Which workers a process runs. `judge` alone is the judge sidecar of seed 000 §4; `archive` writes the history
@@ -67,6 +69,8 @@ export interface WorkerOptions {
   circleOperatorKeys?: string[];
   /** The archive role's settings; the folder defaults to the policy's `spec.audit.archive.dir`. */
   archive?: Partial<Pick<ArchiveDeps, 'dir' | 'afterFileWritten'>>;
+  /** Workflow cache size of the workflow worker (SDK default when absent; 0 replays every task). */
+  maxCachedWorkflows?: number;
 }
 
 /**
@@ -91,6 +95,7 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
       await Worker.create({
         ...common,
         taskQueue: options.taskQueues.workflow,
+        ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
         ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : defaultWorkflowCode()),
         activities: {
           ...createWorkflowActivities({
@@ -149,6 +154,13 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
       }),
     );
   }
+  // Every counter series exists from the start, at zero (see initialiseSeries).
+  initialiseSeries(Runtime.instance().metricMeter, {
+    namespace: options.namespace,
+    taskQueues: options.taskQueues,
+    policy: options.policy,
+    roles,
+  });
   return workers;
 }
 
@@ -169,6 +181,8 @@ export interface InProcessWorkers {
   /** The workers' connection, for extra workers on the same service. */
   native: NativeConnection;
   workers: Worker[];
+  /** The visibility gauges, when asked for. */
+  gauges?: VisibilityGauges;
   /** Shuts the workers down gracefully, then closes both connections. */
   stop(): Promise<void>;
 }
@@ -179,18 +193,32 @@ export interface InProcessWorkers {
  */
 export async function startWorkersInProcess(
   address: string,
-  options: Omit<WorkerOptions, 'connection' | 'client'>,
+  options: Omit<WorkerOptions, 'connection' | 'client'> & {
+    /** Also report the visibility gauges (open proposals, oldest escalation, retention) every `intervalMs`. */
+    visibilityGauges?: { intervalMs?: number };
+  },
 ): Promise<InProcessWorkers> {
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: options.namespace });
   const native = await NativeConnection.connect({ address });
   const workers = await createWorkers({ ...options, connection: native, client });
   const running = workers.map((w) => w.run());
+  const gauges = options.visibilityGauges
+    ? startVisibilityGauges({
+        client,
+        namespace: options.namespace,
+        taskQueue: options.taskQueues.workflow,
+        meter: Runtime.instance().metricMeter,
+        intervalMs: options.visibilityGauges.intervalMs,
+      })
+    : undefined;
   return {
     client,
     native,
     workers,
+    gauges,
     async stop() {
+      gauges?.stop();
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await Promise.allSettled(running);
       await native.close();

@@ -30,6 +30,7 @@ import { isShadow, quorumFor, tierFor } from '../policy/classify';
 import { awaitSettledUpdate, clarifyUpdate, humanDecisionUpdate, SA, statusQuery } from '../names';
 import { ProposalState, readClarification, readDecision } from './proposal-state';
 import { loadDecisionVerifier } from './decision-verifier';
+import { ProposalMetrics } from './metrics';
 
 /** The innermost message of an activity failure, for verdict reasons and execution errors. */
 function failureMessage(err: unknown): string {
@@ -65,6 +66,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
 
   // Handlers first, before any await: an Update that arrives with the start must find them.
   let current: ProposalState | undefined;
+  let metrics: ProposalMetrics | undefined;
   const now = () => new Date(Date.now()).toISOString();
   setHandler(statusQuery, () => {
     if (!current) throw new Error('the proposal is still starting; ask again in a moment');
@@ -98,7 +100,9 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     async (decision) => {
       const s = current!;
       const before = s.settledCount;
-      const result = s.addDecision(readDecision(decision), now());
+      const d = readDecision(decision);
+      const result = s.addDecision(d, now());
+      metrics?.humanDecision(d.decision);
       // A partial quorum changes nothing else: answer at once. Otherwise wait for the effect.
       if (result !== 'pending') await condition(() => s.settledCount > before);
       return s.snapshot();
@@ -150,6 +154,8 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     workflowInfo().firstExecutionRunId,
   );
   current = state;
+  metrics = new ProposalMetrics(policy, tier, proposal.action_type);
+  const counted = metrics;
   let refs: AnnouncementRef[] = [];
 
   // Search attributes change several times per workflow task (tier, stage, verdict); each upsert is a command, a
@@ -180,6 +186,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   const record = (v: Verdict) => {
     const verdict = state.recordVerdict(v, now());
     upsert([{ key: SA.Verdict, value: verdict.verdict }]);
+    counted.verdict(verdict);
     return verdict;
   };
 
@@ -253,6 +260,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
       result = state.executorUnreachable(failureMessage(err), startedAt, now());
     }
     setStage(state.recordExecution(result));
+    counted.executed(result);
     const uncertain = state.uncertainNotice();
     if (uncertain) {
       // An action that may or may not have happened is an escalation of its own: people are told.
@@ -268,6 +276,8 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     // Decisions can arrive from here on: their validator checks signatures synchronously.
     await loadDecisionVerifier();
     const notice = state.openEscalation(v, Date.now());
+    counted.escalated(v);
+    counted.decided();
     setStage('awaiting_human');
     try {
       refs = await blocking(() => notify.announceEscalation(notice));
@@ -293,12 +303,27 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     else await reject(v);
   };
 
+  /**
+   * What a judgement counts: a judge verdict that is not (routed as) CLARIFY decides the proposal's
+   * judging, once; a CLARIFY past the round limit is the rules' REJECT. Shadow verdicts count as
+   * judged by their real routing, though they execute regardless.
+   */
+  const countJudgement = (v: Verdict, step: string) => {
+    const judge = v.decided_by === 'rules' || v.decided_by === 'judge';
+    const route = step === 'give-up' ? 'reject' : state.route(v);
+    if (route === 'clarify' && step !== 'execute') return;
+    if (judge && route !== 'clarify')
+      counted.judged(route === 'execute' ? 'APPROVE' : route === 'reject' ? 'REJECT' : 'ESCALATE');
+    counted.decided();
+  };
+
   // The decision loop (seed 000 §3.3): judge, then execute / reject / escalate / clarify.
   if (tier === 'human-only') await settle(record(await escalate(null)));
   while (tier !== 'human-only') {
     setStage('judging');
     const verdict = record(await judgeOnce());
     const step = state.nextStep(verdict);
+    countJudgement(verdict, step);
     if (step === 'execute') {
       // Shadow mode (seed 000 §7 phase 2): the verdict is recorded, not enforced.
       if (state.shadow) log.info('shadow mode: executing regardless of the verdict', { verdict: verdict.verdict });
@@ -318,10 +343,12 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
       break;
     }
     const clarifyMs = state.openClarification(Date.now());
+    counted.clarifyRequested();
     setStage('awaiting_clarification');
     const answered = await blocking(() => condition(() => state.pendingClarification !== null, clarifyMs));
     state.closeClarification();
     if (!answered) {
+      counted.decided();
       await reject(record(state.clarifyTimeoutVerdict(now())));
       break;
     }
@@ -336,5 +363,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   // Let Update handlers return their answers before the run closes.
   // The last flush comes before the Update answers, so a caller that reads visibility after its answer sees them.
   await blocking(() => condition(allHandlersFinished));
-  return outcomeOf(state.snapshot());
+  const outcome = outcomeOf(state.snapshot());
+  counted.closed(outcome.status, state.latest);
+  return outcome;
 }

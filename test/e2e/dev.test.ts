@@ -89,6 +89,17 @@ describe('agent-judge dev', () => {
     expect(existsSync(join(cwd, '.agent-judge', 'temporal.db'))).toBe(true);
     expect(existsSync(join(cwd, '.agent-judge', 'memory', 'memory.jsonl'))).toBe(true);
 
+    // One /metrics for the process (SDK metrics and ours), on loopback, and the dev server's own.
+    const urls =
+      /metrics {5}(http:\/\/127\.0\.0\.1:\d+\/metrics) \(server: (http:\/\/127\.0\.0\.1:\d+\/metrics)\)/.exec(
+        first.out(),
+      );
+    expect(urls, first.out()).not.toBeNull();
+    const ours = await (await fetch(urls![1]!)).text();
+    expect(ours).toMatch(/^agent_judge_verdicts_total\{.*decided_by="policy".*tier="no-judge".*\} 1$/m);
+    expect(ours).toMatch(/^temporal_workflow_completed_total\{/m);
+    expect(await (await fetch(urls![2]!)).text()).toContain('persistence_requests');
+
     expect(await stop(first.child)).toBe(0);
 
     // Restart on the same SQLite file: the waiting escalation is still there and can be decided.
