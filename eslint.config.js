@@ -76,6 +76,7 @@ const layerZones = [
       './circles/operator.ts',
       './identity/verify.ts',
       './identity/decision.ts',
+      './identity/review-mark.ts',
       './identity/nonces.ts',
       './workflows',
       './activities',

@@ -6,6 +6,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { Clarification, HumanDecision } from './contracts/messages';
 import type { ProposalStatus } from './contracts/status';
+import type { ReviewCandidate, ReviewMark, ReviewSnapshot } from './contracts/review';
 import { PROPOSAL_ID_SEARCH_ATTRIBUTE, PROPOSAL_MESSAGE_NAMES as M } from './wire-names';
 
 /**
@@ -36,6 +37,18 @@ export const humanDecisionUpdate = defineUpdate<ProposalStatus, [HumanDecision]>
 export const awaitSettledUpdate = defineUpdate<ProposalStatus, []>(M.awaitSettled);
 /** Stage, every verdict, clarify rounds, deadlines and the execution result. */
 export const statusQuery = defineQuery<ProposalStatus>(M.status);
+
+/** The review workflow (one per period, see contracts/review.ts) and its memo key. */
+export { REVIEW_WORKFLOW_TYPE } from './contracts/review';
+export const REVIEW_MEMO_KEY = 'review';
+/** A reviewer marks one proposal of a review; returns the review after the mark. */
+export const reviewMarkUpdate = defineUpdate<ReviewSnapshot, [ReviewMark]>('reviewMark');
+/** A weekly review takes in what `audit export` shows now (new REJECTs and escalations of its week). */
+export const reviewRefreshUpdate = defineUpdate<ReviewSnapshot, [ReviewCandidate[]]>('reviewRefresh');
+/** Closes a review (a weekly review refreshed one last time first); returns the closed review with its rates. */
+export const reviewCloseUpdate = defineUpdate<ReviewSnapshot, [ReviewCandidate[] | null]>('reviewClose');
+/** The review: seed, candidates, sample, marks, figures. */
+export const reviewStatusQuery = defineQuery<ReviewSnapshot>('reviewStatus');
 
 export const SA = {
   ProposalId: defineSearchAttributeKey(PROPOSAL_ID_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD),

@@ -93,6 +93,24 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
     load: async () => (await import('./circles')).registerCircleCommands,
   },
   {
+    commands: [
+      {
+        term: 'review',
+        description: 'durable audit reviews: weekly REJECTs and escalations, monthly spot-checks of APPROVEs',
+      },
+    ],
+    load: async () => (await import('./reviews')).registerReviewCommands,
+  },
+  {
+    commands: [
+      {
+        term: 'report [options] <kind>',
+        description: 'the seven judge metrics, REJECTs, escalations and review progress of a period (md, json or html)',
+      },
+    ],
+    load: async () => (await import('./reviews')).registerReportCommand,
+  },
+  {
     commands: [{ term: 'schema <name>', description: 'print the JSON Schema of a contract' }],
     load: async () => (await import('./schema')).registerSchemaCommand,
   },

@@ -1,5 +1,6 @@
 /** Every workflow the workers run; the bundler starts here. Deterministic code only. */
 import type { CircleRegistryInput } from '../circles/names';
+import type { ReviewSnapshot } from '../contracts/review';
 
 export { proposalWorkflow } from './proposal';
 
@@ -16,3 +17,12 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
 }
 
 export { historyArchiveWorkflow } from './history-archive';
+
+/**
+ * An audit review (one per period). Loaded when a review run starts, like the registry: proposals never pay for its
+ * schemas or the signature library it verifies marks with.
+ */
+export async function reviewWorkflow(input: unknown): Promise<ReviewSnapshot> {
+  const review = await import(/* webpackMode: "eager" */ './review');
+  return review.reviewWorkflow(input);
+}
