@@ -10,7 +10,7 @@ import { findTemporalCli } from '../devserver/temporal-cli';
 import { BadInputError } from '../contracts/errors';
 import { DEFAULT_POLICY_PATH, loadPolicy } from '../policy/load';
 import { taskQueuesFor } from '../names';
-import { createWorkers, runWorkers, WORKER_ROLES, type WorkerRole } from '../worker';
+import { createWorkers, requireCapabilityKey, runWorkers, WORKER_ROLES, type WorkerRole } from '../worker';
 import { createNotifiersFromEnv } from '../escalation/discord-notifier';
 import { startDiscordBotFromEnv } from './discord';
 import { resolveJudge, type ResolvedJudge } from '../judge/discover';
@@ -18,6 +18,31 @@ import { signingKeyFor } from '../identity/decision';
 import { PublicKeySchema } from '../contracts/identity';
 import { loadEnv, type Env } from '../config/env';
 import { createLogger, globalTarget, untilSignal } from './shared';
+import {
+  ensureCapabilityKeyFile,
+  loadCapabilityKey,
+  withCapabilityIssuer,
+  type CapabilityKey,
+} from '../identity/capability-key';
+
+/** Where `dev` keeps the capability key it makes on first start. */
+export const DEV_CAPABILITY_KEY_PATH = '.agent-judge/capability.key';
+
+/**
+ * `dev`: the capability key from AGENT_JUDGE_CAPABILITY_KEY, else the one in the state folder (made
+ * on first start), listed in the policy `dev` runs with, so approved actions get tokens out of the box.
+ */
+async function devCapabilityKey(env: Env): Promise<CapabilityKey> {
+  const configured = env.AGENT_JUDGE_CAPABILITY_KEY;
+  return configured ? loadCapabilityKey(configured) : ensureCapabilityKeyFile(resolve(DEV_CAPABILITY_KEY_PATH));
+}
+
+function describeCapabilities(policy: CompliancePolicy, key: CapabilityKey | undefined): string {
+  const ttl = String(policy.spec.capabilities.ttl);
+  return key
+    ? `tokens signed with key ${key.kid} (public ${key.publicKey}), valid ${ttl}`
+    : `${Object.keys(policy.spec.capabilities.issuers).length} issuer key(s) in the policy, valid ${ttl}`;
+}
 
 function parseRoles(value: string): WorkerRole[] {
   const roles = value
@@ -118,7 +143,8 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
   const namespace = globalTarget(cmd).namespace ?? env.TEMPORAL_NAMESPACE ?? 'default';
   const logger = createLogger({ env, format: opts.logFormat });
   const policyPath = resolve(opts.policy ?? env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH);
-  const policy = await loadPolicy({ path: policyPath });
+  const capabilityKey = await devCapabilityKey(env);
+  const policy = withCapabilityIssuer(await loadPolicy({ path: policyPath }), capabilityKey);
   const { signal, done } = untilSignal();
 
   const cliPath = findTemporalCli({ log: (line) => logger.info(line) });
@@ -153,6 +179,7 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
     notifiers,
     judge: judge.deps,
     circleOperatorKeys: operatorKeys,
+    capabilityKey,
   });
   const running = runWorkers(workers, signal);
   const bot = await startDiscordBotFromEnv({ client, policy, logger });
@@ -166,6 +193,7 @@ export async function runDev(opts: DevOptions, cmd: Command): Promise<void> {
     ...describePolicy(policy, policyPath),
     `judge       ${judge.description}`,
     `circles     ${describeCircles(operatorKeys)}`,
+    `capability  ${describeCapabilities(policy, capabilityKey)}`,
     `discord     ${bot ? 'escalations go to Discord (bot connected)' : DISCORD_OFF}`,
     `try         agent-judge propose examples/memory-write.json --wait`,
     'stop        Ctrl-C',
@@ -192,6 +220,13 @@ export async function runWorker(
   const operatorKeys = circleOperatorKeys(env);
   const logger = createLogger({ env, format: opts.logFormat });
   const policy = await loadPolicy({ path: opts.policy ?? env.AGENT_JUDGE_POLICY });
+  // Only the workflow worker signs tokens; the judge and executor workers never read the key.
+  const capabilityKey =
+    roles.includes('workflow') && env.AGENT_JUDGE_CAPABILITY_KEY
+      ? await loadCapabilityKey(env.AGENT_JUDGE_CAPABILITY_KEY)
+      : undefined;
+  // Refused before connecting: a workflow worker without a listed key must not start at all.
+  if (roles.includes('workflow')) requireCapabilityKey({ policy, capabilityKey });
   const target = temporalTarget(globalTarget(cmd));
   installRuntimeLogging(logger, env);
   const connection = await connect(target);
@@ -227,9 +262,12 @@ export async function runWorker(
     notifiers: roles.includes('workflow') ? createNotifiersFromEnv(process.env, logger) : [],
     judge: judge?.deps,
     circleOperatorKeys: operatorKeys,
+    ...(capabilityKey ? { capabilityKey } : {}),
   });
-  if (roles.includes('workflow'))
+  if (roles.includes('workflow')) {
     logger.info({ circles: describeCircles(operatorKeys) }, 'circle registry operator keys');
+    logger.info({ capabilities: describeCapabilities(policy, capabilityKey) }, 'capability tokens');
+  }
   if (judge) logger.info({ judge: judge.description }, 'judge configuration');
   const running = runWorkers(workers, signal);
   logger.info(

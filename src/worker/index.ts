@@ -14,6 +14,15 @@ import type { EscalationNotifier } from '../escalation/notifier';
 import type { JudgeDeps } from '../judge';
 import type { TaskQueues } from '../names';
 import { PACKAGE_ROOT, RUNNING_COMPILED } from '../package-root';
+import { PolicyError } from '../contracts/errors';
+import {
+  generateCapabilityKey,
+  loadCapabilityKey,
+  refuseIssuerKey,
+  withCapabilityIssuer,
+  type CapabilityKey,
+} from '../identity/capability-key';
+import { redeemCapability } from '../client/capabilities';
 
 /** Which workers a process runs. `judge` alone is the judge sidecar of seed 000 §4. */
 export type WorkerRole = 'workflow' | 'judge' | 'executor';
@@ -61,6 +70,24 @@ export interface WorkerOptions {
    * allow/revoke pair). Empty: namespace access is the only gate (logged at start).
    */
   circleOperatorKeys?: string[];
+  /**
+   * The key the workflow worker signs capability tokens with (seed 000 §8); the policy must list it
+   * in `spec.capabilities.issuers`. Required by the workflow role: no approval goes out token-less.
+   */
+  capabilityKey?: CapabilityKey;
+}
+
+/** Why no workflow worker starts: without a listed key every approved action would be token-less. */
+export function requireCapabilityKey(options: Pick<WorkerOptions, 'capabilityKey' | 'policy'>): CapabilityKey {
+  const key = options.capabilityKey;
+  if (!key)
+    throw new PolicyError(
+      'the workflow worker needs a capability signing key: set AGENT_JUDGE_CAPABILITY_KEY to a key file or ' +
+        '<kid>:<base64url seed> and list its public key in spec.capabilities.issuers (docs/capabilities.md)',
+    );
+  const refusal = refuseIssuerKey(options.policy, key);
+  if (refusal) throw new PolicyError(`AGENT_JUDGE_CAPABILITY_KEY: ${refusal}`);
+  return key;
 }
 
 /**
@@ -81,6 +108,7 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
 
   if (roles.includes('workflow')) {
     if (!options.client) throw new Error('createWorkers: the workflow role needs a Temporal client');
+    const capabilityKey = requireCapabilityKey(options);
     workers.push(
       await Worker.create({
         ...common,
@@ -97,6 +125,7 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
             notifiers: options.notifiers ?? [],
             client: options.client,
             logger: options.logger,
+            capabilityKey,
           }),
           ...createCircleActivities({ operatorKeys: options.circleOperatorKeys ?? [] }),
         },
@@ -119,15 +148,36 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
     );
   }
   if (roles.includes('executor')) {
+    const client = options.client;
+    if (!client)
+      throw new Error('createWorkers: the executor role needs a Temporal client (to redeem capability tokens)');
     workers.push(
       await Worker.create({
         ...common,
         taskQueue: options.taskQueues.execute,
-        activities: createExecutorActivities({ baseDir, stateDir, ...options.executor }),
+        activities: createExecutorActivities({
+          baseDir,
+          stateDir,
+          redeemCapability: (r) =>
+            redeemCapability(client, {
+              token: r.token,
+              action: { action_sha256: r.action_sha256 },
+              audience: r.audience,
+              redeemer: r.redeemer,
+              nonce: r.nonce,
+            }),
+          ...options.executor,
+        }),
       }),
     );
   }
   return workers;
+}
+
+/** A fresh capability key held in memory only (tests, benchmarks, scripts). */
+function inProcessCapabilityKey(): Promise<CapabilityKey> {
+  const file = generateCapabilityKey('in-process');
+  return loadCapabilityKey(`${file.kid}:${file.private_key}`);
 }
 
 /** Runs workers until `signal` aborts, then shuts them down gracefully. */
@@ -147,6 +197,10 @@ export interface InProcessWorkers {
   /** The workers' connection, for extra workers on the same service. */
   native: NativeConnection;
   workers: Worker[];
+  /** The policy the workers run with (an in-process capability key listed in it when none was given). */
+  policy: CompliancePolicy;
+  /** The key capability tokens are signed with. */
+  capabilityKey: CapabilityKey;
   /** Shuts the workers down gracefully, then closes both connections. */
   stop(): Promise<void>;
 }
@@ -159,15 +213,20 @@ export async function startWorkersInProcess(
   address: string,
   options: Omit<WorkerOptions, 'connection' | 'client'>,
 ): Promise<InProcessWorkers> {
+  // One process runs everything: like `dev`, it makes a capability key of its own and lists it.
+  const capabilityKey = options.capabilityKey ?? (await inProcessCapabilityKey());
+  const policy = options.capabilityKey ? options.policy : withCapabilityIssuer(options.policy, capabilityKey);
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: options.namespace });
   const native = await NativeConnection.connect({ address });
-  const workers = await createWorkers({ ...options, connection: native, client });
+  const workers = await createWorkers({ ...options, policy, capabilityKey, connection: native, client });
   const running = workers.map((w) => w.run());
   return {
     client,
     native,
     workers,
+    policy,
+    capabilityKey,
     async stop() {
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await Promise.allSettled(running);
