@@ -20,16 +20,20 @@ import { findTemporalCli } from '../src/devserver/temporal-cli';
 import { taskQueuesFor } from '../src/names';
 import { defaultPolicyWith } from '../src/policy/load';
 import { createWorkers } from '../src/worker';
+import { generateCapabilityKey, loadCapabilityKey, withCapabilityIssuer } from '../src/identity/capability-key';
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const OUT = fileURLToPath(new URL('../test/fixtures/histories/', import.meta.url));
 const server = await startDevServer({ cliPath: findTemporalCli(), headless: true });
 const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-record-'));
 // The recorded exec run is approved on the rules alone, as before withoutModel existed.
-const policy = defaultPolicyWith(
+const capabilityFile = generateCapabilityKey('record');
+const capabilityKey = await loadCapabilityKey(`${capabilityFile.kid}:${capabilityFile.private_key}`);
+const basePolicy = defaultPolicyWith(
   { escalation: { approvers: ['scott'], timeout: '2s', reminderAt: 0.5 }, judge: { withoutModel: 'approve' } },
   { baseDir },
 );
+const policy = withCapabilityIssuer(basePolicy, capabilityKey);
 const queues = taskQueuesFor(`record-${randomUUID()}`);
 const connection = await Connection.connect({ address: server.address });
 const client = new Client({ connection, namespace: server.namespace });
@@ -42,6 +46,7 @@ const workers = await createWorkers({
   client,
   logger: pino({ level: 'silent' }),
   baseDir,
+  capabilityKey,
 });
 const running = workers.map((w) => w.run());
 

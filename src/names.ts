@@ -7,6 +7,7 @@ import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { Clarification, HumanDecision } from './contracts/messages';
 import type { ProposalStatus } from './contracts/status';
 import type { ReviewCandidate, ReviewMark, ReviewSnapshot } from './contracts/review';
+import type { CapabilityRedemption, RedeemCapabilityInput } from './contracts/capability';
 import { PROPOSAL_ID_SEARCH_ATTRIBUTE, PROPOSAL_MESSAGE_NAMES as M } from './wire-names';
 
 /**
@@ -35,6 +36,12 @@ export const clarifyUpdate = defineUpdate<ProposalStatus, [Clarification]>(M.cla
 export const humanDecisionUpdate = defineUpdate<ProposalStatus, [HumanDecision]>(M.humanDecision);
 /** Returns once the proposal is finished or waiting on someone (what `propose --wait` waits for). */
 export const awaitSettledUpdate = defineUpdate<ProposalStatus, []>(M.awaitSettled);
+/**
+ * A performer redeems an approved action's capability token, once (seed 000 §8). The Update id is the
+ * token id, so a retried redemption gets the same answer; the validator refuses a second, an expired
+ * or a mismatched one without changing anything.
+ */
+export const redeemCapabilityUpdate = defineUpdate<CapabilityRedemption, [RedeemCapabilityInput]>(M.redeemCapability);
 /** Stage, every verdict, clarify rounds, deadlines and the execution result. */
 export const statusQuery = defineQuery<ProposalStatus>(M.status);
 

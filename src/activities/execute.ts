@@ -4,10 +4,27 @@ import { Context } from '@temporalio/activity';
 import type { ExecutionResult } from '../contracts/status';
 import { UNCERTAIN_EXPLANATION } from '../contracts/lifecycle';
 import { executionHeartbeatTimeoutMs } from '../contracts/policy';
-import { ExecutionRefusedError } from '../contracts/errors';
+import { AgentJudgeError, ExecutionRefusedError } from '../contracts/errors';
 import { builtinExecutors, executorFor, ExecutionLedger, type ExecutorRegistry } from '../executors';
 import { hardRules } from '../guards/rules';
+import { actionDigest, executorAudience, type CapabilityRedemption } from '../contracts/capability';
+import { verifyCapability } from '../identity/capability';
 import type { ExecuteInput, ExecutionProgress, ExecutorActivities } from './types';
+
+/** What the executor sends to redeem a token (the worker wires it to the client's `redeemCapability`). */
+export interface ExecutorRedemption {
+  token: string;
+  audience: string;
+  action_sha256: string;
+  redeemer: string;
+  nonce: string;
+}
+
+/**
+ * Redeems a capability token through its proposal's workflow. Resolves when this redemption was
+ * accepted (or is a retry of one that was); throws an `AgentJudgeError` with the reason when refused.
+ */
+export type RedeemCapability = (redemption: ExecutorRedemption) => Promise<CapabilityRedemption>;
 
 export interface ExecutorDeps {
   /** Directory relative paths resolve against. */
@@ -16,6 +33,8 @@ export interface ExecutorDeps {
   stateDir: string;
   executors?: ExecutorRegistry;
   fetch?: typeof fetch;
+  /** Redeems capability tokens (seed 000 §8); without it every action is refused. */
+  redeemCapability?: RedeemCapability;
 }
 
 /**
@@ -77,6 +96,36 @@ export function createExecutorActivities(deps: ExecutorDeps): ExecutorActivities
       if (finding) return refuse(`${finding.rule}: ${finding.reason}`);
 
       const ctx = Context.current();
+      // Seed 000 §8: act only on a token for exactly this action, redeemed once through its workflow.
+      // Expiry is judged at the time the workflow asked for the action, so a retry of an attempt whose
+      // redemption went through is not refused for the time the retry took.
+      const token = input.capability;
+      if (!token) return refuse('no capability token came with this action; agent-judge acts only on one');
+      const audience = executorAudience(proposal.action_type);
+      const action_sha256 = actionDigest(proposal);
+      const check = verifyCapability(token, {
+        issuers: policy.spec.capabilities?.issuers ?? {},
+        nowMs: ctx.info.scheduledTimestampMs,
+        audience,
+        workflowId: input.workflow_id,
+        actionSha256: action_sha256,
+      });
+      if (!check.ok) return refuse(`capability token refused: ${check.reason}`);
+      if (!deps.redeemCapability) return refuse('this executor cannot redeem capability tokens (no Temporal client)');
+      try {
+        // The same nonce on every attempt of this activity: a retry gets the answer the first attempt got.
+        await deps.redeemCapability({
+          token,
+          audience,
+          action_sha256,
+          redeemer: `executor@${hostname()}`,
+          nonce: `executor:${input.workflow_id}:${ctx.info.activityId}`,
+        });
+      } catch (err) {
+        if (err instanceof AgentJudgeError && !err.retryable) return refuse(err.message);
+        throw err;
+      }
+
       const { attempt } = ctx.info;
       const earlier = ctx.info.heartbeatDetails as ExecutionProgress | undefined;
       const beat = heartbeater(ctx, executionHeartbeatTimeoutMs(policy), { phase: 'not_started', host });
@@ -105,6 +154,7 @@ export function createExecutorActivities(deps: ExecutorDeps): ExecutorActivities
           policy,
           idempotencyKey: key,
           baseDir: deps.baseDir,
+          capability: token,
           signal: ctx.cancellationSignal,
           onStarted: ({ pid }: { pid?: number }) =>
             beat.set({ phase: 'started', host, ...(pid !== undefined ? { pid } : {}) }),

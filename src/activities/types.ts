@@ -14,6 +14,7 @@ import type {
   UncertainExecutionNotice,
 } from '../contracts/escalation';
 import type { JudgeInput } from '../judge';
+import type { CapabilityRequest, IssuedCapability } from '../contracts/capability';
 import type { TaskQueues } from '../names';
 
 export interface PolicySnapshot {
@@ -37,6 +38,11 @@ export interface ExecuteInput {
   verdict: Verdict;
   shadow: boolean;
   policy: CompliancePolicy;
+  /**
+   * The capability token for exactly this action (seed 000 §8): the executor verifies and redeems
+   * it before acting. Absent only in runs recorded before tokens existed; executors then refuse.
+   */
+  capability?: string;
 }
 
 /**
@@ -62,6 +68,11 @@ export interface WorkflowActivities {
   announceUncertainExecution(notice: UncertainExecutionNotice): Promise<void>;
   /** Counts recent rejections on the target; true when this one raises the audit flag. */
   recordRejection(input: RejectionInput): Promise<{ recent: number; flag: boolean }>;
+  /**
+   * Signs the capability token of one approved action with the workflow worker's key (a local
+   * activity: the token lands in history as its result; the key never leaves the worker).
+   */
+  issueCapability(request: CapabilityRequest): Promise<IssuedCapability>;
 }
 
 /** On the judge task queue. */

@@ -5,6 +5,7 @@ import { durationMs } from '../contracts/policy';
 import { AgentJudgeError, DeliveryRefusedError } from '../contracts/errors';
 import type { EscalationNotifier } from '../escalation/notifier';
 import { PROPOSAL_WORKFLOW_TYPE, SA, type TaskQueues } from '../names';
+import { issueCapability, type CapabilityKey } from '../identity/capability-key';
 import type { RejectionInput, WorkflowActivities } from './types';
 
 export interface WorkflowActivityDeps {
@@ -16,6 +17,8 @@ export interface WorkflowActivityDeps {
   /** Used to count recent rejections through visibility (the audit flag). */
   client: Client;
   logger: Logger;
+  /** The key capability tokens are signed with; only the workflow worker holds it. */
+  capabilityKey?: CapabilityKey;
 }
 
 /** Activities of the workflow worker: policy snapshot, escalation notices, audit bookkeeping. */
@@ -92,6 +95,23 @@ export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowAc
         `proposal ${notice.proposal.proposal_id}: execution uncertain; ${notice.explanation}`,
       );
       await each('uncertain', (n) => n.uncertain?.(notice) ?? Promise.resolve());
+    },
+
+    issueCapability(request) {
+      // createWorkers refuses to start a workflow worker without a key; this is a broken invariant.
+      if (!deps.capabilityKey)
+        throw new Error('this workflow worker has no capability key (AGENT_JUDGE_CAPABILITY_KEY)');
+      const issued = issueCapability(request, deps.capabilityKey);
+      logger.info(
+        {
+          event: 'capability.issued',
+          workflow_id: request.workflow_id,
+          token_id: issued.claims.jti,
+          aud: issued.claims.aud,
+        },
+        'capability token issued',
+      );
+      return Promise.resolve(issued);
     },
 
     async recordRejection(input: RejectionInput) {

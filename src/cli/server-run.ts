@@ -11,7 +11,7 @@ import { findTemporalCli } from '../devserver/temporal-cli';
 import { BadInputError } from '../contracts/errors';
 import { DEFAULT_POLICY_PATH, loadPolicy } from '../policy/load';
 import { taskQueuesFor } from '../names';
-import { createWorkers, runWorkers, WORKER_ROLES, type WorkerRole } from '../worker';
+import { createWorkers, requireCapabilityKey, runWorkers, WORKER_ROLES, type WorkerRole } from '../worker';
 import { createNotifiersFromEnv } from '../escalation/discord-notifier';
 import { startDiscordBotFromEnv } from './discord';
 import { resolveJudge, type ResolvedJudge } from '../judge/discover';
@@ -28,6 +28,31 @@ import {
   type MetricsExport,
 } from '../metrics/telemetry';
 import { startVisibilityGauges } from '../metrics/gauges';
+import {
+  ensureCapabilityKeyFile,
+  loadCapabilityKey,
+  withCapabilityIssuer,
+  type CapabilityKey,
+} from '../identity/capability-key';
+
+/** Where `dev` keeps the capability key it makes on first start. */
+export const DEV_CAPABILITY_KEY_PATH = '.agent-judge/capability.key';
+
+/**
+ * `dev`: the capability key from AGENT_JUDGE_CAPABILITY_KEY, else the one in the state folder (made
+ * on first start), listed in the policy `dev` runs with, so approved actions get tokens out of the box.
+ */
+async function devCapabilityKey(env: Env): Promise<CapabilityKey> {
+  const configured = env.AGENT_JUDGE_CAPABILITY_KEY;
+  return configured ? loadCapabilityKey(configured) : ensureCapabilityKeyFile(resolve(DEV_CAPABILITY_KEY_PATH));
+}
+
+function describeCapabilities(policy: CompliancePolicy, key: CapabilityKey | undefined): string {
+  const ttl = String(policy.spec.capabilities.ttl);
+  return key
+    ? `tokens signed with key ${key.kid} (public ${key.publicKey}), valid ${ttl}`
+    : `${Object.keys(policy.spec.capabilities.issuers).length} issuer key(s) in the policy, valid ${ttl}`;
+}
 
 function parseRoles(value: string): WorkerRole[] {
   const roles = value
@@ -170,7 +195,8 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
   const namespace = globalTarget(cmd).namespace ?? env.TEMPORAL_NAMESPACE ?? 'default';
   const logger = createLogger({ env, format: opts.logFormat });
   const policyPath = resolve(opts.policy ?? env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH);
-  const policy = await loadPolicy({ path: policyPath });
+  const capabilityKey = await devCapabilityKey(env);
+  const policy = withCapabilityIssuer(await loadPolicy({ path: policyPath }), capabilityKey);
   let metrics = metricsExportFrom(opts, DEFAULT_DEV_METRICS_ADDRESS);
   // The default address moves aside when taken (another dev running); an explicit one is an error.
   if (metrics && 'prometheus' in metrics && opts.metrics === undefined && !(await portFree(metrics.prometheus)))
@@ -219,6 +245,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     notifiers,
     judge: judge.deps,
     circleOperatorKeys: operatorKeys,
+    capabilityKey,
   });
   const running = runWorkers(workers, signal);
   const gauges = startVisibilityGauges({
@@ -240,6 +267,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     ...describePolicy(policy, policyPath),
     `judge       ${judge.description}`,
     `circles     ${describeCircles(operatorKeys)}`,
+    `capability  ${describeCapabilities(policy, capabilityKey)}`,
     `discord     ${bot ? 'escalations go to Discord (bot connected)' : DISCORD_OFF}`,
     ...audit,
     `try         agent-judge propose examples/memory-write.json --wait`,
@@ -273,6 +301,13 @@ export async function runWorker(opts: WorkerCommandOptions, cmd: Command): Promi
   const operatorKeys = circleOperatorKeys(env);
   const logger = createLogger({ env, format: opts.logFormat });
   const policy = await loadPolicy({ path: opts.policy ?? env.AGENT_JUDGE_POLICY });
+  // Only the workflow worker signs tokens; the judge and executor workers never read the key.
+  const capabilityKey =
+    roles.includes('workflow') && env.AGENT_JUDGE_CAPABILITY_KEY
+      ? await loadCapabilityKey(env.AGENT_JUDGE_CAPABILITY_KEY)
+      : undefined;
+  // Refused before connecting: a workflow worker without a listed key must not start at all.
+  if (roles.includes('workflow')) requireCapabilityKey({ policy, capabilityKey });
   const target = temporalTarget(globalTarget(cmd));
   installRuntimeLogging(logger, env, metrics);
   const connection = await connect(target);
@@ -318,9 +353,12 @@ export async function runWorker(opts: WorkerCommandOptions, cmd: Command): Promi
     notifiers: roles.includes('workflow') ? createNotifiersFromEnv(process.env, logger) : [],
     judge: judge?.deps,
     circleOperatorKeys: operatorKeys,
+    ...(capabilityKey ? { capabilityKey } : {}),
   });
-  if (roles.includes('workflow'))
+  if (roles.includes('workflow')) {
     logger.info({ circles: describeCircles(operatorKeys) }, 'circle registry operator keys');
+    logger.info({ capabilities: describeCapabilities(policy, capabilityKey) }, 'capability tokens');
+  }
   if (judge) logger.info({ judge: judge.description }, 'judge configuration');
   const running = runWorkers(workers, signal);
   const gauges = roles.includes('workflow')

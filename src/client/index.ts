@@ -16,5 +16,14 @@ export {
   type ListedProposal,
   type SubmitOptions,
 } from './proposals';
+export {
+  CapabilityRefusedError,
+  digestOfAction,
+  redeemCapability,
+  type CapabilityAction,
+  type RedeemCapabilityOptions,
+} from './capabilities';
+export { actionDigest, mcpToolCallDigest } from '../contracts/capability';
+export { verifyCapability } from '../identity/capability';
 export { connect, connectClient, temporalTarget, type TemporalTarget } from './connection';
 export { CircleRegistryClient, type CircleRegistryClientOptions, type RegistryRunInfo } from './circles';

@@ -115,6 +115,12 @@ export const ENV_VARS = {
     schema: text,
     description: 'bearer token the webhook executor sends to `spec.webhook.routes`',
   },
+  AGENT_JUDGE_CAPABILITY_KEY: {
+    schema: text,
+    default: '.agent-judge/capability.key under `dev`',
+    description:
+      'workflow worker: key file or `<kid>:<base64url seed>` capability tokens are signed with (docs/capabilities.md)',
+  },
   AGENT_JUDGE_CIRCLE_OPERATOR_KEYS: {
     schema: commaList,
     description: 'workers: public keys (comma-separated) whose signature registry operator actions need',

@@ -7,6 +7,7 @@ import { PublicKeySchema } from './identity';
 import { durationMs } from './duration';
 import { MetricsSettingsSchema } from './metrics';
 import { ReviewSettingsSchema } from './review';
+import { CapabilitySettingsSchema } from './capability-settings';
 
 /** A duration such as `90s`, `5m`, `1h`, `7d`, or a number of milliseconds. */
 export const DurationSchema = z.union([
@@ -220,6 +221,8 @@ export const CompliancePolicySchema = z.strictObject({
     metrics: MetricsSettingsSchema,
     /** Audit reviews (seed 000 §6): reviewers, their keys, the spot-check share. */
     reviews: ReviewSettingsSchema,
+    /** Capability tokens (seed 000 §8): the keys that may issue them, and how long one lives. */
+    capabilities: CapabilitySettingsSchema,
     /** Model-backed judge settings (see the judge docs); optional so the rules judge runs alone. */
     judge: JudgeSettingsSchema.optional(),
   }),

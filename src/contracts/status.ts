@@ -2,6 +2,7 @@ import type { Proposal } from './proposal';
 import type { Dispute, Tier, Verdict } from './verdict';
 import type { HumanDecision } from './messages';
 import type { ExecutionStatus, OutcomeStatus, Stage } from './lifecycle';
+import type { CapabilityRecord, CapabilityRedemption } from './capability';
 
 export type { ExecutionStatus, OutcomeStatus, Stage } from './lifecycle';
 export { FINAL_STAGES, SETTLED_STAGES, UNCERTAIN_EXPLANATION } from './lifecycle';
@@ -41,6 +42,21 @@ export interface ProposalStatus {
   execution: ExecutionResult | null;
   audit_flag: boolean;
   policy: string;
+  /** The approved action's capability token (absent in runs recorded before tokens existed). */
+  capability?: CapabilityRecord | null;
+}
+
+/**
+ * The token in an outcome, for an action the caller performs itself (no executor here): the caller
+ * redeems it (`redeemCapability`, `agent-judge capability verify --redeem`) before acting.
+ */
+export interface OutcomeCapability {
+  token: string;
+  token_id: string;
+  audience: string;
+  expires_at: string;
+  redemption: CapabilityRedemption | null;
+  expired_at: string | null;
 }
 
 /** The outcome JSON the CLI prints for propose --wait, status, clarify and decide. */
@@ -51,9 +67,12 @@ export interface ProposalOutcome {
   verdict: Verdict | null;
   verdicts: Verdict[];
   execution: ExecutionResult | null;
+  /** Present when the caller performs the approved action itself: the token it must redeem first. */
+  capability?: OutcomeCapability;
 }
 
 export function outcomeOf(s: ProposalStatus): ProposalOutcome {
+  const c = s.capability;
   return {
     proposal_id: s.proposal_id,
     workflow_id: s.workflow_id,
@@ -61,5 +80,17 @@ export function outcomeOf(s: ProposalStatus): ProposalOutcome {
     verdict: s.verdict,
     verdicts: s.verdicts,
     execution: s.execution,
+    ...(c && !c.executed_by_agent_judge
+      ? {
+          capability: {
+            token: c.token,
+            token_id: c.token_id,
+            audience: c.audience,
+            expires_at: c.expires_at,
+            redemption: c.redemption,
+            expired_at: c.expired_at,
+          },
+        }
+      : {}),
   };
 }

@@ -13,6 +13,8 @@ export interface ExecutionContext {
   idempotencyKey: string;
   baseDir: string;
   signal: AbortSignal;
+  /** The action's capability token, already verified and redeemed: passed on to the far side (webhook header). */
+  capability?: string;
   /** Called once the action has really begun (the exec's process is running): recorded in heartbeats. */
   onStarted?: (detail: { pid?: number }) => void;
 }

@@ -3,7 +3,8 @@ import type { Executor } from './types';
 /**
  * The generic HTTP webhook executor: delivers an approved action to the operator's endpoint
  * (policy `spec.webhook.routes`), for action types executed by systems outside this process. The
- * Idempotency-Key header lets the far side drop a duplicate delivery.
+ * Idempotency-Key header lets the far side drop a duplicate delivery; the Agent-Judge-Capability
+ * header carries the action's capability token (already redeemed), which the receiver can verify.
  */
 export function webhookExecutor(
   fetchImpl: typeof fetch = fetch,
@@ -20,6 +21,8 @@ export function webhookExecutor(
           'content-type': 'application/json',
           'idempotency-key': ctx.idempotencyKey,
           ...(token ? { authorization: `Bearer ${token}` } : {}),
+          // The receiver can verify it against the policy's issuers: proof this delivery was approved.
+          ...(ctx.capability ? { 'agent-judge-capability': ctx.capability } : {}),
         },
         body: JSON.stringify({ workflow_id: ctx.workflowId, proposal: ctx.proposal, verdict: ctx.verdict }),
         signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(ctx.policy.spec.webhook.timeoutMs)]),

@@ -17,6 +17,15 @@ import { archiveTaskQueue, type TaskQueues } from '../names';
 import { PACKAGE_ROOT, RUNNING_COMPILED } from '../package-root';
 import { initialiseSeries } from '../metrics/telemetry';
 import { startVisibilityGauges, type VisibilityGauges } from '../metrics/gauges';
+import { PolicyError } from '../contracts/errors';
+import {
+  generateCapabilityKey,
+  loadCapabilityKey,
+  refuseIssuerKey,
+  withCapabilityIssuer,
+  type CapabilityKey,
+} from '../identity/capability-key';
+import { redeemCapability } from '../client/capabilities';
 
 /**
  * Which workers a process runs. `judge` alone is the judge sidecar of seed 000 §4; `archive` writes the history
@@ -71,6 +80,24 @@ export interface WorkerOptions {
   archive?: Partial<Pick<ArchiveDeps, 'dir' | 'afterFileWritten'>>;
   /** Workflow cache size of the workflow worker (SDK default when absent; 0 replays every task). */
   maxCachedWorkflows?: number;
+  /**
+   * The key the workflow worker signs capability tokens with (seed 000 §8); the policy must list it
+   * in `spec.capabilities.issuers`. Required by the workflow role: no approval goes out token-less.
+   */
+  capabilityKey?: CapabilityKey;
+}
+
+/** Why no workflow worker starts: without a listed key every approved action would be token-less. */
+export function requireCapabilityKey(options: Pick<WorkerOptions, 'capabilityKey' | 'policy'>): CapabilityKey {
+  const key = options.capabilityKey;
+  if (!key)
+    throw new PolicyError(
+      'the workflow worker needs a capability signing key: set AGENT_JUDGE_CAPABILITY_KEY to a key file or ' +
+        '<kid>:<base64url seed> and list its public key in spec.capabilities.issuers (docs/capabilities.md)',
+    );
+  const refusal = refuseIssuerKey(options.policy, key);
+  if (refusal) throw new PolicyError(`AGENT_JUDGE_CAPABILITY_KEY: ${refusal}`);
+  return key;
 }
 
 /**
@@ -91,6 +118,7 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
 
   if (roles.includes('workflow')) {
     if (!options.client) throw new Error('createWorkers: the workflow role needs a Temporal client');
+    const capabilityKey = requireCapabilityKey(options);
     workers.push(
       await Worker.create({
         ...common,
@@ -108,6 +136,7 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
             notifiers: options.notifiers ?? [],
             client: options.client,
             logger: options.logger,
+            capabilityKey,
           }),
           ...createCircleActivities({ operatorKeys: options.circleOperatorKeys ?? [] }),
         },
@@ -130,11 +159,26 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
     );
   }
   if (roles.includes('executor')) {
+    const client = options.client;
+    if (!client)
+      throw new Error('createWorkers: the executor role needs a Temporal client (to redeem capability tokens)');
     workers.push(
       await Worker.create({
         ...common,
         taskQueue: options.taskQueues.execute,
-        activities: createExecutorActivities({ baseDir, stateDir, ...options.executor }),
+        activities: createExecutorActivities({
+          baseDir,
+          stateDir,
+          redeemCapability: (r) =>
+            redeemCapability(client, {
+              token: r.token,
+              action: { action_sha256: r.action_sha256 },
+              audience: r.audience,
+              redeemer: r.redeemer,
+              nonce: r.nonce,
+            }),
+          ...options.executor,
+        }),
       }),
     );
   }
@@ -164,6 +208,12 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
   return workers;
 }
 
+/** A fresh capability key held in memory only (tests, benchmarks, scripts). */
+function inProcessCapabilityKey(): Promise<CapabilityKey> {
+  const file = generateCapabilityKey('in-process');
+  return loadCapabilityKey(`${file.kid}:${file.private_key}`);
+}
+
 /** Runs workers until `signal` aborts, then shuts them down gracefully. */
 export async function runWorkers(workers: Worker[], signal: AbortSignal): Promise<void> {
   const onAbort = () => workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown());
@@ -183,6 +233,10 @@ export interface InProcessWorkers {
   workers: Worker[];
   /** The visibility gauges, when asked for. */
   gauges?: VisibilityGauges;
+  /** The policy the workers run with (an in-process capability key listed in it when none was given). */
+  policy: CompliancePolicy;
+  /** The key capability tokens are signed with. */
+  capabilityKey: CapabilityKey;
   /** Shuts the workers down gracefully, then closes both connections. */
   stop(): Promise<void>;
 }
@@ -198,10 +252,13 @@ export async function startWorkersInProcess(
     visibilityGauges?: { intervalMs?: number };
   },
 ): Promise<InProcessWorkers> {
+  // One process runs everything: like `dev`, it makes a capability key of its own and lists it.
+  const capabilityKey = options.capabilityKey ?? (await inProcessCapabilityKey());
+  const policy = options.capabilityKey ? options.policy : withCapabilityIssuer(options.policy, capabilityKey);
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: options.namespace });
   const native = await NativeConnection.connect({ address });
-  const workers = await createWorkers({ ...options, connection: native, client });
+  const workers = await createWorkers({ ...options, policy, capabilityKey, connection: native, client });
   const running = workers.map((w) => w.run());
   const gauges = options.visibilityGauges
     ? startVisibilityGauges({
@@ -217,6 +274,8 @@ export async function startWorkersInProcess(
     native,
     workers,
     gauges,
+    policy,
+    capabilityKey,
     async stop() {
       gauges?.stop();
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();

@@ -26,6 +26,18 @@ import { describeIssues } from '../contracts/zod-error';
 import { lightweightCheck } from '../policy/patterns';
 import { proposalContentDigest } from '../contracts/digest';
 import { decisionVerifier } from './decision-verifier';
+import {
+  actionDigest,
+  executorAudience,
+  MCP_AUDIENCE_PREFIX,
+  mcpToolCallDigest,
+  policyDigest,
+  type CapabilityRecord,
+  type CapabilityRedemption,
+  type CapabilityRequest,
+  type IssuedCapability,
+  type RedeemCapabilityInput,
+} from '../contracts/capability';
 
 /**
  * What the workflow does after a verdict: the routing rule's answer, plus `give-up` for a CLARIFY
@@ -53,6 +65,55 @@ export const readClarification = (raw: unknown): Clarification =>
 /** The `humanDecision` Update's argument, checked (with its defaults applied). */
 export const readDecision = (raw: unknown): HumanDecision => readUpdateInput(HumanDecisionSchema, 'decision', raw);
 
+const REDEEM_FIELDS = ['token', 'audience', 'action_sha256', 'redeemer', 'nonce'] as const;
+
+/**
+ * The `redeemCapability` Update's argument, checked without a schema (this module is evaluated for
+ * every proposal run; see docs/performance.md): five non-empty strings of bounded length.
+ */
+export function readRedemption(raw: unknown): RedeemCapabilityInput {
+  const fail = (why: string) => ApplicationFailure.nonRetryable(`redemption: ${why}`, FailureType.BadInput);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw fail('expected an object');
+  const value = raw as Record<string, unknown>;
+  for (const field of REDEEM_FIELDS) {
+    const v = value[field];
+    if (typeof v !== 'string' || v.length === 0) throw fail(`${field}: expected a non-empty string`);
+    if (v.length > (field === 'token' ? 4096 : 256)) throw fail(`${field}: too long`);
+  }
+  return {
+    token: value.token as string,
+    audience: value.audience as string,
+    action_sha256: value.action_sha256 as string,
+    redeemer: value.redeemer as string,
+    nonce: value.nonce as string,
+  };
+}
+
+/** The audience and action digest a token for this proposal binds (MCP tool calls bind the call itself). */
+export function capabilityBinding(p: Proposal): { aud: string; action_sha256: string } {
+  const target: Record<string, unknown> = p.target;
+  const params: Record<string, unknown> = p.parameters;
+  if (
+    p.action_type === 'mcp_tool_call' &&
+    typeof target.server === 'string' &&
+    typeof target.tool === 'string' &&
+    typeof params.tool_definition_hash === 'string' &&
+    params.arguments !== null &&
+    typeof params.arguments === 'object' &&
+    !Array.isArray(params.arguments)
+  ) {
+    return {
+      aud: `${MCP_AUDIENCE_PREFIX}${target.server}`,
+      action_sha256: mcpToolCallDigest({
+        tool: target.tool,
+        tool_definition_hash: params.tool_definition_hash,
+        arguments: params.arguments as Record<string, unknown>,
+      }),
+    };
+  }
+  return { aud: executorAudience(p.action_type), action_sha256: actionDigest(p) };
+}
+
 export class ProposalState {
   private _proposal: Proposal;
   private _stage: Stage = 'judging';
@@ -65,6 +126,7 @@ export class ProposalState {
   private _auditFlag = false;
   private _pendingClarification: Clarification | null = null;
   private _settledCount = 0;
+  private _capability: CapabilityRecord | null = null;
 
   constructor(
     proposal: Proposal,
@@ -489,6 +551,87 @@ export class ProposalState {
     };
   }
 
+  // --- capability tokens (seed 000 §8) ----------------------------------------------------------
+
+  get capability(): CapabilityRecord | null {
+    return this._capability;
+  }
+
+  /** What the issuing activity signs: this proposal's agent, audience and action, under this policy. */
+  capabilityRequest(ttlMs: number): CapabilityRequest {
+    return {
+      workflow_id: this.workflowId,
+      sub: this._proposal.agent_id,
+      ...capabilityBinding(this._proposal),
+      policy_sha256: policyDigest(this.policy),
+      ttl_ms: ttlMs,
+    };
+  }
+
+  /** The token the workflow worker issued; `executedHere` when agent-judge's executor will redeem it. */
+  recordCapability(issued: IssuedCapability, executedHere: boolean): void {
+    this._capability = {
+      token: issued.token,
+      token_id: issued.claims.jti,
+      kid: issued.kid,
+      audience: issued.claims.aud,
+      action_sha256: issued.claims.action_sha256,
+      issued_at: issued.claims.iat,
+      expires_at: issued.claims.exp,
+      executed_by_agent_judge: executedHere,
+      redemption: null,
+      expired_at: null,
+    };
+  }
+
+  /**
+   * Why a redemption cannot be accepted, or null. The token must be exactly the one this run issued
+   * (a token of another run or workflow never matches), for the audience the performer is and the
+   * action it is about to perform, unexpired (workflow time) and unredeemed.
+   */
+  refuseRedemption(r: RedeemCapabilityInput, nowMs: number): string | null {
+    const c = this._capability;
+    if (!c) return `proposal ${this._proposal.proposal_id} has no capability token (stage: ${this._stage})`;
+    if (r.token !== c.token) return 'this token was not issued for this proposal run';
+    if (c.redemption)
+      return `the token ${c.token_id} was already redeemed at ${c.redemption.redeemed_at} by ${c.redemption.redeemer}`;
+    if (c.expired_at !== null || Date.parse(c.expires_at) <= nowMs) return `the token expired at ${c.expires_at}`;
+    if (r.audience !== c.audience) return `the token is for ${c.audience}, not ${r.audience}`;
+    if (r.action_sha256 !== c.action_sha256)
+      return `the action about to be performed is not the approved one (sha256 ${r.action_sha256.slice(0, 16)}…)`;
+    return null;
+  }
+
+  /** Records the accepted redemption (the validator has checked it). */
+  redeemCapability(r: RedeemCapabilityInput, now: string): CapabilityRedemption {
+    const c = this._capability!;
+    const redemption = {
+      token_id: c.token_id,
+      audience: r.audience,
+      redeemer: r.redeemer,
+      nonce: r.nonce,
+      redeemed_at: now,
+    };
+    c.redemption = redemption;
+    return redemption;
+  }
+
+  /** True while a caller-performed action's token waits to be redeemed (the run stays open for it). */
+  awaitsRedemption(): boolean {
+    const c = this._capability;
+    return c !== null && !c.executed_by_agent_judge && c.redemption === null && c.expired_at === null;
+  }
+
+  /** How long the run keeps waiting for the redemption: until the token expires (at least 1 ms). */
+  redemptionWaitMs(nowMs: number): number {
+    return Math.max(1, Date.parse(this._capability?.expires_at ?? '') - nowMs || 1);
+  }
+
+  /** Nobody redeemed the token before it expired. */
+  expireCapability(now: string): void {
+    if (this._capability && !this._capability.redemption) this._capability.expired_at = now;
+  }
+
   // --- reporting ------------------------------------------------------------------------------
 
   status(): OutcomeStatus {
@@ -515,6 +658,7 @@ export class ProposalState {
       execution: this._execution,
       audit_flag: this._auditFlag,
       policy: this.policy.metadata.name,
+      capability: this._capability,
     };
   }
 }

@@ -27,8 +27,16 @@ import { type ProposalOutcome, outcomeOf, type Stage } from '../contracts/status
 import type { Verdict } from '../contracts/verdict';
 import type { AnnouncementRef } from '../contracts/escalation';
 import { isShadow, quorumFor, tierFor } from '../policy/classify';
-import { awaitSettledUpdate, clarifyUpdate, humanDecisionUpdate, SA, statusQuery } from '../names';
-import { ProposalState, readClarification, readDecision } from './proposal-state';
+import {
+  awaitSettledUpdate,
+  clarifyUpdate,
+  humanDecisionUpdate,
+  redeemCapabilityUpdate,
+  SA,
+  statusQuery,
+} from '../names';
+import { durationMs } from '../contracts/duration';
+import { ProposalState, readClarification, readDecision, readRedemption } from './proposal-state';
 import { loadDecisionVerifier } from './decision-verifier';
 import { ProposalMetrics } from './metrics';
 
@@ -44,6 +52,9 @@ export interface ProposalWorkflowInput {
 }
 
 const local = proxyLocalActivities<WorkflowActivities>({ startToCloseTimeout: '10s' });
+
+/** The patch that introduced capability tokens: runs recorded before it issued none and keep replaying. */
+export const CAPABILITY_TOKENS_PATCH = 'capability-tokens';
 const notify = proxyActivities<WorkflowActivities>({
   startToCloseTimeout: '30s',
   retry: { maximumAttempts: 5, initialInterval: '1s' },
@@ -116,6 +127,16 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
       },
     },
   );
+
+  setHandler(redeemCapabilityUpdate, (redemption) => current!.redeemCapability(readRedemption(redemption), now()), {
+    // Synchronous, before anything is written: a second, expired or mismatched redemption changes nothing.
+    validator: (redemption) => {
+      const r = readRedemption(redemption);
+      if (!current) throw new Error('the proposal is still starting');
+      const refusal = current.refuseRedemption(r, Date.now());
+      if (refusal) throw new Error(refusal);
+    },
+  });
 
   const snapshot = await local.policySnapshot();
   const { policy, taskQueues } = snapshot;
@@ -236,14 +257,30 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     log.info('proposal rejected', { decided_by: v.decided_by, rule: v.rule ?? null });
   };
 
+  /**
+   * Seed 000 §8: the action about to be performed gets a single-use token for it alone, signed by the
+   * workflow worker (a local activity: the token is its recorded result). (patched: runs recorded
+   * before tokens existed issued none.)
+   */
+  const issueCapability = async (executedHere: boolean): Promise<string | undefined> => {
+    if (!patched(CAPABILITY_TOKENS_PATCH)) return undefined;
+    const ttlMs = durationMs(policy.spec.capabilities?.ttl ?? '10m');
+    const issued = await local.issueCapability(state.capabilityRequest(ttlMs));
+    state.recordCapability(issued, executedHere);
+    return issued.token;
+  };
+
   const execute = async (v: Verdict): Promise<void> => {
     // No executor for this type here: the caller performs it, no round trip to the executor queue.
     // (patched: runs recorded before this check still scheduled the execute activity.)
     if (!executable.includes(state.proposal.action_type) && patched('skip-execute-without-executor')) {
+      // The caller redeems the token before acting; the run waits for that at its end.
+      await issueCapability(false);
       setStage('approved');
       return;
     }
     setStage('executing');
+    const capability = await issueCapability(true);
     const startedAt = now();
     let result;
     try {
@@ -254,6 +291,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
           verdict: v,
           shadow: state.shadow,
           policy,
+          ...(capability !== undefined ? { capability } : {}),
         }),
       );
     } catch (err) {
@@ -359,6 +397,15 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     await blocking(() => notify.announceResolution(state.resolutionNotice(refs))).catch((err) =>
       log.error('resolution announcement failed', { error: String(err) }),
     );
+  }
+  // An action the caller performs keeps its run open until its token is redeemed or expires: the
+  // redemption is an Update, and a closed run takes none. `propose --wait` has answered already.
+  if (state.awaitsRedemption()) {
+    const redeemed = await blocking(() => condition(() => !state.awaitsRedemption(), state.redemptionWaitMs(Date.now())));
+    if (!redeemed) {
+      state.expireCapability(now());
+      log.info('capability token expired unredeemed', { token_id: state.capability?.token_id ?? null });
+    }
   }
   // Let Update handlers return their answers before the run closes.
   // The last flush comes before the Update answers, so a caller that reads visibility after its answer sees them.

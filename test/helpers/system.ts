@@ -91,7 +91,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<TestSyst
     client: system.client,
     taskQueues,
     baseDir,
-    policy,
+    // With the in-process capability key listed (what the workers run with).
+    policy: system.policy,
     workers: system.workers,
     async stop() {
       await system.stop();
