@@ -6,14 +6,15 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Context } from '@temporalio/activity';
-import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { optionalTsToMs } from '@temporalio/common/lib/time';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { optionalTsToMs } from '@temporalio/common/lib/time.js';
 import type { Logger } from 'pino';
 import {
   archiveIndexPath,
   historyFileFor,
+  isRunGone,
   readArchiveIndex,
   sha256,
   sha256OfFile,
@@ -109,7 +110,7 @@ export function createArchiveActivities(deps: ArchiveDeps): ArchiveActivities {
       try {
         history = await deps.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
       } catch (err) {
-        if (err instanceof WorkflowNotFoundError) {
+        if (isRunGone(err)) {
           result.missing += 1;
           continue;
         }
