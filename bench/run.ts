@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: starts its own Temporal dev server (in memory) and prints latency, throughput and CPU tables as
  * medians and percentiles over repeated runs, each target of issue 12 beside its figure. Timing lives here, never in
- * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,judge-model picks sections (default: all; judge-model skips
- * itself without its model file).
+ * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,archive,judge-model picks sections (default: all;
+ * judge-model skips itself without its model file).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { freePort, startDevServer } from '../src/devserver/server';
@@ -66,6 +66,10 @@ const sections: Section[] = [
   {
     name: 'circles',
     run: table('Trust circles (issue 5)', async (s) => (await import('./circles')).benchCircles(s)),
+  },
+  {
+    name: 'archive',
+    run: table('History archive (issue 11)', async (s) => (await import('./archive')).benchArchive(s)),
   },
   {
     name: 'judge-model',

@@ -6,14 +6,15 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Context } from '@temporalio/activity';
-import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { optionalTsToMs } from '@temporalio/common/lib/time';
+import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils.js';
+import { optionalTsToMs } from '@temporalio/common/lib/time.js';
 import type { Logger } from 'pino';
 import {
   archiveIndexPath,
   historyFileFor,
+  isRunGone,
   readArchiveIndex,
   sha256,
   sha256OfFile,
@@ -22,6 +23,9 @@ import {
 } from '../audit/archive';
 import { appendChained, ChainError } from '../audit/chain';
 import { PROPOSAL_WORKFLOW_TYPE } from '../names';
+
+/** Histories fetched at once: round trips overlap, memory stays bounded. */
+const FETCH_CONCURRENCY = 8;
 
 export interface ArchiveBatchInput {
   /** At most this many runs are archived by one call; the workflow calls again while `remaining`. */
@@ -81,6 +85,43 @@ export function createArchiveActivities(deps: ArchiveDeps): ArchiveActivities {
     archiveClosedHistories: (input) => serially(() => archiveBatch(input)),
   };
 
+  /** Writes one run's file (or checks the one a crash left), then its index entry: in that order, always. */
+  async function archiveOne(wf: WorkflowExecutionInfo, history: History, result: ArchiveBatchResult): Promise<void> {
+    const json = historyToJSON(history);
+    const events = history.events ?? [];
+    const rel = historyFileFor(wf.workflowId, wf.runId);
+    const file = join(deps.dir, rel);
+    const hash = sha256(json);
+    // A file already there and not indexed: a crash came between the file and its entry. Check it against the
+    // server's history; a file that differs (cut short, or altered meanwhile) is written again.
+    const present = existsSync(file);
+    if (!present || sha256OfFile(file) !== hash) writeHistoryFile(deps.dir, rel, json);
+    if (present) result.rechecked += 1;
+    const record: ArchiveRecord = {
+      workflow_id: wf.workflowId,
+      run_id: wf.runId,
+      workflow_type: wf.type,
+      file: rel,
+      sha256: hash,
+      bytes: Buffer.byteLength(json),
+      events: events.length,
+      start_time: timestampIso(events[0]?.eventTime) ?? wf.startTime.toISOString(),
+      close_time: timestampIso(events.at(-1)?.eventTime) ?? wf.closeTime?.toISOString() ?? null,
+    };
+    await deps.afterFileWritten?.(record);
+    try {
+      await appendChained(indexFile, record);
+    } catch (err) {
+      // A lock held by another writer is worth a retry; a broken last line is not.
+      if (err instanceof ChainError && !err.message.includes('could not take the lock')) {
+        throw ApplicationFailure.nonRetryable(err.message, 'ArchiveIndexBroken');
+      }
+      throw err;
+    }
+    result.archived += 1;
+    result.indexed += 1;
+  }
+
   async function archiveBatch({ limit }: ArchiveBatchInput): Promise<ArchiveBatchResult> {
     let entries;
     try {
@@ -97,58 +138,41 @@ export function createArchiveActivities(deps: ArchiveDeps): ArchiveActivities {
       remaining: false,
       indexed: entries.length,
     };
+    const pending: WorkflowExecutionInfo[] = [];
     for await (const wf of deps.client.workflow.list({ query })) {
       // Throttled by the SDK; keeps a long listing of already archived runs alive too.
       Context.current().heartbeat({ archived: result.archived });
       if (archived.has(wf.runId)) continue;
-      if (result.archived >= limit) {
+      if (pending.length >= limit) {
         result.remaining = true;
         break;
       }
-      let history;
-      try {
-        history = await deps.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) {
+      pending.push(wf);
+    }
+    // Histories are fetched a few at a time (a round trip each); files and index entries are written one by one.
+    for (let at = 0; at < pending.length; at += FETCH_CONCURRENCY) {
+      const chunk = pending.slice(at, at + FETCH_CONCURRENCY);
+      const histories = await Promise.all(
+        chunk.map((wf) =>
+          deps.client.workflow
+            .getHandle(wf.workflowId, wf.runId)
+            .fetchHistory()
+            .catch((err: unknown) => {
+              if (isRunGone(err)) return null;
+              throw err;
+            }),
+        ),
+      );
+      for (const [i, wf] of chunk.entries()) {
+        const history = histories[i];
+        if (!history) {
           result.missing += 1;
           continue;
         }
-        throw err;
+        await archiveOne(wf, history, result);
+        archived.add(wf.runId);
+        Context.current().heartbeat({ archived: result.archived });
       }
-      const json = historyToJSON(history);
-      const events = history.events ?? [];
-      const rel = historyFileFor(wf.workflowId, wf.runId);
-      const file = join(deps.dir, rel);
-      const hash = sha256(json);
-      // A file already there and not indexed: a crash came between the file and its entry. Check it against the
-      // server's history; a file that differs (cut short, or altered meanwhile) is written again.
-      const present = existsSync(file);
-      if (!present || sha256OfFile(file) !== hash) writeHistoryFile(deps.dir, rel, json);
-      if (present) result.rechecked += 1;
-      const record: ArchiveRecord = {
-        workflow_id: wf.workflowId,
-        run_id: wf.runId,
-        workflow_type: wf.type,
-        file: rel,
-        sha256: hash,
-        bytes: Buffer.byteLength(json),
-        events: events.length,
-        start_time: timestampIso(events[0]?.eventTime) ?? wf.startTime.toISOString(),
-        close_time: timestampIso(events.at(-1)?.eventTime) ?? wf.closeTime?.toISOString() ?? null,
-      };
-      await deps.afterFileWritten?.(record);
-      try {
-        await appendChained(indexFile, record);
-      } catch (err) {
-        // A lock held by another writer is worth a retry; a broken last line is not.
-        if (err instanceof ChainError && !err.message.includes('could not take the lock')) {
-          throw ApplicationFailure.nonRetryable(err.message, 'ArchiveIndexBroken');
-        }
-        throw err;
-      }
-      archived.add(wf.runId);
-      result.archived += 1;
-      result.indexed += 1;
     }
     if (result.archived > 0) {
       deps.logger.info(

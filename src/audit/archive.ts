@@ -22,7 +22,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
-import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils';
+import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils.js';
 import { readChain, verifyChain, type ChainEntry } from './chain';
 
 /** What the index records about one archived run. */
@@ -198,4 +198,14 @@ export function archivedRuns(
     out.push(record);
   }
   return out;
+}
+
+/**
+ * Whether reading a run failed because the server no longer has it. `fetchHistory` surfaces the gRPC NOT_FOUND status
+ * as it is, not as a `WorkflowNotFoundError`.
+ */
+export function isRunGone(err: unknown): boolean {
+  if (err instanceof Error && err.name === 'WorkflowNotFoundError') return true;
+  const code = (err as { code?: unknown; cause?: { code?: unknown } } | null)?.code;
+  return code === 5 || (err as { cause?: { code?: unknown } } | null)?.cause?.code === 5;
 }

@@ -6,12 +6,11 @@
  * retention has deleted; a run is counted once (key: its run id), from the server when it still
  * has it.
  */
-import { type Client, type WorkflowExecutionInfo, WorkflowNotFoundError } from '@temporalio/client';
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
-import type { History } from '@temporalio/common/lib/proto-utils';
-import { optionalTsToMs } from '@temporalio/common/lib/time';
+import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { Worker, type WorkflowBundleOption } from '@temporalio/worker';
-import { archivedRuns, readArchivedHistory, type ArchiveRecord } from './archive';
+import { archivedRuns, isRunGone, readArchivedHistory, type ArchiveRecord } from './archive';
 import type { HumanDecision } from '../contracts/messages';
 import { outcomeStatusOf, stageFrom } from '../contracts/lifecycle';
 import type { ProposalOutcome } from '../contracts/status';
@@ -49,7 +48,7 @@ async function fetchIfPresent(client: Client, wf: WorkflowExecutionInfo): Promis
   try {
     return await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return undefined;
+    if (isRunGone(err)) return undefined;
     throw err;
   }
 }
@@ -189,7 +188,18 @@ function searchAttributesOf(history: History): Map<string, unknown> {
   return values;
 }
 
-const isoOf = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
+/**
+ * An event time as ISO 8601. Histories fetched from the server carry `Long` seconds; histories read back with
+ * `historyFromJSON` may carry plain numbers or strings, which the SDK's own converter does not take.
+ */
+function eventTimeIso(ts: { seconds?: unknown; nanos?: number | null } | null | undefined): string | null {
+  if (!ts) return null;
+  const s = ts.seconds as { toNumber?: () => number } | number | string | null | undefined;
+  const seconds =
+    typeof s === 'object' && s !== null && typeof s.toNumber === 'function' ? s.toNumber() : Number(s ?? 0);
+  const ms = seconds * 1000 + Math.floor((ts.nanos ?? 0) / 1e6);
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : null;
+}
 
 function fromServer(wf: WorkflowExecutionInfo, history: History): AuditRecord {
   const { outcome, decisions } = readHistory(history);
@@ -236,8 +246,8 @@ function fromArchive(record: ArchiveRecord, history: History): AuditRecord {
     tier: text(SA.Tier),
     target: text(SA.Target),
     audit_flag: sa.get(SA.AuditFlag.name) === true,
-    started_at: isoOf(optionalTsToMs(events[0]?.eventTime)) ?? record.start_time,
-    closed_at: isoOf(optionalTsToMs(events.at(-1)?.eventTime)) ?? record.close_time,
+    started_at: eventTimeIso(events[0]?.eventTime) ?? record.start_time,
+    closed_at: eventTimeIso(events.at(-1)?.eventTime) ?? record.close_time,
     source: 'archive',
     decisions,
   };

@@ -69,7 +69,7 @@ export function registerProposalCommands(program: Command): void {
       },
     );
 
-  const audit = program.command('audit').description('read the audit trail (workflow histories and their archive)');
+  const audit = program.command('audit').description('read the audit trail (workflow histories)');
   const archiveOption = () =>
     new Option(
       '--archive <dir>',

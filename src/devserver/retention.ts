@@ -8,7 +8,7 @@
  * back as a status code rather than CLI text to parse.
  */
 import type { Connection } from '@temporalio/client';
-import { msNumberToTs, optionalTsToMs } from '@temporalio/common/lib/time';
+import { msNumberToTs, optionalTsToMs } from '@temporalio/common/lib/time.js';
 
 const DAY_MS = 86_400_000;
 

@@ -100,14 +100,14 @@ export function completePolicy(
         `policy ${source}: spec.files.roots: ${root} contains spec.memory.dir; agents could rewrite the memory store`,
       );
     }
-    if (isInside(policy.spec.audit.archive.dir, root)) {
-      throw new PolicyError(
-        `policy ${source}: spec.files.roots: ${root} contains spec.audit.archive.dir; agents could rewrite the archive`,
-      );
-    }
     if (isInside(stateDir, root)) {
       throw new PolicyError(
         `policy ${source}: spec.files.roots: ${root} contains ${stateDir}, where the execution ledger lives`,
+      );
+    }
+    if (isInside(policy.spec.audit.archive.dir, root)) {
+      throw new PolicyError(
+        `policy ${source}: spec.files.roots: ${root} contains spec.audit.archive.dir; agents could rewrite the archive`,
       );
     }
   }

@@ -15,7 +15,7 @@ import type { EscalationNotifier } from '../../src/escalation/notifier';
 import type { JudgeDeps } from '../../src/judge';
 import { taskQueuesFor, type TaskQueues } from '../../src/names';
 import { defaultPolicyWith } from '../../src/policy/load';
-import { startWorkersInProcess, WORKFLOWS_PATH, type WorkerRole } from '../../src/worker';
+import { startWorkersInProcess, WORKFLOWS_PATH, type WorkerOptions, type WorkerRole } from '../../src/worker';
 import type { ExecutorDeps } from '../../src/activities/execute';
 
 // Worker lifecycle chatter drowns test output; keep warnings and errors.
@@ -58,6 +58,8 @@ export interface SystemOptions {
   judge?: Partial<JudgeDeps>;
   executor?: Partial<ExecutorDeps>;
   roles?: WorkerRole[];
+  /** The archive role's folder and crash hook (default: the policy's folder inside the temp directory). */
+  archive?: WorkerOptions['archive'];
 }
 
 export interface TestSystem {
@@ -84,6 +86,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<TestSyst
     notifiers: options.notifiers,
     judge: options.judge,
     executor: options.executor,
+    archive: options.archive,
     baseDir,
     workflowBundle: await workflowBundle(),
   });
