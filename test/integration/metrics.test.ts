@@ -105,6 +105,17 @@ describe('live metrics on /metrics', () => {
         'agent_judge_decision_latency_seconds_count{tier=no-judge}': 1,
       },
     );
+    // The series started at zero is the one the workflow counted on: same labels, one series, value 1.
+    const same = (await scrape()).samples.filter(
+      (s) =>
+        s.name === 'agent_judge_verdicts_total' &&
+        s.labels.taskQueue === queues.workflow &&
+        s.labels.tier === 'no-judge' &&
+        s.labels.verdict === 'APPROVE' &&
+        s.labels.decided_by === 'policy',
+    );
+    expect(same).toHaveLength(1);
+    expect(same[0]!.value).toBe(1);
   });
 
   it('lightweight: a rules APPROVE and a rules REJECT, each judged once', async () => {
