@@ -111,6 +111,15 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
     load: async () => (await import('./reviews')).registerReportCommand,
   },
   {
+    commands: [
+      {
+        term: 'metrics',
+        description: 'generate Prometheus rules and the Grafana dashboard from the policy (docs/metrics.md)',
+      },
+    ],
+    load: async () => (await import('./metrics')).registerMetricsCommands,
+  },
+  {
     commands: [{ term: 'schema <name>', description: 'print the JSON Schema of a contract' }],
     load: async () => (await import('./schema')).registerSchemaCommand,
   },

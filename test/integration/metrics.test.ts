@@ -16,6 +16,8 @@ import { taskQueuesFor, type TaskQueues } from '../../src/names';
 import { startWorkersInProcess, type InProcessWorkers } from '../../src/worker';
 import { proposal, testPolicy, workflowBundle } from '../helpers/system';
 import type { CompliancePolicy } from '../../src/contracts/policy';
+import { createJudgeDepsFromEnv } from '../../src/judge';
+import { startFakeOllama } from '../helpers/fake-ollama';
 
 const spec = {
   escalation: { timeout: '1m', approvers: ['scott'], reminderAt: 0 },
@@ -103,6 +105,17 @@ describe('live metrics on /metrics', () => {
         'agent_judge_decision_latency_seconds_count{tier=no-judge}': 1,
       },
     );
+    // The series started at zero is the one the workflow counted on: same labels, one series, value 1.
+    const same = (await scrape()).samples.filter(
+      (s) =>
+        s.name === 'agent_judge_verdicts_total' &&
+        s.labels.taskQueue === queues.workflow &&
+        s.labels.tier === 'no-judge' &&
+        s.labels.verdict === 'APPROVE' &&
+        s.labels.decided_by === 'policy',
+    );
+    expect(same).toHaveLength(1);
+    expect(same[0]!.value).toBe(1);
   });
 
   it('lightweight: a rules APPROVE and a rules REJECT, each judged once', async () => {
@@ -299,6 +312,55 @@ describe('live metrics on /metrics', () => {
     const clean = spawnSync('promtool', ['check', 'metrics'], { input: renamed, encoding: 'utf8' });
     expect(clean.stdout + clean.stderr).toBe('');
     expect(clean.status).toBe(0);
+  });
+});
+
+describe('model errors, counted in the judge activity', () => {
+  it('a model that talks nonsense twice: one invalid_output error, escalated for low confidence', async () => {
+    const fake = await startFakeOllama({ respond: () => ({ content: 'I think it is fine.' }) });
+    const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-metrics-model-'));
+    const q = taskQueuesFor(`test-${randomUUID()}`);
+    const p = testPolicy(baseDir, {
+      ...spec,
+      judge: { model: 'judge-test:latest', host: fake.host, timeoutMs: 5_000 },
+    });
+    const sys = await startWorkersInProcess(inject('temporalAddress'), {
+      namespace: inject('temporalNamespace'),
+      taskQueues: q,
+      policy: p,
+      logger: pino({ level: 'silent' }),
+      baseDir,
+      workflowBundle: await workflowBundle(),
+      judge: { ...createJudgeDepsFromEnv(p, {}), baseDir },
+    });
+    try {
+      const before = (await scrape()).samples;
+      const out = await submitAndWait(sys.client, proposal('exec', { parameters: { command: ['echo', 'm'] } }), {
+        taskQueue: q.workflow,
+      });
+      expect(out.status).toBe('awaiting_human');
+      expect(out.verdict?.judge?.error).toContain('invalid model output twice');
+      let diff: Record<string, number> = {};
+      for (
+        let i = 0;
+        i < 50 && !diff['agent_judge_escalations_total{reason=low_confidence,tier=full-judge-review}'];
+        i++
+      ) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 100));
+        diff = increases(before, (await scrape()).samples, [q.workflow, q.judge]);
+      }
+      expect(diff).toMatchObject({
+        'agent_judge_model_errors_total{kind=invalid_output}': 1,
+        'agent_judge_escalations_total{reason=low_confidence,tier=full-judge-review}': 1,
+        'agent_judge_judged_proposals_total{tier=full-judge-review,verdict=ESCALATE}': 1,
+      });
+      expect(Object.keys(diff).filter((k) => k.startsWith('agent_judge_model_errors_total'))).toHaveLength(1);
+      await sys.client.workflow.getHandle(out.workflow_id).terminate('test done');
+    } finally {
+      await sys.stop();
+      await fake.close();
+      rmSync(baseDir, { recursive: true, force: true });
+    }
   });
 });
 
