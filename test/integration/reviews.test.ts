@@ -4,7 +4,10 @@
  * the review, after close), the rates at close and the memo the live metrics read; a spot-check's sample
  * re-derived from what it recorded, and a doctored candidate list found by --verify's comparison with audit export.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Report } from '../../src/audit/report';
 import type { Client } from '@temporalio/client';
 import { gatherCandidates } from '../../src/audit/review-candidates';
 import { decide, listProposals, submitAndWait } from '../../src/client/proposals';
@@ -22,6 +25,7 @@ import { isoWeekOf, monthOf, periodRange, reviewWorkflowId, type ReviewCandidate
 import { generateIdentity } from '../../src/identity/keys';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
 
+const BIN = fileURLToPath(new URL('../../bin/agent-judge.mjs', import.meta.url));
 const scott = generateIdentity();
 const mallory = generateIdentity();
 let sys: TestSystem;
@@ -158,6 +162,65 @@ describe('weekly review', () => {
     if (!listed) throw new Error(`${reviewId} is not listed`);
     const figures = reviewFigures([listed], Date.now());
     expect(figures).toMatchObject({ falseNegativeRate: 1, rejectsMarked: 1, falseApprovalRate: null });
+  });
+});
+
+describe('agent-judge report and review (the built CLI against this server)', () => {
+  const cli = (args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [BIN, '--address', inject('temporalAddress'), '--namespace', inject('temporalNamespace'), ...args],
+        { env: { ...process.env, AGENT_JUDGE_POLICY: undefined } },
+        (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+
+  it('the weekly report lists the REJECT with its mark, the escalation, and the closed review', async () => {
+    const r = await cli(['report', 'weekly', '--week', week, '--format', 'json']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as Report;
+    expect(report.review).toMatchObject({ review_id: reviewId, state: 'closed', marked: 2, false_negative_rate: 1 });
+    const rejected = report.incidents.find((i) => i.workflow_id === wf.rejected);
+    expect(rejected).toMatchObject({
+      verdict: 'REJECT',
+      rule: 'exec.allowlist',
+      decided_by: 'rules',
+      review_mark: { mark: 'wrong', should_be: 'approve', reviewer: 'scott', note: 'rm of a scratch file' },
+    });
+    const escalated = report.incidents.find((i) => i.workflow_id === wf.escalated);
+    expect(escalated).toMatchObject({
+      escalated: true,
+      decided_by: 'human:alice',
+      decisions: [{ decision: 'approve', approver: 'alice', reason: 'budgeted' }],
+      dispute: { reason: 'tier human-only: a person must decide' },
+    });
+    expect(report.incidents.some((i) => i.workflow_id === wf.executed)).toBe(false);
+    // The closed review's figure: 1 of 1 REJECT marked wrong.
+    expect(report.metrics.find((m) => m.name === 'falseNegativeRate')).toMatchObject({
+      value: 1,
+      numerator: 1,
+      denominator: 1,
+    });
+  });
+
+  it('review commands answer in one line: a closed review, an unknown one, a bad id', async () => {
+    const late = await cli(['review', 'mark', reviewId, wf.rejected, 'correct', '--reviewer', 'alice']);
+    expect(late.code).toBe(1);
+    expect(late.stderr).toBe(`agent-judge: mark refused: review ${reviewId} is closed\n`);
+    const missing = await cli(['review', 'status', 'review-weekly-2001-W01']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe('agent-judge: no review review-weekly-2001-W01 (agent-judge review open ...)\n');
+    const bad = await cli(['review', 'status', 'weekly-2026-W99']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe(
+      'agent-judge: review: expected an id such as review-weekly-2026-W48 or review-spot-check-2026-11, ' +
+        'got "weekly-2026-W99"\n',
+    );
+    const week99 = await cli(['review', 'open', 'weekly', '--week', '2026-W99']);
+    expect(week99.code).toBe(2);
+    expect(week99.stderr).toBe('agent-judge: --week: 2026-W99 does not exist (2026 has 53 ISO weeks)\n');
   });
 });
 
