@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: starts its own Temporal dev server (in memory) and prints latency, throughput and CPU tables as
  * medians and percentiles over repeated runs, each target of issue 12 beside its figure. Timing lives here, never in
- * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,archive,judge-model picks sections (default: all;
+ * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,archive,reports,judge-model picks sections (default: all;
  * judge-model skips itself without its model file).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -70,6 +70,10 @@ const sections: Section[] = [
   {
     name: 'archive',
     run: table('History archive (issue 11)', async (s) => (await import('./archive')).benchArchive(s)),
+  },
+  {
+    name: 'reports',
+    run: table('Reports: 10,000 proposals (issue 11), ms', async () => (await import('./reports')).benchReports()),
   },
   {
     name: 'judge-model',

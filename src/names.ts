@@ -46,7 +46,7 @@ export const redeemCapabilityUpdate = defineUpdate<CapabilityRedemption, [Redeem
 export const statusQuery = defineQuery<ProposalStatus>(M.status);
 
 /** The review workflow (one per period, see contracts/review.ts) and its memo key. */
-export { REVIEW_WORKFLOW_TYPE } from './contracts/review';
+export { REVIEW_WORKFLOW_TYPE } from './contracts/workflow-ids';
 export const REVIEW_MEMO_KEY = 'review';
 /** A reviewer marks one proposal of a review; returns the review after the mark. */
 export const reviewMarkUpdate = defineUpdate<ReviewSnapshot, [ReviewMark]>('reviewMark');

@@ -5,6 +5,7 @@
  * figures; rendered as JSON, Markdown or one self-contained HTML file (report-html.ts). Pure.
  */
 import type { CompliancePolicy } from '../contracts/policy';
+import type { Verdict } from '../contracts/verdict';
 import type { MetricName, MetricThreshold } from '../contracts/metrics';
 import { periodRange, type ReviewMemo, type ReviewSnapshot } from '../contracts/review';
 import type { AuditRecord } from './index';
@@ -126,6 +127,19 @@ function dayKey(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
+/** Why people were asked, in the words the workflow's dispute uses (ProposalState.escalationReason). */
+function escalationReason(
+  r: AuditRecord,
+  asked: Verdict | undefined,
+  thresholds: CompliancePolicy['spec']['thresholds'],
+): string {
+  if (!asked) return `tier ${r.tier ?? 'unknown'}: a person must decide`;
+  if (asked.escalation) return asked.escalation.reason;
+  if (asked.confidence < thresholds.human)
+    return `judge unsure (confidence ${asked.confidence.toFixed(2)} is below ${thresholds.human})`;
+  return 'the judge asked for human review';
+}
+
 function incidentOf(r: AuditRecord, policy: CompliancePolicy, review: ReviewSnapshot | null): ReportIncident {
   const thresholds = policy.spec.thresholds;
   const final = r.verdict;
@@ -148,8 +162,7 @@ function incidentOf(r: AuditRecord, policy: CompliancePolicy, review: ReviewSnap
     reason: final?.reason ?? null,
     dispute: escalated
       ? {
-          reason:
-            asked?.escalation?.reason ?? (r.tier === 'human-only' ? `tier ${r.tier}: a person must decide` : 'judge'),
+          reason: escalationReason(r, asked, thresholds),
           judge_position: asked?.reason ?? null,
         }
       : null,

@@ -25,7 +25,8 @@ const DAY_MS = 86_400_000;
 
 async function policyFrom(path: string | undefined): Promise<CompliancePolicy> {
   const { loadPolicy } = await import('../policy/load');
-  return loadPolicy({ path });
+  // An empty AGENT_JUDGE_POLICY counts as unset, as for every variable.
+  return loadPolicy({ path: path ?? (process.env.AGENT_JUDGE_POLICY || undefined) });
 }
 
 /** The period a command means: the flag, else the last ended ISO week / month. */

@@ -16,14 +16,14 @@ import { toHex, utf8 } from './encoding';
 import { ApproverIdSchema } from './messages';
 import { PublicKeySchema } from './identity';
 import { NonceSchema, SignatureSchema } from './identity-text';
+import { REVIEW_WORKFLOW_ID_PREFIX } from './workflow-ids';
 
 export const REVIEW_KINDS = ['weekly', 'spot-check'] as const;
 export const ReviewKindSchema = z.enum(REVIEW_KINDS);
 export type ReviewKind = z.infer<typeof ReviewKindSchema>;
 
 /** The workflow type of every review; one run per period, id from {@link reviewWorkflowId}. */
-export const REVIEW_WORKFLOW_TYPE = 'reviewWorkflow';
-export const REVIEW_WORKFLOW_ID_PREFIX = 'review-';
+export { REVIEW_WORKFLOW_ID_PREFIX, REVIEW_WORKFLOW_TYPE } from './workflow-ids';
 
 const WEEK_RE = /^(\d{4})-W(\d{2})$/;
 const MONTH_RE = /^(\d{4})-(\d{2})$/;
