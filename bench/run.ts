@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: starts its own Temporal dev server (in memory) and prints latency, throughput and CPU tables as
  * medians and percentiles over repeated runs, each target of issue 12 beside its figure. Timing lives here, never in
- * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,judge-model picks sections (default: all; judge-model skips
- * itself without its model file).
+ * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,capabilities,judge-model picks sections (default: all;
+ * judge-model skips itself without its model file).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { startDevServer } from '../src/devserver/server';
@@ -61,6 +61,12 @@ const sections: Section[] = [
   {
     name: 'circles',
     run: table('Trust circles (issue 5)', async (s) => (await import('./circles')).benchCircles(s)),
+  },
+  {
+    name: 'capabilities',
+    run: table('Capability tokens (issue 10): issue and verify interleaved, p50 / p95 in ms', async (s) =>
+      (await import('./capabilities')).benchCapabilities(s),
+    ),
   },
   {
     name: 'judge-model',
