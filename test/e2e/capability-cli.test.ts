@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ProposalOutcome } from '../../src/contracts/status';
 import type { proposalWorkflow } from '../../src/workflows/proposal';
+import { generateCapabilityKey } from '../../src/identity/capability-key';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
 
 const BIN = fileURLToPath(new URL('../../bin/agent-judge.mjs', import.meta.url));
@@ -32,7 +33,10 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function cli(
+  args: string[],
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -44,6 +48,8 @@ function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: st
           TEMPORAL_ADDRESS: inject('temporalAddress'),
           TEMPORAL_NAMESPACE: inject('temporalNamespace'),
           AGENT_JUDGE_POLICY: '',
+          AGENT_JUDGE_CAPABILITY_KEY: '',
+          ...extraEnv,
         },
         timeout: 50_000,
       },
@@ -121,6 +127,25 @@ describe('capability verify', () => {
     expect(unknown.code).toBe(1);
     expect(oneLine(unknown.stderr)).toEqual([
       expect.stringMatching(/^agent-judge: capability refused: key id "in-process" is not in the policy's/),
+    ]);
+  });
+
+  it('a workflow worker without a listed capability key refuses to start, naming what to set', async () => {
+    const none = await cli(['worker', '--role', 'workflow', '--policy', policyFile]);
+    expect(none.code).toBe(2);
+    expect(oneLine(none.stderr)).toEqual([
+      expect.stringMatching(
+        /^agent-judge: the workflow worker needs a capability signing key: set AGENT_JUDGE_CAPABILITY_KEY /,
+      ),
+    ]);
+    const key = generateCapabilityKey('unlisted');
+    const unlisted = await cli(['worker', '--role', 'workflow', '--policy', policyFile], {
+      AGENT_JUDGE_CAPABILITY_KEY: `${key.kid}:${key.private_key}`,
+    });
+    expect(unlisted.code).toBe(2);
+    expect(oneLine(unlisted.stderr)).toEqual([
+      `agent-judge: AGENT_JUDGE_CAPABILITY_KEY: capability key unlisted is not listed in the policy's ` +
+        `spec.capabilities.issuers (add unlisted: ${key.public_key})`,
     ]);
   });
 });
