@@ -11,13 +11,13 @@ import pino from 'pino';
 import { submitProposal } from '../src/client/proposals';
 import type { CompliancePolicy } from '../src/contracts/policy';
 import type { Proposal } from '../src/contracts/proposal';
-import type { ProposalOutcome } from '../src/contracts/status';
 import { createJudgeDepsFromEnv, judgeProposal, type JudgeDeps, type JudgeInput } from '../src/judge';
 import { taskQueuesFor } from '../src/names';
 import { loadPolicy } from '../src/policy/load';
 import { startWorkersInProcess } from '../src/worker';
 import { answerJson, startFakeOllama } from '../test/helpers/fake-ollama';
 import { summarize, timed, type Row } from './lib';
+import { closedOutcome } from './capabilities';
 
 const CALLS = 300;
 const WARMUP = 30;
@@ -54,7 +54,8 @@ async function endToEnd(
       };
       const [ms, out] = await timed(async () => {
         const { workflow_id } = await submitProposal(client, p, { taskQueue: queues.workflow });
-        return client.workflow.getHandle(workflow_id).result() as Promise<ProposalOutcome>;
+        // An approved PR is performed by the caller: its run closes once the token is redeemed.
+        return closedOutcome(client, workflow_id);
       });
       if (out.verdict?.decided_by !== 'judge')
         throw new Error(`bench: expected a judge verdict, got ${JSON.stringify(out.verdict)}`);

@@ -120,6 +120,10 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
     load: async () => (await import('./metrics')).registerMetricsCommands,
   },
   {
+    commands: [{ term: 'capability', description: 'capability tokens of approved actions: check one, redeem it once' }],
+    load: async () => (await import('./capability')).registerCapabilityCommands,
+  },
+  {
     commands: [{ term: 'schema <name>', description: 'print the JSON Schema of a contract' }],
     load: async () => (await import('./schema')).registerSchemaCommand,
   },

@@ -3,7 +3,7 @@
  * clean shutdown on SIGTERM, and state that survives a restart.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -119,6 +119,17 @@ describe('agent-judge dev', () => {
       { cwd, env },
     );
     expect(JSON.parse(decided.stdout)).toMatchObject({ status: 'approved', verdict: { decided_by: 'human:scott' } });
+    // Capability tokens out of the box: dev made its key on first start (private to its owner) and
+    // kept it across the restart; the caller performs the financial op and redeems its token first.
+    const keyFile = join(cwd, '.agent-judge', 'capability.key');
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    const { token } = (JSON.parse(decided.stdout) as { capability: { token: string } }).capability;
+    const redeemed = await run(
+      process.execPath,
+      [BIN, 'capability', 'verify', token, '--action', join(EXAMPLES, 'financial-op.json'), '--redeem'],
+      { cwd, env },
+    );
+    expect(JSON.parse(redeemed.stdout)).toMatchObject({ valid: true, redemption: { redeemer: 'cli' } });
     expect(await stop(second.child)).toBe(0);
   });
 });

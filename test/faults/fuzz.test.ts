@@ -363,6 +363,8 @@ beforeAll(async () => {
     spec: {
       clarify: { maxRounds: 2, timeout: '2s' },
       escalation: { timeout: '2s', approvers: ['scott'], reminderAt: 0 },
+      // Approved actions the caller performs stay open until their token expires: nobody redeems here.
+      capabilities: { ttl: '10s' },
     },
   });
   console.log(`fuzz seed ${SEED} (replay with FUZZ_SEED=${SEED})`);

@@ -14,6 +14,7 @@ import { expect } from 'vitest';
 import { submitProposal } from '../../src/client/proposals';
 import { defaultPolicyWith } from '../../src/policy/load';
 import { proposal } from '../helpers/system';
+import { generateCapabilityKey } from '../../src/identity/capability-key';
 
 export const BIN = fileURLToPath(new URL('../../bin/agent-judge.mjs', import.meta.url));
 
@@ -30,10 +31,21 @@ export function faultSpec(heartbeatTimeout = '2s'): Record<string, unknown> {
   };
 }
 
-/** Writes the policy where a worker process can load it (JSON is YAML). */
+/** The capability key worker processes sign tokens with; {@link writePolicy} lists it. */
+const FAULT_CAPABILITY_KEY = generateCapabilityKey('faults');
+
+/** Writes the policy where a worker process can load it (JSON is YAML), with the processes' capability key. */
 export function writePolicy(dir: string, policy: CompliancePolicy): string {
   const file = join(dir, 'fault-policy.yaml');
-  writeFileSync(file, JSON.stringify(policy));
+  const { issuers } = policy.spec.capabilities;
+  const listed = { ...issuers, [FAULT_CAPABILITY_KEY.kid]: FAULT_CAPABILITY_KEY.public_key };
+  writeFileSync(
+    file,
+    JSON.stringify({
+      ...policy,
+      spec: { ...policy.spec, capabilities: { ...policy.spec.capabilities, issuers: listed } },
+    }),
+  );
   return file;
 }
 
@@ -68,6 +80,7 @@ export function startWorkerProcess(opts: {
         AGENT_JUDGE_MODEL: 'off',
         DISCORD_TOKEN: '',
         LOG_FORMAT: 'json',
+        AGENT_JUDGE_CAPABILITY_KEY: `${FAULT_CAPABILITY_KEY.kid}:${FAULT_CAPABILITY_KEY.private_key}`,
       },
       stdio: ['ignore', 'ignore', 'pipe'],
     },

@@ -17,6 +17,8 @@ import { taskQueuesFor, type TaskQueues } from '../../src/names';
 import { defaultPolicyWith } from '../../src/policy/load';
 import { startWorkersInProcess, WORKFLOWS_PATH, type WorkerOptions, type WorkerRole } from '../../src/worker';
 import type { ExecutorDeps } from '../../src/activities/execute';
+import { redeemCapability } from '../../src/client/capabilities';
+import { getStatus } from '../../src/client/proposals';
 
 // Worker lifecycle chatter drowns test output; keep warnings and errors.
 try {
@@ -130,4 +132,22 @@ export function proposal(actionType: string, overrides: Record<string, unknown> 
     ...(base[actionType] ?? { target: { thing: 'x' }, parameters: {} }),
     ...overrides,
   };
+}
+
+/**
+ * The caller performs an approved action it performs itself: it redeems the token its outcome
+ * carries, and the run (kept open for that) closes. No-op for outcomes without a token.
+ */
+export async function performApproved(
+  sys: Pick<TestSystem, 'client' | 'policy'>,
+  outcome: { workflow_id: string; capability?: { token: string; redemption: unknown } | undefined },
+): Promise<void> {
+  if (!outcome.capability || outcome.capability.redemption) return;
+  const { proposal: performed } = await getStatus(sys.client, outcome.workflow_id);
+  await redeemCapability(sys.client, {
+    token: outcome.capability.token,
+    action: performed,
+    issuers: sys.policy.spec.capabilities.issuers,
+    redeemer: 'test',
+  });
 }

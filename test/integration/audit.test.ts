@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportAudit, replayProposals } from '../../src/audit';
 import { clarify, decide, listProposals, submitAndWait } from '../../src/client/proposals';
-import { proposal, startSystem, workflowBundle, type TestSystem } from '../helpers/system';
+import { performApproved, proposal, startSystem, workflowBundle, type TestSystem } from '../helpers/system';
 
 let sys: TestSystem;
 const ids: string[] = [];
@@ -16,16 +16,21 @@ beforeAll(async () => {
   };
   // One proposal down every main path, so replay exercises each branch of the workflow.
   await submit(proposal('memory_write'));
-  await submit(proposal('vault_note_create'));
+  // Approved actions the caller performs keep their run open until their token is redeemed: redeem them.
+  await performApproved(sys, await submit(proposal('vault_note_create')));
   await submit(proposal('exec', { parameters: { command: ['rm', 'x'] } }));
   const c = proposal('forgejo_pr_create', { cited_evidence: [] });
   await submit(c);
-  await clarify(sys.client, String(c.proposal_id), {
+  const clarified = await clarify(sys.client, String(c.proposal_id), {
     cited_evidence: [{ type: 'issue', url: 'https://example.org/i/1' }],
   });
+  await performApproved(sys, clarified);
   const h = proposal('financial_op');
   await submit(h);
-  await decide(sys.client, String(h.proposal_id), { decision: 'approve', approver: 'scott', reason: 'budgeted' });
+  await performApproved(
+    sys,
+    await decide(sys.client, String(h.proposal_id), { decision: 'approve', approver: 'scott', reason: 'budgeted' }),
+  );
   // Visibility is eventually consistent: wait until all five show as closed.
   for (let i = 0; i < 40; i++) {
     const closed = await listProposals(sys.client, { sinceMs: 3_600_000 });

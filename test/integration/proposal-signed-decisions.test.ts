@@ -21,7 +21,7 @@ import { generateIdentity, newNonce, signBytes } from '../../src/identity/keys';
 import { statementBytes } from '../../src/identity/verify';
 import { humanDecisionUpdate, PROPOSAL_WORKFLOW_TYPE, statusQuery } from '../../src/names';
 import type { proposalWorkflow } from '../../src/workflows/proposal';
-import { proposal, startSystem, workflowBundle, type TestSystem } from '../helpers/system';
+import { performApproved, proposal, startSystem, workflowBundle, type TestSystem } from '../helpers/system';
 
 const scott = generateIdentity();
 const alice = generateIdentity();
@@ -54,7 +54,10 @@ async function startUnderSameId(
   workflowId: string,
   content: Record<string, unknown>,
 ): Promise<WorkflowHandle<typeof proposalWorkflow>> {
-  // The decided run answers the Update before it closes: the new run can start once it has.
+  // The decided run answers the Update before it closes: the new run can start once it has. An approved
+  // action the caller performs keeps its run open until its token is redeemed: the caller acts first.
+  const status = await client.workflow.getHandle(workflowId).query(statusQuery);
+  if (status.capability) await performApproved(sys, { workflow_id: workflowId, capability: status.capability });
   await client.workflow.getHandle<typeof proposalWorkflow>(workflowId).result();
   return client.workflow.start<typeof proposalWorkflow>(PROPOSAL_WORKFLOW_TYPE, {
     workflowId,

@@ -50,23 +50,26 @@ describe('workflow tasks and round trips per tier', () => {
     expect(shape.localActivities).toBeGreaterThanOrEqual(1);
   });
 
-  it('no-judge with execution: one executor round trip, two workflow tasks', async () => {
+  // Executed actions: the executor redeems the action's capability token through the workflow before it acts
+  // (seed 000 §8), an Update, hence one workflow task more than before tokens existed.
+  it('no-judge with execution: one executor round trip, its token redemption, three workflow tasks', async () => {
     const { out, shape } = await run('memory_write');
     expect(out.status).toBe('executed');
-    expect(shape).toMatchObject({ workflowTasks: 2, activities: ['execute'], failedTasks: 0 });
+    expect(shape).toMatchObject({ workflowTasks: 3, activities: ['execute'], failedTasks: 0 });
   });
 
-  it('full-judge (rules) with execution: the judge and executor round trips only, three workflow tasks', async () => {
+  it('full-judge (rules) with execution: judge, executor and redemption round trips, four workflow tasks', async () => {
     const { out, shape } = await run('exec');
     expect(out.status).toBe('executed');
-    expect(shape).toMatchObject({ workflowTasks: 3, activities: ['judge', 'execute'], failedTasks: 0 });
+    expect(shape).toMatchObject({ workflowTasks: 4, activities: ['judge', 'execute'], failedTasks: 0 });
   });
 });
 
 describe('search attribute writes', () => {
-  it('lightweight approval: tier, stage and verdict in ONE upsert; visibility shows the final values', async () => {
+  it('lightweight approval: tier, stage and verdict in one upsert, the final stage in a second', async () => {
     const { out, shape } = await run('vault_note_create');
-    expect(shape.searchAttributeUpserts).toBe(1);
+    // The token is signed by a local activity between the verdict and the final stage: one write each side.
+    expect(shape.searchAttributeUpserts).toBe(2);
     const described = await sys.client.workflow.getHandle(out.workflow_id).describe();
     const sa = described.typedSearchAttributes;
     expect(sa.get(SA.Tier)).toBe('lightweight-approval');

@@ -16,12 +16,21 @@ import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExecutorActivities } from '../../src/activities/execute';
+import { createExecutorActivities, type ExecutorRedemption } from '../../src/activities/execute';
+import { actionDigest, executorAudience, policyDigest } from '../../src/contracts/capability';
+import {
+  generateCapabilityKey,
+  issueCapability,
+  loadCapabilityKey,
+  withCapabilityIssuer,
+  type CapabilityKey,
+} from '../../src/identity/capability-key';
 import type { ExecuteInput } from '../../src/activities/types';
 import type { CompliancePolicy } from '../../src/contracts/policy';
 import { parseProposal, type Proposal } from '../../src/contracts/proposal';
 import type { ExecutionResult } from '../../src/contracts/status';
-import { UNCERTAIN_EXPLANATION } from '../../src/contracts/lifecycle';
+import { FailureType, UNCERTAIN_EXPLANATION } from '../../src/contracts/lifecycle';
+import { AgentJudgeError } from '../../src/contracts/errors';
 import type { Verdict } from '../../src/contracts/verdict';
 import { judgeByRules } from '../../src/judge/rules';
 import { builtinExecutors, ExecutionLedger } from '../../src/executors';
@@ -31,8 +40,13 @@ let baseDir: string;
 let outside: string;
 let policy: CompliancePolicy;
 let root: string;
+let capabilityKey: CapabilityKey;
+/** Every redemption an executor asked for (the workflow's Update is covered against the real server). */
+const redemptions: ExecutorRedemption[] = [];
 
-beforeAll(() => {
+beforeAll(async () => {
+  const file = generateCapabilityKey('executors');
+  capabilityKey = await loadCapabilityKey(`${file.kid}:${file.private_key}`);
   baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-exec-'));
   outside = mkdtempSync(join(tmpdir(), 'agent-judge-exec-outside-'));
   policy = testPolicy(baseDir);
@@ -66,14 +80,37 @@ function approve(pr: Proposal, extra: Partial<Verdict> = {}): Verdict {
 
 function input(
   pr: Proposal,
-  options: { verdict?: Verdict; shadow?: boolean; policy?: CompliancePolicy; workflowId?: string } = {},
+  options: {
+    verdict?: Verdict;
+    shadow?: boolean;
+    policy?: CompliancePolicy;
+    workflowId?: string;
+    /** The token's action, when it is to be another than `pr`'s. */
+    tokenFor?: Proposal;
+  } = {},
 ): ExecuteInput {
+  const workflowId = options.workflowId ?? `proposal-${randomUUID().replace(/-/g, '')}`;
+  // What the workflow does: the policy lists the worker's key, and the action comes with its token.
+  const inForce = withCapabilityIssuer(options.policy ?? policy, capabilityKey);
+  const bound = options.tokenFor ?? pr;
+  const { token } = issueCapability(
+    {
+      workflow_id: workflowId,
+      sub: pr.agent_id,
+      aud: executorAudience(bound.action_type),
+      action_sha256: actionDigest(bound),
+      policy_sha256: policyDigest(inForce),
+      ttl_ms: 600_000,
+    },
+    capabilityKey,
+  );
   return {
-    workflow_id: options.workflowId ?? `proposal-${randomUUID().replace(/-/g, '')}`,
+    workflow_id: workflowId,
     proposal: pr,
     verdict: options.verdict ?? approve(pr),
     shadow: options.shadow ?? false,
-    policy: options.policy ?? policy,
+    policy: inForce,
+    capability: token,
   };
 }
 
@@ -81,7 +118,14 @@ async function execute(
   i: ExecuteInput,
   deps: { stateDir?: string; attempt?: number; heartbeatDetails?: unknown } = {},
 ): Promise<ExecutionResult> {
-  const activities = createExecutorActivities({ baseDir, stateDir: deps.stateDir ?? stateDir() });
+  const activities = createExecutorActivities({
+    baseDir,
+    stateDir: deps.stateDir ?? stateDir(),
+    redeemCapability: (r) => {
+      redemptions.push(r);
+      return Promise.resolve({ ...r, token_id: 'jti', redeemed_at: new Date().toISOString() });
+    },
+  });
   const info = { attempt: deps.attempt ?? 1, heartbeatDetails: deps.heartbeatDetails };
   return new MockActivityEnvironment(info).run((input: ExecuteInput) => activities.execute(input), i);
 }
@@ -539,6 +583,8 @@ describe('webhook routes', () => {
     expect(body.workflow_id).toBe(i.workflow_id);
     expect(body.proposal).toEqual(pr);
     expect(body.verdict.verdict).toBe('APPROVE');
+    // The receiver gets the action's (redeemed) capability token.
+    expect(req?.headers['agent-judge-capability']).toBe(i.capability);
   });
 
   it('a non-2xx answer is a failed execution, delivered once', async () => {
@@ -563,3 +609,63 @@ describe('webhook routes', () => {
     expect(result.executor).toBe('none');
   });
 });
+
+describe('capability tokens', () => {
+  it('verifies and redeems the token for exactly this action before acting', async () => {
+    redemptions.length = 0;
+    const pr = p('memory_write');
+    const i = input(pr);
+    expect((await execute(i)).status).toBe('succeeded');
+    expect(redemptions).toEqual([
+      expect.objectContaining({
+        token: i.capability,
+        audience: 'executor:memory_write',
+        action_sha256: actionDigest(pr),
+        nonce: expect.stringMatching(new RegExp(`^executor:${i.workflow_id}:`)) as unknown,
+      }),
+    ]);
+  });
+
+  it('refuses, without acting or redeeming, an action with no token, a token for another action or key', async () => {
+    redemptions.length = 0;
+    const store = `refused-${randomUUID()}`;
+    const pr = p('memory_write', { target: { store } });
+    const none = await execute({ ...input(pr), capability: undefined });
+    expect(none).toMatchObject({ status: 'refused', error: expect.stringMatching(/no capability token/) as unknown });
+    const other = p('memory_write', { target: { store }, parameters: { content: 'something else' } });
+    const wrongAction = await execute(input(pr, { tokenFor: other }));
+    expect(wrongAction).toMatchObject({
+      status: 'refused',
+      error: expect.stringMatching(/^capability token refused: the token was issued for another action/) as unknown,
+    });
+    const unlisted = { ...input(pr), policy };
+    expect(await execute(unlisted)).toMatchObject({
+      status: 'refused',
+      error: expect.stringMatching(/key id "executors" is not in the policy's capabilities.issuers/) as unknown,
+    });
+    expect(redemptions).toEqual([]);
+    expect(existsSync(join(policy.spec.memory.dir, `${store}.jsonl`))).toBe(false);
+  });
+
+  it('does not act when the workflow refuses the redemption', async () => {
+    const store = `redeemed-${randomUUID()}`;
+    const pr = p('memory_write', { target: { store } });
+    const activities = createExecutorActivities({
+      baseDir,
+      stateDir: stateDir(),
+      redeemCapability: () =>
+        Promise.reject(new RefusedForTest('capability refused: the token jti was already redeemed at t by cli')),
+    });
+    const result = await new MockActivityEnvironment({ attempt: 1 }).run(
+      (x: ExecuteInput) => activities.execute(x),
+      input(pr),
+    );
+    expect(result).toMatchObject({ status: 'refused', error: expect.stringMatching(/already redeemed/) as unknown });
+    expect(existsSync(join(policy.spec.memory.dir, `${store}.jsonl`))).toBe(false);
+  });
+});
+
+/** A refusal as the client raises it (non-retryable). */
+class RefusedForTest extends AgentJudgeError {
+  override readonly failureType: FailureType = FailureType.Refused;
+}

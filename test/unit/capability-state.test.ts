@@ -1,0 +1,111 @@
+/**
+ * The proposal workflow's capability decisions, without a server: what a token binds for ordinary
+ * proposals and MCP tool calls, and which redemptions the Update validator refuses (and that a
+ * refusal changes nothing).
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { describe, expect, it } from 'vitest';
+import { actionDigest, mcpToolCallDigest, type IssuedCapability } from '../../src/contracts/capability';
+import { parseProposal } from '../../src/contracts/proposal';
+import { defaultPolicyWith } from '../../src/policy/load';
+import { capabilityBinding, ProposalState, readRedemption } from '../../src/workflows/proposal-state';
+import { proposal } from '../helpers/system';
+
+const WID = 'proposal-0123456789abcdef0123456789abcdef';
+const T0 = Date.parse('2026-12-01T03:00:00Z');
+
+function approvedState(executedHere = false) {
+  const p = parseProposal(proposal('forgejo_pr_create'));
+  const s = new ProposalState(p, defaultPolicyWith(), WID, 'full-judge-review', false, 1);
+  const request = s.capabilityRequest(600_000);
+  const issued: IssuedCapability = {
+    token: 'v4.public.issued-token',
+    kid: 'k1',
+    claims: {
+      sub: request.sub,
+      aud: request.aud,
+      jti: 'jti-1',
+      iat: new Date(T0).toISOString(),
+      exp: new Date(T0 + 600_000).toISOString(),
+      wid: WID,
+      policy_sha256: request.policy_sha256,
+      action_sha256: request.action_sha256,
+    },
+  };
+  s.recordCapability(issued, executedHere);
+  const ok = {
+    token: issued.token,
+    audience: request.aud,
+    action_sha256: request.action_sha256,
+    redeemer: 'cli',
+    nonce: 'n1',
+  };
+  return { s, p, request, ok };
+}
+
+describe('capability binding', () => {
+  it('binds the agent, executor audience and action digest of an ordinary proposal', () => {
+    const { p, request } = approvedState();
+    expect(request).toMatchObject({ workflow_id: WID, sub: '@engineering', aud: 'executor:forgejo_pr_create' });
+    expect(request.action_sha256).toBe(actionDigest(p));
+    expect(request.policy_sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('binds an unmapped MCP tool call to its server and the call itself', () => {
+    const call = { tool: 'write_file', tool_definition_hash: 'd'.repeat(64), arguments: { path: 'a.txt' } };
+    const p = parseProposal(
+      proposal('mcp_tool_call', {
+        target: { server: 'filesystem', tool: call.tool },
+        parameters: { arguments: call.arguments, tool_definition_hash: call.tool_definition_hash },
+      }),
+    );
+    expect(capabilityBinding(p)).toEqual({ aud: 'mcp:filesystem', action_sha256: mcpToolCallDigest(call) });
+  });
+});
+
+describe('redemption', () => {
+  it('accepts the issued token once, for its audience and action, before it expires', () => {
+    const { s, ok } = approvedState();
+    expect(s.awaitsRedemption()).toBe(true);
+    expect(s.refuseRedemption(ok, T0 + 1000)).toBeNull();
+    const r = s.redeemCapability(ok, new Date(T0 + 1000).toISOString());
+    expect(r).toMatchObject({ token_id: 'jti-1', redeemer: 'cli', nonce: 'n1' });
+    expect(s.awaitsRedemption()).toBe(false);
+    expect(s.refuseRedemption({ ...ok, nonce: 'n2' }, T0 + 2000)).toMatch(/already redeemed .* by cli/);
+    expect(s.snapshot().capability?.redemption).toEqual(r);
+  });
+
+  it('refuses another token, audience, action or an expired token, changing nothing', () => {
+    const { s, ok } = approvedState();
+    expect(s.refuseRedemption({ ...ok, token: 'v4.public.other' }, T0)).toMatch(/not issued for this proposal run/);
+    expect(s.refuseRedemption({ ...ok, audience: 'mcp:x' }, T0)).toMatch(/for executor:forgejo_pr_create, not mcp:x/);
+    expect(s.refuseRedemption({ ...ok, action_sha256: 'c'.repeat(64) }, T0)).toMatch(/not the approved one/);
+    expect(s.refuseRedemption(ok, T0 + 600_000)).toMatch(/expired at/);
+    expect(s.capability?.redemption).toBeNull();
+    expect(s.redemptionWaitMs(T0)).toBe(600_000);
+    s.expireCapability(new Date(T0 + 600_000).toISOString());
+    expect(s.awaitsRedemption()).toBe(false);
+    expect(s.refuseRedemption(ok, T0)).toMatch(/expired/);
+  });
+
+  it('does not hold the run open for an action agent-judge executes, and refuses before any token', () => {
+    expect(approvedState(true).s.awaitsRedemption()).toBe(false);
+    const fresh = new ProposalState(
+      parseProposal(proposal('memory_write')),
+      defaultPolicyWith(),
+      WID,
+      'no-judge',
+      false,
+      1,
+    );
+    expect(fresh.refuseRedemption(approvedState().ok, T0)).toMatch(/has no capability token/);
+  });
+
+  it('reads the Update argument strictly, as a non-retryable BadInput', () => {
+    const { ok } = approvedState();
+    expect(readRedemption(ok)).toEqual(ok);
+    for (const bad of [null, [], { ...ok, nonce: '' }, { ...ok, token: 5 }, { ...ok, redeemer: 'x'.repeat(300) }]) {
+      expect(() => readRedemption(bad)).toThrow(ApplicationFailure);
+    }
+  });
+});
