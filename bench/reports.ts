@@ -78,6 +78,8 @@ export function syntheticRecords(n: number, end: number): AuditRecord[] {
     out.push({
       proposal_id: `p${i}`,
       workflow_id: `proposal-${i.toString(16).padStart(32, '0')}`,
+      run_id: `run-${i}`,
+      source: 'server',
       status: last.verdict === 'APPROVE' ? 'approved' : 'rejected',
       verdict: last,
       verdicts,

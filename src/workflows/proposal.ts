@@ -401,7 +401,9 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   // An action the caller performs keeps its run open until its token is redeemed or expires: the
   // redemption is an Update, and a closed run takes none. `propose --wait` has answered already.
   if (state.awaitsRedemption()) {
-    const redeemed = await blocking(() => condition(() => !state.awaitsRedemption(), state.redemptionWaitMs(Date.now())));
+    const redeemed = await blocking(() =>
+      condition(() => !state.awaitsRedemption(), state.redemptionWaitMs(Date.now())),
+    );
     if (!redeemed) {
       state.expireCapability(now());
       log.info('capability token expired unredeemed', { token_id: state.capability?.token_id ?? null });

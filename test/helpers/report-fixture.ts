@@ -45,6 +45,8 @@ function record(
   return {
     proposal_id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
     workflow_id: `proposal-${String(n).padStart(32, '0')}`,
+    run_id: `run-${n}`,
+    source: 'server',
     status: status ?? (last?.verdict === 'APPROVE' ? 'approved' : 'rejected'),
     verdict: last,
     verdicts: verdicts.map((v) => ({ ...v, proposal_id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}` })),
