@@ -6,6 +6,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { Clarification, HumanDecision } from './contracts/messages';
 import type { ProposalStatus } from './contracts/status';
+import type { CallerOutcome } from './contracts/caller-outcome';
 import { PROPOSAL_ID_SEARCH_ATTRIBUTE, PROPOSAL_MESSAGE_NAMES as M } from './wire-names';
 
 /**
@@ -31,6 +32,11 @@ export const clarifyUpdate = defineUpdate<ProposalStatus, [Clarification]>(M.cla
 export const humanDecisionUpdate = defineUpdate<ProposalStatus, [HumanDecision]>(M.humanDecision);
 /** Returns once the proposal is finished or waiting on someone (what `propose --wait` waits for). */
 export const awaitSettledUpdate = defineUpdate<ProposalStatus, []>(M.awaitSettled);
+/**
+ * The performer of a caller-performed proposal (the MCP proxy) claims the approved call (`forwarding`, once) and
+ * reports its outcome; returns the status after it was recorded.
+ */
+export const callerOutcomeUpdate = defineUpdate<ProposalStatus, [CallerOutcome]>(M.callerOutcome);
 /** Stage, every verdict, clarify rounds, deadlines and the execution result. */
 export const statusQuery = defineQuery<ProposalStatus>(M.status);
 

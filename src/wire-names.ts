@@ -44,6 +44,7 @@ export const PROPOSAL_MESSAGE_NAMES = {
   humanDecision: 'humanDecision',
   awaitSettled: 'awaitSettled',
   status: 'status',
+  callerOutcome: 'callerOutcome',
 } as const;
 
 /** The search attribute holding a proposal's proposal_id (what `status <proposal_id>` looks up). */

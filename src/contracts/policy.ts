@@ -6,6 +6,7 @@ import { JudgeSettingsSchema } from './judge-settings';
 import { PublicKeySchema } from './identity';
 import { durationMs } from './duration';
 import { MetricsSettingsSchema } from './metrics';
+import { McpSettingsSchema } from './mcp';
 
 /** A duration such as `90s`, `5m`, `1h`, `7d`, or a number of milliseconds. */
 export const DurationSchema = z.union([
@@ -161,6 +162,8 @@ export const CompliancePolicySchema = z.strictObject({
       .default({ routes: {}, timeoutMs: 10_000 }),
     /** Targets and alert thresholds of the judge's metrics (seed 000 §6); defaults are the seed's table. */
     metrics: MetricsSettingsSchema,
+    /** The MCP judge proxy: which tool calls are judged as what (`agent-judge mcp`, docs/mcp.md). */
+    mcp: McpSettingsSchema,
     /** Model-backed judge settings (see the judge docs); optional so the rules judge runs alone. */
     judge: JudgeSettingsSchema.optional(),
   }),

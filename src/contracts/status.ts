@@ -2,6 +2,7 @@ import type { Proposal } from './proposal';
 import type { Dispute, Tier, Verdict } from './verdict';
 import type { HumanDecision } from './messages';
 import type { ExecutionStatus, OutcomeStatus, Stage } from './lifecycle';
+import type { CallerRecord } from './caller-outcome';
 
 export type { ExecutionStatus, OutcomeStatus, Stage } from './lifecycle';
 export { FINAL_STAGES, SETTLED_STAGES, UNCERTAIN_EXPLANATION } from './lifecycle';
@@ -39,6 +40,8 @@ export interface ProposalStatus {
   decisions: DecisionRecord[];
   approvals_needed: number;
   execution: ExecutionResult | null;
+  /** Set for proposals their caller performs (the MCP proxy): what it reported. Absent on older runs. */
+  caller?: CallerRecord | null;
   audit_flag: boolean;
   policy: string;
 }
@@ -51,6 +54,8 @@ export interface ProposalOutcome {
   verdict: Verdict | null;
   verdicts: Verdict[];
   execution: ExecutionResult | null;
+  /** What the caller reported, for proposals the caller performs (see {@link ProposalStatus.caller}). */
+  caller?: CallerRecord | null;
 }
 
 export function outcomeOf(s: ProposalStatus): ProposalOutcome {
@@ -61,5 +66,6 @@ export function outcomeOf(s: ProposalStatus): ProposalOutcome {
     verdict: s.verdict,
     verdicts: s.verdicts,
     execution: s.execution,
+    ...(s.caller ? { caller: s.caller } : {}),
   };
 }

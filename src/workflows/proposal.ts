@@ -27,8 +27,9 @@ import { type ProposalOutcome, outcomeOf, type Stage } from '../contracts/status
 import type { Verdict } from '../contracts/verdict';
 import type { AnnouncementRef } from '../contracts/escalation';
 import { isShadow, quorumFor, tierFor } from '../policy/classify';
-import { awaitSettledUpdate, clarifyUpdate, humanDecisionUpdate, SA, statusQuery } from '../names';
-import { ProposalState, readClarification, readDecision } from './proposal-state';
+import { awaitSettledUpdate, callerOutcomeUpdate, clarifyUpdate, humanDecisionUpdate, SA, statusQuery } from '../names';
+import { durationMs } from '../contracts/duration';
+import { ProposalState, readCallerOutcome, readClarification, readDecision } from './proposal-state';
 import { loadDecisionVerifier } from './decision-verifier';
 
 /** The innermost message of an activity failure, for verdict reasons and execution errors. */
@@ -108,6 +109,24 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
         const d = readDecision(decision);
         if (!current) throw new Error('the proposal is still starting');
         const refusal = current.refuseDecision(d, Date.now());
+        if (refusal) throw new Error(refusal);
+      },
+    },
+  );
+
+  setHandler(
+    callerOutcomeUpdate,
+    (outcome) => {
+      const s = current!;
+      s.recordCallerOutcome(readCallerOutcome(outcome), now());
+      return s.snapshot();
+    },
+    {
+      // Synchronous, before history: a second `forwarding` claim is refused, so an approved call is forwarded once.
+      validator: (outcome) => {
+        const o = readCallerOutcome(outcome);
+        if (!current) throw new Error('the proposal is still starting');
+        const refusal = current.refuseCallerOutcome(o);
         if (refusal) throw new Error(refusal);
       },
     },
@@ -229,7 +248,25 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     log.info('proposal rejected', { decided_by: v.decided_by, rule: v.rule ?? null });
   };
 
+  /**
+   * The caller performs the approved action (a call through the MCP proxy), never agent-judge's executors: the
+   * proposal stays open, approved, until the caller reports what happened or the window closes.
+   */
+  const awaitCallerOutcome = async (): Promise<void> => {
+    const withinMs = durationMs(policy.spec.mcp?.performWithin ?? '10m');
+    state.openCallerWindow(new Date(Date.now() + withinMs).toISOString());
+    setStage('approved');
+    if (!(await condition(() => state.callerDone(), withinMs))) state.callerTimedOut(now());
+    const stage = state.callerStage();
+    if (stage !== 'approved') setStage(stage);
+  };
+
   const execute = async (v: Verdict): Promise<void> => {
+    // (patched: only runs whose proposal names a caller as performer ever take this step; none were recorded.)
+    if (state.performedByCaller && patched('caller-performs-proxied-call')) {
+      await awaitCallerOutcome();
+      return;
+    }
     // No executor for this type here: the caller performs it, no round trip to the executor queue.
     // (patched: runs recorded before this check still scheduled the execute activity.)
     if (!executable.includes(state.proposal.action_type) && patched('skip-execute-without-executor')) {
