@@ -21,6 +21,7 @@ import { startSystem, testPolicy, type TestSystem } from '../helpers/system';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'bin/agent-judge.mjs');
 const FS_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+const EVERYTHING_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const scott = generateIdentity();
 /** The rules ask every file write for evidence (evidence.missing): the agent cites the task it works on. */
 const EVIDENCE = [{ type: 'task', source: 'ops ticket 12: write the weekly report' }];
@@ -93,7 +94,9 @@ async function startEnv(withoutModel: 'escalate' | 'clarify'): Promise<Env> {
   return { sys, policyFile, workspace };
 }
 
-function proxyArgs(env: Env, extra: string[] = []): string[] {
+const FS_UPSTREAM = (env: Env) => [process.execPath, FS_SERVER, env.sys.baseDir];
+
+function proxyArgs(env: Env, upstream: string[] = FS_UPSTREAM(env)): string[] {
   return [
     BIN,
     'mcp',
@@ -109,19 +112,27 @@ function proxyArgs(env: Env, extra: string[] = []): string[] {
     env.sys.taskQueues.workflow,
     '--state-dir',
     join(env.sys.baseDir, '.agent-judge'),
-    ...extra,
     '--',
-    process.execPath,
-    FS_SERVER,
-    env.sys.baseDir,
+    ...upstream,
   ];
 }
 
-async function connectProxy(env: Env): Promise<Client> {
+async function connectProxy(env: Env, upstream?: string[]): Promise<Client> {
   const client = new Client({ name: 'test-agent', version: '1' });
   await client.connect(
-    new StdioClientTransport({ command: process.execPath, args: proxyArgs(env), cwd: env.sys.baseDir, stderr: 'pipe' }),
+    new StdioClientTransport({
+      command: process.execPath,
+      args: proxyArgs(env, upstream),
+      cwd: env.sys.baseDir,
+      stderr: 'pipe',
+    }),
   );
+  return client;
+}
+
+async function connectDirect(args: string[]): Promise<Client> {
+  const client = new Client({ name: 'test-agent', version: '1' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args, stderr: 'ignore' }));
   return client;
 }
 
@@ -151,12 +162,14 @@ async function statusOfOnly(env: Env, actionType: string): Promise<ProposalStatu
   throw new Error(`no proposal of ${actionType}`);
 }
 
-function runCli(args: string[]): Promise<{ code: number | null; stderr: string }> {
+function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => resolve({ code, stderr }));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end();
   });
 }
@@ -174,10 +187,7 @@ describe('agent-judge mcp in front of server-filesystem (a person decides full-j
   });
 
   it("tools/list is the upstream's, each input schema with an optional _agent_judge added", async () => {
-    const direct = new Client({ name: 'direct', version: '1' });
-    await direct.connect(
-      new StdioClientTransport({ command: process.execPath, args: [FS_SERVER, env.sys.baseDir], stderr: 'ignore' }),
-    );
+    const direct = await connectDirect([FS_SERVER, env.sys.baseDir]);
     const upstream = await direct.listTools();
     await direct.close();
     const proxied = await agent.listTools();
@@ -346,6 +356,63 @@ describe('agent-judge mcp in front of server-filesystem (a person decides full-j
     const st = await statusOfOnly(env, 'workspace_move');
     expect(st).toMatchObject({ shadow: true, verdict: { verdict: 'REJECT', rule: 'paths.forbidden' } });
     expect(st?.caller).toMatchObject({ outcome: 'ok' });
+  });
+
+  it('server-everything: initialize, resources and prompts pass through unchanged', async () => {
+    const upstream = [EVERYTHING_SERVER, 'stdio'];
+    const direct = await connectDirect(upstream);
+    const proxied = await connectProxy(env, [process.execPath, ...upstream]);
+    try {
+      expect(proxied.getServerVersion()).toEqual(direct.getServerVersion());
+      expect(proxied.getServerCapabilities()).toEqual(direct.getServerCapabilities());
+      const resources = await proxied.listResources();
+      expect(resources).toEqual(await direct.listResources());
+      expect(resources.resources.length).toBeGreaterThan(0);
+      const uri = resources.resources[0]!.uri;
+      expect(await proxied.readResource({ uri })).toEqual(await direct.readResource({ uri }));
+      expect(await proxied.listResourceTemplates()).toEqual(await direct.listResourceTemplates());
+      const prompts = await proxied.listPrompts();
+      expect(prompts).toEqual(await direct.listPrompts());
+      const simple = prompts.prompts.find((p) => !(p.arguments ?? []).some((a) => a.required));
+      expect(simple).toBeDefined();
+      expect(await proxied.getPrompt({ name: simple!.name })).toEqual(await direct.getPrompt({ name: simple!.name }));
+    } finally {
+      await proxied.close();
+      await direct.close();
+    }
+  });
+
+  it("mcp check lists the upstream's tools with rule, tier and action type, and flags the unmapped", async () => {
+    const out = await runCli([BIN, 'mcp', 'check', '--policy', env.policyFile, '--', ...FS_UPSTREAM(env)]);
+    expect(out.code).toBe(0);
+    const report = JSON.parse(out.stdout) as {
+      server: string;
+      tools: Array<Record<string, unknown>>;
+      unmapped: string[];
+    };
+    expect(report.server).toBe('fs');
+    expect(report.tools).toContainEqual({
+      tool: 'write_file',
+      rule: 'fs.write',
+      tier: 'full-judge-review',
+      action_type: 'file_write',
+      unmapped: false,
+    });
+    expect(report.tools).toContainEqual({
+      tool: 'read_text_file',
+      rule: 'fs.read',
+      tier: 'no-judge',
+      action_type: null,
+      unmapped: false,
+    });
+    expect(report.unmapped).toContain('edit_file');
+    expect(report.tools).toContainEqual({
+      tool: 'edit_file',
+      rule: null,
+      tier: 'human-only',
+      action_type: 'mcp_tool_call',
+      unmapped: true,
+    });
   });
 
   it('a mapped call that does not fit its action type is denied, naming the field', async () => {
