@@ -47,7 +47,7 @@ function specWith(withoutModel: 'escalate' | 'clarify'): Record<string, unknown>
     shadow: ['workspace_move'],
     mcp: {
       server: 'fs',
-      holdFor: '3s',
+      holdFor: '10s',
       performWithin: '2m',
       rules: [
         { name: 'fs.read', tool: 'read_*', tier: 'no-judge' },
@@ -162,6 +162,21 @@ async function statusOfOnly(env: Env, actionType: string): Promise<ProposalStatu
   throw new Error(`no proposal of ${actionType}`);
 }
 
+/** The workflow id of the running proposal that writes `path` (visibility lags: a few tries). */
+async function runningProposalFor(env: Env, path: string): Promise<string> {
+  for (let i = 0; i < 40; i++) {
+    const list = env.sys.client.workflow.list({
+      query: `WorkflowType = 'proposalWorkflow' AND ExecutionStatus = 'Running'`,
+    });
+    for await (const wf of list) {
+      const st = await getStatus(env.sys.client, wf.workflowId).catch(() => null);
+      if (st?.proposal.target.path === path && st.status === 'awaiting_human') return wf.workflowId;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`no running proposal writes ${path}`);
+}
+
 function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -219,6 +234,28 @@ describe('agent-judge mcp in front of server-filesystem (a person decides full-j
       outcome: 'ok',
     });
     expect(last.tool_definition_hash).toMatch(/^[0-9a-f]{64}$/);
+    // `audit export` merges the pass-through log with the proposals' histories.
+    const exported = await runCli([
+      BIN,
+      'audit',
+      'export',
+      '--since',
+      '5m',
+      '--state-dir',
+      join(env.sys.baseDir, '.agent-judge'),
+      '--address',
+      inject('temporalAddress'),
+      '--namespace',
+      inject('temporalNamespace'),
+    ]);
+    expect(exported.code).toBe(0);
+    const lines = exported.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toContainEqual(
+      expect.objectContaining({ kind: 'mcp_pass_through', tool: 'read_text_file', rule: 'fs.read' }),
+    );
   });
 
   it('REJECT by a rule: nothing written; the identical call gets the recorded REJECT, not judged again', async () => {
@@ -315,23 +352,28 @@ describe('agent-judge mcp in front of server-filesystem (a person decides full-j
       { path, content: 'no', _agent_judge: { justification: 'a test file', cited_evidence: EVIDENCE } },
       { signal: controller.signal },
     );
-    await new Promise((r) => setTimeout(r, 1000));
+    // Cancelled while held (the proposal waits for a person): the proxy drops it and never forwards it.
+    const id = await runningProposalFor(env, path);
     controller.abort();
     await expect(pending).rejects.toThrow();
     // A person approves it later: still nobody forwards it, because nobody calls again.
-    let id: string | undefined;
-    for (let i = 0; i < 40 && !id; i++) {
-      const list = env.sys.client.workflow.list({
-        query: `WorkflowType = 'proposalWorkflow' AND ExecutionStatus = 'Running'`,
-      });
-      for await (const wf of list) {
-        const st = await getStatus(env.sys.client, wf.workflowId).catch(() => null);
-        if (st?.proposal.target.path === path) id = wf.workflowId;
-      }
-      if (!id) await new Promise((r) => setTimeout(r, 250));
-    }
-    expect(id).toBeDefined();
-    await decide(env.sys.client, id!, { decision: 'approve', approver: 'scott', via: 'cli' }, { key: scott });
+    await decide(env.sys.client, id, { decision: 'approve', approver: 'scott', via: 'cli' }, { key: scott });
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('the agent disconnects while its call is held: never forwarded, even when approved afterwards', async () => {
+    const path = join(env.workspace, 'disconnected.txt');
+    const leaving = await connectProxy(env);
+    const pending = call(leaving, 'write_file', {
+      path,
+      content: 'no',
+      _agent_judge: { justification: 'a file', cited_evidence: EVIDENCE },
+    });
+    const id = await runningProposalFor(env, path);
+    await leaving.close();
+    await expect(pending).rejects.toThrow();
+    await decide(env.sys.client, id, { decision: 'approve', approver: 'scott', via: 'cli' }, { key: scott });
     await new Promise((r) => setTimeout(r, 1500));
     expect(existsSync(path)).toBe(false);
   });
