@@ -69,6 +69,8 @@ export function registerMcpCommands(program: Command): void {
     .passThroughOptions()
     .action(async (upstream: string[], opts: McpFlags, cmd: Command) => {
       process.exitCode = await runProxy(upstream, { ...cmd.optsWithGlobals<McpFlags>(), ...opts });
+      // The agent is gone and the upstream closed: do not let a lingering handle keep a dead proxy around.
+      setTimeout(() => process.exit(), 2000).unref();
     });
 
   mcp

@@ -18,6 +18,8 @@ import { type CallAnswer, clarifyAnswer, pendingAnswer, rejectAnswer, refusedAns
 
 /** The most identical calls one proposal chain follows before refusing (each finished call is one step). */
 export const MAX_CALL_SEQUENCE = 10_000;
+/** Runs of one call that ended without a decision (terminated, failed) skipped before the call is refused. */
+const MAX_BROKEN_RUNS = 3;
 
 export type Resolution =
   | { kind: 'forward'; status: ProposalStatus }
@@ -71,6 +73,7 @@ export async function resolveJudgedCall(
   const { client, signal } = options;
   const deadline = Date.now() + options.holdMs;
   const ticker = options.onHeld ? setInterval(() => options.onHeld?.('held'), 1000) : undefined;
+  let brokenRuns = 0;
   try {
     for (let sequence = 0; sequence < MAX_CALL_SEQUENCE; sequence++) {
       const proposal = proposalAt(sequence);
@@ -88,7 +91,20 @@ export async function resolveJudgedCall(
         if (!(err instanceof DuplicateProposalError)) throw err;
         fresh = false;
         const description = await handle.describe();
-        if (description.status.name !== 'RUNNING') {
+        if (description.status.name !== 'RUNNING' && description.status.name !== 'COMPLETED') {
+          // Failed, terminated or timed out without a decision: a few such runs are skipped; more is a fault that a
+          // new proposal per call would only repeat.
+          if (++brokenRuns > MAX_BROKEN_RUNS) {
+            return {
+              kind: 'answer',
+              answer: refusedAnswer(
+                `the identical call's proposal ${workflowId} ended without a decision (${description.status.name})`,
+              ),
+            };
+          }
+          continue;
+        }
+        if (description.status.name === 'COMPLETED') {
           // Closed runs answer from their result: no worker needed to replay them.
           const final = (await handle.result().catch(() => null)) as ProposalOutcome | null;
           if (final?.status === 'rejected') return { kind: 'answer', answer: rejectAnswer(final, true) };

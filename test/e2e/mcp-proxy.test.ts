@@ -424,6 +424,36 @@ describe('agent-judge mcp in front of server-filesystem (a person decides full-j
     }
   });
 
+  it('an upstream tool that already has _agent_judge stops the proxy at start: exit 2, naming the tool', async () => {
+    const clash = [
+      "import { Server } from '@modelcontextprotocol/sdk/server/index.js';",
+      "import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';",
+      "import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';",
+      "const s = new Server({ name: 'clash', version: '1' }, { capabilities: { tools: {} } });",
+      's.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: "mine", inputSchema: ' +
+        '{ type: "object", properties: { _agent_judge: { type: "string" } } } }] }));',
+      'await s.connect(new StdioServerTransport());',
+    ].join('\n');
+    const child = spawn(process.execPath, proxyArgs(env, [process.execPath, '--input-type=module', '-e', clash]), {
+      cwd: ROOT,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((r) => child.on('close', r));
+    const send = (m: unknown) => child.stdin.write(`${JSON.stringify(m)}\n`);
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
+    await new Promise<void>((r) => child.stdout.once('data', () => r()));
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    expect(await exited).toBe(2);
+    expect(stderr).toContain('tool "mine": its inputSchema already has a property _agent_judge');
+  });
+
   it("mcp check lists the upstream's tools with rule, tier and action type, and flags the unmapped", async () => {
     const out = await runCli([BIN, 'mcp', 'check', '--policy', env.policyFile, '--', ...FS_UPSTREAM(env)]);
     expect(out.code).toBe(0);
