@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: starts its own Temporal dev server (in memory) and prints latency, throughput and CPU tables as
  * medians and percentiles over repeated runs, each target of issue 12 beside its figure. Timing lives here, never in
- * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,judge-model picks sections (default: all; judge-model skips
+ * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,mcp,judge-model picks sections (default: all; judge-model skips
  * itself without its model file).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -61,6 +61,10 @@ const sections: Section[] = [
   {
     name: 'circles',
     run: table('Trust circles (issue 5)', async (s) => (await import('./circles')).benchCircles(s)),
+  },
+  {
+    name: 'mcp',
+    run: table('MCP proxy relay overhead (issue 10)', async (s) => (await import('./mcp')).benchMcp(s)),
   },
   {
     name: 'judge-model',

@@ -83,6 +83,7 @@ export class McpJudgeProxy {
   private readonly progressOffset = new Map<string | number, number>();
   private ownSeq = 0;
   private closed = false;
+  private auditQueue: Promise<void> = Promise.resolve();
 
   constructor(private readonly o: ProxyOptions) {}
 
@@ -101,6 +102,7 @@ export class McpJudgeProxy {
     if (this.closed) return;
     this.closed = true;
     for (const c of this.held.values()) c.abort();
+    await this.flushAudit();
     await this.o.upstream.close().catch(() => undefined);
     await this.o.front.close().catch(() => undefined);
   }
@@ -379,17 +381,17 @@ export class McpJudgeProxy {
   }
 
   /**
-   * A no-judge call: forwarded at once, no workflow. Its hash-chained audit line is written before the agent sees
-   * the result, so a result the agent holds always has its line.
+   * A no-judge call: forwarded at once, no workflow, one hash-chained audit line. The line is appended right after
+   * the agent has the result (the append takes a lock and costs ~1 ms: it is kept off the call's latency); the
+   * appends are chained one after the other, in call order.
    */
   private async passThrough(request: Msg, call: ToolCall, rule: string): Promise<void> {
     const started = Date.now();
     this.held.delete(request.id as Id);
     let outcome: PassThroughRecord['outcome'];
-    let reply: Msg | CallAnswer;
     try {
       const response = await this.forward(request);
-      reply = response;
+      this.toAgent(response);
       outcome = response.error
         ? 'upstream_failure'
         : (response.result as { isError?: boolean } | undefined)?.isError
@@ -397,7 +399,7 @@ export class McpJudgeProxy {
           : 'ok';
     } catch (err) {
       outcome = 'upstream_failure';
-      reply = refusedAnswer(`the upstream failed: ${(err as Error).message}`);
+      this.answer(request.id as Id, refusedAnswer(`the upstream failed: ${(err as Error).message}`));
     }
     const finished = Date.now();
     const record: PassThroughRecord = {
@@ -413,10 +415,17 @@ export class McpJudgeProxy {
       finished_at: new Date(finished).toISOString(),
       upstream_ms: finished - started,
     };
-    await appendChained(this.o.auditLog, record).catch((err: Error) =>
-      this.o.log(`could not append to the audit log ${this.o.auditLog}: ${err.message}`),
+    this.auditQueue = this.auditQueue.then(() =>
+      appendChained(this.o.auditLog, record).then(
+        () => undefined,
+        (err: Error) => this.o.log(`could not append to the audit log ${this.o.auditLog}: ${err.message}`),
+      ),
     );
-    if ('jsonrpc' in reply) this.toAgent(reply);
-    else this.answer(request.id as Id, reply);
+    await this.auditQueue;
+  }
+
+  /** Resolves once every audit line started so far is written (the proxy waits for it before exiting). */
+  flushAudit(): Promise<void> {
+    return this.auditQueue;
   }
 }

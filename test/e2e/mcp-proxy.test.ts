@@ -224,7 +224,9 @@ describe('agent-judge mcp in front of server-filesystem (a person decides full-j
     expect(r.isError).toBeFalsy();
     expect(textOf(r)).toContain('hi there');
     const log = join(env.sys.baseDir, '.agent-judge/mcp-audit.jsonl');
-    expect(verifyChain(log)).toMatchObject({ ok: true });
+    // The line is appended right after the answer: a few tries.
+    for (let i = 0; i < 40 && readChain(log).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(verifyChain(log)).toMatchObject({ ok: true, entries: 1 });
     const last = readChain<Record<string, unknown>>(log).at(-1)!.record;
     expect(last).toMatchObject({
       agent: '@engineering',
