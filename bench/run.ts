@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: starts its own Temporal dev server (in memory) and prints latency, throughput and CPU tables as
  * medians and percentiles over repeated runs, each target of issue 12 beside its figure. Timing lives here, never in
- * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,archive,reports,capabilities,judge-model picks sections
+ * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,archive,reports,capabilities,mcp,judge-model picks sections
  * (default: all; judge-model skips itself without its model file).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -80,6 +80,10 @@ const sections: Section[] = [
     run: table('Capability tokens (issue 10): issue and verify interleaved, p50 / p95 in ms', async (s) =>
       (await import('./capabilities')).benchCapabilities(s),
     ),
+  },
+  {
+    name: 'mcp',
+    run: table('MCP proxy relay overhead (issue 10)', async (s) => (await import('./mcp')).benchMcp(s)),
   },
   {
     name: 'judge-model',

@@ -8,6 +8,7 @@ import type { Clarification, HumanDecision } from './contracts/messages';
 import type { ProposalStatus } from './contracts/status';
 import type { ReviewCandidate, ReviewMark, ReviewSnapshot } from './contracts/review';
 import type { CapabilityRedemption, RedeemCapabilityInput } from './contracts/capability';
+import type { CallerOutcome } from './contracts/caller-outcome';
 import { PROPOSAL_ID_SEARCH_ATTRIBUTE, PROPOSAL_MESSAGE_NAMES as M } from './wire-names';
 
 /**
@@ -42,6 +43,11 @@ export const awaitSettledUpdate = defineUpdate<ProposalStatus, []>(M.awaitSettle
  * or a mismatched one without changing anything.
  */
 export const redeemCapabilityUpdate = defineUpdate<CapabilityRedemption, [RedeemCapabilityInput]>(M.redeemCapability);
+/**
+ * The performer of a caller-performed proposal (the MCP proxy) claims the approved call (`forwarding`, once) and
+ * reports its outcome; returns the status after it was recorded.
+ */
+export const callerOutcomeUpdate = defineUpdate<ProposalStatus, [CallerOutcome]>(M.callerOutcome);
 /** Stage, every verdict, clarify rounds, deadlines and the execution result. */
 export const statusQuery = defineQuery<ProposalStatus>(M.status);
 

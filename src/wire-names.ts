@@ -45,6 +45,7 @@ export const PROPOSAL_MESSAGE_NAMES = {
   awaitSettled: 'awaitSettled',
   status: 'status',
   redeemCapability: 'redeemCapability',
+  callerOutcome: 'callerOutcome',
 } as const;
 
 /** The search attribute holding a proposal's proposal_id (what `status <proposal_id>` looks up). */

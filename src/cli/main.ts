@@ -124,6 +124,15 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
     load: async () => (await import('./capability')).registerCapabilityCommands,
   },
   {
+    commands: [
+      {
+        term: 'mcp [options] [upstream...]',
+        description: 'judge every tools/call of one MCP server: a stdio MCP server in front of the upstream command',
+      },
+    ],
+    load: async () => (await import('./mcp')).registerMcpCommands,
+  },
+  {
     commands: [{ term: 'schema <name>', description: 'print the JSON Schema of a contract' }],
     load: async () => (await import('./schema')).registerSchemaCommand,
   },

@@ -98,17 +98,25 @@ export function registerProposalCommands(program: Command): void {
     });
   audit
     .command('export')
-    .description('one JSON line per proposal run with every verdict and decision (server and archive, each run once)')
+    .description(
+      'one JSON line per proposal run with every verdict and decision (server and archive, each run once), ' +
+        'then the MCP pass-through calls',
+    )
     .option('--since <duration>', 'only proposals started within this window', '7d')
     .addOption(archiveOption())
-    .action(async (opts: { since: string; archive?: string }, cmd: Command) => {
+    .option('--state-dir <dir>', 'where agent-judge mcp keeps its pass-through log (mcp-audit.jsonl)', '.agent-judge')
+    .action(async (opts: { since: string; archive?: string; stateDir: string }, cmd: Command) => {
       const sinceMs = sinceWindowMs(opts.since);
       const archiveDir = archiveDirOption(opts.archive);
       const { exportAudit } = await import('../audit');
+      const { mcpAuditLogPath, readPassThroughLog } = await import('../audit/mcp-log');
+      // Read (and verify) the chained log first: a broken chain fails the export before anything is printed.
+      const passThrough = readPassThroughLog(mcpAuditLogPath(opts.stateDir), { sinceMs });
       await withClient(cmd, async (client) => {
         for await (const record of exportAudit(client, { sinceMs, archiveDir }))
           process.stdout.write(`${JSON.stringify(record)}\n`);
       });
+      for (const record of passThrough) process.stdout.write(`${JSON.stringify(record)}\n`);
     });
   audit
     .command('verify')

@@ -5,6 +5,7 @@
  * proposal run milliseconds). Signing and verification live in src/identity/.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
+import type { Proposal } from './proposal';
 import { canonicalJson } from './canonical-json';
 import { toHex, utf8 } from './encoding';
 
@@ -144,4 +145,29 @@ export function policyDigest(policy: unknown): string {
 /** The audience of agent-judge's executor (or the caller performing it) for an action type. */
 export function executorAudience(actionType: string): string {
   return `${EXECUTOR_AUDIENCE_PREFIX}${actionType}`;
+}
+
+/** The audience and action digest a token for this proposal binds (MCP tool calls bind the call itself). */
+export function capabilityBinding(p: Proposal): { aud: string; action_sha256: string } {
+  const target: Record<string, unknown> = p.target;
+  const params: Record<string, unknown> = p.parameters;
+  if (
+    p.action_type === 'mcp_tool_call' &&
+    typeof target.server === 'string' &&
+    typeof target.tool === 'string' &&
+    typeof params.tool_definition_hash === 'string' &&
+    params.arguments !== null &&
+    typeof params.arguments === 'object' &&
+    !Array.isArray(params.arguments)
+  ) {
+    return {
+      aud: `${MCP_AUDIENCE_PREFIX}${target.server}`,
+      action_sha256: mcpToolCallDigest({
+        tool: target.tool,
+        tool_definition_hash: params.tool_definition_hash,
+        arguments: params.arguments as Record<string, unknown>,
+      }),
+    };
+  }
+  return { aud: executorAudience(p.action_type), action_sha256: actionDigest(p) };
 }

@@ -29,5 +29,17 @@ export function proposalContentDigest(proposal: Proposal): string {
  * under any other id.
  */
 export function proposalWorkflowId(proposal: Proposal): string {
-  return `${PROPOSAL_WORKFLOW_ID_PREFIX}${proposalContentDigest(proposal).slice(0, 32)}`;
+  const digest = proposal.performer ? performedCallDigest(proposal) : proposalContentDigest(proposal);
+  return `${PROPOSAL_WORKFLOW_ID_PREFIX}${digest.slice(0, 32)}`;
+}
+
+/**
+ * The identity of a proposal its caller performs (a call through the MCP proxy): who, what action, the exact call
+ * and how many identical calls finished before; NOT its justification, evidence or scope. The identical call
+ * re-issued with `_agent_judge` filled in then reaches the same proposal (its clarification), a rejected call stays
+ * refused whatever it says for itself, and only changed arguments make a new proposal.
+ */
+function performedCallDigest(proposal: Proposal): string {
+  const { agent_id, action_type, target, parameters, performer, revision_of } = proposal;
+  return toHex(sha256(utf8(canonicalJson({ agent_id, action_type, target, parameters, performer, revision_of }))));
 }

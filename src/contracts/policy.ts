@@ -8,6 +8,7 @@ import { durationMs } from './duration';
 import { MetricsSettingsSchema } from './metrics';
 import { ReviewSettingsSchema } from './review';
 import { CapabilitySettingsSchema } from './capability-settings';
+import { McpSettingsSchema } from './mcp';
 
 /** A duration such as `90s`, `5m`, `1h`, `7d`, or a number of milliseconds. */
 export const DurationSchema = z.union([
@@ -223,6 +224,8 @@ export const CompliancePolicySchema = z.strictObject({
     reviews: ReviewSettingsSchema,
     /** Capability tokens (seed 000 §8): the keys that may issue them, and how long one lives. */
     capabilities: CapabilitySettingsSchema,
+    /** The MCP judge proxy: which tool calls are judged as what (`agent-judge mcp`, docs/mcp.md). */
+    mcp: McpSettingsSchema,
     /** Model-backed judge settings (see the judge docs); optional so the rules judge runs alone. */
     judge: JudgeSettingsSchema.optional(),
   }),

@@ -33,6 +33,7 @@ const RelativeOrAbsolutePath = z
   .min(1)
   .max(4096)
   .refine((p) => !p.includes('\0'), 'must not contain NUL bytes');
+const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'expected 64 lowercase hex characters (a SHA-256)');
 const Snowflake = z.string().regex(/^[0-9]{15,25}$/, 'expected a Discord snowflake id');
 const HttpUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).max(2048);
 
@@ -138,6 +139,14 @@ export const actionShapes = {
     target: z.strictObject({ credential: z.string().min(1).max(256) }),
     parameters: z.strictObject({ reason: z.string().max(4096).optional() }),
   },
+  /** A tool call through the MCP proxy that no `spec.mcp` rule maps: the tool and its exact arguments. */
+  mcp_tool_call: {
+    target: z.strictObject({ server: z.string().min(1).max(128), tool: z.string().min(1).max(256) }),
+    parameters: z.strictObject({
+      arguments: z.record(z.string(), z.unknown()),
+      tool_definition_hash: Sha256Hex,
+    }),
+  },
 } as const;
 
 export type KnownActionType = keyof typeof actionShapes;
@@ -163,6 +172,15 @@ export const ProposalEnvelopeSchema = z.strictObject({
   cited_evidence: z.array(EvidenceSchema).max(50).default([]),
   scope_claim: ScopeClaimSchema.default({}),
   revision_of: Identifier.optional(),
+  /**
+   * Set when the caller performs the approved action itself (the MCP proxy forwards the call): agent-judge's
+   * executors never run it, and the caller reports the outcome. `call` is the digest of the exact call (tool, its
+   * definition hash, arguments); `sequence` counts identical calls that finished before, so a legitimate repeat is
+   * a new proposal. Part of the content digest.
+   */
+  performer: z
+    .strictObject({ by: z.literal('caller'), call: Sha256Hex, sequence: z.int().min(0).max(1_000_000) })
+    .optional(),
 });
 
 /** A proposal: what an actor wants to do, where, and why. */
@@ -282,6 +300,8 @@ export function targetKey(proposal: Proposal): string {
       return `identity:${p.target.identity}`;
     case 'credential_rotation':
       return `credential:${p.target.credential}`;
+    case 'mcp_tool_call':
+      return `mcp:${p.target.server}/${p.target.tool}`;
   }
 }
 

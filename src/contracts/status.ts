@@ -3,6 +3,7 @@ import type { Dispute, Tier, Verdict } from './verdict';
 import type { HumanDecision } from './messages';
 import type { ExecutionStatus, OutcomeStatus, Stage } from './lifecycle';
 import type { CapabilityRecord, CapabilityRedemption } from './capability';
+import type { CallerRecord } from './caller-outcome';
 
 export type { ExecutionStatus, OutcomeStatus, Stage } from './lifecycle';
 export { FINAL_STAGES, SETTLED_STAGES, UNCERTAIN_EXPLANATION } from './lifecycle';
@@ -40,6 +41,8 @@ export interface ProposalStatus {
   decisions: DecisionRecord[];
   approvals_needed: number;
   execution: ExecutionResult | null;
+  /** Set for proposals their caller performs (the MCP proxy): what it reported. Absent on older runs. */
+  caller?: CallerRecord | null;
   audit_flag: boolean;
   policy: string;
   /** The approved action's capability token (absent in runs recorded before tokens existed). */
@@ -69,6 +72,8 @@ export interface ProposalOutcome {
   execution: ExecutionResult | null;
   /** Present when the caller performs the approved action itself: the token it must redeem first. */
   capability?: OutcomeCapability;
+  /** What the caller reported, for proposals the caller performs (see {@link ProposalStatus.caller}). */
+  caller?: CallerRecord | null;
 }
 
 export function outcomeOf(s: ProposalStatus): ProposalOutcome {
@@ -92,5 +97,6 @@ export function outcomeOf(s: ProposalStatus): ProposalOutcome {
           },
         }
       : {}),
+    ...(s.caller ? { caller: s.caller } : {}),
   };
 }

@@ -27,10 +27,6 @@ import { lightweightCheck } from '../policy/patterns';
 import { proposalContentDigest } from '../contracts/digest';
 import { decisionVerifier } from './decision-verifier';
 import {
-  actionDigest,
-  executorAudience,
-  MCP_AUDIENCE_PREFIX,
-  mcpToolCallDigest,
   policyDigest,
   type CapabilityRecord,
   type CapabilityRedemption,
@@ -38,6 +34,7 @@ import {
   type IssuedCapability,
   type RedeemCapabilityInput,
 } from '../contracts/capability';
+import { CallerOutcomeSchema, type CallerOutcome, type CallerRecord } from '../contracts/caller-outcome';
 
 /**
  * What the workflow does after a verdict: the routing rule's answer, plus `give-up` for a CLARIFY
@@ -64,6 +61,9 @@ export const readClarification = (raw: unknown): Clarification =>
   readUpdateInput(ClarificationSchema, 'clarification', raw);
 /** The `humanDecision` Update's argument, checked (with its defaults applied). */
 export const readDecision = (raw: unknown): HumanDecision => readUpdateInput(HumanDecisionSchema, 'decision', raw);
+/** The `callerOutcome` Update's argument, checked. */
+export const readCallerOutcome = (raw: unknown): CallerOutcome =>
+  readUpdateInput(CallerOutcomeSchema, 'caller outcome', raw);
 
 const REDEEM_FIELDS = ['token', 'audience', 'action_sha256', 'redeemer', 'nonce'] as const;
 
@@ -89,30 +89,9 @@ export function readRedemption(raw: unknown): RedeemCapabilityInput {
   };
 }
 
-/** The audience and action digest a token for this proposal binds (MCP tool calls bind the call itself). */
-export function capabilityBinding(p: Proposal): { aud: string; action_sha256: string } {
-  const target: Record<string, unknown> = p.target;
-  const params: Record<string, unknown> = p.parameters;
-  if (
-    p.action_type === 'mcp_tool_call' &&
-    typeof target.server === 'string' &&
-    typeof target.tool === 'string' &&
-    typeof params.tool_definition_hash === 'string' &&
-    params.arguments !== null &&
-    typeof params.arguments === 'object' &&
-    !Array.isArray(params.arguments)
-  ) {
-    return {
-      aud: `${MCP_AUDIENCE_PREFIX}${target.server}`,
-      action_sha256: mcpToolCallDigest({
-        tool: target.tool,
-        tool_definition_hash: params.tool_definition_hash,
-        arguments: params.arguments as Record<string, unknown>,
-      }),
-    };
-  }
-  return { aud: executorAudience(p.action_type), action_sha256: actionDigest(p) };
-}
+/** Moved to contracts (the MCP proxy computes the same binding): re-exported for existing imports. */
+import { capabilityBinding } from '../contracts/capability';
+export { capabilityBinding };
 
 export class ProposalState {
   private _proposal: Proposal;
@@ -127,6 +106,8 @@ export class ProposalState {
   private _pendingClarification: Clarification | null = null;
   private _settledCount = 0;
   private _capability: CapabilityRecord | null = null;
+  private _caller: CallerRecord | null = null;
+  private _callerUncertain = false;
 
   constructor(
     proposal: Proposal,
@@ -632,6 +613,87 @@ export class ProposalState {
     if (this._capability && !this._capability.redemption) this._capability.expired_at = now;
   }
 
+  // --- performed by the caller (the MCP proxy) ------------------------------------------------
+
+  /** True when the caller performs the approved action, never agent-judge's executors. */
+  get performedByCaller(): boolean {
+    return this._proposal.performer?.by === 'caller';
+  }
+  get caller(): CallerRecord | null {
+    return this._caller;
+  }
+
+  /** Approved: the caller may now forward the call, until `deadline`. */
+  openCallerWindow(deadline: string): void {
+    this._caller = { forwarded_at: null, outcome: null, finished_at: null, deadline };
+  }
+
+  /** Why a caller outcome is refused now, or null. */
+  refuseCallerOutcome(o: CallerOutcome): string | null {
+    if (!this.performedByCaller) return 'this proposal is performed by agent-judge, not by its caller';
+    const c = this._caller;
+    if (!c) return `the proposal is not approved for its caller to perform (stage ${this._stage})`;
+    if (c.outcome !== null) return `the outcome was already recorded (${c.outcome})`;
+    if (o.outcome === 'forwarding' && c.forwarded_at !== null) {
+      return `the approved call was already forwarded once (at ${c.forwarded_at}); it is never forwarded twice`;
+    }
+    if (o.outcome === 'abandoned' && c.forwarded_at !== null) {
+      return 'the call was forwarded: report ok, tool_error or upstream_failure';
+    }
+    if ((o.outcome === 'ok' || o.outcome === 'tool_error') && c.forwarded_at === null) {
+      return 'claim the call (forwarding) before reporting what the upstream did';
+    }
+    return null;
+  }
+
+  recordCallerOutcome(o: CallerOutcome, now: string): void {
+    const c = this._caller;
+    if (!c) return;
+    if (o.outcome === 'forwarding') {
+      c.forwarded_at = now;
+      return;
+    }
+    c.outcome = o.outcome;
+    c.finished_at = now;
+    if (o.detail !== undefined) c.detail = o.detail;
+  }
+
+  callerDone(): boolean {
+    return this._caller?.outcome != null;
+  }
+
+  /** Nothing reported before the deadline: never forwarded is abandoned; forwarded without an answer is unknown. */
+  callerTimedOut(now: string): void {
+    const c = this._caller;
+    if (!c || c.outcome !== null) return;
+    const forwarded = c.forwarded_at !== null;
+    this._callerUncertain = forwarded;
+    this.recordCallerOutcome(
+      {
+        outcome: forwarded ? 'upstream_failure' : 'abandoned',
+        detail: forwarded
+          ? 'forwarded, but no outcome was reported before the deadline: check the target'
+          : 'approved, but not forwarded before the deadline',
+      },
+      now,
+    );
+  }
+
+  /** The stage the proposal ends in after its caller's outcome. */
+  callerStage(): Stage {
+    switch (this._caller?.outcome) {
+      case 'ok':
+        return 'executed';
+      case 'tool_error':
+        return 'failed';
+      case 'upstream_failure':
+        // The upstream answered with an error: not performed. No answer at all: it may have been.
+        return this._callerUncertain ? 'uncertain' : 'failed';
+      default:
+        return 'approved';
+    }
+  }
+
   // --- reporting ------------------------------------------------------------------------------
 
   status(): OutcomeStatus {
@@ -656,6 +718,7 @@ export class ProposalState {
       decisions: this._decisions,
       approvals_needed: this.approvalsNeeded,
       execution: this._execution,
+      ...(this.performedByCaller ? { caller: this._caller } : {}),
       audit_flag: this._auditFlag,
       policy: this.policy.metadata.name,
       capability: this._capability,

@@ -29,6 +29,7 @@ import type { AnnouncementRef } from '../contracts/escalation';
 import { isShadow, quorumFor, tierFor } from '../policy/classify';
 import {
   awaitSettledUpdate,
+  callerOutcomeUpdate,
   clarifyUpdate,
   humanDecisionUpdate,
   redeemCapabilityUpdate,
@@ -36,7 +37,7 @@ import {
   statusQuery,
 } from '../names';
 import { durationMs } from '../contracts/duration';
-import { ProposalState, readClarification, readDecision, readRedemption } from './proposal-state';
+import { ProposalState, readCallerOutcome, readClarification, readDecision, readRedemption } from './proposal-state';
 import { loadDecisionVerifier } from './decision-verifier';
 import { ProposalMetrics } from './metrics';
 
@@ -137,6 +138,23 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
       if (refusal) throw new Error(refusal);
     },
   });
+  setHandler(
+    callerOutcomeUpdate,
+    (outcome) => {
+      const s = current!;
+      s.recordCallerOutcome(readCallerOutcome(outcome), now());
+      return s.snapshot();
+    },
+    {
+      // Synchronous, before history: a second `forwarding` claim is refused, so an approved call is forwarded once.
+      validator: (outcome) => {
+        const o = readCallerOutcome(outcome);
+        if (!current) throw new Error('the proposal is still starting');
+        const refusal = current.refuseCallerOutcome(o);
+        if (refusal) throw new Error(refusal);
+      },
+    },
+  );
 
   const snapshot = await local.policySnapshot();
   const { policy, taskQueues } = snapshot;
@@ -270,7 +288,27 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     return issued.token;
   };
 
+  /**
+   * The caller performs the approved action (a call through the MCP proxy), never agent-judge's executors: the
+   * proposal stays open, approved, until the caller reports what happened or the window closes.
+   */
+  const awaitCallerOutcome = async (): Promise<void> => {
+    const withinMs = durationMs(policy.spec.mcp?.performWithin ?? '10m');
+    state.openCallerWindow(new Date(Date.now() + withinMs).toISOString());
+    setStage('approved');
+    if (!(await blocking(() => condition(() => state.callerDone(), withinMs)))) state.callerTimedOut(now());
+    const stage = state.callerStage();
+    if (stage !== 'approved') setStage(stage);
+  };
+
   const execute = async (v: Verdict): Promise<void> => {
+    // (patched: only runs whose proposal names a caller as performer ever take this step; none were recorded.)
+    if (state.performedByCaller && patched('caller-performs-proxied-call')) {
+      // The caller (the MCP proxy) redeems the token before it forwards the call.
+      await issueCapability(false);
+      await awaitCallerOutcome();
+      return;
+    }
     // No executor for this type here: the caller performs it, no round trip to the executor queue.
     // (patched: runs recorded before this check still scheduled the execute activity.)
     if (!executable.includes(state.proposal.action_type) && patched('skip-execute-without-executor')) {
@@ -400,7 +438,8 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   }
   // An action the caller performs keeps its run open until its token is redeemed or expires: the
   // redemption is an Update, and a closed run takes none. `propose --wait` has answered already.
-  if (state.awaitsRedemption()) {
+  // A caller that reported its outcome (forwarded or abandoned) has nothing left to redeem.
+  if (state.awaitsRedemption() && !state.callerDone()) {
     const redeemed = await blocking(() =>
       condition(() => !state.awaitsRedemption(), state.redemptionWaitMs(Date.now())),
     );

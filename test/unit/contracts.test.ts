@@ -18,7 +18,7 @@ import {
 import { BadInputError } from '../../src/contracts/errors';
 import { proposal } from '../helpers/system';
 
-/** A valid proposal of every known action type (proposal() lacks the last two). */
+/** A valid proposal of every known action type (proposal() lacks the last three). */
 function valid(type: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   const extra: Record<string, Record<string, unknown>> = {
     impersonation: {
@@ -26,6 +26,10 @@ function valid(type: string, overrides: Record<string, unknown> = {}): Record<st
       parameters: { purpose: 'reply to the vendor as Scott' },
     },
     credential_rotation: { target: { credential: 'forgejo-bot-token' }, parameters: { reason: 'leaked in a log' } },
+    mcp_tool_call: {
+      target: { server: 'filesystem', tool: 'write_file' },
+      parameters: { arguments: { path: '/srv/ws/a.txt', content: 'a' }, tool_definition_hash: 'a'.repeat(64) },
+    },
   };
   return proposal(type, { ...(extra[type] ?? {}), ...overrides });
 }

@@ -1,0 +1,195 @@
+/**
+ * `spec.mcp`: how the MCP judge proxy (`agent-judge mcp`) turns a `tools/call` into a proposal. First-match rules
+ * from server and tool name (globs) to `tier: no-judge` or an action type whose target and parameters are read from
+ * the call's arguments with a small path syntax ({@link parseArgumentPath}); no expression evaluation anywhere.
+ */
+import { z } from 'zod';
+import { ActionTypeSchema } from './proposal';
+import { durationMs } from './duration';
+
+/** The argument-path syntax: `$`, `$.a.b`, `$.a[0]`, `$["odd key"]`; a trailing `?` makes a missing value omitted. */
+export type PathSegment = { key: string } | { index: number };
+export interface ArgumentPath {
+  segments: PathSegment[];
+  optional: boolean;
+}
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_-]*/;
+
+/**
+ * Parses one path expression, or returns the reason it is not one. A string not starting with `$` is not a path
+ * (callers treat it as a literal); `$$` escapes a literal starting with `$`.
+ */
+export function parseArgumentPath(expr: string): ArgumentPath | string {
+  if (!expr.startsWith('$') || expr.startsWith('$$')) return `${JSON.stringify(expr)} is not a path`;
+  let rest = expr.slice(1);
+  let optional = false;
+  if (rest.endsWith('?')) {
+    optional = true;
+    rest = rest.slice(0, -1);
+  }
+  const segments: PathSegment[] = [];
+  while (rest.length > 0) {
+    if (rest.startsWith('.')) {
+      const m = IDENT.exec(rest.slice(1));
+      if (!m) return `path ${JSON.stringify(expr)}: expected a name after "."`;
+      segments.push({ key: m[0] });
+      rest = rest.slice(1 + m[0].length);
+    } else if (rest.startsWith('[')) {
+      const index = /^\[(0|[1-9][0-9]{0,5})\]/.exec(rest);
+      const quoted = /^\["((?:[^"\\]|\\.){1,256})"\]/.exec(rest);
+      if (index) {
+        segments.push({ index: Number(index[1]) });
+        rest = rest.slice(index[0].length);
+      } else if (quoted) {
+        segments.push({ key: JSON.parse(`"${quoted[1]}"`) as string });
+        rest = rest.slice(quoted[0].length);
+      } else return `path ${JSON.stringify(expr)}: expected [number] or ["key"]`;
+    } else return `path ${JSON.stringify(expr)}: unexpected ${JSON.stringify(rest.slice(0, 10))}`;
+    if (segments.length > 32) return `path ${JSON.stringify(expr)}: more than 32 steps`;
+  }
+  return { segments, optional };
+}
+
+/** The value at `path` in `root`, or undefined. Own properties only: `$.__proto__` finds nothing. */
+export function readArgumentPath(root: unknown, path: ArgumentPath): unknown {
+  let at: unknown = root;
+  for (const s of path.segments) {
+    if ('index' in s) {
+      if (!Array.isArray(at)) return undefined;
+      at = at[s.index];
+    } else {
+      if (at === null || typeof at !== 'object' || Array.isArray(at)) return undefined;
+      if (!Object.prototype.hasOwnProperty.call(at, s.key)) return undefined;
+      at = (at as Record<string, unknown>)[s.key];
+    }
+  }
+  return at;
+}
+
+/** A template: JSON whose strings starting with `$` are argument paths (`$$` for a literal `$`). */
+export type MappingTemplate = unknown;
+
+/** Every problem in a template's paths, with where it sits (`target.path`), for policy validation. */
+export function templateProblems(template: MappingTemplate, where: string): string[] {
+  if (typeof template === 'string') {
+    if (!template.startsWith('$') || template.startsWith('$$')) return [];
+    const p = parseArgumentPath(template);
+    return typeof p === 'string' ? [`${where}: ${p}`] : [];
+  }
+  if (Array.isArray(template)) return template.flatMap((t, i) => templateProblems(t, `${where}[${i}]`));
+  if (template !== null && typeof template === 'object') {
+    return Object.entries(template).flatMap(([k, v]) => templateProblems(v, `${where}.${k}`));
+  }
+  return [];
+}
+
+/**
+ * Fills a template from a call's arguments. A missing value of a non-optional path is an error naming it (the
+ * call is then denied); an optional one is left out.
+ */
+export function applyTemplate(template: MappingTemplate, args: unknown, where: string): unknown {
+  if (typeof template === 'string') {
+    if (template.startsWith('$$')) return template.slice(1);
+    if (!template.startsWith('$')) return template;
+    const path = parseArgumentPath(template);
+    if (typeof path === 'string') throw new Error(`${where}: ${path}`);
+    const value = readArgumentPath(args, path);
+    if (value === undefined && !path.optional) throw new Error(`${where}: the call has no value at ${template}`);
+    return value;
+  }
+  if (Array.isArray(template)) {
+    return template.map((t, i) => applyTemplate(t, args, `${where}[${i}]`)).filter((v) => v !== undefined);
+  }
+  if (template !== null && typeof template === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(template)) {
+      const filled = applyTemplate(v, args, `${where}.${k}`);
+      if (filled !== undefined) out[k] = filled;
+    }
+    return out;
+  }
+  return template;
+}
+
+/** Glob over server and tool names: `*` any run of characters, `?` one character; everything else literal. */
+export function globMatches(glob: string, name: string): boolean {
+  const source = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
+  return new RegExp(`^${source}$`, 'su').test(name);
+}
+
+const Glob = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(/^[A-Za-z0-9_.*?:/@-]+$/, 'expected a glob of letters, digits, _ . : / @ - and the wildcards * ?');
+
+const Template = z.record(z.string(), z.unknown());
+
+export const McpRuleSchema = z
+  .strictObject({
+    /** A name for verdicts and the audit log; default `mcp.rules[i]`. */
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'expected a rule name such as fs.write')
+      .optional(),
+    server: Glob.optional(),
+    tool: Glob,
+    /** `no-judge`: forwarded at once with one audit line and no workflow. */
+    tier: z.literal('no-judge').optional(),
+    actionType: ActionTypeSchema.optional(),
+    target: Template.optional(),
+    parameters: Template.optional(),
+  })
+  .superRefine((rule, ctx) => {
+    if ((rule.tier === undefined) === (rule.actionType === undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'a rule needs exactly one of tier: no-judge or actionType' });
+    }
+    if (rule.tier !== undefined && (rule.target !== undefined || rule.parameters !== undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'a no-judge rule takes no target or parameters' });
+    }
+    for (const field of ['target', 'parameters'] as const) {
+      for (const problem of templateProblems(rule[field] ?? {}, field)) {
+        ctx.addIssue({ code: 'custom', path: [field], message: problem });
+      }
+    }
+  });
+export type McpRule = z.infer<typeof McpRuleSchema>;
+
+const Duration = z.union([
+  z.int().positive(),
+  z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/, 'expected a duration such as 30s, 5m, 1h or 7d'),
+]);
+
+export const McpSettingsSchema = z
+  .strictObject({
+    /** The upstream's name in rules, audit lines and `mcp_tool_call` targets (`--server` overrides). */
+    server: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'expected a server name such as filesystem')
+      .default('upstream'),
+    /** How long a call is held for a slow judge or a person before the answer is "pending: call again later". */
+    holdFor: Duration.default('30s'),
+    /** How long an approved proxied call may take to be forwarded and report its outcome. */
+    performWithin: Duration.default('10m'),
+    rules: z.array(McpRuleSchema).max(1000).default([]),
+  })
+  .default({ server: 'upstream', holdFor: '30s', performWithin: '10m', rules: [] });
+export type McpSettings = z.infer<typeof McpSettingsSchema>;
+
+/** The hold bound in milliseconds. */
+export function holdForMs(settings: Pick<McpSettings, 'holdFor'>): number {
+  return durationMs(settings.holdFor);
+}
+
+/** The action type of tool calls no rule names: a person decides them by default. */
+export const MCP_TOOL_CALL = 'mcp_tool_call';
+
+/** The property the proxy adds to every tool's input schema for the agent's justification. */
+export const AGENT_JUDGE_ARGUMENT = '_agent_judge';
+
+/** The `_meta` key under which every judged outcome carries its verdict. */
+export const VERDICT_META_KEY = 'dev.agent-judge/verdict';

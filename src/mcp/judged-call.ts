@@ -1,0 +1,255 @@
+/**
+ * A judged `tools/call` against its proposal workflow: start it (or find the identical call's proposal), hold while
+ * a slow judge or a person decides, clarify it with the re-issued call's `_agent_judge`, and claim the approved call
+ * for forwarding. The answer is either "forward now" (the claim is taken: forward exactly once, then report) or a
+ * tool result to give the agent. Nothing here ever forwards: the proxy does, and only on `forward`.
+ */
+import type { Client } from '@temporalio/client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { DuplicateProposalError } from '../contracts/errors';
+import type { ProposalOutcome, ProposalStatus } from '../contracts/status';
+import type { CallerOutcome } from '../contracts/caller-outcome';
+import { proposalWorkflowId } from '../contracts/digest';
+import { callerOutcomeUpdate, clarifyUpdate, statusQuery } from '../names';
+import { submitAndWait, waitUntilSettled } from '../client/proposals';
+import { CapabilityRefusedError, redeemCapability } from '../client/capabilities';
+import { capabilityBinding } from '../contracts/capability';
+import type { Proposal } from '../contracts/proposal';
+import type { AgentJudgeArgument } from './tools';
+import { type CallAnswer, clarifyAnswer, pendingAnswer, rejectAnswer, refusedAnswer } from './answers';
+
+/** The most identical calls one proposal chain follows before refusing (each finished call is one step). */
+export const MAX_CALL_SEQUENCE = 10_000;
+/** Runs of one call that ended without a decision (terminated, failed) skipped before the call is refused. */
+const MAX_BROKEN_RUNS = 3;
+
+export type Resolution =
+  | { kind: 'forward'; status: ProposalStatus }
+  | { kind: 'answer'; answer: CallAnswer }
+  | { kind: 'cancelled' };
+
+export interface JudgeCallOptions {
+  client: Client;
+  taskQueue: string;
+  holdMs: number;
+  /** Called about once a second while the call is held (progress notifications). */
+  onHeld?: (what: string) => void;
+  signal: AbortSignal;
+  /** How often a held call looks at its proposal again while a person decides. */
+  pollMs?: number;
+}
+
+class Cancelled extends Error {}
+
+function abortable<T>(p: Promise<T>, signal: AbortSignal, deadline: number): Promise<T | 'held-too-long'> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new Cancelled());
+    const timer = setTimeout(() => done(() => resolve('held-too-long')), Math.max(0, deadline - Date.now()));
+    const onAbort = () => done(() => reject(new Cancelled()));
+    signal.addEventListener('abort', onAbort, { once: true });
+    let settled = false;
+    const done = (f: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      f();
+    };
+    p.then(
+      (v) => done(() => resolve(v)),
+      (e: unknown) => done(() => reject(e instanceof Error ? e : new Error(String(e)))),
+    );
+  });
+}
+
+/**
+ * Resolves one judged call. `proposalAt(sequence)` builds the call's proposal for each sequence number; the first
+ * sequence whose proposal is not finished is the one this call belongs to (a finished legitimate call makes the
+ * next identical call a new proposal; a rejected one stays refused).
+ */
+export async function resolveJudgedCall(
+  options: JudgeCallOptions,
+  proposalAt: (sequence: number) => Proposal,
+  agentJudge: AgentJudgeArgument,
+): Promise<Resolution> {
+  const { client, signal } = options;
+  const deadline = Date.now() + options.holdMs;
+  const ticker = options.onHeld ? setInterval(() => options.onHeld?.('held'), 1000) : undefined;
+  let brokenRuns = 0;
+  try {
+    for (let sequence = 0; sequence < MAX_CALL_SEQUENCE; sequence++) {
+      const proposal = proposalAt(sequence);
+      const workflowId = proposalWorkflowId(proposal);
+      const handle = client.workflow.getHandle(workflowId);
+      let fresh = true;
+      try {
+        const started = await abortable(
+          submitAndWait(client, proposal, { taskQueue: options.taskQueue }),
+          signal,
+          deadline,
+        );
+        if (started === 'held-too-long') return held(await handle.query(statusQuery));
+      } catch (err) {
+        if (!(err instanceof DuplicateProposalError)) throw err;
+        fresh = false;
+        const description = await handle.describe();
+        if (description.status.name !== 'RUNNING' && description.status.name !== 'COMPLETED') {
+          // Failed, terminated or timed out without a decision: a few such runs are skipped; more is a fault that a
+          // new proposal per call would only repeat.
+          if (++brokenRuns > MAX_BROKEN_RUNS) {
+            return {
+              kind: 'answer',
+              answer: refusedAnswer(
+                `the identical call's proposal ${workflowId} ended without a decision (${description.status.name})`,
+              ),
+            };
+          }
+          continue;
+        }
+        if (description.status.name === 'COMPLETED') {
+          // Closed runs answer from their result: no worker needed to replay them.
+          const final = (await handle.result().catch(() => null)) as ProposalOutcome | null;
+          if (final?.status === 'rejected') return { kind: 'answer', answer: rejectAnswer(final, true) };
+          continue; // finished (performed, failed, abandoned): the identical call now is a new proposal
+        }
+      }
+      const step = await follow(options, proposal, agentJudge, deadline, fresh);
+      if (step === 'finished') continue;
+      return step;
+    }
+    return { kind: 'answer', answer: refusedAnswer(`more than ${MAX_CALL_SEQUENCE} identical calls`) };
+  } catch (err) {
+    if (err instanceof Cancelled) return { kind: 'cancelled' };
+    throw err;
+  } finally {
+    if (ticker) clearInterval(ticker);
+  }
+}
+
+function held(status: ProposalStatus): Resolution {
+  return { kind: 'answer', answer: pendingAnswer(status) };
+}
+
+/** Follows one open proposal until it asks for something, is decided, or the hold ends. */
+async function follow(
+  options: JudgeCallOptions,
+  proposal: Proposal,
+  agentJudge: AgentJudgeArgument,
+  deadline: number,
+  fresh: boolean,
+): Promise<Resolution | 'finished'> {
+  const { client, signal } = options;
+  const workflowId = proposalWorkflowId(proposal);
+  const handle = client.workflow.getHandle(workflowId);
+  let clarified = fresh; // a fresh proposal already carries this call's _agent_judge
+  let judgedHere = fresh; // this call started or clarified the proposal: its REJECT is news, not a record
+  for (;;) {
+    const status = await handle.query(statusQuery);
+    if (status.caller?.outcome) return 'finished';
+    switch (status.status) {
+      case 'rejected':
+        return { kind: 'answer', answer: rejectAnswer(status, !judgedHere) };
+      case 'executed':
+      case 'failed':
+      case 'uncertain':
+        return 'finished';
+      case 'approved': {
+        if (status.caller?.forwarded_at) {
+          return {
+            kind: 'answer',
+            answer: refusedAnswer(
+              `the identical call was approved and already forwarded once (at ${status.caller.forwarded_at}); ` +
+                'it is never forwarded twice. Its outcome is on the proposal',
+              status,
+            ),
+          };
+        }
+        // Seed 000 §8: the approval travels as a single-use token for this call alone. It is redeemed for exactly the
+        // call about to be forwarded (the proposal was built from it) before the call is claimed and forwarded; a
+        // refused token (expired, already redeemed by an identical call) forwards nothing.
+        const refusal = await redeemForForwarding(client, proposal, status);
+        if (refusal) {
+          return {
+            kind: 'answer',
+            answer: refusedAnswer(`the approval's capability token was refused: ${refusal}`, status),
+          };
+        }
+        const claim: CallerOutcome = { outcome: 'forwarding' };
+        try {
+          const claimed = await handle.executeUpdate(callerOutcomeUpdate, { args: [claim] });
+          if (signal.aborted) {
+            await report(client, workflowId, { outcome: 'abandoned', detail: 'the client cancelled the call' });
+            return { kind: 'cancelled' };
+          }
+          return { kind: 'forward', status: claimed };
+        } catch (err) {
+          if (err instanceof WorkflowUpdateFailedError) continue; // someone else claimed it: look again
+          throw err;
+        }
+      }
+      case 'awaiting_clarification': {
+        const c = clarificationOf(agentJudge);
+        if (clarified || !c) return { kind: 'answer', answer: clarifyAnswer(status) };
+        clarified = true;
+        judgedHere = true;
+        try {
+          const r = await abortable(handle.executeUpdate(clarifyUpdate, { args: [c] }), signal, deadline);
+          if (r === 'held-too-long') return held(await handle.query(statusQuery));
+        } catch (err) {
+          if (err instanceof WorkflowUpdateFailedError) return { kind: 'answer', answer: clarifyAnswer(status) };
+          throw err;
+        }
+        continue;
+      }
+      case 'awaiting_human': {
+        if (Date.now() >= deadline) return held(status);
+        const r = await abortable(sleep(options.pollMs ?? 250), signal, deadline);
+        if (r === 'held-too-long') return held(await handle.query(statusQuery));
+        continue;
+      }
+      case 'pending': {
+        const r = await abortable(waitUntilSettled(client, workflowId), signal, deadline);
+        if (r === 'held-too-long') return held(await handle.query(statusQuery));
+        continue;
+      }
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function clarificationOf(a: AgentJudgeArgument): Record<string, unknown> | null {
+  if (a.justification === undefined && !a.cited_evidence?.length && a.scope_claim === undefined) return null;
+  return { ...a };
+}
+
+/** Records what the upstream did with a forwarded call (or that it was never forwarded) on its proposal. */
+export async function report(client: Client, workflowId: string, outcome: CallerOutcome): Promise<void> {
+  await client.workflow.getHandle(workflowId).executeUpdate(callerOutcomeUpdate, { args: [outcome] });
+}
+
+/**
+ * Redeems the approved call's capability token (once, through its workflow) for the exact call the proxy is about
+ * to forward; returns why it was refused, or null. No token is a refusal: deny by default.
+ */
+async function redeemForForwarding(client: Client, proposal: Proposal, status: ProposalStatus): Promise<string | null> {
+  const token = status.capability?.token;
+  if (!token) return 'the approval carries no capability token';
+  const { aud, action_sha256 } = capabilityBinding(proposal);
+  try {
+    await redeemCapability(client, {
+      token,
+      action: { action_sha256 },
+      audience: aud,
+      redeemer: 'mcp-proxy',
+      // A retry of this redemption (same proposal run) gets the same answer.
+      nonce: `forward:${status.workflow_id}`,
+    });
+    return null;
+  } catch (err) {
+    if (err instanceof CapabilityRefusedError) return err.message;
+    throw err;
+  }
+}

@@ -1,0 +1,431 @@
+/**
+ * The MCP judge proxy as a message-level relay between an agent (the front transport) and one upstream MCP server:
+ * every message passes through unchanged in both directions (initialize and capabilities, resources, prompts,
+ * sampling, elicitation, roots, logging, progress, list-changed, pagination, cancellation) except `tools/list`
+ * results (each tool gains the optional `_agent_judge` argument) and `tools/call` requests, which are mapped by
+ * `spec.mcp` and judged before anything reaches the upstream. Fails closed: a call is forwarded only when it is
+ * no-judge by the policy, or its proposal is approved (or in shadow mode) and this proxy holds the claim to perform
+ * it; any error on the way is a refusal, never a forward.
+ */
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@temporalio/client';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { canonicalJson } from '../contracts/canonical-json';
+import { toHex, utf8 } from '../contracts/encoding';
+import { BadInputError } from '../contracts/errors';
+import { holdForMs, type McpSettings } from '../contracts/mcp';
+import { appendChained } from '../audit/chain';
+import { refusedAnswer, type CallAnswer } from './answers';
+import { mapCall, proposalForCall, type ToolCall } from './mapping';
+import { report, resolveJudgedCall } from './judged-call';
+import {
+  augmentToolsList,
+  callDigest,
+  splitArguments,
+  toolDefinitionHash,
+  ToolNameCollisionError,
+  type ToolDefinition,
+} from './tools';
+
+type Id = string | number;
+type Msg = Record<string, unknown> & { id?: Id; method?: string; params?: Record<string, unknown> };
+
+export interface ProxyOptions {
+  /** Speaks to the agent (stdio in front). */
+  front: Transport;
+  /** Speaks to the upstream MCP server (a stdio child). */
+  upstream: Transport;
+  settings: McpSettings;
+  /** The upstream's name in rules and audit lines. */
+  server: string;
+  agentId: string;
+  temporal: { client: Client; taskQueue: string };
+  /** The hash-chained log of pass-through (no-judge) calls. */
+  auditLog: string;
+  /** One line on stderr. */
+  log: (line: string) => void;
+  /** The proxy cannot go on (a tool collides with `_agent_judge`): the process ends with this code. */
+  onFatal: (message: string, exitCode: number) => void;
+}
+
+/** A pass-through (no-judge) call as its audit line records it. */
+export interface PassThroughRecord {
+  kind: 'mcp_pass_through';
+  agent: string;
+  server: string;
+  tool: string;
+  tool_definition_hash: string;
+  argument_digest: string;
+  rule: string;
+  outcome: 'ok' | 'tool_error' | 'upstream_failure' | 'cancelled';
+  started_at: string;
+  finished_at: string;
+  upstream_ms: number;
+}
+
+interface Forwarded {
+  resolve: (response: Msg) => void;
+  reject: (err: Error) => void;
+}
+
+export class McpJudgeProxy {
+  private readonly tools = new Map<string, ToolDefinition>();
+  private toolsComplete = false;
+  private readonly toolsListRequests = new Set<Id>();
+  /** Calls being judged or held: a cancellation aborts them before anything is forwarded. */
+  private readonly held = new Map<Id, AbortController>();
+  /** Calls forwarded to the upstream, waiting for its response. */
+  private readonly forwarded = new Map<Id, Forwarded>();
+  /** The proxy's own requests to the upstream (tools/list for its cache). */
+  private readonly own = new Map<Id, Forwarded>();
+  /** Progress values already sent for a held call's token: the upstream's own progress is shifted past them. */
+  private readonly progressOffset = new Map<string | number, number>();
+  private ownSeq = 0;
+  private closed = false;
+  private auditQueue: Promise<void> = Promise.resolve();
+
+  constructor(private readonly o: ProxyOptions) {}
+
+  async start(): Promise<void> {
+    this.o.front.onmessage = (m) => this.fromAgent(m);
+    this.o.upstream.onmessage = (m) => this.fromUpstream(m);
+    this.o.upstream.onclose = () => this.upstreamClosed();
+    this.o.upstream.onerror = (e) => this.o.log(`upstream: ${e.message}`);
+    this.o.front.onerror = (e) => this.o.log(`agent side: ${e.message}`);
+    await this.o.upstream.start();
+    await this.o.front.start();
+  }
+
+  /** The agent went away: nothing held is ever forwarded; the upstream is closed. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const c of this.held.values()) c.abort();
+    await this.flushAudit();
+    await this.o.upstream.close().catch(() => undefined);
+    await this.o.front.close().catch(() => undefined);
+  }
+
+  // --- agent -> upstream ------------------------------------------------------------------------
+
+  private fromAgent(m: Msg): void {
+    if (m.method !== undefined && m.id !== undefined) {
+      if (m.method === 'tools/call') {
+        void this.handleCall(m);
+        return;
+      }
+      if (m.method === 'tools/list') this.toolsListRequests.add(m.id);
+      this.toUpstream(m);
+      return;
+    }
+    if (m.method === 'notifications/cancelled') {
+      const id = m.params?.requestId as Id | undefined;
+      const held = id === undefined ? undefined : this.held.get(id);
+      if (held) {
+        // Not forwarded yet: it never will be. The upstream never heard of this id.
+        held.abort();
+        return;
+      }
+    }
+    this.toUpstream(m);
+    if (m.method === 'notifications/initialized') void this.checkToolsAtStart();
+  }
+
+  private toUpstream(m: Msg): void {
+    this.o.upstream
+      .send(m as JSONRPCMessage)
+      .catch((e: Error) => this.o.log(`could not send to upstream: ${e.message}`));
+  }
+
+  private toAgent(m: Msg): void {
+    if (this.closed) return;
+    this.o.front.send(m as JSONRPCMessage).catch((e: Error) => this.o.log(`could not send to the agent: ${e.message}`));
+  }
+
+  // --- upstream -> agent ------------------------------------------------------------------------
+
+  private fromUpstream(m: Msg): void {
+    const isResponse = m.method === undefined && m.id !== undefined;
+    if (isResponse) {
+      const id = m.id as Id;
+      const own = this.own.get(id);
+      if (own) {
+        this.own.delete(id);
+        own.resolve(m);
+        return;
+      }
+      const fwd = this.forwarded.get(id);
+      if (fwd) {
+        this.forwarded.delete(id);
+        fwd.resolve(m);
+        return;
+      }
+      if (this.toolsListRequests.delete(id) && m.result) {
+        try {
+          this.remember(m.result as Record<string, unknown>);
+          this.toAgent({ ...m, result: augmentToolsList(m.result as Record<string, unknown>) });
+        } catch (err) {
+          this.fatal(err as Error, m.id);
+        }
+        return;
+      }
+    }
+    if (m.method === 'notifications/tools/list_changed') {
+      this.tools.clear();
+      this.toolsComplete = false;
+    }
+    if (m.method === 'notifications/progress' && m.params) {
+      const offset = this.progressOffset.get(m.params.progressToken as string | number);
+      if (offset !== undefined) {
+        const p = m.params as { progress: number; total?: number };
+        const shifted: Record<string, unknown> = { ...m.params, progress: p.progress + offset + 1 };
+        if (typeof p.total === 'number') shifted.total = p.total + offset + 1;
+        this.toAgent({ ...m, params: shifted });
+        return;
+      }
+    }
+    this.toAgent(m);
+  }
+
+  private upstreamClosed(): void {
+    const gone = new Error('the upstream MCP server closed');
+    for (const f of [...this.forwarded.values(), ...this.own.values()]) f.reject(gone);
+    this.forwarded.clear();
+    this.own.clear();
+    if (!this.closed) this.o.onFatal('agent-judge mcp: the upstream MCP server exited', 1);
+  }
+
+  private fatal(err: Error, id?: Id): void {
+    const exitCode = err instanceof BadInputError ? 2 : 1;
+    if (id !== undefined) this.toAgent({ jsonrpc: '2.0', id, error: { code: -32603, message: err.message } });
+    this.o.onFatal(`agent-judge mcp: ${err.message}`, exitCode);
+  }
+
+  // --- tool definitions -------------------------------------------------------------------------
+
+  private remember(result: Record<string, unknown>): void {
+    const tools = Array.isArray(result.tools) ? (result.tools as ToolDefinition[]) : [];
+    for (const t of tools) if (typeof t.name === 'string') this.tools.set(t.name, t);
+  }
+
+  private ownRequest(method: string, params: Record<string, unknown>): Promise<Msg> {
+    const id = `agent-judge/${++this.ownSeq}`;
+    return new Promise((resolve, reject) => {
+      this.own.set(id, { resolve, reject });
+      this.o.upstream.send({ jsonrpc: '2.0', id, method, params }).catch(reject);
+    });
+  }
+
+  /** Every page of the upstream's tools/list, into the cache; refuses a tool that collides with `_agent_judge`. */
+  private async loadAllTools(): Promise<void> {
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const r = await this.ownRequest('tools/list', cursor ? { cursor } : {});
+      if (!r.result) throw new Error(`the upstream refused tools/list: ${JSON.stringify(r.error)}`);
+      const result = r.result as Record<string, unknown>;
+      augmentToolsList(result); // throws on a collision
+      this.remember(result);
+      cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
+      if (!cursor) break;
+    }
+    this.toolsComplete = true;
+  }
+
+  /** At start (once the agent has initialized): a tool that collides with `_agent_judge` stops the proxy. */
+  private async checkToolsAtStart(): Promise<void> {
+    try {
+      await this.loadAllTools();
+    } catch (err) {
+      if (err instanceof ToolNameCollisionError) this.fatal(err);
+      else this.o.log(`could not list the upstream's tools: ${(err as Error).message}`);
+    }
+  }
+
+  private async toolNamed(name: string): Promise<ToolDefinition | undefined> {
+    if (!this.tools.has(name) && !this.toolsComplete) await this.loadAllTools();
+    return this.tools.get(name);
+  }
+
+  // --- tools/call -------------------------------------------------------------------------------
+
+  private answer(id: Id, result: CallAnswer | Record<string, unknown>): void {
+    this.toAgent({ jsonrpc: '2.0', id, result });
+  }
+
+  private async handleCall(m: Msg): Promise<void> {
+    const id = m.id as Id;
+    const params = m.params ?? {};
+    const name = typeof params.name === 'string' ? params.name : '';
+    const progressToken = (params._meta as { progressToken?: string | number } | undefined)?.progressToken;
+    const control = new AbortController();
+    this.held.set(id, control);
+    try {
+      let split;
+      try {
+        split = splitArguments(params.arguments);
+      } catch (err) {
+        return this.answer(id, refusedAnswer((err as Error).message));
+      }
+      const tool = await this.toolNamed(name);
+      if (!tool) return this.answer(id, refusedAnswer(`the upstream lists no tool named ${JSON.stringify(name)}`));
+      const call: ToolCall = {
+        server: this.o.server,
+        tool: name,
+        toolDefinitionHash: toolDefinitionHash(tool),
+        arguments: split.upstream,
+      };
+      const mapping = mapCall(this.o.settings, call);
+      const upstreamRequest: Msg = { ...m, params: { ...params, arguments: split.upstream } };
+      if (mapping.kind === 'error') {
+        return this.answer(id, refusedAnswer(`rule ${mapping.rule.name} cannot map this call: ${mapping.message}`));
+      }
+      if (mapping.kind === 'no-judge') return await this.passThrough(upstreamRequest, call, mapping.rule.name);
+
+      const digest = callDigest(call);
+      const proposalAt = (sequence: number) => {
+        const p = proposalForCall({
+          agentId: this.o.agentId,
+          call,
+          callDigest: digest,
+          mapping,
+          agentJudge: split.agentJudge,
+          sequence,
+        });
+        if (!p.ok)
+          throw new BadInputError(`rule ${mapping.rule.name} maps this call to an invalid proposal: ${p.error}`);
+        return p.proposal;
+      };
+      try {
+        proposalAt(0);
+      } catch (err) {
+        return this.answer(id, refusedAnswer((err as Error).message));
+      }
+      let progress = 0;
+      const resolution = await resolveJudgedCall(
+        {
+          client: this.o.temporal.client,
+          taskQueue: this.o.temporal.taskQueue,
+          holdMs: holdForMs(this.o.settings),
+          signal: control.signal,
+          onHeld:
+            progressToken === undefined
+              ? undefined
+              : () => {
+                  progress += 1;
+                  this.progressOffset.set(progressToken, progress);
+                  this.toAgent({
+                    jsonrpc: '2.0',
+                    method: 'notifications/progress',
+                    params: { progressToken, progress, message: 'held by agent-judge: the call is being decided' },
+                  });
+                },
+        },
+        proposalAt,
+        split.agentJudge,
+      );
+      if (resolution.kind === 'cancelled') return; // a cancelled request gets no response
+      if (resolution.kind === 'answer') return this.answer(id, resolution.answer);
+      await this.forwardApproved(upstreamRequest, resolution.status.workflow_id, control.signal);
+    } catch (err) {
+      if (control.signal.aborted) return;
+      this.answer(id, refusedAnswer(`agent-judge could not judge this call (${(err as Error).message})`));
+    } finally {
+      this.held.delete(id);
+    }
+  }
+
+  /** Sends one request upstream and waits for its response. */
+  private forward(request: Msg): Promise<Msg> {
+    const id = request.id as Id;
+    return new Promise((resolve, reject) => {
+      this.forwarded.set(id, { resolve, reject });
+      this.o.upstream.send(request as JSONRPCMessage).catch((e: Error) => {
+        this.forwarded.delete(id);
+        reject(e);
+      });
+    });
+  }
+
+  /**
+   * THE one place an approved call goes upstream, exactly once: its claim is already taken on the proposal; the
+   * outcome is reported back. (A capability token's redemption belongs right here, before `forward`.)
+   */
+  private async forwardApproved(request: Msg, workflowId: string, signal: AbortSignal): Promise<void> {
+    const id = request.id as Id;
+    if (signal.aborted || this.closed) {
+      await report(this.o.temporal.client, workflowId, {
+        outcome: 'abandoned',
+        detail: 'the client cancelled the call',
+      });
+      return;
+    }
+    this.held.delete(id); // forwarded from here on: a cancellation goes to the upstream as it is
+    let outcome: 'ok' | 'tool_error' | 'upstream_failure';
+    let detail: string | undefined;
+    try {
+      const response = await this.forward(request);
+      this.toAgent(response);
+      if (response.error) {
+        outcome = 'upstream_failure';
+        detail = JSON.stringify(response.error).slice(0, 2000);
+      } else outcome = (response.result as { isError?: boolean } | undefined)?.isError ? 'tool_error' : 'ok';
+    } catch (err) {
+      outcome = 'upstream_failure';
+      detail = (err as Error).message;
+      this.answer(id, refusedAnswer(`the upstream failed after the call was forwarded: ${detail}`));
+    }
+    await report(this.o.temporal.client, workflowId, { outcome, ...(detail ? { detail } : {}) }).catch((err: Error) =>
+      this.o.log(`could not record the outcome on ${workflowId}: ${err.message}`),
+    );
+  }
+
+  /**
+   * A no-judge call: forwarded at once, no workflow, one hash-chained audit line. The line is appended right after
+   * the agent has the result (the append takes a lock and costs ~1 ms: it is kept off the call's latency); the
+   * appends are chained one after the other, in call order.
+   */
+  private async passThrough(request: Msg, call: ToolCall, rule: string): Promise<void> {
+    const started = Date.now();
+    this.held.delete(request.id as Id);
+    let outcome: PassThroughRecord['outcome'];
+    try {
+      const response = await this.forward(request);
+      this.toAgent(response);
+      outcome = response.error
+        ? 'upstream_failure'
+        : (response.result as { isError?: boolean } | undefined)?.isError
+          ? 'tool_error'
+          : 'ok';
+    } catch (err) {
+      outcome = 'upstream_failure';
+      this.answer(request.id as Id, refusedAnswer(`the upstream failed: ${(err as Error).message}`));
+    }
+    const finished = Date.now();
+    const record: PassThroughRecord = {
+      kind: 'mcp_pass_through',
+      agent: this.o.agentId,
+      server: call.server,
+      tool: call.tool,
+      tool_definition_hash: call.toolDefinitionHash,
+      argument_digest: toHex(sha256(utf8(canonicalJson(call.arguments)))),
+      rule,
+      outcome,
+      started_at: new Date(started).toISOString(),
+      finished_at: new Date(finished).toISOString(),
+      upstream_ms: finished - started,
+    };
+    this.auditQueue = this.auditQueue.then(() =>
+      appendChained(this.o.auditLog, record).then(
+        () => undefined,
+        (err: Error) => this.o.log(`could not append to the audit log ${this.o.auditLog}: ${err.message}`),
+      ),
+    );
+    await this.auditQueue;
+  }
+
+  /** Resolves once every audit line started so far is written (the proxy waits for it before exiting). */
+  flushAudit(): Promise<void> {
+    return this.auditQueue;
+  }
+}
