@@ -332,6 +332,7 @@ export class McpJudgeProxy {
       this.answer(id, refusedAnswer(`agent-judge could not judge this call (${(err as Error).message})`));
     } finally {
       this.held.delete(id);
+      if (progressToken !== undefined) this.progressOffset.delete(progressToken);
     }
   }
 
