@@ -11,6 +11,19 @@ import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { CircleRegistryClient } from '../../src/client/circles';
 import { generateIdentity } from '../../src/identity/keys';
+import { generateCapabilityKey } from '../../src/identity/capability-key';
+import { defaultPolicyWith } from '../../src/policy/load';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+// A workflow worker signs capability tokens: it needs a key the policy lists (the registry reads neither).
+const capabilityKey = generateCapabilityKey('circles-test');
+const policyFile = join(mkdtempSync(join(tmpdir(), 'agent-judge-circles-keys-')), 'policy.yaml');
+writeFileSync(
+  policyFile,
+  JSON.stringify(defaultPolicyWith({ capabilities: { issuers: { [capabilityKey.kid]: capabilityKey.public_key } } })),
+);
 
 const BIN = fileURLToPath(new URL('../../bin/agent-judge.mjs', import.meta.url));
 const prefix = `circles-keys-${randomUUID().slice(0, 8)}`;
@@ -26,11 +39,12 @@ function startWorker(operatorKeys: string[]): Promise<ChildProcess> {
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_NAMESPACE: inject('temporalNamespace'),
     AGENT_JUDGE_CIRCLE_OPERATOR_KEYS: operatorKeys.join(','),
+    AGENT_JUDGE_CAPABILITY_KEY: `${capabilityKey.kid}:${capabilityKey.private_key}`,
     LOG_FORMAT: 'json',
   };
-  // The built-in default policy: the registry does not read it.
   delete env.AGENT_JUDGE_POLICY;
-  const child = spawn(process.execPath, [BIN, 'worker', '--role', 'workflow', '--task-queue-prefix', prefix], {
+  const args = [BIN, 'worker', '--role', 'workflow', '--task-queue-prefix', prefix, '--policy', policyFile];
+  const child = spawn(process.execPath, args, {
     env,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
