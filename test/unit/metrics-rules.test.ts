@@ -54,8 +54,14 @@ describe('generated deploy files', () => {
   });
 
   it('promtool test rules: alerts fire and stay quiet where they should', () => {
-    const res = promtool('test', 'rules', join(DEPLOY, 'prometheus/agent-judge.rules.test.yml'));
-    expect(res.stdout + res.stderr).toContain('SUCCESS');
+    const res = promtool(
+      'test',
+      'rules',
+      join(DEPLOY, 'prometheus/agent-judge.rules.test.yml'),
+      join(DEPLOY, 'prometheus/agent-judge.review-rules.test.yml'),
+    );
+    expect(res.stdout + res.stderr).not.toContain('FAILED');
+    expect((res.stdout + res.stderr).match(/SUCCESS/g)).toHaveLength(2);
     expect(res.status).toBe(0);
   });
 });
