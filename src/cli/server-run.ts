@@ -250,6 +250,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
   const running = runWorkers(workers, signal);
   const gauges = startVisibilityGauges({
     client,
+    lastReviewClosed: async () => (await import('../client/reviews')).lastReviewClosed(client),
     namespace,
     taskQueue: taskQueues.workflow,
     meter: Runtime.instance().metricMeter,
@@ -364,6 +365,7 @@ export async function runWorker(opts: WorkerCommandOptions, cmd: Command): Promi
   const gauges = roles.includes('workflow')
     ? startVisibilityGauges({
         client,
+        lastReviewClosed: async () => (await import('../client/reviews')).lastReviewClosed(client),
         namespace: target.namespace,
         taskQueue: taskQueues.workflow,
         meter: Runtime.instance().metricMeter,

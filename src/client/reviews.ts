@@ -314,3 +314,18 @@ export function reviewFigures(reviews: readonly ListedReview[], nowMs = Date.now
     overdueWeeklyReview: overdueWeeklyReview(nowMs, closedWeeks),
   };
 }
+
+/**
+ * When the last review of each kind closed, read from the reviews' memos (visibility), so the
+ * overdue-review gauge survives worker restarts (`startVisibilityGauges({ lastReviewClosed })`).
+ */
+export async function lastReviewClosed(client: Client): Promise<{ weekly?: Date; spot_check?: Date }> {
+  const out: { weekly?: Date; spot_check?: Date } = {};
+  for (const r of await listReviews(client)) {
+    const closedAt = r.memo?.closed_at ? new Date(r.memo.closed_at) : null;
+    if (!closedAt || Number.isNaN(closedAt.getTime())) continue;
+    const kind = r.memo?.kind === 'weekly' ? 'weekly' : 'spot_check';
+    if (!out[kind] || out[kind] < closedAt) out[kind] = closedAt;
+  }
+  return out;
+}

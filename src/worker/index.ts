@@ -13,7 +13,7 @@ import { createCircleActivities } from '../circles/activities';
 import { announceOperatorKeys } from '../client/circles';
 import type { EscalationNotifier } from '../escalation/notifier';
 import type { JudgeDeps } from '../judge';
-import { archiveTaskQueue, type TaskQueues } from '../names';
+import { archiveTaskQueue, REVIEW_WORKFLOW_TYPE, type TaskQueues } from '../names';
 import { PACKAGE_ROOT, RUNNING_COMPILED } from '../package-root';
 import { initialiseSeries } from '../metrics/telemetry';
 import { startVisibilityGauges, type VisibilityGauges } from '../metrics/gauges';
@@ -204,6 +204,7 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
     taskQueues: options.taskQueues,
     policy: options.policy,
     roles,
+    reviewWorkflowType: REVIEW_WORKFLOW_TYPE,
   });
   return workers;
 }

@@ -32,6 +32,7 @@ import { describeIssues } from '../contracts/zod-error';
 import { REVIEW_MEMO_KEY, reviewCloseUpdate, reviewMarkUpdate, reviewRefreshUpdate, reviewStatusQuery } from '../names';
 import { readUpdateInput } from './proposal-state';
 import { ReviewState } from './review-state';
+import { countClosedReview } from './metrics';
 
 const local = proxyLocalActivities<WorkflowActivities>({ startToCloseTimeout: '10s' });
 
@@ -132,6 +133,18 @@ export async function reviewWorkflow(input: unknown): Promise<ReviewSnapshot> {
     state.close(now(), 'clock');
     publish(state);
   }
+  // The closed review feeds the live metrics (false-negative / false-approval rates, the overdue-review alert):
+  // each proposal's latest mark with its verdict. The workflow meter writes no history and skips replays.
+  const snapshot = state.snapshot();
+  const verdictOf = new Map(snapshot.candidates.map((c) => [c.workflow_id, c.verdict]));
+  const latest = new Map(snapshot.marks.map((m) => [m.workflow_id, m.mark]));
+  countClosedReview(
+    kind === 'weekly' ? 'weekly' : 'spot_check',
+    [...latest].flatMap(([id, mark]) => {
+      const verdict = verdictOf.get(id);
+      return verdict === 'APPROVE' || verdict === 'REJECT' ? [{ verdict, mark }] : [];
+    }),
+  );
   await condition(allHandlersFinished);
   return state.snapshot();
 }

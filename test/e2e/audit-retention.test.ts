@@ -122,7 +122,7 @@ describe('agent-judge worker and a short retention', () => {
     };
     const prefix = `retention-${process.pid}`;
     const worker = await startUntil(
-      ['worker', '--role', 'workflow', '--task-queue-prefix', prefix],
+      ['worker', '--role', 'executor', '--task-queue-prefix', prefix],
       env,
       /workers running/,
     );

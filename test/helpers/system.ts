@@ -3,7 +3,7 @@
  * server, on task queues of its own, with a temp directory as its working directory.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -19,6 +19,9 @@ import { startWorkersInProcess, WORKFLOWS_PATH, type WorkerOptions, type WorkerR
 import type { ExecutorDeps } from '../../src/activities/execute';
 import { redeemCapability } from '../../src/client/capabilities';
 import { getStatus } from '../../src/client/proposals';
+import { generateCapabilityKey } from '../../src/identity/capability-key';
+import { DEFAULT_POLICY_PATH } from '../../src/policy/load';
+import { parse as parseYaml } from 'yaml';
 
 // Worker lifecycle chatter drowns test output; keep warnings and errors.
 try {
@@ -150,4 +153,18 @@ export async function performApproved(
     issuers: sys.policy.spec.capabilities.issuers,
     redeemer: 'test',
   });
+}
+
+/**
+ * What an `agent-judge worker` process with the workflow role needs (seed 000 §8): a capability signing key in its
+ * environment and a policy that lists it. Writes the default policy with the key listed into `dir`.
+ */
+export function workerProcessCapability(dir: string): { policyFile: string; env: Record<string, string> } {
+  const key = generateCapabilityKey('test-worker');
+  const policy = parseYaml(readFileSync(DEFAULT_POLICY_PATH, 'utf8')) as { spec: Record<string, unknown> };
+  const capabilities = (policy.spec.capabilities ?? {}) as Record<string, unknown>;
+  policy.spec.capabilities = { ...capabilities, issuers: { [key.kid]: key.public_key } };
+  const policyFile = join(dir, 'worker-policy.yaml');
+  writeFileSync(policyFile, JSON.stringify(policy));
+  return { policyFile, env: { AGENT_JUDGE_CAPABILITY_KEY: `${key.kid}:${key.private_key}` } };
 }

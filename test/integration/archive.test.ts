@@ -23,7 +23,7 @@ import { decide, listProposals, submitAndWait } from '../../src/client/proposals
 import { archiveScheduleId, archiveTaskQueue, HISTORY_ARCHIVE_WORKFLOW_TYPE } from '../../src/names';
 import { ensureArchiveSchedule } from '../../src/worker/archive-schedule';
 import type { HistoryArchiveProgress } from '../../src/workflows/history-archive';
-import { proposal, startSystem, workflowBundle, type TestSystem } from '../helpers/system';
+import { performApproved, proposal, startSystem, workflowBundle, type TestSystem } from '../helpers/system';
 
 const BIN = fileURLToPath(new URL('../../bin/agent-judge.mjs', import.meta.url));
 const run = promisify(execFile);
@@ -61,7 +61,13 @@ beforeAll(async () => {
   await submit(proposal('exec', { parameters: { command: ['rm', 'x'] } }));
   const h = proposal('financial_op');
   await submit(h);
-  await decide(sys.client, String(h.proposal_id), { decision: 'approve', approver: 'scott', reason: 'budgeted' });
+  const approved = await decide(sys.client, String(h.proposal_id), {
+    decision: 'approve',
+    approver: 'scott',
+    reason: 'budgeted',
+  });
+  // The caller performs a financial op itself: it redeems the approval's token, and the run closes.
+  await performApproved(sys, approved);
   // Visibility is eventually consistent: wait until all three show as closed.
   for (let i = 0; i < 80; i++) {
     const listed = await listProposals(sys.client, { sinceMs: 3_600_000 });

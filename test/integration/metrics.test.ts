@@ -14,9 +14,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { decide, getStatus, submitAndWait, submitProposal } from '../../src/client/proposals';
 import { taskQueuesFor, type TaskQueues } from '../../src/names';
 import { startWorkersInProcess, type InProcessWorkers } from '../../src/worker';
-import { proposal, testPolicy, workflowBundle } from '../helpers/system';
+import { performApproved, proposal, testPolicy, workflowBundle } from '../helpers/system';
 import type { CompliancePolicy } from '../../src/contracts/policy';
 import { createJudgeDepsFromEnv } from '../../src/judge';
+import { closeReview, markReview, openReview } from '../../src/client/reviews';
 import { startFakeOllama } from '../helpers/fake-ollama';
 
 const spec = {
@@ -126,6 +127,8 @@ describe('live metrics on /metrics', () => {
         const bad = proposal('issue_comment', { parameters: { body: 'ping @everyone now' } });
         const no = await submitAndWait(sys.client, bad, { taskQueue: queues.workflow });
         expect(no.status).toBe('rejected');
+        // The caller performs the approved note itself: it redeems the token, and the run closes.
+        await performApproved(sys, ok);
         await Promise.all([finish(ok.workflow_id), finish(no.workflow_id)]);
       },
       {
@@ -219,6 +222,55 @@ describe('live metrics on /metrics', () => {
     expect(text).not.toContain('teleport_money');
   });
 
+  it('a closed weekly review counts each latest mark once and sets the last-closed time', async () => {
+    // A past week, so no other test's review of the current week shares the id; the candidate is the real REJECT.
+    const week = '2025-W10';
+    const bad = proposal('exec', { parameters: { command: ['rm', '-rf', '/'] } });
+    const rejected = await submitAndWait(sys.client, bad, { taskQueue: queues.workflow });
+    expect(rejected.status).toBe('rejected');
+    const candidate = {
+      workflow_id: rejected.workflow_id,
+      proposal_id: String(bad.proposal_id),
+      verdict: 'REJECT' as const,
+      decided_by: 'rules',
+      escalated: false,
+      tier: 'full-judge-review',
+      action_type: 'exec',
+      started_at: '2025-03-05T12:00:00.000Z',
+    };
+    const review = await openReview(sys.client, 'weekly', week, [candidate], { taskQueue: queues.workflow });
+    const before = (await scrape()).samples;
+    await markReview(sys.client, review.review_id, {
+      proposal: rejected.workflow_id,
+      mark: 'correct',
+      reviewer: 'scott',
+    });
+    // The reviewer changes their mind: only the latest mark counts.
+    await markReview(sys.client, review.review_id, {
+      proposal: rejected.workflow_id,
+      mark: 'wrong',
+      should_be: 'approve',
+      reviewer: 'scott',
+    });
+    await closeReview(sys.client, review.review_id, [candidate]);
+    await sys.client.workflow.getHandle(review.review_id).result();
+    const key = 'agent_judge_review_marks_total{mark=wrong,review=weekly,verdict=REJECT}';
+    let diff: Record<string, number> = {};
+    for (let i = 0; i < 100 && diff[key] === undefined; i++) {
+      diff = increases(before, (await scrape()).samples, ours());
+      if (diff[key] === undefined) await new Promise((r) => setTimeout(r, 100));
+    }
+    const counted = Object.fromEntries(Object.entries(diff).filter(([k]) => k.startsWith('agent_judge_review_marks')));
+    expect(counted).toEqual({ [key]: 1 });
+    const closedAt = (await scrape()).samples.find(
+      (x) =>
+        x.name === 'agent_judge_review_last_closed_timestamp_seconds' &&
+        x.labels.review === 'weekly' &&
+        x.labels.taskQueue === queues.workflow,
+    );
+    expect(closedAt?.value).toBeGreaterThan(Date.now() / 1000 - 600);
+  });
+
   it('a worker restart: the waiting proposal is replayed by the new worker and nothing counts twice', async () => {
     const p = proposal('financial_op', { parameters: { amount: 5, currency: 'EUR' } });
     let workflowId = '';
@@ -247,6 +299,7 @@ describe('live metrics on /metrics', () => {
           via: 'cli',
         });
         expect(decided.status).toBe('approved');
+        await performApproved(sys, decided);
         await finish(workflowId);
       },
       {

@@ -16,7 +16,7 @@ import { submitAndWait } from '../../src/client/proposals';
 import { freePort } from '../../src/devserver/server';
 import { dashboardExpressions } from '../../src/metrics/dashboard';
 import { taskQueuesFor } from '../../src/names';
-import { proposal } from '../helpers/system';
+import { proposal, workerProcessCapability } from '../helpers/system';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'bin', 'agent-judge.mjs');
@@ -55,13 +55,26 @@ describe('a real Prometheus scraping a running worker', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'agent-judge-prometheus-'));
     const metricsPort = await freePort();
+    const capability = workerProcessCapability(dir);
     const worker = spawn(
       process.execPath,
-      [BIN, 'worker', '--metrics', `127.0.0.1:${metricsPort}`, '--task-queue-prefix', prefix, '--log-format', 'json'],
+      [
+        BIN,
+        'worker',
+        '--metrics',
+        `127.0.0.1:${metricsPort}`,
+        '--task-queue-prefix',
+        prefix,
+        '--policy',
+        capability.policyFile,
+        '--log-format',
+        'json',
+      ],
       {
         cwd: dir,
         env: {
           ...process.env,
+          ...capability.env,
           TEMPORAL_ADDRESS: inject('temporalAddress'),
           TEMPORAL_NAMESPACE: inject('temporalNamespace'),
         },

@@ -23,7 +23,7 @@ import {
 } from '../../src/client/reviews';
 import { isoWeekOf, monthOf, periodRange, reviewWorkflowId, type ReviewCandidate } from '../../src/contracts/review';
 import { generateIdentity } from '../../src/identity/keys';
-import { proposal, startSystem, type TestSystem } from '../helpers/system';
+import { performApproved, proposal, startSystem, type TestSystem } from '../helpers/system';
 
 const BIN = fileURLToPath(new URL('../../bin/agent-judge.mjs', import.meta.url));
 const scott = generateIdentity();
@@ -68,7 +68,13 @@ beforeAll(async () => {
   const human = proposal('financial_op');
   const escalated = await submitAndWait(client, human, tq);
   escalatedProposalId = String(human.proposal_id);
-  await decide(client, escalatedProposalId, { decision: 'approve', approver: 'alice', reason: 'budgeted' });
+  const approved = await decide(client, escalatedProposalId, {
+    decision: 'approve',
+    approver: 'alice',
+    reason: 'budgeted',
+  });
+  // The caller performs a financial op itself: it redeems the approval's token, and the run closes.
+  await performApproved(sys, approved);
   const executed = await submitAndWait(client, proposal('memory_write'), tq);
   wf.rejected = rejected.workflow_id;
   wf.escalated = escalated.workflow_id;
