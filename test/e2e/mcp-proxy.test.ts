@@ -167,7 +167,9 @@ async function runningProposalFor(env: Env, path: string): Promise<string> {
   for (let i = 0; i < 40; i++) {
     const list = env.sys.client.workflow.list({
       // This file's own queue only: the shared server holds many other running proposals under a full suite.
-      query: `WorkflowType = 'proposalWorkflow' AND ExecutionStatus = 'Running' AND TaskQueue = '${env.sys.taskQueues.workflow}'`,
+      query:
+        `WorkflowType = 'proposalWorkflow' AND ExecutionStatus = 'Running' ` +
+        `AND TaskQueue = '${env.sys.taskQueues.workflow}'`,
     });
     for await (const wf of list) {
       const st = await getStatus(env.sys.client, wf.workflowId).catch(() => null);
