@@ -76,6 +76,14 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     );
   }
 
+  // Patches added since the last release are read here, before the first await, whatever path the run takes: their
+  // markers then sit in the first workflow task, whose patch notices replay delivers with the first activation. (Read
+  // after the policy snapshot's local activity, a patch was once not yet known to a replay when the code reached it:
+  // CI's `audit replay` found that history nondeterministic.)
+  const coalesce = patched('coalesce-search-attributes');
+  const issuesTokens = patched(CAPABILITY_TOKENS_PATCH);
+  const callerPerforms = parsed.value.performer?.by === 'caller' && patched('caller-performs-proxied-call');
+
   // Handlers first, before any await: an Update that arrives with the start must find them.
   let current: ProposalState | undefined;
   let metrics: ProposalMetrics | undefined;
@@ -201,8 +209,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   // history event and a visibility write. Changes are collected and written as ONE upsert right before the workflow
   // next blocks (an activity, a wait, the end of the run): `blocking` below and the final flush. Flush points are
   // fixed places in the code, so the command sequence is the same on replay however the SDK groups jobs into
-  // activations. (patched: runs recorded before this wrote each change in its own command.)
-  const coalesce = patched('coalesce-search-attributes');
+  // activations. (`coalesce` false: runs recorded before this wrote each change in its own command.)
   let pending: SearchAttributeUpdatePair[] = [];
   const flush = () => {
     const pairs = pending;
@@ -281,7 +288,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
    * before tokens existed issued none.)
    */
   const issueCapability = async (executedHere: boolean): Promise<string | undefined> => {
-    if (!patched(CAPABILITY_TOKENS_PATCH)) return undefined;
+    if (!issuesTokens) return undefined;
     const ttlMs = durationMs(policy.spec.capabilities?.ttl ?? '10m');
     const issued = await local.issueCapability(state.capabilityRequest(ttlMs));
     state.recordCapability(issued, executedHere);
@@ -303,7 +310,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
 
   const execute = async (v: Verdict): Promise<void> => {
     // (patched: only runs whose proposal names a caller as performer ever take this step; none were recorded.)
-    if (state.performedByCaller && patched('caller-performs-proxied-call')) {
+    if (callerPerforms) {
       // The caller (the MCP proxy) redeems the token before it forwards the call.
       await issueCapability(false);
       await awaitCallerOutcome();
