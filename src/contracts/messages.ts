@@ -4,22 +4,24 @@ import { EvidenceSchema, ScopeClaimSchema } from './proposal';
 
 /**
  * The actor's answer to a CLARIFY: more evidence, a narrower scope, or a better justification.
- * Anything else about the proposal stays as it was judged.
+ * Anything else about the proposal stays as it was judged. (The MCP proxy's `_agent_judge` argument is these
+ * fields too, each optional.)
  */
-export const ClarificationSchema = z
-  .strictObject({
-    justification: z
-      .string()
-      .min(1)
-      .max(16 * 1024)
-      .optional(),
-    cited_evidence: z.array(EvidenceSchema).max(50).optional(),
-    scope_claim: ScopeClaimSchema.optional(),
-  })
-  .refine(
-    (c) => c.justification !== undefined || (c.cited_evidence?.length ?? 0) > 0 || c.scope_claim !== undefined,
-    'a clarification needs at least one of justification, cited_evidence, scope_claim',
-  );
+export const ClarificationFieldsSchema = z.strictObject({
+  justification: z
+    .string()
+    .min(1)
+    .max(16 * 1024)
+    .optional(),
+  cited_evidence: z.array(EvidenceSchema).max(50).optional(),
+  scope_claim: ScopeClaimSchema.optional(),
+});
+
+/** A clarification: the actor-written fields, at least one of them. */
+export const ClarificationSchema = ClarificationFieldsSchema.refine(
+  (c) => c.justification !== undefined || (c.cited_evidence?.length ?? 0) > 0 || c.scope_claim !== undefined,
+  'a clarification needs at least one of justification, cited_evidence, scope_claim',
+);
 export type Clarification = z.infer<typeof ClarificationSchema>;
 
 export const ApproverIdSchema = z

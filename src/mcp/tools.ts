@@ -3,25 +3,17 @@
  * every tool's input schema (the agent's justification, evidence and scope, as in a proposal), removed again before
  * the call goes upstream. Everything else in a tool definition is kept as the upstream wrote it.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { canonicalJson } from '../contracts/canonical-json';
 import { toHex, utf8 } from '../contracts/encoding';
 import { AGENT_JUDGE_ARGUMENT } from '../contracts/mcp';
-import { EvidenceSchema, ScopeClaimSchema } from '../contracts/proposal';
+import { ClarificationFieldsSchema } from '../contracts/messages';
 import { describeIssues } from '../contracts/zod-error';
 import { BadInputError } from '../contracts/errors';
 
-/** What an agent may say for itself under `_agent_judge`: the proposal fields an actor writes. */
-export const AgentJudgeArgumentSchema = z.strictObject({
-  justification: z
-    .string()
-    .min(1)
-    .max(16 * 1024)
-    .optional(),
-  cited_evidence: z.array(EvidenceSchema).max(50).optional(),
-  scope_claim: ScopeClaimSchema.optional(),
-});
+/** What an agent may say for itself under `_agent_judge`: the proposal fields an actor writes (a clarification's). */
+export const AgentJudgeArgumentSchema = ClarificationFieldsSchema;
 export type AgentJudgeArgument = z.infer<typeof AgentJudgeArgumentSchema>;
 
 /** The JSON Schema added to every tool's input schema: short, so it costs the model few tokens. */
