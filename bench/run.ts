@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: starts its own Temporal dev server (in memory) and prints latency, throughput and CPU tables as
  * medians and percentiles over repeated runs, each target of issue 12 beside its figure. Timing lives here, never in
- * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,archive,reports,capabilities,mcp,judge-model picks sections
- * (default: all; judge-model skips itself without its model file).
+ * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,archive,metrics,reports,capabilities,mcp,judge-model picks
+ * sections (default: all; judge-model skips itself without its model file).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { freePort, startDevServer } from '../src/devserver/server';
@@ -70,6 +70,12 @@ const sections: Section[] = [
   {
     name: 'archive',
     run: table('History archive (issue 11)', async (s) => (await import('./archive')).benchArchive(s)),
+  },
+  {
+    name: 'metrics',
+    run: table('What live metrics cost a decision (issue 11): two worker processes, interleaved', async (s) =>
+      (await import('./metrics-cost')).benchMetricsCost(s),
+    ),
   },
   {
     name: 'reports',
