@@ -65,7 +65,10 @@ async function startWorker(server: BenchServer, dir: string, arm: Arm): Promise<
   const policyFile = join(dir, `policy-${arm}.json`);
   writeFileSync(policyFile, JSON.stringify(policy));
   const prefix = `metrics-${arm}-${randomUUID().slice(0, 8)}`;
-  const metrics = arm === 'on' ? `127.0.0.1:${await freePort()}` : 'off';
+  // BENCH_METRICS_CONTROL=1 runs both arms without metrics: an A/A control that shows how far two identical
+  // worker processes differ on this machine, the noise floor the on/off ratio must be read against.
+  const on = arm === 'on' && process.env.BENCH_METRICS_CONTROL !== '1';
+  const metrics = on ? `127.0.0.1:${await freePort()}` : 'off';
   const child = spawn(
     process.execPath,
     [
@@ -150,7 +153,9 @@ export async function benchMetricsCost(server: BenchServer): Promise<Row[]> {
       rows.push(summarize(`${kind}, worker with --metrics off`, off));
       rows.push(
         summarize(
-          `${kind}, worker with --metrics (exporter, counters, gauges)`,
+          process.env.BENCH_METRICS_CONTROL === '1'
+            ? `${kind}, second worker, --metrics off too (A/A control)`
+            : `${kind}, worker with --metrics (exporter, counters, gauges)`,
           on,
           `on/off p50 ${(p(on, 50) / p(off, 50)).toFixed(3)}x, p95 ${(p(on, 95) / p(off, 95)).toFixed(3)}x ` +
             '(target < 1.02x)',

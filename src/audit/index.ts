@@ -13,6 +13,7 @@ import { Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { archivedRuns, isRunGone, readArchivedHistory, type ArchiveRecord } from './archive';
 import type { HumanDecision } from '../contracts/messages';
 import { outcomeStatusOf, stageFrom } from '../contracts/lifecycle';
+import type { Proposal } from '../contracts/proposal';
 import type { ProposalOutcome } from '../contracts/status';
 import { humanDecisionUpdate, PROPOSAL_WORKFLOW_TYPE, SA } from '../names';
 import { defaultWorkflowCode } from '../worker';
@@ -150,15 +151,72 @@ export interface AuditRecord extends ProposalOutcome {
   /** `archive` when the server no longer has the run (its retention ended) and the archive does. */
   source: 'server' | 'archive';
   decisions: Array<HumanDecision & { accepted: boolean }>;
+  /** For a call the MCP proxy judged (the caller performs it): which call, which rule, the token, what happened. */
+  mcp?: McpCallRecord;
+}
+
+/**
+ * A judged MCP call as the audit trail keeps it (issue 10): pass-through calls have the same fields in the proxy's
+ * hash-chained log. Times in milliseconds from the proposal's start: `judged_ms` until the final verdict,
+ * `forwarded_ms` until the proxy claimed the call for the upstream (the hold), `upstream_ms` the upstream's own time.
+ */
+export interface McpCallRecord {
+  server: string | null;
+  tool: string | null;
+  tool_definition_hash: string | null;
+  call_digest: string;
+  rule: string | null;
+  sequence: number;
+  token_id: string | null;
+  outcome: string | null;
+  detail: string | null;
+  judged_ms: number | null;
+  forwarded_ms: number | null;
+  upstream_ms: number | null;
+}
+
+const msBetween = (from: string | null | undefined, to: string | null | undefined): number | null => {
+  if (!from || !to) return null;
+  const ms = Date.parse(to) - Date.parse(from);
+  return Number.isFinite(ms) ? ms : null;
+};
+
+/** The MCP fields of a proxied proposal's record; undefined for any other proposal. */
+function mcpRecordOf(
+  performer: Proposal['performer'] | undefined,
+  outcome: ProposalOutcome | null,
+  startedAt: string,
+): McpCallRecord | undefined {
+  if (performer?.by !== 'caller') return undefined;
+  const caller = outcome?.caller ?? null;
+  return {
+    server: performer.server ?? null,
+    tool: performer.tool ?? null,
+    tool_definition_hash: performer.tool_definition_hash ?? null,
+    call_digest: performer.call,
+    rule: performer.rule ?? null,
+    sequence: performer.sequence,
+    token_id: outcome?.capability?.token_id ?? null,
+    outcome: caller?.outcome ?? null,
+    detail: caller?.detail ?? null,
+    judged_ms: msBetween(startedAt, outcome?.verdict?.decided_at),
+    forwarded_ms: msBetween(startedAt, caller?.forwarded_at),
+    upstream_ms: msBetween(caller?.forwarded_at, caller?.finished_at),
+  };
 }
 
 /** The final outcome and every accepted human decision, from a run's history. */
 function readHistory(history: History): {
   outcome: ProposalOutcome | null;
   decisions: AuditRecord['decisions'];
+  performer: Proposal['performer'] | undefined;
 } {
   let outcome: ProposalOutcome | null = null;
   const decisions: AuditRecord['decisions'] = [];
+  // The proposal as started (the workflow validated it before acting; here it is only read for its performer).
+  const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  const started = input ? defaultPayloadConverter.fromPayload<{ proposal?: Partial<Proposal> } | null>(input) : null;
+  const performer = started?.proposal?.performer;
   for (const event of history.events ?? []) {
     const accepted = event.workflowExecutionUpdateAcceptedEventAttributes;
     if (accepted?.acceptedRequest?.input?.name === humanDecisionUpdate.name) {
@@ -169,7 +227,7 @@ function readHistory(history: History): {
     const payload = done?.result?.payloads?.[0];
     if (payload) outcome = defaultPayloadConverter.fromPayload<ProposalOutcome>(payload);
   }
-  return { outcome, decisions };
+  return { outcome, decisions, performer };
 }
 
 /** A run's search attributes as its history set them (start, then each upsert), for runs visibility no longer has. */
@@ -202,7 +260,8 @@ function eventTimeIso(ts: { seconds?: unknown; nanos?: number | null } | null | 
 }
 
 function fromServer(wf: WorkflowExecutionInfo, history: History): AuditRecord {
-  const { outcome, decisions } = readHistory(history);
+  const { outcome, decisions, performer } = readHistory(history);
+  const mcp = mcpRecordOf(performer, outcome, wf.startTime.toISOString());
   const sa = wf.typedSearchAttributes;
   return {
     proposal_id: outcome?.proposal_id ?? sa.get(SA.ProposalId) ?? '',
@@ -222,17 +281,20 @@ function fromServer(wf: WorkflowExecutionInfo, history: History): AuditRecord {
     closed_at: wf.closeTime?.toISOString() ?? null,
     source: 'server',
     decisions,
+    ...(mcp ? { mcp } : {}),
   };
 }
 
 function fromArchive(record: ArchiveRecord, history: History): AuditRecord {
-  const { outcome, decisions } = readHistory(history);
+  const { outcome, decisions, performer } = readHistory(history);
   const sa = searchAttributesOf(history);
   const text = (key: { name: string }) => {
     const v = sa.get(key.name);
     return typeof v === 'string' ? v : null;
   };
   const events = history.events ?? [];
+  const startedAt = eventTimeIso(events[0]?.eventTime) ?? record.start_time;
+  const mcp = mcpRecordOf(performer, outcome, startedAt);
   return {
     proposal_id: outcome?.proposal_id ?? text(SA.ProposalId) ?? '',
     workflow_id: record.workflow_id,
@@ -246,10 +308,11 @@ function fromArchive(record: ArchiveRecord, history: History): AuditRecord {
     tier: text(SA.Tier),
     target: text(SA.Target),
     audit_flag: sa.get(SA.AuditFlag.name) === true,
-    started_at: eventTimeIso(events[0]?.eventTime) ?? record.start_time,
+    started_at: startedAt,
     closed_at: eventTimeIso(events.at(-1)?.eventTime) ?? record.close_time,
     source: 'archive',
     decisions,
+    ...(mcp ? { mcp } : {}),
   };
 }
 

@@ -159,6 +159,13 @@ export function isKnownActionType(t: string): t is KnownActionType {
 const GenericObject = z.record(z.string(), z.unknown());
 
 /** The envelope of seed 000 §3.1; `target` and `parameters` are refined per action type below. */
+/** A name from an MCP server or policy (server, tool, rule): bounded, printable, never instructions. */
+const PerformerText = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(/^\P{Cc}+$/u, 'expected printable text without control characters');
+
 export const ProposalEnvelopeSchema = z.strictObject({
   proposal_id: Identifier,
   agent_id: AgentIdSchema,
@@ -176,10 +183,20 @@ export const ProposalEnvelopeSchema = z.strictObject({
    * Set when the caller performs the approved action itself (the MCP proxy forwards the call): agent-judge's
    * executors never run it, and the caller reports the outcome. `call` is the digest of the exact call (tool, its
    * definition hash, arguments); `sequence` counts identical calls that finished before, so a legitimate repeat is
-   * a new proposal. Part of the content digest.
+   * a new proposal. `server`, `tool`, `tool_definition_hash` and `rule` say which MCP call it was and which
+   * `spec.mcp` rule mapped it, for the audit record (optional: proposals recorded before them lack them). Part of the
+   * content digest.
    */
   performer: z
-    .strictObject({ by: z.literal('caller'), call: Sha256Hex, sequence: z.int().min(0).max(1_000_000) })
+    .strictObject({
+      by: z.literal('caller'),
+      call: Sha256Hex,
+      sequence: z.int().min(0).max(1_000_000),
+      server: PerformerText.optional(),
+      tool: PerformerText.optional(),
+      tool_definition_hash: Sha256Hex.optional(),
+      rule: PerformerText.optional(),
+    })
     .optional(),
 });
 

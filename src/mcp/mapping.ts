@@ -95,7 +95,15 @@ export function proposalForCall(input: {
       `MCP tool call ${call.server}/${call.tool}; the agent gave no justification (_agent_judge.justification)`,
     cited_evidence: agentJudge.cited_evidence ?? [],
     scope_claim: agentJudge.scope_claim ?? {},
-    performer: { by: 'caller', call: input.callDigest, sequence: input.sequence },
+    performer: {
+      by: 'caller',
+      call: input.callDigest,
+      sequence: input.sequence,
+      server: call.server,
+      tool: call.tool,
+      tool_definition_hash: call.toolDefinitionHash,
+      rule: mapping.rule.name,
+    },
   };
   const parsed = safeParseProposal(draft);
   if (!parsed.ok) return { ok: false, error: parsed.error };

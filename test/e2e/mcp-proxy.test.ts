@@ -15,6 +15,7 @@ import { VERDICT_META_KEY } from '../../src/contracts/mcp';
 import type { ProposalStatus } from '../../src/contracts/status';
 import { generateIdentity } from '../../src/identity/keys';
 import { readChain, verifyChain } from '../../src/audit/chain';
+import { exportAudit, type AuditRecord } from '../../src/audit';
 import { createJudgeDepsFromEnv } from '../../src/judge';
 import { startSystem, testPolicy, type TestSystem } from '../helpers/system';
 
@@ -300,6 +301,23 @@ describe('agent-judge mcp in front of server-filesystem (a person decides full-j
     const st = await statusOfOnly(env, 'workspace_mkdir');
     expect(st).toMatchObject({ status: 'executed', execution: null, caller: { outcome: 'ok' } });
     expect(st.verdict).toMatchObject({ verdict: 'APPROVE', rule: 'patterns.clean' });
+    // The audit record says which call it was, which rule mapped it, the token redeemed for it, and the times.
+    await env.sys.client.workflow.getHandle(st.workflow_id).result();
+    let record: AuditRecord | undefined;
+    for await (const r of exportAudit(env.sys.client, { sinceMs: 600_000 }))
+      if (r.workflow_id === st.workflow_id) record = r;
+    expect(record?.mcp).toMatchObject({
+      server: 'fs',
+      tool: 'create_directory',
+      rule: 'fs.mkdir',
+      sequence: 0,
+      outcome: 'ok',
+      token_id: expect.stringMatching(/.+/),
+      call_digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+      tool_definition_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    expect(record!.mcp!.forwarded_ms).toBeGreaterThanOrEqual(record!.mcp!.judged_ms!);
+    expect(record!.mcp!.upstream_ms).toBeGreaterThanOrEqual(0);
   });
 
   it('held for a person: progress, then pending; after a signed decide the re-call is forwarded once', async () => {
