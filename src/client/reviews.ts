@@ -20,6 +20,7 @@ import {
   parseReviewWorkflowId,
   periodRange,
   refusePeriod,
+  REVIEW_OPENING_REFUSAL,
   REVIEW_WORKFLOW_TYPE,
   ReviewMarkSchema,
   reviewWorkflowId,
@@ -128,21 +129,39 @@ export async function openReview(
   return reviewStatus(client, reviewId);
 }
 
+/** How long an Update waits for a review that is opening or continuing as new before giving up. */
+const REVIEW_BUSY_WAIT_MS = 15_000;
+
 async function update<T>(client: Client, what: string, reviewId: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof WorkflowUpdateFailedError)
-      throw new RefusedError(`${what} refused: ${err.cause?.message ?? err.message}`);
-    if (!isMissing(err)) throw err;
-    // NOT_FOUND: no such review, or its run has closed (an Update to a closed run is refused by the server).
-    const closed = await client.workflow
-      .getHandle(reviewId)
-      .describe()
-      .then((d) => d.status.name !== 'RUNNING')
-      .catch(() => false);
-    if (closed) throw new RefusedError(`${what} refused: review ${reviewId} is closed`);
-    throw new NotFoundError(`no review ${reviewId}`);
+  const deadline = Date.now() + REVIEW_BUSY_WAIT_MS;
+  for (let attempt = 1; ; attempt++) {
+    /** Waits a little and says true while the deadline allows another attempt. */
+    const again = async (): Promise<boolean> => {
+      if (Date.now() >= deadline) return false;
+      await new Promise((r) => setTimeout(r, Math.min(100 * attempt, 1000)));
+      return true;
+    };
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError) {
+        const message = err.cause?.message ?? err.message;
+        // A run just started (or continued as new) and has not read its policy yet: ask again shortly.
+        if (message === REVIEW_OPENING_REFUSAL && (await again())) continue;
+        throw new RefusedError(`${what} refused: ${message}`);
+      }
+      if (!isMissing(err)) throw err;
+      // NOT_FOUND: no such review, or its run has closed (an Update to a closed run is refused by the server); a
+      // run that closed by continuing as new has a successor, which takes the Update.
+      const running = await client.workflow
+        .getHandle(reviewId)
+        .describe()
+        .then((d) => d.status.name === 'RUNNING')
+        .catch(() => null);
+      if (running === true && (await again())) continue;
+      if (running !== null) throw new RefusedError(`${what} refused: review ${reviewId} is closed`);
+      throw new NotFoundError(`no review ${reviewId}`);
+    }
   }
 }
 

@@ -121,11 +121,33 @@ export const ReviewCandidateSchema = z.strictObject({
 });
 export type ReviewCandidate = z.infer<typeof ReviewCandidateSchema>;
 
+/**
+ * What a review carries into its next run when it continues as new (its history grew long): the secret seed, when it
+ * opened and was last refreshed, and every accepted mark (their nonces keep refusing replays). The candidates travel
+ * as the input's own `candidates`; the sample is re-derived from them and the seed, as anyone can.
+ */
+export const ReviewCarriedSchema = z.strictObject({
+  seed: z.string().regex(/^[0-9a-f]{32,128}$/),
+  opened_at: z.iso.datetime(),
+  refreshed_at: z.iso.datetime(),
+  runs: z.int().min(1).max(100_000),
+  marks: z.array(z.lazy(() => ReviewMarkRecordSchema)).max(200_000),
+});
+export type ReviewCarried = z.infer<typeof ReviewCarriedSchema>;
+
+/**
+ * A review's answer to an Update in the moment between its start (or its continuing as new) and reading its policy:
+ * the client waits and asks again.
+ */
+export const REVIEW_OPENING_REFUSAL = 'the review is still opening; try again in a moment';
+
 /** What `review open` starts a review with (and `review close` refreshes a weekly review with). */
 export const ReviewInputSchema = z.strictObject({
   kind: ReviewKindSchema,
   period: z.string().max(16),
   candidates: z.array(ReviewCandidateSchema).max(20_000),
+  /** Set only by the review itself when it continues as new. */
+  carried: ReviewCarriedSchema.optional(),
 });
 export type ReviewInput = z.infer<typeof ReviewInputSchema>;
 
@@ -169,6 +191,8 @@ export type ReviewSettings = z.infer<typeof ReviewSettingsSchema>;
 
 /** A recorded mark: what the reviewer sent, and when the review accepted it. */
 export type ReviewMarkRecord = ReviewMark & { at: string };
+/** A mark as the review recorded it (carried into the next run: it was validated when it was accepted). */
+const ReviewMarkRecordSchema = z.strictObject({ ...ReviewMarkSchema.shape, at: z.iso.datetime() });
 
 /** Counts and rates of one review, computed from each proposal's latest mark. */
 export interface ReviewTally {

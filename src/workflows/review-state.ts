@@ -11,6 +11,7 @@ import {
   selectSample,
   tallyMarks,
   type ReviewCandidate,
+  type ReviewCarried,
   type ReviewKind,
   type ReviewMark,
   type ReviewMarkRecord,
@@ -49,6 +50,35 @@ export class ReviewState {
             this._candidates.map((c) => c.workflow_id),
             this.share,
           );
+  }
+
+  /**
+   * The state as the next run of the review takes it (continue-as-new): the seed, times and marks; the candidates
+   * travel beside it. `runs` counts this run.
+   */
+  carry(runsBefore: number): ReviewCarried {
+    return {
+      seed: this.seed,
+      opened_at: this.openedAt,
+      refreshed_at: this._refreshedAt,
+      runs: runsBefore + 1,
+      marks: this._marks,
+    };
+  }
+
+  /** A review's next run: the state the previous one carried, on the same candidates (so the same sample). */
+  static resumed(
+    reviewId: string,
+    kind: ReviewKind,
+    period: string,
+    policy: CompliancePolicy,
+    candidates: readonly ReviewCandidate[],
+    carried: ReviewCarried,
+  ): ReviewState {
+    const s = new ReviewState(reviewId, kind, period, policy, carried.seed, candidates, carried.opened_at);
+    s._marks = [...carried.marks];
+    s._refreshedAt = carried.refreshed_at;
+    return s;
   }
 
   /** Spot-checks: the share of the month's judge APPROVEs sampled. */

@@ -10,6 +10,8 @@ import {
   ApplicationFailure,
   allHandlersFinished,
   condition,
+  continueAsNew,
+  patched,
   proxyLocalActivities,
   setHandler,
   upsertMemo,
@@ -22,6 +24,7 @@ import { FailureType } from '../contracts/lifecycle';
 import {
   periodRange,
   refusePeriod,
+  REVIEW_OPENING_REFUSAL,
   ReviewCandidateSchema,
   ReviewInputSchema,
   ReviewMarkSchema,
@@ -38,11 +41,26 @@ const local = proxyLocalActivities<WorkflowActivities>({ startToCloseTimeout: '1
 
 const CandidatesSchema = z.array(ReviewCandidateSchema).max(20_000);
 
+/**
+ * A review continues as new when the server suggests it (its history grew long: every mark is an Update) or, at the
+ * latest, after this many events, well below Temporal's 51,200-event limit.
+ */
+export const REVIEW_EVENTS_PER_RUN = 10_000;
+
 export async function reviewWorkflow(input: unknown): Promise<ReviewSnapshot> {
+  // Read before the first await (as every patch): runs recorded before it never continue as new on replay.
+  const mayContinueAsNew = patched('review-continue-as-new');
   const parsed = ReviewInputSchema.safeParse(input);
   if (!parsed.success)
     throw ApplicationFailure.nonRetryable(describeIssues('review', parsed.error.issues), FailureType.BadInput);
-  const { kind, period, candidates } = parsed.data;
+  const { kind, period, candidates, carried } = parsed.data;
+  // Only the review itself carries state into a run (continue-as-new); a client start with `carried` could forge
+  // marks or a seed, so it is refused.
+  if (carried && workflowInfo().continuedFromExecutionRunId === undefined)
+    throw ApplicationFailure.nonRetryable(
+      'carried: only a review continuing as new carries state; start a review without it',
+      FailureType.BadInput,
+    );
   const bad = refusePeriod(kind, period);
   if (bad) throw ApplicationFailure.nonRetryable(bad, FailureType.BadInput);
   const id = workflowInfo().workflowId;
@@ -52,7 +70,7 @@ export async function reviewWorkflow(input: unknown): Promise<ReviewSnapshot> {
       FailureType.BadInput,
     );
   // A spot-check draws its sample once: from a month still running, later APPROVEs could never be picked.
-  if (kind === 'spot-check' && Date.now() < periodRange(kind, period).end)
+  if (kind === 'spot-check' && !carried && Date.now() < periodRange(kind, period).end)
     throw ApplicationFailure.nonRetryable(
       `month ${period} has not ended: a spot-check samples a whole month, open it after the month`,
       FailureType.BadInput,
@@ -61,7 +79,7 @@ export async function reviewWorkflow(input: unknown): Promise<ReviewSnapshot> {
   const now = () => new Date(Date.now()).toISOString();
   let current: ReviewState | undefined;
   const ready = (): ReviewState => {
-    if (!current) throw new Error('the review is still opening; try again in a moment');
+    if (!current) throw new Error(REVIEW_OPENING_REFUSAL);
     return current;
   };
   const publish = (s: ReviewState) => upsertMemo({ [REVIEW_MEMO_KEY]: s.memo() });
@@ -120,18 +138,40 @@ export async function reviewWorkflow(input: unknown): Promise<ReviewSnapshot> {
   );
 
   const { policy } = await local.policySnapshot();
-  // The seed: 244 random bits from the workflow's randomness, which Temporal seeds per run; drawn after the
-  // candidates were fixed (they came with the start), recorded in the result and every status.
-  const seed = `${uuid4()}${uuid4()}`.replace(/-/g, '');
-  const state = new ReviewState(id, kind, period, policy, seed, candidates, now());
+  let state: ReviewState;
+  if (carried) {
+    // A later run of the same review: the seed, marks and times its previous run carried (see continueAsNew below).
+    state = ReviewState.resumed(id, kind, period, policy, candidates, carried);
+  } else {
+    // The seed: 244 random bits from the workflow's randomness, which Temporal seeds per run; drawn after the
+    // candidates were fixed (they came with the start), recorded in the result and every status.
+    const seed = `${uuid4()}${uuid4()}`.replace(/-/g, '');
+    state = new ReviewState(id, kind, period, policy, seed, candidates, now());
+  }
   current = state;
   publish(state);
 
-  // Open until someone closes it, or it closes itself (a defined end for a forgotten review).
-  const closed = await condition(() => state.closed, state.autoCloseInMs(Date.now()));
-  if (!closed) {
-    state.close(now(), 'clock');
-    publish(state);
+  // Open until someone closes it, or it closes itself (a defined end for a forgotten review). A long history
+  // (every mark is an Update) continues as new, carrying the state: the review id stays, handles follow the chain.
+  const longHistory = () =>
+    mayContinueAsNew &&
+    (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= REVIEW_EVENTS_PER_RUN);
+  for (;;) {
+    const woke = await condition(() => state.closed || longHistory(), state.autoCloseInMs(Date.now()));
+    if (!woke) {
+      state.close(now(), 'clock');
+      publish(state);
+    }
+    if (state.closed) break;
+    // Marks being applied finish first, so the carried state has them; a close that lands meanwhile wins.
+    await condition(allHandlersFinished);
+    if (state.closed) break;
+    await continueAsNew<typeof reviewWorkflow>({
+      kind,
+      period,
+      candidates: [...state.candidates],
+      carried: state.carry(carried?.runs ?? 0),
+    });
   }
   // The closed review feeds the live metrics (false-negative / false-approval rates, the overdue-review alert):
   // each proposal's latest mark with its verdict. The workflow meter writes no history and skips replays.

@@ -65,6 +65,8 @@ export interface SystemOptions {
   roles?: WorkerRole[];
   /** The archive role's folder and crash hook (default: the policy's folder inside the temp directory). */
   archive?: WorkerOptions['archive'];
+  /** Another Temporal server than the shared one (a test that needs its own settings or stops it). */
+  temporal?: { address: string; namespace: string };
 }
 
 export interface TestSystem {
@@ -77,8 +79,8 @@ export interface TestSystem {
 }
 
 export async function startSystem(options: SystemOptions = {}): Promise<TestSystem> {
-  const address = inject('temporalAddress');
-  const namespace = inject('temporalNamespace');
+  const address = options.temporal?.address ?? inject('temporalAddress');
+  const namespace = options.temporal?.namespace ?? inject('temporalNamespace');
   const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-test-'));
   const policy = testPolicy(baseDir, options.spec);
   const taskQueues = taskQueuesFor(`test-${randomUUID()}`);
