@@ -19,7 +19,7 @@ import pino from 'pino';
 import { submitAndWait } from '../src/client/proposals';
 import { taskQueuesFor } from '../src/names';
 import { defaultPolicyWith } from '../src/policy/load';
-import { startWorkersInProcess, WORKFLOWS_PATH } from '../src/worker';
+import { startWorkersInProcess, WORKFLOW_BUNDLER_OPTIONS, WORKFLOWS_PATH } from '../src/worker';
 import {
   fmt,
   ownCpuMs,
@@ -113,7 +113,11 @@ export async function benchProposals(server: BenchServer): Promise<ProposalBench
     policy,
     logger: pino({ level: 'silent' }),
     baseDir,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: silentBundler }),
+    workflowBundle: await bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      logger: silentBundler,
+      ...WORKFLOW_BUNDLER_OPTIONS,
+    }),
   });
   const { client } = system;
   const floor = await Worker.create({
