@@ -249,6 +249,8 @@ export function bundleEvaluation(code: string, runs = 300): { modules: number; p
     ),
   });
   new vm.Script(code).runInContext(context);
+  // As the SDK does: modules a bundle preloads are evaluated once, before any run, and shared.
+  vm.runInContext('__TEMPORAL__.preloadModules?.()', context);
   const temporal = vm.runInContext('__TEMPORAL__', context) as { importWorkflows(): unknown };
   const samples: number[] = [];
   let modules = 0;

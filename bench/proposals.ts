@@ -140,7 +140,10 @@ export async function benchProposals(server: BenchServer): Promise<ProposalBench
   /** Submit and wait (one Update-with-Start call, as `propose --wait`) for the final outcome. */
   const proposal = (type: ProposalType, expected: string) => async () => {
     const out = await submitAndWait(client, proposalOf(type), { taskQueue: queues.workflow });
-    if (out.status !== expected) throw new Error(`bench ${type}: expected ${expected}, got ${out.status}`);
+    if (out.status !== expected) {
+      const why = out.execution?.error ?? out.verdict?.reason ?? '';
+      throw new Error(`bench ${type}: expected ${expected}, got ${out.status}${why ? ` (${why})` : ''}`);
+    }
   };
   const kinds: Kind[] = [
     { key: 'empty', label: 'empty workflow', run: floorRun('emptyWorkflow') },
@@ -204,7 +207,7 @@ export async function benchProposals(server: BenchServer): Promise<ProposalBench
       }
     }
   } finally {
-    floor.shutdown();
+    if (floor.getState() === 'RUNNING') floor.shutdown();
     await floorRunning;
     await system.stop();
     rmSync(baseDir, { recursive: true, force: true });
