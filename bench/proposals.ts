@@ -16,10 +16,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import pino from 'pino';
-import { submitAndWait } from '../src/client/proposals';
+import { claimProposalId, submitAndWait } from '../src/client/proposals';
 import { taskQueuesFor } from '../src/names';
 import { defaultPolicyWith } from '../src/policy/load';
-import { startWorkersInProcess, WORKFLOWS_PATH } from '../src/worker';
+import { startWorkersInProcess, WORKFLOW_BUNDLER_OPTIONS, WORKFLOWS_PATH } from '../src/worker';
 import {
   fmt,
   ownCpuMs,
@@ -60,9 +60,11 @@ function proposalOf(type: ProposalType): Record<string, unknown> {
 
 /** One row of the tables: what one operation is, and how to run it once. */
 interface Kind {
-  key: 'empty' | 'activity' | 'no-judge' | 'lightweight' | 'full-judge';
+  key: 'empty' | 'activity' | 'claim' | 'no-judge' | 'lightweight' | 'full-judge';
   label: string;
   run: () => Promise<void>;
+  /** Server work an operation leaves behind after it returns, counted with it: waited for before CPU is read. */
+  settleMs?: number;
 }
 
 /** What a row measured over the whole run. */
@@ -113,7 +115,11 @@ export async function benchProposals(server: BenchServer): Promise<ProposalBench
     policy,
     logger: pino({ level: 'silent' }),
     baseDir,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: silentBundler }),
+    workflowBundle: await bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      logger: silentBundler,
+      ...WORKFLOW_BUNDLER_OPTIONS,
+    }),
   });
   const { client } = system;
   const floor = await Worker.create({
@@ -134,11 +140,22 @@ export async function benchProposals(server: BenchServer): Promise<ProposalBench
   /** Submit and wait (one Update-with-Start call, as `propose --wait`) for the final outcome. */
   const proposal = (type: ProposalType, expected: string) => async () => {
     const out = await submitAndWait(client, proposalOf(type), { taskQueue: queues.workflow });
-    if (out.status !== expected) throw new Error(`bench ${type}: expected ${expected}, got ${out.status}`);
+    if (out.status !== expected) {
+      const why = out.execution?.error ?? out.verdict?.reason ?? '';
+      throw new Error(`bench ${type}: expected ${expected}, got ${out.status}${why ? ` (${why})` : ''}`);
+    }
   };
   const kinds: Kind[] = [
     { key: 'empty', label: 'empty workflow', run: floorRun('emptyWorkflow') },
     { key: 'activity', label: 'empty workflow + 1 activity', run: floorRun('floorWorkflow') },
+    // What every submission pays before its proposal starts (issue 9's race-free proposal_id uniqueness): a start
+    // that never runs, closed by its 1 s execution timeout, whose close is counted with it.
+    {
+      key: 'claim',
+      label: 'proposal_id claim alone (part of every row below)',
+      run: () => claimProposalId(client, randomUUID(), `proposal-${randomUUID().replace(/-/g, '')}`),
+      settleMs: 1500,
+    },
     { key: 'no-judge', label: 'no-judge (memory_write, executed)', run: proposal('memory_write', 'executed') },
     { key: 'lightweight', label: 'lightweight (vault note, approved)', run: proposal('vault_note_create', 'approved') },
     { key: 'full-judge', label: 'full-judge rules (exec echo, executed)', run: proposal('exec', 'executed') },
@@ -184,12 +201,13 @@ export async function benchProposals(server: BenchServer): Promise<ProposalBench
         );
         m.throughputMs += performance.now() - start;
         m.throughputOps += size;
+        if (kind.settleMs) await new Promise((r) => setTimeout(r, kind.settleMs));
         m.ownCpuMs += ownCpuMs() - cpu0;
         m.serverCpuMs += processCpuMs(server.pid) - server0;
       }
     }
   } finally {
-    floor.shutdown();
+    if (floor.getState() === 'RUNNING') floor.shutdown();
     await floorRunning;
     await system.stop();
     rmSync(baseDir, { recursive: true, force: true });

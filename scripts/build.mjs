@@ -15,21 +15,28 @@
  *   specifiers are given their `.js` / `/index.js` so consumers with `moduleResolution: nodenext` resolve them.
  *   tsup would bundle the .d.ts files, but tsup is no longer maintained; tsc is the reference implementation.
  * - Workflows: `bundleWorkflowCode` at build time -> dist/workflow-bundle.js, which compiled workers load with
- *   `workflowBundle: { codePath }` (the SDK's production path: no webpack at worker start, no sources shipped).
+ *   `workflowBundle: { codePath }` (the SDK's production path: no webpack at worker start, no sources shipped), made
+ *   with src/workflows/bundle-options.ts (compiled first, as an entry point, so this script and the worker share it).
  *
  * `--if-stale` skips the build when dist/ is newer than every input (the test setup uses it).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = join(ROOT, 'dist');
 const STAMP = join(DIST, '.build-stamp');
 const INPUTS = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs'];
 /** Public entry points; every module a command imports dynamically becomes a chunk of its own. */
-const ENTRY_POINTS = ['src/cli/main.ts', 'src/client/index.ts', 'src/contracts/index.ts'];
+const ENTRY_POINTS = [
+  'src/cli/main.ts',
+  'src/client/index.ts',
+  'src/contracts/index.ts',
+  // Also read by this script: how the workflow bundle below is made.
+  'src/workflows/bundle-options.ts',
+];
 /**
  * Modules whose package imports are bundled into their chunk rather than left to Node: the `status` path. They hand
  * nothing built from those packages to other modules but plain data, so their private copies cannot mix with the
@@ -101,7 +108,13 @@ async function buildJavaScript() {
 async function buildWorkflowBundle() {
   const { bundleWorkflowCode } = await import('@temporalio/worker');
   const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error };
-  const { code } = await bundleWorkflowCode({ workflowsPath: join(ROOT, 'src/workflows/index.ts'), logger: quiet });
+  // The same options as every other bundle of ours (runs share the contracts they parse with: across-runs.ts).
+  const { workflowBundlerOptions } = await import(pathToFileURL(join(DIST, 'workflows/bundle-options.js')).href);
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: join(ROOT, 'src/workflows/index.ts'),
+    logger: quiet,
+    ...workflowBundlerOptions(join(ROOT, 'src/workflows')),
+  });
   writeFileSync(join(DIST, 'workflow-bundle.js'), code);
 }
 

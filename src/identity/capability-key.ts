@@ -3,7 +3,7 @@
  * (`AGENT_JUDGE_CAPABILITY_KEY`); the judge worker never has it, and only public keys are in the
  * policy. A token is signed for one action, one workflow and one audience, with a fresh id.
  */
-import { randomUUID } from 'node:crypto';
+import { createPrivateKey, randomUUID, sign as nodeSign, type KeyObject } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
@@ -145,9 +145,26 @@ export function capabilityClaims(request: CapabilityRequest, now: Date, jti: str
   };
 }
 
+/** PKCS#8 DER of an Ed25519 private key is this prefix followed by the 32-byte seed (RFC 8410). */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+const nodeKeys = new WeakMap<Uint8Array, KeyObject>();
+
+/** The seed as a node:crypto key (built once per seed): one token per executed action is signed natively. */
+function nodeKeyOf(seed: Uint8Array): KeyObject {
+  let key = nodeKeys.get(seed);
+  if (!key) {
+    key = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+    nodeKeys.set(seed, key);
+  }
+  return key;
+}
+
 /** Signs claims as a v4.public token with the key id in the footer. The payload is canonical JSON. */
 export function signCapability(claims: CapabilityClaims, key: CapabilityKey): string {
-  return signV4Public(utf8(canonicalJson(claims)), key.seed, utf8(canonicalJson({ kid: key.kid })));
+  const nodeKey = nodeKeyOf(key.seed);
+  return signV4Public(utf8(canonicalJson(claims)), key.seed, utf8(canonicalJson({ kid: key.kid })), undefined, (m2) =>
+    nodeSign(null, m2, nodeKey),
+  );
 }
 
 /** Issues a token for one request (the workflow worker's issuing activity). */

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Logger } from 'pino';
@@ -26,6 +26,7 @@ import {
   type CapabilityKey,
 } from '../identity/capability-key';
 import { redeemCapability } from '../client/capabilities';
+import { workflowBundlerOptions } from '../workflows/bundle-options';
 
 /**
  * Which workers a process runs. `judge` alone is the judge sidecar of seed 000 §4; `archive` writes the history
@@ -37,6 +38,12 @@ export const WORKER_ROLES: readonly WorkerRole[] = ['workflow', 'judge', 'execut
 /** The workflow sources: tests and benchmarks bundle them (`bundleWorkflowCode`), as does a worker run from src/. */
 export const WORKFLOWS_PATH = join(PACKAGE_ROOT, 'src', 'workflows', 'index.ts');
 
+/**
+ * How every workflow bundle of ours is made: runs on one worker thread share the contracts they parse with instead of
+ * evaluating zod and the schemas again per run (src/workflows/bundle-options.ts). Pass it to `bundleWorkflowCode`.
+ */
+export const WORKFLOW_BUNDLER_OPTIONS = workflowBundlerOptions(dirname(WORKFLOWS_PATH));
+
 /** The workflow bundle `npm run build` makes from {@link WORKFLOWS_PATH}; the compiled package ships it. */
 export const WORKFLOW_BUNDLE_PATH = join(PACKAGE_ROOT, 'dist', 'workflow-bundle.js');
 
@@ -44,8 +51,12 @@ export const WORKFLOW_BUNDLE_PATH = join(PACKAGE_ROOT, 'dist', 'workflow-bundle.
  * Where a worker or a replay gets its workflow code: the compiled package loads the bundle made at build time (the
  * SDK's production path: no bundling at start, no sources shipped); code run from src/ bundles the sources.
  */
-export function defaultWorkflowCode(): { workflowBundle: WorkflowBundleOption } | { workflowsPath: string } {
-  return RUNNING_COMPILED ? { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } } : { workflowsPath: WORKFLOWS_PATH };
+export function defaultWorkflowCode():
+  | { workflowBundle: WorkflowBundleOption }
+  | { workflowsPath: string; bundlerOptions: typeof WORKFLOW_BUNDLER_OPTIONS } {
+  return RUNNING_COMPILED
+    ? { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } }
+    : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: WORKFLOW_BUNDLER_OPTIONS };
 }
 
 export interface WorkerOptions {

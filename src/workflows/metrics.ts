@@ -15,9 +15,8 @@ import {
   isJudgedTier,
   meterName,
   METRICS,
-  type JudgedLabel,
-  type ReviewKind,
-} from '../contracts/metric-catalogue';
+} from './contracts';
+import type { JudgedLabel, ReviewKind } from '../contracts/metric-catalogue';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { ExecutionResult, OutcomeStatus } from '../contracts/status';
 import type { Tier, Verdict } from '../contracts/verdict';

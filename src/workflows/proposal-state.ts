@@ -10,12 +10,7 @@ import type { EscalationNotice, AnnouncementRef, ResolutionNotice } from '../con
 import type { UncertainExecutionNotice } from '../contracts/escalation';
 import { UNCERTAIN_EXPLANATION } from '../contracts/lifecycle';
 import { FailureType, isSettledStage, outcomeStatusOf, routeVerdict, type VerdictRoute } from '../contracts/lifecycle';
-import {
-  ClarificationSchema,
-  HumanDecisionSchema,
-  type Clarification,
-  type HumanDecision,
-} from '../contracts/messages';
+import type { Clarification, HumanDecision } from '../contracts/messages';
 import { durationMs } from '../contracts/duration';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { Proposal } from '../contracts/proposal';
@@ -24,17 +19,23 @@ import type { Dispute, Tier, Verdict } from '../contracts/verdict';
 import { withinScope } from '../contracts/repo-path';
 import { describeIssues } from '../contracts/zod-error';
 import { lightweightCheck } from '../policy/patterns';
-import { proposalContentDigest } from '../contracts/digest';
 import { decisionVerifier } from './decision-verifier';
-import {
-  policyDigest,
-  type CapabilityRecord,
-  type CapabilityRedemption,
-  type CapabilityRequest,
-  type IssuedCapability,
-  type RedeemCapabilityInput,
+import type {
+  CapabilityRecord,
+  CapabilityRedemption,
+  CapabilityRequest,
+  IssuedCapability,
+  RedeemCapabilityInput,
 } from '../contracts/capability';
-import { CallerOutcomeSchema, type CallerOutcome, type CallerRecord } from '../contracts/caller-outcome';
+import type { CallerOutcome, CallerRecord } from '../contracts/caller-outcome';
+import {
+  CallerOutcomeSchema,
+  capabilityBinding,
+  ClarificationSchema,
+  HumanDecisionSchema,
+  policyDigest,
+  proposalContentDigest,
+} from './contracts';
 
 /**
  * What the workflow does after a verdict: the routing rule's answer, plus `give-up` for a CLARIFY
@@ -90,7 +91,6 @@ export function readRedemption(raw: unknown): RedeemCapabilityInput {
 }
 
 /** Moved to contracts (the MCP proxy computes the same binding): re-exported for existing imports. */
-import { capabilityBinding } from '../contracts/capability';
 export { capabilityBinding };
 
 export class ProposalState {

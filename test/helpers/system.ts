@@ -15,7 +15,13 @@ import type { EscalationNotifier } from '../../src/escalation/notifier';
 import type { JudgeDeps } from '../../src/judge';
 import { taskQueuesFor, type TaskQueues } from '../../src/names';
 import { defaultPolicyWith } from '../../src/policy/load';
-import { startWorkersInProcess, WORKFLOWS_PATH, type WorkerOptions, type WorkerRole } from '../../src/worker';
+import {
+  startWorkersInProcess,
+  WORKFLOW_BUNDLER_OPTIONS,
+  WORKFLOWS_PATH,
+  type WorkerOptions,
+  type WorkerRole,
+} from '../../src/worker';
 import type { ExecutorDeps } from '../../src/activities/execute';
 import { redeemCapability } from '../../src/client/capabilities';
 import { getStatus } from '../../src/client/proposals';
@@ -33,7 +39,11 @@ try {
 let bundle: Promise<{ code: string }> | undefined;
 /** Workflow code is bundled once per test file (1-2 s each time). */
 export function workflowBundle(): Promise<{ code: string }> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+  bundle ??= bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    logger: quietBundlerLogger,
+    ...WORKFLOW_BUNDLER_OPTIONS,
+  });
   return bundle;
 }
 const quietBundlerLogger = {
