@@ -147,12 +147,12 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
 
   const temporal = { client, taskQueue: taskQueuesFor(flags.taskQueuePrefix).workflow };
   const auditLog = resolve(flags.stateDir, 'mcp-audit.jsonl');
-  const { probeUpstream, openUpstream } = await import('../mcp/upstream');
+  const { probeUpstream, openUpstream, reachUpstream } = await import('../mcp/upstream');
   if (listen || upstream.kind === 'http') {
-    // Reached once before anything is accepted: an unreachable upstream (or a tool that collides with
-    // _agent_judge) refuses the start instead of failing the agents' first calls.
+    // Reached once before anything is accepted: an unreachable upstream (or, for the HTTP front that serves many
+    // sessions, a tool that collides with _agent_judge) refuses the start instead of failing the agents' calls.
     try {
-      await probeUpstream(upstream);
+      await (listen ? probeUpstream(upstream) : reachUpstream(upstream));
     } catch (err) {
       await client.connection.close().catch(() => undefined);
       throw err;

@@ -127,6 +127,26 @@ export function oneLine(err: unknown): string {
 }
 
 /**
+ * Whether a Streamable HTTP upstream answers at all (any HTTP status), without opening an MCP session: the stdio
+ * front checks this before it starts, so an unreachable URL refuses the start while the upstream still sees the
+ * agent's own `initialize` as its first (the relay learns the tools from the agent's session).
+ */
+export async function reachUpstream(spec: UpstreamSpec): Promise<void> {
+  if (spec.kind !== 'http') return;
+  try {
+    const r = await fetch(spec.url, {
+      method: 'GET',
+      headers: { accept: 'text/event-stream' },
+      redirect: 'manual',
+      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+    });
+    await r.body?.cancel();
+  } catch (err) {
+    throw new Error(`cannot reach the upstream MCP server ${describeUpstream(spec)}: ${oneLine(err)}`);
+  }
+}
+
+/**
  * Connects an SDK client to the upstream, pages through its tools, and closes. Throws a one-line error when the
  * upstream cannot be reached or answers badly, and the collision error when a tool already has `_agent_judge`.
  */
