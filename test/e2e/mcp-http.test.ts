@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { decide, getStatus } from '../../src/client/proposals';
 import { VERDICT_META_KEY } from '../../src/contracts/mcp';
@@ -58,6 +59,7 @@ function spec(): Record<string, unknown> {
         { name: 'fs.read', tool: 'read_*', tier: 'no-judge' },
         { name: 'fs.list', tool: 'list_*', tier: 'no-judge' },
         { name: 'everything.echo', tool: 'echo', tier: 'no-judge' },
+        { name: 'everything.trigger', tool: 'trigger-*', tier: 'no-judge' },
         {
           name: 'fs.write',
           tool: 'write_file',
@@ -421,6 +423,41 @@ describe('--upstream-url: a Streamable HTTP upstream (server-everything)', () =>
       await sameAsDirect(proxied);
     } finally {
       await proxied.close();
+    }
+  });
+
+  it("HTTP front, HTTP upstream: the upstream's progress and its sampling request reach the agent", async () => {
+    const proxy = await startHttpProxy([...commonArgs(env), '--upstream-url', everything.url], env.sys.baseDir);
+    try {
+      const agent = new Client({ name: 'sampling-agent', version: '1' }, { capabilities: { sampling: {} } });
+      const asked: string[] = [];
+      agent.setRequestHandler(CreateMessageRequestSchema, (req) => {
+        const content = req.params.messages[0]?.content as { text?: string } | undefined;
+        asked.push(content?.text ?? '');
+        return { model: 'test-model', role: 'assistant', content: { type: 'text', text: 'sampled by the agent' } };
+      });
+      await agent.connect(
+        new StreamableHTTPClientTransport(new URL(proxy.url), {
+          requestInit: { headers: { authorization: `Bearer ${ENGINEERING}` } },
+        }),
+      );
+      const sampled = (await agent.callTool({
+        name: 'trigger-sampling-request',
+        arguments: { prompt: 'say hi', maxTokens: 5 },
+      })) as CallResult;
+      expect(asked).toEqual(['Resource trigger-sampling-request context: say hi']);
+      expect(textOf(sampled)).toContain('sampled by the agent');
+      const progress: number[] = [];
+      const long = (await agent.callTool(
+        { name: 'trigger-long-running-operation', arguments: { duration: 0.6, steps: 3 } },
+        undefined,
+        { onprogress: (p) => progress.push(p.progress) },
+      )) as CallResult;
+      expect(textOf(long)).toContain('Long running operation completed');
+      expect(progress).toEqual([1, 2, 3]);
+      await agent.close();
+    } finally {
+      expect(await proxy.stop()).toBe(0);
     }
   });
 
