@@ -171,6 +171,23 @@ function rawRequest(
   });
 }
 
+/** The workflow id of the proposal awaiting a person that writes `path` (visibility lags: a few tries). */
+async function runningProposalFor(env: Env, path: string): Promise<string> {
+  for (let i = 0; i < 40; i++) {
+    const list = env.sys.client.workflow.list({
+      query:
+        `WorkflowType = 'proposalWorkflow' AND ExecutionStatus = 'Running' ` +
+        `AND TaskQueue = '${env.sys.taskQueues.workflow}'`,
+    });
+    for await (const wf of list) {
+      const st = await getStatus(env.sys.client, wf.workflowId).catch(() => null);
+      if (st?.proposal.target.path === path && st.status === 'awaiting_human') return wf.workflowId;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`no proposal awaiting a person writes ${path}`);
+}
+
 function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -343,6 +360,54 @@ describe('agent-judge mcp --http in front of server-filesystem (stdio upstream, 
       await new Promise((r) => setTimeout(r, 100));
     }
     expect((await childrenOf(proxy.child.pid!)).sort()).toEqual(before.sort());
+  });
+
+  it('a client that drops its connection while held: never forwarded, even if approved at once', async () => {
+    // A long hold, so the approval below lands while the proxy still holds the call.
+    const longHold = join(env.sys.baseDir, 'long-hold.json');
+    writeFileSync(
+      longHold,
+      JSON.stringify({
+        ...env.sys.policy,
+        spec: { ...env.sys.policy.spec, mcp: { ...env.sys.policy.spec.mcp, holdFor: '60s' } },
+      }),
+    );
+    const args = commonArgs(env).map((a) => (a === env.policyFile ? longHold : a));
+    const held = await startHttpProxy([...args, '--', process.execPath, FS_SERVER, env.sys.baseDir], env.sys.baseDir);
+    const path = join(env.workspace, 'dropped.txt');
+    try {
+      const auth = { authorization: `Bearer ${ENGINEERING}` };
+      const init = await post(held.url, INITIALIZE, auth);
+      const sid = init.headers.get('mcp-session-id')!;
+      await init.text();
+      const session = { ...auth, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' };
+      await (await post(held.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, session)).text();
+      const controller = new AbortController();
+      const pending = fetch(held.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...session },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'tools/call',
+          params: {
+            name: 'write_file',
+            arguments: { path, content: 'no', _agent_judge: { justification: 'a file', cited_evidence: EVIDENCE } },
+          },
+        }),
+        signal: controller.signal,
+      }).then((r) => r.text());
+      const id = await runningProposalFor(env, path);
+      controller.abort(); // no notifications/cancelled: the connection just goes away
+      await expect(pending).rejects.toThrow();
+      await new Promise((r) => setTimeout(r, 500));
+      await decide(env.sys.client, id, { decision: 'approve', approver: 'scott', via: 'cli' }, { key: scott });
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(existsSync(path)).toBe(false);
+      expect((await getStatus(env.sys.client, id)).caller?.forwarded_at ?? null).toBeNull();
+    } finally {
+      expect(await held.stop()).toBe(0);
+    }
   });
 
   it('--agent with --http serves that agent only: another valid token gets 403', async () => {
