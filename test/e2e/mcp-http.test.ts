@@ -410,6 +410,44 @@ describe('agent-judge mcp --http in front of server-filesystem (stdio upstream, 
     }
   });
 
+  it('a session idle for spec.mcp.http.sessionIdle is closed with its upstream process', async () => {
+    const shortIdle = join(env.sys.baseDir, 'short-idle.json');
+    const { mcp } = env.sys.policy.spec;
+    writeFileSync(
+      shortIdle,
+      JSON.stringify({
+        ...env.sys.policy,
+        spec: { ...env.sys.policy.spec, mcp: { ...mcp, http: { ...mcp.http, sessionIdle: '2s' } } },
+      }),
+    );
+    const args = commonArgs(env).map((a) => (a === env.policyFile ? shortIdle : a));
+    const idle = await startHttpProxy([...args, '--', process.execPath, FS_SERVER, env.sys.baseDir], env.sys.baseDir);
+    try {
+      const auth = { authorization: `Bearer ${ENGINEERING}` };
+      const init = await post(idle.url, INITIALIZE, auth);
+      const sid = init.headers.get('mcp-session-id')!;
+      await init.text();
+      expect(await childrenOf(idle.child.pid!)).toHaveLength(1);
+      for (let i = 0; i < 100 && (await childrenOf(idle.child.pid!)).length > 0; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(await childrenOf(idle.child.pid!)).toEqual([]);
+      expect(idle.stderr()).toContain(`session ${sid} closed (idle)`);
+      const late = await post(
+        idle.url,
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+        {
+          ...auth,
+          'mcp-session-id': sid,
+          'mcp-protocol-version': '2025-11-25',
+        },
+      );
+      expect(late.status).toBe(404);
+    } finally {
+      expect(await idle.stop()).toBe(0);
+    }
+  });
+
   it('--agent with --http serves that agent only: another valid token gets 403', async () => {
     const only = await startHttpProxy(
       [...commonArgs(env), '--agent', '@research', '--', process.execPath, FS_SERVER, env.sys.baseDir],
@@ -589,6 +627,39 @@ describe('agent-judge mcp --http / --upstream-url refuse to start (fails closed)
     const digest = await runCli([BIN, 'mcp', '--http', '127.0.0.1:0', '--policy', bad, ...upstream]);
     expect(digest.code).toBe(2);
     expect(digest.stderr).toMatch(/spec\.mcp\.http\.agents\.0\.tokenSha256: expected the SHA-256 of the token/);
+  });
+
+  it('an upstream tool that already has _agent_judge: exit 2 naming the tool, never listening', async () => {
+    const clash = [
+      "import { Server } from '@modelcontextprotocol/sdk/server/index.js';",
+      "import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';",
+      "import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';",
+      "const s = new Server({ name: 'clash', version: '1' }, { capabilities: { tools: {} } });",
+      's.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: "mine", inputSchema: ' +
+        '{ type: "object", properties: { _agent_judge: { type: "string" } } } }] }));',
+      'await s.connect(new StdioServerTransport());',
+    ].join('\n');
+    const clashFile = join(dir, 'clash.mjs');
+    writeFileSync(clashFile, clash);
+    const r = await runCli([
+      BIN,
+      'mcp',
+      '--http',
+      '127.0.0.1:0',
+      '--policy',
+      policyFile,
+      '--address',
+      inject('temporalAddress'),
+      '--namespace',
+      inject('temporalNamespace'),
+      '--',
+      process.execPath,
+      clashFile,
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('tool "mine": its inputSchema already has a property _agent_judge');
+    expect(r.stderr).not.toContain('listening');
   });
 
   it('Temporal unreachable: exit 1 with one line, never listening', async () => {
