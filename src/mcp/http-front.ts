@@ -82,12 +82,9 @@ function readBody(req: IncomingMessage): Promise<string | null> {
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        resolve(null);
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
+      // Past the bound nothing more is kept; the rest is read and dropped so the 413 can still be sent.
+      if (size > MAX_BODY_BYTES) resolve(null);
+      else chunks.push(c);
     });
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
@@ -149,11 +146,6 @@ export class McpHttpFront {
     await closing;
   }
 
-  /** How many sessions are open (for tests and the log). */
-  get sessionCount(): number {
-    return this.sessions.size;
-  }
-
   private hostAllowed(host: string | undefined): boolean {
     if (host === undefined) return false;
     const h = host.toLowerCase();
@@ -190,7 +182,9 @@ export class McpHttpFront {
     let body: unknown;
     if (req.method === 'POST') {
       const text = await readBody(req);
-      if (text === null) return writeJson(res, 413, `Payload Too Large: more than ${MAX_BODY_BYTES} bytes`);
+      if (text === null) {
+        return writeJson(res, 413, `Payload Too Large: more than ${MAX_BODY_BYTES} bytes`, { connection: 'close' });
+      }
       try {
         body = JSON.parse(text);
       } catch {
