@@ -127,7 +127,8 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
     commands: [
       {
         term: 'mcp [options] [upstream...]',
-        description: 'judge every tools/call of one MCP server: a stdio MCP server in front of the upstream command',
+        description:
+          'judge every tools/call of one MCP server: an MCP server (stdio or --http) in front of the upstream',
       },
     ],
     load: async () => (await import('./mcp')).registerMcpCommands,

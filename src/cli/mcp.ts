@@ -1,10 +1,13 @@
 /**
- * `agent-judge mcp`: the MCP judge proxy in front of one stdio upstream, and `agent-judge mcp check`, which shows
- * what the policy makes of each of the upstream's tools. MCP clients start stdio servers with a near-empty
- * environment, so everything comes from flags and the policy file; anything missing or wrong refuses the start.
+ * `agent-judge mcp`: the MCP judge proxy in front of one upstream (a stdio command or `--upstream-url`), served to
+ * the agent over stdio or, with `--http`, over Streamable HTTP to several agents with their own tokens;
+ * `agent-judge mcp check`, which shows what the policy makes of each of the upstream's tools; `agent-judge mcp
+ * token`, which makes an agent's bearer token. MCP clients start stdio servers with a near-empty environment, so
+ * everything comes from flags and the policy file; anything missing or wrong refuses the start.
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import type { Client } from '@temporalio/client';
 import { AgentJudgeError, BadInputError } from '../contracts/errors';
 import { AgentIdSchema } from '../contracts/proposal';
 import type { CompliancePolicy } from '../contracts/policy';
@@ -14,6 +17,7 @@ import { tierFor } from '../policy/classify';
 import { printJson } from './io';
 import { matchRule } from '../mcp/mapping';
 import { MCP_TOOL_CALL } from '../contracts/mcp';
+import { describeUpstream, oneLine, upstreamSpec, type UpstreamSpec } from '../mcp/upstream';
 
 interface McpFlags {
   agent?: string;
@@ -23,6 +27,9 @@ interface McpFlags {
   namespace?: string;
   taskQueuePrefix?: string;
   stateDir: string;
+  upstreamUrl?: string;
+  http?: string;
+  allowRemote?: boolean;
 }
 
 function requireFlag(value: string | undefined, flag: string, what: string): string {
@@ -34,12 +41,6 @@ async function policyFrom(flag: string | undefined): Promise<CompliancePolicy> {
   return loadPolicy({ path: requireFlag(flag, '--policy', 'the CompliancePolicy file with spec.mcp') });
 }
 
-function upstreamOf(args: string[]): { command: string; args: string[] } {
-  const [command, ...rest] = args;
-  if (!command) throw new BadInputError('upstream: required (the MCP server command after --, e.g. -- npx -y server)');
-  return { command, args: rest };
-}
-
 function serverName(flag: string | undefined, policy: CompliancePolicy): string {
   if (flag === undefined) return policy.spec.mcp.server;
   if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/.test(flag)) {
@@ -48,18 +49,17 @@ function serverName(flag: string | undefined, policy: CompliancePolicy): string 
   return flag;
 }
 
-function childEnv(): Record<string, string> {
-  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
-}
-
 export function registerMcpCommands(program: Command): void {
   program.enablePositionalOptions();
   const mcp = program
     .command('mcp')
-    .description('judge every tools/call of one MCP server: a stdio MCP server in front of the upstream command')
-    .usage('--agent <id> --policy <file> [options] [--] <upstream command...>')
+    .description('judge every tools/call of one MCP server: an MCP server (stdio or --http) in front of the upstream')
+    .usage('--agent <id> --policy <file> [options] [--] <upstream command...> | --upstream-url <url>')
     .argument('[upstream...]', 'the upstream MCP server command and its arguments')
-    .option('--agent <id>', 'the agent whose calls these are (e.g. @engineering)')
+    .option('--agent <id>', 'the agent whose calls these are (e.g. @engineering); with --http the token decides')
+    .option('--upstream-url <url>', 'the upstream is a Streamable HTTP MCP server at this URL (instead of a command)')
+    .option('--http <host:port>', 'serve Streamable HTTP on http://HOST:PORT/mcp (bearer tokens: spec.mcp.http)')
+    .option('--allow-remote', '--http on a non-loopback address (put TLS in front: tokens travel in every request)')
     .option('--policy <file>', 'the CompliancePolicy file (spec.mcp maps tools to action types)')
     .option('--server <name>', "the upstream's name in rules (default: the policy's spec.mcp.server)")
     .option('--address <host:port>', 'Temporal frontend (default: $TEMPORAL_ADDRESS or localhost:7233)')
@@ -79,48 +79,57 @@ export function registerMcpCommands(program: Command): void {
     .argument('[upstream...]', 'the upstream MCP server command and its arguments')
     .option('--policy <file>', 'the CompliancePolicy file')
     .option('--server <name>', "the upstream's name in rules")
+    .option('--upstream-url <url>', 'the upstream is a Streamable HTTP MCP server at this URL')
     .passThroughOptions()
-    .action(async (upstream: string[], opts: { policy?: string; server?: string }) => {
+    .action(async (upstream: string[], opts: { policy?: string; server?: string; upstreamUrl?: string }) => {
       const policy = await policyFrom(opts.policy);
       const server = serverName(opts.server, policy);
-      const { command, args } = upstreamOf(upstream);
-      const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-      const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
-      const client = new Client({ name: 'agent-judge-mcp-check', version: '1' });
-      await client.connect(new StdioClientTransport({ command, args, env: childEnv(), stderr: 'ignore' }));
-      try {
-        const rows = [];
-        let cursor: string | undefined;
-        do {
-          const page = await client.listTools(cursor ? { cursor } : {});
-          for (const tool of page.tools) {
-            const matched = matchRule(policy.spec.mcp, server, tool.name);
-            const actionType = matched?.rule?.actionType ?? (matched?.rule?.tier ? null : MCP_TOOL_CALL);
-            rows.push({
-              tool: tool.name,
-              rule: matched?.name ?? null,
-              tier: matched?.rule?.tier ?? tierFor(policy, actionType ?? MCP_TOOL_CALL),
-              action_type: actionType,
-              unmapped: matched === null,
-            });
-          }
-          cursor = page.nextCursor;
-        } while (cursor);
-        printJson({ server, tools: rows, unmapped: rows.filter((r) => r.unmapped).map((r) => r.tool) });
-      } finally {
-        await client.close();
-      }
+      const spec = upstreamSpec(opts.upstreamUrl, upstream);
+      const { probeUpstream } = await import('../mcp/upstream');
+      const tools = await probeUpstream(spec);
+      const rows = tools.map((tool) => {
+        const matched = matchRule(policy.spec.mcp, server, tool.name);
+        const actionType = matched?.rule?.actionType ?? (matched?.rule?.tier ? null : MCP_TOOL_CALL);
+        return {
+          tool: tool.name,
+          rule: matched?.name ?? null,
+          tier: matched?.rule?.tier ?? tierFor(policy, actionType ?? MCP_TOOL_CALL),
+          action_type: actionType,
+          unmapped: matched === null,
+        };
+      });
+      printJson({ server, tools: rows, unmapped: rows.filter((r) => r.unmapped).map((r) => r.tool) });
+    });
+
+  mcp
+    .command('token')
+    .description("make a bearer token for one agent of the --http front: the token once, and the policy line's hash")
+    .option('--agent <id>', 'the agent the token stands for (e.g. @engineering)')
+    .action(async (opts: { agent?: string }) => {
+      const agent = AgentIdSchema.safeParse(requireFlag(opts.agent, '--agent', 'the agent id, e.g. @engineering'));
+      if (!agent.success) throw new BadInputError(`--agent: ${agent.error.issues[0]?.message ?? 'invalid'}`);
+      const { newAgentToken, tokenSha256 } = await import('../mcp/http-auth');
+      const token = newAgentToken();
+      process.stdout.write(
+        `${token}\n` +
+          `# The token above is shown once: ${agent.data}'s MCP client sends it as "Authorization: Bearer <token>".\n` +
+          '# The policy keeps only its hash; add this line under spec.mcp.http.agents:\n' +
+          `- { agent: "${agent.data}", tokenSha256: "${tokenSha256(token)}" }\n`,
+      );
     });
 }
 
 /** Runs the proxy until the agent disconnects; resolves to the exit code. */
 async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number> {
   // Everything is checked before the upstream starts: nothing can be forwarded unjudged by a half-started proxy.
-  const agent = AgentIdSchema.safeParse(requireFlag(flags.agent, '--agent', 'the agent id, e.g. @engineering'));
-  if (!agent.success) throw new BadInputError(`--agent: ${agent.error.issues[0]?.message ?? 'invalid'}`);
+  const agentFlag =
+    flags.http === undefined ? requireFlag(flags.agent, '--agent', 'the agent id, e.g. @engineering') : flags.agent;
+  const agent = agentFlag === undefined ? undefined : AgentIdSchema.safeParse(agentFlag);
+  if (agent && !agent.success) throw new BadInputError(`--agent: ${agent.error.issues[0]?.message ?? 'invalid'}`);
   const policy = await policyFrom(flags.policy);
   const server = serverName(flags.server, policy);
-  const { command, args } = upstreamOf(upstreamArgs);
+  const upstream = upstreamSpec(flags.upstreamUrl, upstreamArgs);
+  const listen = flags.http === undefined ? undefined : await httpListen(flags, policy, agent?.data);
 
   const { connectClient, temporalTarget } = await import('../client/connection');
   const target = temporalTarget({ address: flags.address, namespace: flags.namespace });
@@ -136,7 +145,21 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
     );
   }
 
-  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+  const temporal = { client, taskQueue: taskQueuesFor(flags.taskQueuePrefix).workflow };
+  const auditLog = resolve(flags.stateDir, 'mcp-audit.jsonl');
+  const { probeUpstream, openUpstream, reachUpstream } = await import('../mcp/upstream');
+  if (listen || upstream.kind === 'http') {
+    // Reached once before anything is accepted: an unreachable upstream (or, for the HTTP front that serves many
+    // sessions, a tool that collides with _agent_judge) refuses the start instead of failing the agents' calls.
+    try {
+      await (listen ? probeUpstream(upstream) : reachUpstream(upstream));
+    } catch (err) {
+      await client.connection.close().catch(() => undefined);
+      throw err;
+    }
+  }
+  if (listen) return serveHttp(listen, { policy, server, upstream, agent: agent?.data, temporal, auditLog, client });
+
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   const { McpJudgeProxy } = await import('../mcp/proxy');
   let exitCode = 0;
@@ -144,12 +167,12 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
   const finished = new Promise<void>((r) => (finish = r));
   const proxy = new McpJudgeProxy({
     front: new StdioServerTransport(),
-    upstream: new StdioClientTransport({ command, args, env: childEnv(), stderr: 'inherit' }),
+    upstream: await openUpstream(upstream),
     settings: policy.spec.mcp,
     server,
-    agentId: agent.data,
-    temporal: { client, taskQueue: taskQueuesFor(flags.taskQueuePrefix).workflow },
-    auditLog: resolve(flags.stateDir, 'mcp-audit.jsonl'),
+    agentId: agent!.data,
+    temporal,
+    auditLog,
     log: (line) => process.stderr.write(`agent-judge mcp: ${line}\n`),
     onFatal: (message, code) => {
       process.stderr.write(`${message.replace(/\s*[\r\n]+\s*/g, ' ')}\n`);
@@ -167,10 +190,91 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
     await proxy.start();
   } catch (err) {
     await client.connection.close().catch(() => undefined);
-    throw new AgentJudgeError(`cannot start the upstream ${command}: ${(err as Error).message}`);
+    throw new AgentJudgeError(`cannot start the upstream ${describeUpstream(upstream)}: ${oneLine(err)}`);
   }
   await finished;
   await proxy.close();
   await client.connection.close().catch(() => undefined);
   return exitCode;
+}
+
+/**
+ * `--http`'s checks, all before Temporal is reached: a valid HOST:PORT, loopback unless `--allow-remote`, at least
+ * one agent token in the policy, and `--agent` (if given) one of those agents.
+ */
+async function httpListen(
+  flags: McpFlags,
+  policy: CompliancePolicy,
+  agent: string | undefined,
+): Promise<{ host: string; port: number }> {
+  const { isLoopbackHost, parseListen } = await import('../mcp/http-front');
+  const listen = parseListen(flags.http!);
+  if (!isLoopbackHost(listen.host)) {
+    if (!flags.allowRemote) {
+      throw new BadInputError(
+        `--http: ${listen.host} is not a loopback address; add --allow-remote to serve other machines ` +
+          '(and put TLS in front: every request carries a bearer token)',
+      );
+    }
+    process.stderr.write(
+      `agent-judge mcp: WARNING: serving ${listen.host}, reachable from other machines; bearer tokens travel in ` +
+        'clear over plain HTTP: put a TLS terminator in front and list its names in spec.mcp.http.allowedHosts\n',
+    );
+  }
+  const agents = policy.spec.mcp.http.agents;
+  if (agents.length === 0) {
+    throw new BadInputError(
+      'spec.mcp.http.agents: --http needs at least one agent token (make one with agent-judge mcp token --agent @x)',
+    );
+  }
+  if (agent !== undefined && !agents.some((a) => a.agent === agent)) {
+    throw new BadInputError(`--agent: ${agent} has no token in spec.mcp.http.agents (with --http the token decides)`);
+  }
+  return listen;
+}
+
+/** Serves the Streamable HTTP front until SIGINT or SIGTERM; resolves to the exit code. */
+async function serveHttp(
+  listen: { host: string; port: number },
+  o: {
+    policy: CompliancePolicy;
+    server: string;
+    upstream: UpstreamSpec;
+    agent: string | undefined;
+    temporal: { client: Client; taskQueue: string };
+    auditLog: string;
+    client: Client;
+  },
+): Promise<number> {
+  const { McpHttpFront } = await import('../mcp/http-front');
+  const log = (line: string) => process.stderr.write(`agent-judge mcp: ${line.replace(/\s*[\r\n]+\s*/g, ' ')}\n`);
+  const front = new McpHttpFront({
+    host: listen.host,
+    port: listen.port,
+    settings: o.policy.spec.mcp,
+    server: o.server,
+    upstream: o.upstream,
+    ...(o.agent !== undefined ? { onlyAgent: o.agent } : {}),
+    temporal: o.temporal,
+    auditLog: o.auditLog,
+    log,
+  });
+  let url: string;
+  try {
+    url = await front.start();
+  } catch (err) {
+    await o.client.connection.close().catch(() => undefined);
+    throw new AgentJudgeError(`--http: cannot listen on ${listen.host}:${listen.port}: ${(err as Error).message}`);
+  }
+  const agents = [...new Set(o.policy.spec.mcp.http.agents.map((a) => a.agent))].filter(
+    (a) => o.agent === undefined || a === o.agent,
+  );
+  log(`listening on ${url} for ${agents.join(', ')}; upstream ${describeUpstream(o.upstream)}`);
+  await new Promise<void>((r) => {
+    process.once('SIGINT', r);
+    process.once('SIGTERM', r);
+  });
+  await front.close();
+  await o.client.connection.close().catch(() => undefined);
+  return 0;
 }

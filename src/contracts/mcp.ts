@@ -4,7 +4,7 @@
  * the call's arguments with a small path syntax ({@link parseArgumentPath}); no expression evaluation anywhere.
  */
 import { z } from 'zod';
-import { ActionTypeSchema } from './proposal';
+import { ActionTypeSchema, AgentIdSchema } from './proposal';
 import { durationMs } from './duration';
 
 /** The argument-path syntax: `$`, `$.a.b`, `$.a[0]`, `$["odd key"]`; a trailing `?` makes a missing value omitted. */
@@ -164,6 +164,65 @@ const Duration = z.union([
   z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/, 'expected a duration such as 30s, 5m, 1h or 7d'),
 ]);
 
+/** One agent allowed on the Streamable HTTP front: its bearer token is kept only as a SHA-256 digest. */
+export const McpHttpAgentSchema = z.strictObject({
+  agent: AgentIdSchema,
+  tokenSha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, 'expected the SHA-256 of the token as 64 lowercase hex digits (agent-judge mcp token)'),
+});
+export type McpHttpAgent = z.infer<typeof McpHttpAgentSchema>;
+
+/** A Host header value the front accepts besides the loopback names: a host name or address, optionally `:port`. */
+const HostName = z
+  .string()
+  .min(1)
+  .max(260)
+  .regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$/, 'expected a host such as mcp.example.org or host:port');
+
+/** An Origin the front accepts besides the loopback origins of its port: scheme, host and optional port. */
+const OriginName = z
+  .string()
+  .max(300)
+  .regex(
+    /^https?:\/\/(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$/,
+    'expected an origin such as https://app.example.org (scheme, host, optional port; no path)',
+  );
+
+/**
+ * `agent-judge mcp --http`: who may connect (a bearer token per agent, hashed) and which Host/Origin headers are
+ * accepted besides the loopback ones (DNS rebinding). The token decides the agent id of every proposal.
+ */
+export const McpHttpSettingsSchema = z
+  .strictObject({
+    agents: z.array(McpHttpAgentSchema).max(1000).default([]),
+    allowedHosts: z.array(HostName).max(100).default([]),
+    allowedOrigins: z.array(OriginName).max(100).default([]),
+    /** A session with no open request for this long is closed (its upstream too): clients that vanish leak nothing. */
+    sessionIdle: z
+      .union([
+        z.int().positive(),
+        z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/, 'expected a duration such as 30s, 5m, 1h or 7d'),
+      ])
+      .default('30m'),
+  })
+  .superRefine((http, ctx) => {
+    const seen = new Map<string, number>();
+    http.agents.forEach((a, i) => {
+      const first = seen.get(a.tokenSha256);
+      if (first !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['agents', i, 'tokenSha256'],
+          message: `the same token digest as agents[${first}]: one token names one agent`,
+        });
+      } else seen.set(a.tokenSha256, i);
+    });
+  });
+export type McpHttpSettings = z.infer<typeof McpHttpSettingsSchema>;
+
+const HTTP_DEFAULTS = { agents: [], allowedHosts: [], allowedOrigins: [], sessionIdle: '30m' };
+
 export const McpSettingsSchema = z
   .strictObject({
     /** The upstream's name in rules, audit lines and `mcp_tool_call` targets (`--server` overrides). */
@@ -176,8 +235,10 @@ export const McpSettingsSchema = z
     /** How long an approved proxied call may take to be forwarded and report its outcome. */
     performWithin: Duration.default('10m'),
     rules: z.array(McpRuleSchema).max(1000).default([]),
+    /** The Streamable HTTP front (`--http`): per-agent tokens and accepted Host/Origin headers. */
+    http: McpHttpSettingsSchema.default(HTTP_DEFAULTS),
   })
-  .default({ server: 'upstream', holdFor: '30s', performWithin: '10m', rules: [] });
+  .default({ server: 'upstream', holdFor: '30s', performWithin: '10m', rules: [], http: HTTP_DEFAULTS });
 export type McpSettings = z.infer<typeof McpSettingsSchema>;
 
 /** The hold bound in milliseconds. */

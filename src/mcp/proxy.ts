@@ -32,9 +32,9 @@ type Id = string | number;
 type Msg = Record<string, unknown> & { id?: Id; method?: string; params?: Record<string, unknown> };
 
 export interface ProxyOptions {
-  /** Speaks to the agent (stdio in front). */
+  /** Speaks to the agent: stdio, or one session of the Streamable HTTP front. */
   front: Transport;
-  /** Speaks to the upstream MCP server (a stdio child). */
+  /** Speaks to the upstream MCP server: a stdio child or a Streamable HTTP session (upstream.ts). */
   upstream: Transport;
   settings: McpSettings;
   /** The upstream's name in rules and audit lines. */
@@ -81,6 +81,10 @@ export class McpJudgeProxy {
   private readonly own = new Map<Id, Forwarded>();
   /** Progress values already sent for a held call's token: the upstream's own progress is shifted past them. */
   private readonly progressOffset = new Map<string | number, number>();
+  /** The agent's requests the upstream is working on, oldest first (what the upstream's own messages relate to). */
+  private readonly inFlight = new Set<Id>();
+  /** Progress tokens of the agent's requests, to the request: progress goes on that request's HTTP stream. */
+  private readonly progressRequest = new Map<string | number, Id>();
   private ownSeq = 0;
   private closed = false;
   private auditQueue: Promise<void> = Promise.resolve();
@@ -116,6 +120,7 @@ export class McpJudgeProxy {
         return;
       }
       if (m.method === 'tools/list') this.toolsListRequests.add(m.id);
+      this.track(m);
       this.toUpstream(m);
       return;
     }
@@ -132,15 +137,58 @@ export class McpJudgeProxy {
     if (m.method === 'notifications/initialized') void this.checkToolsAtStart();
   }
 
-  private toUpstream(m: Msg): void {
-    this.o.upstream
-      .send(m as JSONRPCMessage)
-      .catch((e: Error) => this.o.log(`could not send to upstream: ${e.message}`));
+  /** Remembers an agent request relayed upstream until its response comes back. */
+  private track(m: Msg): void {
+    const id = m.id as Id;
+    this.inFlight.add(id);
+    const token = (m.params?._meta as { progressToken?: string | number } | undefined)?.progressToken;
+    if (token !== undefined) this.progressRequest.set(token, id);
   }
 
-  private toAgent(m: Msg): void {
+  private untrack(id: Id): void {
+    this.inFlight.delete(id);
+    for (const [token, request] of this.progressRequest) if (request === id) this.progressRequest.delete(token);
+  }
+
+  private toUpstream(m: Msg): void {
+    this.o.upstream.send(m as JSONRPCMessage).catch((e: Error) => {
+      this.o.log(`could not send to upstream: ${e.message}`);
+      // A request that never reached the upstream gets an error now instead of no answer at all.
+      if (m.method !== undefined && m.id !== undefined && this.inFlight.has(m.id)) {
+        this.untrack(m.id);
+        this.toAgent({
+          jsonrpc: '2.0',
+          id: m.id,
+          error: { code: -32603, message: `agent-judge: the upstream MCP server could not be reached (${e.message})` },
+        });
+      }
+    });
+  }
+
+  /**
+   * To the agent. `related` names the agent request a message belongs to: the Streamable HTTP front sends it on
+   * that request's stream (stdio ignores it); if that stream is gone, on the session's own stream instead.
+   */
+  private toAgent(m: Msg, related?: Id): void {
     if (this.closed) return;
-    this.o.front.send(m as JSONRPCMessage).catch((e: Error) => this.o.log(`could not send to the agent: ${e.message}`));
+    const fail = (e: Error) => this.o.log(`could not send to the agent: ${e.message}`);
+    if (related === undefined) {
+      this.o.front.send(m as JSONRPCMessage).catch(fail);
+      return;
+    }
+    this.o.front
+      .send(m as JSONRPCMessage, { relatedRequestId: related })
+      .catch(() => this.o.front.send(m as JSONRPCMessage).catch(fail));
+  }
+
+  /** The agent request an upstream notification or request most likely belongs to (stdio does not say). */
+  private relatedTo(m: Msg): Id | undefined {
+    if (m.method === 'notifications/progress') {
+      return this.progressRequest.get(m.params?.progressToken as string | number);
+    }
+    let newest: Id | undefined;
+    for (const id of this.inFlight) newest = id;
+    return newest;
   }
 
   // --- upstream -> agent ------------------------------------------------------------------------
@@ -155,6 +203,7 @@ export class McpJudgeProxy {
         own.resolve(m);
         return;
       }
+      this.untrack(id);
       const fwd = this.forwarded.get(id);
       if (fwd) {
         this.forwarded.delete(id);
@@ -181,11 +230,11 @@ export class McpJudgeProxy {
         const p = m.params as { progress: number; total?: number };
         const shifted: Record<string, unknown> = { ...m.params, progress: p.progress + offset + 1 };
         if (typeof p.total === 'number') shifted.total = p.total + offset + 1;
-        this.toAgent({ ...m, params: shifted });
+        this.toAgent({ ...m, params: shifted }, this.relatedTo(m));
         return;
       }
     }
-    this.toAgent(m);
+    this.toAgent(m, isResponse ? undefined : this.relatedTo(m));
   }
 
   private upstreamClosed(): void {
@@ -314,11 +363,14 @@ export class McpJudgeProxy {
               : () => {
                   progress += 1;
                   this.progressOffset.set(progressToken, progress);
-                  this.toAgent({
-                    jsonrpc: '2.0',
-                    method: 'notifications/progress',
-                    params: { progressToken, progress, message: 'held by agent-judge: the call is being decided' },
-                  });
+                  this.toAgent(
+                    {
+                      jsonrpc: '2.0',
+                      method: 'notifications/progress',
+                      params: { progressToken, progress, message: 'held by agent-judge: the call is being decided' },
+                    },
+                    id,
+                  );
                 },
         },
         proposalAt,
@@ -339,10 +391,12 @@ export class McpJudgeProxy {
   /** Sends one request upstream and waits for its response. */
   private forward(request: Msg): Promise<Msg> {
     const id = request.id as Id;
+    this.track(request);
     return new Promise((resolve, reject) => {
       this.forwarded.set(id, { resolve, reject });
       this.o.upstream.send(request as JSONRPCMessage).catch((e: Error) => {
         this.forwarded.delete(id);
+        this.untrack(id);
         reject(e);
       });
     });

@@ -88,6 +88,7 @@ describe('spec.mcp in the policy', () => {
       holdFor: '30s',
       performWithin: '10m',
       rules: [],
+      http: { agents: [], allowedHosts: [], allowedOrigins: [], sessionIdle: '30m' },
     });
     const bad = McpSettingsSchema.safeParse({
       rules: [{ tool: 'w', actionType: 'file_write', target: { path: '$.a[x]' } }],

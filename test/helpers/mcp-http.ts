@@ -1,0 +1,128 @@
+/**
+ * Starting `agent-judge mcp --http` as a user does (the built CLI, a real process) and the upstream
+ * server-everything in its Streamable HTTP mode, for the MCP HTTP and conformance tests.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const BIN = join(ROOT, 'bin/agent-judge.mjs');
+export const FS_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+export const EVERYTHING_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+
+/** A port free right now (the server-everything CLI takes its port from $PORT and cannot pick one itself). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface RunningProcess {
+  child: ChildProcess;
+  stderr: () => string;
+  /** Ends the process (SIGTERM, then SIGKILL after 5 s) and resolves with its exit code. */
+  stop: () => Promise<number | null>;
+}
+
+function track(child: ChildProcess): RunningProcess {
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return {
+    child,
+    stderr: () => stderr,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        const code = await exited;
+        clearTimeout(timer);
+        return code;
+      }
+      return exited;
+    },
+  };
+}
+
+export interface HttpProxy extends RunningProcess {
+  url: string;
+}
+
+/** Starts `agent-judge mcp --http 127.0.0.1:0 <args>` and waits for its "listening on URL" line (or its exit). */
+export async function startHttpProxy(args: string[], cwd: string): Promise<HttpProxy> {
+  const child = spawn(process.execPath, [BIN, 'mcp', '--http', '127.0.0.1:0', ...args], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const p = track(child);
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = () => {
+      const m = /listening on (http:\/\/\S+\/mcp)/.exec(p.stderr());
+      if (m) {
+        child.stderr?.off('data', onData);
+        resolve(m[1]!);
+      }
+    };
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`the proxy exited (${code}) before listening: ${p.stderr()}`)));
+  });
+  return { ...p, url };
+}
+
+/** server-everything in its Streamable HTTP mode on a free port; resolves once it answers. */
+export async function startEverythingHttp(): Promise<RunningProcess & { url: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [EVERYTHING_SERVER, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const p = track(child);
+  const url = `http://127.0.0.1:${port}/mcp`;
+  for (let i = 0; ; i++) {
+    const up = await fetch(url, { method: 'GET' }).then(
+      () => true,
+      () => false,
+    );
+    if (up) break;
+    if (child.exitCode !== null || i > 300) {
+      await p.stop();
+      throw new Error(`server-everything did not start on ${port}: ${p.stderr()}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { ...p, url };
+}
+
+/** The real SDK client over Streamable HTTP, with a bearer token (or none). */
+export async function connectHttp(url: string, token?: string, name = 'test-agent'): Promise<Client> {
+  const client = new Client({ name, version: '1' });
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+  return client;
+}
+
+/** A child's direct children (pids), from /proc: each MCP session of a stdio upstream is one child process. */
+export async function childrenOf(pid: number): Promise<number[]> {
+  const { readFileSync, readdirSync } = await import('node:fs');
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(Number(entry));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
