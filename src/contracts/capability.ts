@@ -63,6 +63,12 @@ export interface RedeemCapabilityInput {
   /** Who redeems, for the audit trail (`executor`, `cli`, `mcp-proxy`, ...). */
   redeemer: string;
   nonce: string;
+  /**
+   * `forwarding`: for an action its caller performs (the MCP proxy), redeeming also claims the one performance, as
+   * the `callerOutcome` Update's `forwarding` does, in the same step (one round trip instead of two). Refused, with
+   * nothing changed, when the action was already claimed.
+   */
+  claim?: 'forwarding';
 }
 
 /** A redemption the workflow accepted. */

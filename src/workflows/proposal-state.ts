@@ -81,12 +81,14 @@ export function readRedemption(raw: unknown): RedeemCapabilityInput {
     if (typeof v !== 'string' || v.length === 0) throw fail(`${field}: expected a non-empty string`);
     if (v.length > (field === 'token' ? 4096 : 256)) throw fail(`${field}: too long`);
   }
+  if (value.claim !== undefined && value.claim !== 'forwarding') throw fail('claim: expected "forwarding" or nothing');
   return {
     token: value.token as string,
     audience: value.audience as string,
     action_sha256: value.action_sha256 as string,
     redeemer: value.redeemer as string,
     nonce: value.nonce as string,
+    ...(value.claim === 'forwarding' ? { claim: 'forwarding' as const } : {}),
   };
 }
 
@@ -580,6 +582,7 @@ export class ProposalState {
     if (r.audience !== c.audience) return `the token is for ${c.audience}, not ${r.audience}`;
     if (r.action_sha256 !== c.action_sha256)
       return `the action about to be performed is not the approved one (sha256 ${r.action_sha256.slice(0, 16)}…)`;
+    if (r.claim === 'forwarding') return this.refuseCallerOutcome({ outcome: 'forwarding' });
     return null;
   }
 
@@ -594,6 +597,8 @@ export class ProposalState {
       redeemed_at: now,
     };
     c.redemption = redemption;
+    // Redeeming for the caller's one performance claims it too (the validator checked it can be claimed).
+    if (r.claim === 'forwarding') this.recordCallerOutcome({ outcome: 'forwarding' }, now);
     return redemption;
   }
 

@@ -14,8 +14,8 @@ import { proposal } from '../helpers/system';
 const WID = 'proposal-0123456789abcdef0123456789abcdef';
 const T0 = Date.parse('2026-12-01T03:00:00Z');
 
-function approvedState(executedHere = false) {
-  const p = parseProposal(proposal('forgejo_pr_create'));
+function approvedState(executedHere = false, overrides: Record<string, unknown> = {}) {
+  const p = parseProposal(proposal('forgejo_pr_create', overrides));
   const s = new ProposalState(p, defaultPolicyWith(), WID, 'full-judge-review', false, 1);
   const request = s.capabilityRequest(600_000);
   const issued: IssuedCapability = {
@@ -107,5 +107,29 @@ describe('redemption', () => {
     for (const bad of [null, [], { ...ok, nonce: '' }, { ...ok, token: 5 }, { ...ok, redeemer: 'x'.repeat(300) }]) {
       expect(() => readRedemption(bad)).toThrow(ApplicationFailure);
     }
+  });
+
+  it('redeeming with claim: forwarding also claims a caller-performed action, once, in the same step', () => {
+    const performer = { by: 'caller', call: 'e'.repeat(64), sequence: 0 };
+    const { s, ok } = approvedState(false, { performer });
+    s.openCallerWindow(new Date(T0 + 600_000).toISOString());
+    const claiming = { ...ok, claim: 'forwarding' as const };
+    expect(readRedemption(claiming)).toEqual(claiming);
+    expect(() => readRedemption({ ...ok, claim: 'ok' })).toThrow(/claim: expected "forwarding"/);
+    expect(s.refuseRedemption(claiming, T0)).toBeNull();
+    s.redeemCapability(claiming, new Date(T0).toISOString());
+    expect(s.caller).toMatchObject({ forwarded_at: new Date(T0).toISOString(), outcome: null });
+    // Claimed: the separate claim is refused now, as a second performance would be.
+    expect(s.refuseCallerOutcome({ outcome: 'forwarding' })).toMatch(/already forwarded once/);
+
+    // Claimed first (callerOutcome forwarding), a claiming redemption is refused and changes nothing.
+    const other = approvedState(false, { performer });
+    other.s.openCallerWindow(new Date(T0 + 600_000).toISOString());
+    other.s.recordCallerOutcome({ outcome: 'forwarding' }, new Date(T0).toISOString());
+    expect(other.s.refuseRedemption(claiming, T0)).toMatch(/already forwarded once/);
+    expect(other.s.capability?.redemption).toBeNull();
+    // An ordinary redemption of an ordinary proposal ignores claims it was not asked for.
+    const plain = approvedState();
+    expect(plain.s.refuseRedemption(plain.ok, T0)).toBeNull();
   });
 });
