@@ -155,11 +155,15 @@ async function follow(
         return 'finished';
       case 'approved': {
         if (status.caller?.forwarded_at) {
+          // Claimed, no outcome yet: the forwarding proxy is still waiting for the upstream, or it died after the
+          // claim (then nobody knows whether the upstream acted). Never a second forward; say when it settles.
           return {
             kind: 'answer',
             answer: refusedAnswer(
               `the identical call was approved and already forwarded once (at ${status.caller.forwarded_at}); ` +
-                'it is never forwarded twice. Its outcome is on the proposal',
+                'it is never forwarded twice. No outcome was reported yet (the upstream may still be working on it, ' +
+                'or the proxy that forwarded it stopped): if none is reported by ' +
+                `${status.caller.deadline} the proposal ends uncertain; check the target before calling again`,
               status,
             ),
           };
