@@ -13,6 +13,7 @@ import { proposalWorkflowId } from '../contracts/digest';
 import { callerOutcomeUpdate, clarifyUpdate, statusQuery } from '../names';
 import { submitAndWait, waitUntilSettled } from '../client/proposals';
 import { CapabilityRefusedError, redeemCapability } from '../client/capabilities';
+import { grpcCode, GrpcStatus } from '../client/grpc';
 import { capabilityBinding } from '../contracts/capability';
 import type { Proposal } from '../contracts/proposal';
 import type { AgentJudgeArgument } from './tools';
@@ -227,6 +228,21 @@ function sleep(ms: number): Promise<void> {
 function clarificationOf(a: AgentJudgeArgument): Record<string, unknown> | null {
   if (a.justification === undefined && !a.cited_evidence?.length && a.scope_claim === undefined) return null;
   return { ...a };
+}
+
+/**
+ * Why a judged call could not be decided, as the agent reads it. Temporal out of reach (stopped, restarting, the
+ * network) is said as such, so the agent knows to call again later rather than to change the call; the proxy keeps
+ * its client, which reconnects by itself once the service is back.
+ */
+export function judgeFailure(err: unknown, client: Client): string {
+  const detail = err instanceof Error ? err.message : String(err);
+  const code = grpcCode(err);
+  if (code === GrpcStatus.UNAVAILABLE || code === GrpcStatus.DEADLINE_EXCEEDED) {
+    const address = (client.connection as { options?: { address?: string } }).options?.address ?? 'its address';
+    return `agent-judge cannot reach its judge (Temporal at ${address}: ${detail}); call again later`;
+  }
+  return `agent-judge could not judge this call (${detail})`;
 }
 
 /** Records what the upstream did with a forwarded call (or that it was never forwarded) on its proposal. */

@@ -18,7 +18,7 @@ import { holdForMs, type McpSettings } from '../contracts/mcp';
 import { appendChained } from '../audit/chain';
 import { refusedAnswer, type CallAnswer } from './answers';
 import { mapCall, proposalForCall, type ToolCall } from './mapping';
-import { report, resolveJudgedCall } from './judged-call';
+import { judgeFailure, report, resolveJudgedCall } from './judged-call';
 import {
   augmentToolsList,
   callDigest,
@@ -329,7 +329,7 @@ export class McpJudgeProxy {
       await this.forwardApproved(upstreamRequest, resolution.status.workflow_id, control.signal);
     } catch (err) {
       if (control.signal.aborted) return;
-      this.answer(id, refusedAnswer(`agent-judge could not judge this call (${(err as Error).message})`));
+      this.answer(id, refusedAnswer(judgeFailure(err, this.o.temporal.client)));
     } finally {
       this.held.delete(id);
       if (progressToken !== undefined) this.progressOffset.delete(progressToken);

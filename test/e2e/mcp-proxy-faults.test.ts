@@ -6,12 +6,21 @@
  * approved write happens at most once (exactly once when the upstream got it), checked on disk and in the tap's log,
  * and the re-call's answer says what happened.
  */
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redeemCapability } from '../../src/client/capabilities';
 import { decide, getStatus } from '../../src/client/proposals';
 import { capabilityBinding } from '../../src/contracts/capability';
+import { findTemporalCli } from '../../src/devserver/temporal-cli';
+import { freePort, startDevServer, type DevServer } from '../../src/devserver/server';
+import { createJudgeDepsFromEnv } from '../../src/judge';
+import { taskQueuesFor } from '../../src/names';
+import { startWorkersInProcess } from '../../src/worker';
+import { testPolicy, workflowBundle } from '../helpers/system';
 import {
   callTool,
   connectProxy,
@@ -28,6 +37,7 @@ import {
   verdictOf,
   type ConnectedProxy,
   type McpEnv,
+  type ProxyTarget,
 } from '../helpers/mcp';
 
 /** An approved call may be forwarded within 20 s of its approval; then an unreported claim ends `uncertain`. */
@@ -241,4 +251,97 @@ describe('agent-judge mcp killed with SIGKILL mid-call, then the identical call 
     expect(readFileSync(path, 'utf8')).toBe('edited since\n');
     expect(upstreamCalls(log, 'write_file')).toHaveLength(1);
   });
+});
+
+describe('Temporal goes down while the proxy runs (a dev server of this test, not the shared one)', () => {
+  const cliPath = findTemporalCli({ log: () => undefined });
+  let dir: string;
+  let server: DevServer | undefined;
+  let workers: Awaited<ReturnType<typeof startWorkersInProcess>> | undefined;
+  let agentProxy: ConnectedProxy | undefined;
+  afterAll(async () => {
+    await agentProxy?.agent.close().catch(() => undefined);
+    await workers?.stop().catch(() => undefined);
+    await server?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(
+    'a judged call is refused and nothing is forwarded; no-judge calls pass; when it is back, judged calls work',
+    { timeout: 240_000 },
+    async () => {
+      dir = mkdtempSync(join(tmpdir(), 'agent-judge-mcp-temporal-down-'));
+      const port = await freePort();
+      const dbFile = join(dir, 'temporal.db');
+      const serve = () =>
+        startDevServer({
+          cliPath,
+          headless: true,
+          port,
+          dbFile,
+          readyTimeoutMs: 90_000,
+          logFile: join(dir, 'srv.log'),
+        });
+      server = await serve();
+      const spec = mcpSpec({ holdFor: '5s' });
+      const taskQueues = taskQueuesFor(`mcp-down-${randomUUID()}`);
+      workers = await startWorkersInProcess(server.address, {
+        namespace: server.namespace,
+        taskQueues,
+        policy: testPolicy(dir, spec),
+        logger: pino({ level: 'silent' }),
+        judge: createJudgeDepsFromEnv(testPolicy('/tmp', spec), {}),
+        baseDir: dir,
+        workflowBundle: await workflowBundle(),
+      });
+      const workspace = join(dir, '.agent-judge/workspace');
+      mkdirSync(workspace, { recursive: true });
+      writeFileSync(join(workspace, 'hello.txt'), 'hello');
+      const policyFile = join(dir, 'policy.json');
+      writeFileSync(policyFile, JSON.stringify(workers.policy));
+      const target: ProxyTarget = {
+        baseDir: dir,
+        policyFile,
+        taskQueuePrefix: taskQueues.workflow,
+        address: server.address,
+        namespace: server.namespace,
+      };
+      const log = join(dir, 'tap.jsonl');
+      agentProxy = await connectProxy(target, tappedFsUpstream(target, log));
+      const { agent } = agentProxy;
+      const mkdir = (name: string) => callTool(agent, 'create_directory', { path: join(workspace, name) });
+
+      // Up: a judged (lightweight) call is approved and forwarded.
+      expect((await mkdir('before')).isError).toBeFalsy();
+      expect(existsSync(join(workspace, 'before'))).toBe(true);
+
+      await server.stop();
+      const down = await mkdir('while-down');
+      expect(down.isError).toBe(true);
+      expect(verdictOf(down)).toMatchObject({ outcome: 'REFUSED' });
+      expect(textOf(down)).toMatch(/^REJECT: agent-judge cannot reach its judge \(Temporal at /);
+      expect(textOf(down)).toContain('Not performed');
+      expect(existsSync(join(workspace, 'while-down'))).toBe(false);
+      expect(upstreamCalls(log, 'create_directory').map((c) => c.arguments?.path)).toEqual([join(workspace, 'before')]);
+      // No-judge calls need no judge: the policy lets them through with a local audit line, Temporal or not.
+      const read = await callTool(agent, 'read_text_file', { path: join(workspace, 'hello.txt') });
+      expect(read.isError).toBeFalsy();
+      expect(textOf(read)).toContain('hello');
+
+      // Back on the same port and database: the same proxy process judges again, without a restart.
+      server = await serve();
+      const back = await until(
+        'a judged call to work again',
+        async () => {
+          const r = await mkdir('after');
+          return r.isError ? undefined : r;
+        },
+        40,
+      );
+      expect(back.isError).toBeFalsy();
+      expect(existsSync(join(workspace, 'after'))).toBe(true);
+      expect(existsSync(join(workspace, 'while-down'))).toBe(false);
+      expect(upstreamCalls(log, 'create_directory')).toHaveLength(2);
+    },
+  );
 });
