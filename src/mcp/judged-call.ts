@@ -38,6 +38,17 @@ export interface JudgeCallOptions {
   signal: AbortSignal;
   /** How often a held call looks at its proposal again while a person decides. */
   pollMs?: number;
+  /**
+   * Where the walk over identical calls starts: every sequence below it is known to be finished for good (the
+   * caller remembers what `onFinished` told it for this call), so the n-th identical call costs one step, not n.
+   */
+  firstSequence?: number;
+  /**
+   * Told when the walk passes a decided, finished proposal with nothing but such proposals before it: every sequence
+   * below `next` stays finished. Runs that ended without a decision are never passed over this way (each walk counts
+   * them against MAX_BROKEN_RUNS).
+   */
+  onFinished?: (next: number) => void;
 }
 
 class Cancelled extends Error {}
@@ -78,7 +89,9 @@ export async function resolveJudgedCall(
   const ticker = options.onHeld ? setInterval(() => options.onHeld?.('held'), 1000) : undefined;
   let brokenRuns = 0;
   try {
-    for (let sequence = 0; sequence < MAX_CALL_SEQUENCE; sequence++) {
+    // Finished proposals stay finished and a rejected one is never passed, so starting past the known-finished ones
+    // changes no answer: a rejected call stays refused, a finished approved one makes this call a new proposal.
+    for (let sequence = options.firstSequence ?? 0; sequence < MAX_CALL_SEQUENCE; sequence++) {
       const proposal = proposalAt(sequence);
       const workflowId = proposalWorkflowId(proposal);
       const handle = client.workflow.getHandle(workflowId);
@@ -105,17 +118,21 @@ export async function resolveJudgedCall(
               ),
             };
           }
-          continue;
+          continue; // not remembered: every walk counts the broken runs it passes
         }
         if (description.status.name === 'COMPLETED') {
           // Closed runs answer from their result: no worker needed to replay them.
           const final = (await handle.result().catch(() => null)) as ProposalOutcome | null;
           if (final?.status === 'rejected') return { kind: 'answer', answer: rejectAnswer(final, true) };
+          if (brokenRuns === 0) options.onFinished?.(sequence + 1);
           continue; // finished (performed, failed, abandoned): the identical call now is a new proposal
         }
       }
       const step = await follow(options, proposal, agentJudge, deadline, fresh);
-      if (step === 'finished') continue;
+      if (step === 'finished') {
+        if (brokenRuns === 0) options.onFinished?.(sequence + 1);
+        continue;
+      }
       return step;
     }
     return { kind: 'answer', answer: refusedAnswer(`more than ${MAX_CALL_SEQUENCE} identical calls`) };

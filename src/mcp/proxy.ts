@@ -82,6 +82,8 @@ export class McpJudgeProxy {
   /** Progress values already sent for a held call's token: the upstream's own progress is shifted past them. */
   private readonly progressOffset = new Map<string | number, number>();
   private ownSeq = 0;
+  /** Per identical call (its digest): the sequences below this one are finished, so its next walk starts here. */
+  private readonly finishedBelow = new Map<string, number>();
   private closed = false;
   private auditQueue: Promise<void> = Promise.resolve();
 
@@ -308,6 +310,8 @@ export class McpJudgeProxy {
           taskQueue: this.o.temporal.taskQueue,
           holdMs: holdForMs(this.o.settings),
           signal: control.signal,
+          firstSequence: this.finishedBelow.get(digest),
+          onFinished: (next) => this.rememberFinished(digest, next),
           onHeld:
             progressToken === undefined
               ? undefined
@@ -334,6 +338,13 @@ export class McpJudgeProxy {
       this.held.delete(id);
       if (progressToken !== undefined) this.progressOffset.delete(progressToken);
     }
+  }
+
+  private rememberFinished(digest: string, next: number): void {
+    if ((this.finishedBelow.get(digest) ?? 0) >= next) return;
+    this.finishedBelow.delete(digest); // re-inserted last: the oldest entry is the one dropped when full
+    this.finishedBelow.set(digest, next);
+    if (this.finishedBelow.size > 10_000) this.finishedBelow.delete(this.finishedBelow.keys().next().value!);
   }
 
   /** Sends one request upstream and waits for its response. */
