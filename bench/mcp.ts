@@ -8,8 +8,9 @@
  *   (`write_file`, approved by the rules with no model) through the proxy, against the proposal workflow's own latency
  *   for the same proposal (what the proxy builds for that call) submitted directly with `submitAndWait`. Every call
  *   has arguments of its own, so each is one new proposal. Target: the proxy adds at most 20 %.
- * - the n-th identical call: an identical call after n-1 finished ones walks those first (MAX_CALL_SEQUENCE in
- *   src/mcp/judged-call.ts); the cost of call 1, 10 and 50 of a chain.
+ * - the n-th identical call: an identical call after n-1 finished ones is a new proposal, the n-th (MAX_CALL_SEQUENCE
+ *   in src/mcp/judged-call.ts); the running proxy remembers where they end, a just-started one walks them once. The
+ *   cost of call 1, 10 and 50 of a chain, and of call 51 from a new proxy process.
  *
  * Sizes: BENCH_MCP_N judged calls per row (default 100), BENCH_MCP_CHAINS chains of 50 identical calls (default 5).
  */
@@ -74,13 +75,12 @@ const pct = (samples: readonly number[], q: number) =>
   );
 
 /** "+12 % p50 / +15 % p95": what the proxy adds to the direct reference. */
-function added(proxied: readonly number[], direct: readonly number[]): { text: string; p95: number } {
+function added(proxied: readonly number[], direct: readonly number[]): { text: string; worst: number } {
   const a = (q: number) => (pct(proxied, q) / pct(direct, q) - 1) * 100;
-  const p95 = a(95);
   const sign = (v: number) => `${v >= 0 ? '+' : ''}${v.toFixed(0)} %`;
   return {
-    p95,
-    text: `${sign(a(50))} p50 / ${sign(p95)} p95 (+${(pct(proxied, 50) - pct(direct, 50)).toFixed(1)} ms p50)`,
+    worst: Math.max(a(50), a(95)),
+    text: `${sign(a(50))} p50 / ${sign(a(95))} p95 (+${(pct(proxied, 50) - pct(direct, 50)).toFixed(1)} ms p50)`,
   };
 }
 
@@ -137,33 +137,35 @@ export async function benchMcp(server: BenchServer): Promise<Row[]> {
     writeFileSync(policyFile, JSON.stringify(system.policy));
     const upstream = [FS_SERVER, dir];
     const direct = await connect(upstream, dir);
-    const proxied = await connect(
-      [
-        join(ROOT, 'bin/agent-judge.mjs'),
-        'mcp',
-        '--agent',
-        '@bench',
-        '--policy',
-        policyFile,
-        '--address',
-        server.address,
-        '--namespace',
-        server.namespace,
-        '--task-queue-prefix',
-        queues.workflow,
-        '--state-dir',
-        join(dir, 'state'),
-        '--',
-        process.execPath,
-        ...upstream,
-      ],
-      dir,
-    );
+    const startProxy = () =>
+      connect(
+        [
+          join(ROOT, 'bin/agent-judge.mjs'),
+          'mcp',
+          '--agent',
+          '@bench',
+          '--policy',
+          policyFile,
+          '--address',
+          server.address,
+          '--namespace',
+          server.namespace,
+          '--task-queue-prefix',
+          queues.workflow,
+          '--state-dir',
+          join(dir, 'state'),
+          '--',
+          process.execPath,
+          ...upstream,
+        ],
+        dir,
+      );
+    const proxied = await startProxy();
     try {
       const rows = await passThrough(direct, proxied, dir);
       const tools = (await direct.listTools()).tools as ToolDefinition[];
       rows.push(...(await judged(proxied, temporal, system.policy.spec.mcp, tools, queues.workflow, workspace)));
-      rows.push(...(await identical(proxied, workspace)));
+      rows.push(...(await identical(proxied, startProxy, workspace)));
       return rows;
     } finally {
       await proxied.close();
@@ -268,37 +270,61 @@ async function judged(
   const s = (k: string) => samples.get(k)!;
   const lw = added(s('lw-proxy'), s('lw-direct'));
   const full = added(s('full-proxy'), s('full-direct'));
-  const verdict = (p95: number) => `target <= 20 %: ${p95 <= 20 ? 'met' : 'NOT met'}`;
+  // The target holds only if it holds at p50 and at p95.
+  const verdict = (worst: number) => `target <= 20 %: ${worst <= 20 ? 'met' : 'NOT met'}`;
   return [
     summarize('lightweight (create_directory): proposal submitted directly (submitAndWait)', s('lw-direct')),
-    summarize('the same call through agent-judge mcp, forwarded', s('lw-proxy'), `${lw.text}; ${verdict(lw.p95)}`),
+    summarize('the same call through agent-judge mcp, forwarded', s('lw-proxy'), `${lw.text}; ${verdict(lw.worst)}`),
     summarize('full-judge rules (write_file): proposal submitted directly', s('full-direct')),
     summarize(
       'the same call through agent-judge mcp, forwarded',
       s('full-proxy'),
-      `${full.text}; ${verdict(full.p95)}`,
+      `${full.text}; ${verdict(full.worst)}`,
     ),
   ];
 }
 
-/** The n-th identical call walks the n-1 finished proposals before it: what call 1, 10 and 50 of a chain cost. */
-async function identical(proxied: Client, workspace: string): Promise<Row[]> {
+/**
+ * The n-th identical call: the running proxy remembers where the call's finished proposals end, so call 1, 10 and 50
+ * of a chain each look at one or two proposals; a proxy that has just started walks all the earlier ones once.
+ */
+async function identical(proxied: Client, fresh: () => Promise<Client>, workspace: string): Promise<Row[]> {
   const at = new Map<number, number[]>(NTH.map((n) => [n, []]));
+  const chains: Array<Record<string, unknown>> = [];
   for (let c = 0; c < CHAINS; c++) {
     const args = { path: join(workspace, `same-${c}-${randomUUID()}`) };
+    chains.push(args);
     for (let n = 1; n <= CHAIN_LENGTH; n++) {
       const t0 = performance.now();
       await callOk(proxied, 'create_directory', args);
       at.get(n)?.push(performance.now() - t0);
     }
   }
-  return NTH.map((n) =>
-    summarize(
-      `identical lightweight call #${n} (walks ${n - 1} finished proposal${n === 2 ? '' : 's'})`,
-      at.get(n)!,
-      `${CHAINS} chains`,
+  const restarted: number[] = [];
+  const newcomer = await fresh();
+  try {
+    for (const args of chains) {
+      const t0 = performance.now();
+      await callOk(newcomer, 'create_directory', args);
+      restarted.push(performance.now() - t0);
+    }
+  } finally {
+    await newcomer.close();
+  }
+  return [
+    ...NTH.map((n) =>
+      summarize(
+        `identical lightweight call #${n}, same proxy (${n - 1} finished before it)`,
+        at.get(n)!,
+        `${CHAINS} chains`,
+      ),
     ),
-  );
+    summarize(
+      `identical call #${CHAIN_LENGTH + 1} from a just-started proxy (walks ${CHAIN_LENGTH} finished proposals)`,
+      restarted,
+      `${CHAINS} chains; once per call and proxy process`,
+    ),
+  ];
 }
 
 const silentBundler = {
