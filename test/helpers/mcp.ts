@@ -43,8 +43,9 @@ export function mcpSpec(o: McpSpecOptions = {}): Record<string, unknown> {
   return {
     riskMatrix: [
       ...testPolicy('/tmp').spec.riskMatrix,
+      // An action type of these files only: mcp-proxy.test.ts counts workspace_mkdir proposals across the server.
       {
-        actionType: 'workspace_mkdir',
+        actionType: 'workspace_dir_create',
         surface: 'directories',
         surfaceArea: 1,
         actionRisk: 1,
@@ -72,7 +73,7 @@ export function mcpSpec(o: McpSpecOptions = {}): Record<string, unknown> {
         {
           name: 'fs.mkdir',
           tool: 'create_directory',
-          actionType: 'workspace_mkdir',
+          actionType: 'workspace_dir_create',
           target: { path: '$.path' },
           parameters: {},
         },
