@@ -13,6 +13,7 @@ import { proposalWorkflowId } from '../contracts/digest';
 import { callerOutcomeUpdate, clarifyUpdate, statusQuery } from '../names';
 import { submitAndWait, waitUntilSettled } from '../client/proposals';
 import { CapabilityRefusedError, redeemCapability } from '../client/capabilities';
+import { grpcCode, GrpcStatus } from '../client/grpc';
 import { capabilityBinding } from '../contracts/capability';
 import type { Proposal } from '../contracts/proposal';
 import type { AgentJudgeArgument } from './tools';
@@ -37,6 +38,17 @@ export interface JudgeCallOptions {
   signal: AbortSignal;
   /** How often a held call looks at its proposal again while a person decides. */
   pollMs?: number;
+  /**
+   * Where the walk over identical calls starts: every sequence below it is known to be finished for good (the
+   * caller remembers what `onFinished` told it for this call), so the n-th identical call costs one step, not n.
+   */
+  firstSequence?: number;
+  /**
+   * Told when the walk passes a decided, finished proposal with nothing but such proposals before it: every sequence
+   * below `next` stays finished. Runs that ended without a decision are never passed over this way (each walk counts
+   * them against MAX_BROKEN_RUNS).
+   */
+  onFinished?: (next: number) => void;
 }
 
 class Cancelled extends Error {}
@@ -77,7 +89,9 @@ export async function resolveJudgedCall(
   const ticker = options.onHeld ? setInterval(() => options.onHeld?.('held'), 1000) : undefined;
   let brokenRuns = 0;
   try {
-    for (let sequence = 0; sequence < MAX_CALL_SEQUENCE; sequence++) {
+    // Finished proposals stay finished and a rejected one is never passed, so starting past the known-finished ones
+    // changes no answer: a rejected call stays refused, a finished approved one makes this call a new proposal.
+    for (let sequence = options.firstSequence ?? 0; sequence < MAX_CALL_SEQUENCE; sequence++) {
       const proposal = proposalAt(sequence);
       const workflowId = proposalWorkflowId(proposal);
       const handle = client.workflow.getHandle(workflowId);
@@ -104,17 +118,21 @@ export async function resolveJudgedCall(
               ),
             };
           }
-          continue;
+          continue; // not remembered: every walk counts the broken runs it passes
         }
         if (description.status.name === 'COMPLETED') {
           // Closed runs answer from their result: no worker needed to replay them.
           const final = (await handle.result().catch(() => null)) as ProposalOutcome | null;
           if (final?.status === 'rejected') return { kind: 'answer', answer: rejectAnswer(final, true) };
+          if (brokenRuns === 0) options.onFinished?.(sequence + 1);
           continue; // finished (performed, failed, abandoned): the identical call now is a new proposal
         }
       }
       const step = await follow(options, proposal, agentJudge, deadline, fresh);
-      if (step === 'finished') continue;
+      if (step === 'finished') {
+        if (brokenRuns === 0) options.onFinished?.(sequence + 1);
+        continue;
+      }
       return step;
     }
     return { kind: 'answer', answer: refusedAnswer(`more than ${MAX_CALL_SEQUENCE} identical calls`) };
@@ -155,11 +173,15 @@ async function follow(
         return 'finished';
       case 'approved': {
         if (status.caller?.forwarded_at) {
+          // Claimed, no outcome yet: the forwarding proxy is still waiting for the upstream, or it died after the
+          // claim (then nobody knows whether the upstream acted). Never a second forward; say when it settles.
           return {
             kind: 'answer',
             answer: refusedAnswer(
               `the identical call was approved and already forwarded once (at ${status.caller.forwarded_at}); ` +
-                'it is never forwarded twice. Its outcome is on the proposal',
+                'it is never forwarded twice. No outcome was reported yet (the upstream may still be working on it, ' +
+                'or the proxy that forwarded it stopped): if none is reported by ' +
+                `${status.caller.deadline} the proposal ends uncertain; check the target before calling again`,
               status,
             ),
           };
@@ -223,6 +245,21 @@ function sleep(ms: number): Promise<void> {
 function clarificationOf(a: AgentJudgeArgument): Record<string, unknown> | null {
   if (a.justification === undefined && !a.cited_evidence?.length && a.scope_claim === undefined) return null;
   return { ...a };
+}
+
+/**
+ * Why a judged call could not be decided, as the agent reads it. Temporal out of reach (stopped, restarting, the
+ * network) is said as such, so the agent knows to call again later rather than to change the call; the proxy keeps
+ * its client, which reconnects by itself once the service is back.
+ */
+export function judgeFailure(err: unknown, client: Client): string {
+  const detail = err instanceof Error ? err.message : String(err);
+  const code = grpcCode(err);
+  if (code === GrpcStatus.UNAVAILABLE || code === GrpcStatus.DEADLINE_EXCEEDED) {
+    const address = (client.connection as { options?: { address?: string } }).options?.address ?? 'its address';
+    return `agent-judge cannot reach its judge (Temporal at ${address}: ${detail}); call again later`;
+  }
+  return `agent-judge could not judge this call (${detail})`;
 }
 
 /** Records what the upstream did with a forwarded call (or that it was never forwarded) on its proposal. */

