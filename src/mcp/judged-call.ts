@@ -4,6 +4,7 @@
  * for forwarding. The answer is either "forward now" (the claim is taken: forward exactly once, then report) or a
  * tool result to give the agent. Nothing here ever forwards: the proxy does, and only on `forward`.
  */
+import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { DuplicateProposalError } from '../contracts/errors';
@@ -187,27 +188,27 @@ async function follow(
           };
         }
         // Seed 000 §8: the approval travels as a single-use token for this call alone. It is redeemed for exactly the
-        // call about to be forwarded (the proposal was built from it) before the call is claimed and forwarded; a
-        // refused token (expired, already redeemed by an identical call) forwards nothing.
+        // call about to be forwarded (the proposal was built from it), and the same Update claims the one forwarding
+        // (one round trip); a refused token (expired, redeemed, the call already claimed) forwards nothing.
         const refusal = await redeemForForwarding(client, proposal, status);
         if (refusal) {
+          const now = await handle.query(statusQuery);
+          // Another proxy (or this one, before a crash) claimed it: the record answers, never a second forward.
+          if (now.caller?.forwarded_at) continue;
           return {
             kind: 'answer',
             answer: refusedAnswer(`the approval's capability token was refused: ${refusal}`, status),
           };
         }
-        const claim: CallerOutcome = { outcome: 'forwarding' };
-        try {
-          const claimed = await handle.executeUpdate(callerOutcomeUpdate, { args: [claim] });
-          if (signal.aborted) {
-            await report(client, workflowId, { outcome: 'abandoned', detail: 'the client cancelled the call' });
-            return { kind: 'cancelled' };
-          }
-          return { kind: 'forward', status: claimed };
-        } catch (err) {
-          if (err instanceof WorkflowUpdateFailedError) continue; // someone else claimed it: look again
-          throw err;
+        if (signal.aborted) {
+          // Claimed but never sent: the claim stands (nobody forwards it later), the record says what happened.
+          await report(client, workflowId, {
+            outcome: 'upstream_failure',
+            detail: 'the client cancelled the call after it was claimed; it was not forwarded',
+          });
+          return { kind: 'cancelled' };
         }
+        return { kind: 'forward', status };
       }
       case 'awaiting_clarification': {
         const c = clarificationOf(agentJudge);
@@ -281,8 +282,9 @@ async function redeemForForwarding(client: Client, proposal: Proposal, status: P
       action: { action_sha256 },
       audience: aud,
       redeemer: 'mcp-proxy',
-      // A retry of this redemption (same proposal run) gets the same answer.
-      nonce: `forward:${status.workflow_id}`,
+      nonce: `forward:${status.workflow_id}:${randomUUID()}`,
+      // Redeeming claims the one forwarding: only the proxy whose Update is accepted forwards the call.
+      claim: 'forwarding',
     });
     return null;
   } catch (err) {

@@ -154,31 +154,32 @@ describe('agent-judge mcp killed with SIGKILL mid-call, then the identical call 
     expect(await settled(workflowId)).toMatchObject({ status: 'executed', caller: { outcome: 'ok' } });
   });
 
-  it('killed after redeeming the approval’s token, before claiming: the re-call still writes once', async () => {
+  it('its token redeemed by someone else (a redemption claiming nothing): the re-call forwards nothing', async () => {
+    // A proxy redeems and claims in one Update, so it never leaves a token redeemed and the call unclaimed; a token
+    // someone else redeemed (`capability verify --redeem`, say) is spent, and the call is never forwarded.
     const path = join(env.workspace, 'redeemed.txt');
     const log = join(env.baseDir, 'tap-redeemed.jsonl');
     const first = await proxy(log);
     const { open, workflowId } = await heldWrite(first, path, 'redeemed\n');
     await killHard(first, open);
     await approve(workflowId);
-    // What a proxy killed between its two steps leaves behind: the token redeemed (by the proxy, for this run),
-    // the call not claimed. The redemption is the proxy's own (same redeemer and nonce), so its retry is accepted.
     const st = await getStatus(env.sys.client, workflowId);
     const { aud, action_sha256 } = capabilityBinding(st.proposal);
     await redeemCapability(env.sys.client, {
       token: st.capability!.token,
       action: { action_sha256 },
       audience: aud,
-      redeemer: 'mcp-proxy',
-      nonce: `forward:${st.workflow_id}`,
+      redeemer: 'cli',
+      nonce: 'someone-else',
     });
 
     const second = await proxy(log);
     const done = await callTool(second.agent, 'write_file', writeArgs(path, 'redeemed\n'));
-    expect(done.isError).toBeFalsy();
-    expect(readFileSync(path, 'utf8')).toBe('redeemed\n');
-    expect(upstreamCalls(log, 'write_file')).toHaveLength(1);
-    expect(await settled(workflowId)).toMatchObject({ status: 'executed', caller: { outcome: 'ok' } });
+    expect(done.isError).toBe(true);
+    expect(JSON.stringify(done.content)).toContain("the approval's capability token was refused");
+    expect(JSON.stringify(done.content)).toContain('already redeemed');
+    expect(existsSync(path)).toBe(false);
+    expect(upstreamCalls(log, 'write_file')).toHaveLength(0);
   });
 
   it(

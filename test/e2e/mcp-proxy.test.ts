@@ -301,6 +301,9 @@ describe('agent-judge mcp in front of server-filesystem (a person decides full-j
     const st = await statusOfOnly(env, 'workspace_mkdir');
     expect(st).toMatchObject({ status: 'executed', execution: null, caller: { outcome: 'ok' } });
     expect(st.verdict).toMatchObject({ verdict: 'APPROVE', rule: 'patterns.clean' });
+    // The token was redeemed and the call claimed in one Update: the same instant, by the proxy.
+    expect(st.capability?.redemption).toMatchObject({ redeemer: 'mcp-proxy' });
+    expect(st.caller?.forwarded_at).toBe(st.capability?.redemption?.redeemed_at);
     // The audit record says which call it was, which rule mapped it, the token redeemed for it, and the times.
     await env.sys.client.workflow.getHandle(st.workflow_id).result();
     let record: AuditRecord | undefined;
