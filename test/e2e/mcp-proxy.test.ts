@@ -153,7 +153,8 @@ async function statusOfOnly(env: Env, actionType: string): Promise<ProposalStatu
   for (let i = 0; i < 40; i++) {
     const ids: string[] = [];
     const list = env.sys.client.workflow.list({
-      query: `WorkflowType = 'proposalWorkflow' AND ActionType = '${actionType}'`,
+      // This file's own task queue: other files on the shared server make proposals of the same types.
+      query: `WorkflowType = 'proposalWorkflow' AND ActionType = '${actionType}' AND TaskQueue = '${env.sys.taskQueues.workflow}'`,
     });
     for await (const wf of list) ids.push(wf.workflowId);
     if (ids.length === 1) return getStatus(env.sys.client, ids[0]!);
