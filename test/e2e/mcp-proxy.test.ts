@@ -154,7 +154,9 @@ async function statusOfOnly(env: Env, actionType: string): Promise<ProposalStatu
     const ids: string[] = [];
     const list = env.sys.client.workflow.list({
       // This file's own task queue: other files on the shared server make proposals of the same types.
-      query: `WorkflowType = 'proposalWorkflow' AND ActionType = '${actionType}' AND TaskQueue = '${env.sys.taskQueues.workflow}'`,
+      query:
+        `WorkflowType = 'proposalWorkflow' AND ActionType = '${actionType}' ` +
+        `AND TaskQueue = '${env.sys.taskQueues.workflow}'`,
     });
     for await (const wf of list) ids.push(wf.workflowId);
     if (ids.length === 1) return getStatus(env.sys.client, ids[0]!);
