@@ -168,18 +168,32 @@ export async function submitAndWait(
   input: unknown,
   options: SubmitOptions = {},
 ): Promise<ProposalOutcome> {
+  return (await submitAndSettle(client, input, options)).outcome;
+}
+
+/**
+ * {@link submitAndWait}, also giving the full status the settling Update returned (null when the run closed first
+ * and its result answered instead): a caller that needs more than the outcome (the MCP proxy) saves a Query.
+ */
+export async function submitAndSettle(
+  client: Client,
+  input: unknown,
+  options: SubmitOptions = {},
+): Promise<{ outcome: ProposalOutcome; status: ProposalStatus | null }> {
   const { workflowId, start } = await prepareStart(client, input, options);
   const startWorkflowOperation = new WithStartWorkflowOperation<typeof proposalWorkflow>(PROPOSAL_WORKFLOW_TYPE, {
     ...start,
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
   });
   try {
-    return outcomeOf(await client.workflow.executeUpdateWithStart(awaitSettledUpdate, { startWorkflowOperation }));
+    const status = await client.workflow.executeUpdateWithStart(awaitSettledUpdate, { startWorkflowOperation });
+    return { outcome: outcomeOf(status), status };
   } catch (err) {
     if (isDuplicateStart(err)) throw duplicateError(workflowId);
     // The run closed before the Update completed (it failed its own validation, was terminated...):
     // its result is the outcome.
-    if (err instanceof WorkflowUpdateFailedError || isClosedRunError(err)) return resultOf(client, workflowId);
+    if (err instanceof WorkflowUpdateFailedError || isClosedRunError(err))
+      return { outcome: await resultOf(client, workflowId), status: null };
     throw err;
   }
 }

@@ -12,7 +12,7 @@ import type { ProposalOutcome, ProposalStatus } from '../contracts/status';
 import type { CallerOutcome } from '../contracts/caller-outcome';
 import { proposalWorkflowId } from '../contracts/digest';
 import { callerOutcomeUpdate, clarifyUpdate, statusQuery } from '../names';
-import { submitAndWait, waitUntilSettled } from '../client/proposals';
+import { submitAndSettle, waitUntilSettled } from '../client/proposals';
 import { CapabilityRefusedError, redeemCapability } from '../client/capabilities';
 import { grpcCode, GrpcStatus } from '../client/grpc';
 import { capabilityBinding } from '../contracts/capability';
@@ -97,13 +97,15 @@ export async function resolveJudgedCall(
       const workflowId = proposalWorkflowId(proposal);
       const handle = client.workflow.getHandle(workflowId);
       let fresh = true;
+      let settled: ProposalStatus | null = null;
       try {
         const started = await abortable(
-          submitAndWait(client, proposal, { taskQueue: options.taskQueue }),
+          submitAndSettle(client, proposal, { taskQueue: options.taskQueue }),
           signal,
           deadline,
         );
         if (started === 'held-too-long') return held(await handle.query(statusQuery));
+        settled = started.status;
       } catch (err) {
         if (!(err instanceof DuplicateProposalError)) throw err;
         fresh = false;
@@ -129,7 +131,7 @@ export async function resolveJudgedCall(
           continue; // finished (performed, failed, abandoned): the identical call now is a new proposal
         }
       }
-      const step = await follow(options, proposal, agentJudge, deadline, fresh);
+      const step = await follow(options, proposal, agentJudge, deadline, fresh, settled);
       if (step === 'finished') {
         if (brokenRuns === 0) options.onFinished?.(sequence + 1);
         continue;
@@ -156,14 +158,18 @@ async function follow(
   agentJudge: AgentJudgeArgument,
   deadline: number,
   fresh: boolean,
+  /** The status the start's settling Update already returned: the first look needs no Query. */
+  settled: ProposalStatus | null = null,
 ): Promise<Resolution | 'finished'> {
   const { client, signal } = options;
   const workflowId = proposalWorkflowId(proposal);
   const handle = client.workflow.getHandle(workflowId);
   let clarified = fresh; // a fresh proposal already carries this call's _agent_judge
   let judgedHere = fresh; // this call started or clarified the proposal: its REJECT is news, not a record
+  let known = settled;
   for (;;) {
-    const status = await handle.query(statusQuery);
+    const status = known ?? (await handle.query(statusQuery));
+    known = null;
     if (status.caller?.outcome) return 'finished';
     switch (status.status) {
       case 'rejected':
