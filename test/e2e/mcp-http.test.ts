@@ -15,10 +15,9 @@ import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { decide, getStatus } from '../../src/client/proposals';
 import { VERDICT_META_KEY } from '../../src/contracts/mcp';
-import { generateIdentity } from '../../src/identity/keys';
-import { createJudgeDepsFromEnv } from '../../src/judge';
 import { newAgentToken, tokenSha256 } from '../../src/mcp/http-auth';
-import { startSystem, testPolicy, type TestSystem } from '../helpers/system';
+import { testPolicy, type TestSystem } from '../helpers/system';
+import { EVIDENCE, mcpSpec, scott, startMcpEnv } from '../helpers/mcp';
 import {
   BIN,
   EVERYTHING_SERVER,
@@ -32,57 +31,25 @@ import {
   type RunningProcess,
 } from '../helpers/mcp-http';
 
-const scott = generateIdentity();
-const EVIDENCE = [{ type: 'task', source: 'ops ticket 12: write the weekly report' }];
 const ENGINEERING = newAgentToken();
 const RESEARCH = newAgentToken();
 
+/** The stdio tests' policy, with a shorter hold, two no-judge tools of server-everything and the agents' tokens. */
 function spec(): Record<string, unknown> {
-  return {
-    riskMatrix: [
-      ...testPolicy('/tmp').spec.riskMatrix,
-      {
-        actionType: 'workspace_mkdir',
-        surface: 'directories',
-        surfaceArea: 1,
-        actionRisk: 1,
-        tier: 'lightweight-approval',
-      },
+  return mcpSpec({
+    holdFor: '3s',
+    mkdirActionType: 'workspace_mkdir',
+    rules: [
+      { name: 'everything.echo', tool: 'echo', tier: 'no-judge' },
+      { name: 'everything.trigger', tool: 'trigger-*', tier: 'no-judge' },
     ],
-    judge: { withoutModel: 'escalate' },
-    escalation: { timeout: '5m', approvers: ['scott'], approverKeys: { scott: scott.public_key }, reminderAt: 0 },
-    mcp: {
-      server: 'fs',
-      holdFor: '3s',
-      performWithin: '2m',
-      rules: [
-        { name: 'fs.read', tool: 'read_*', tier: 'no-judge' },
-        { name: 'fs.list', tool: 'list_*', tier: 'no-judge' },
-        { name: 'everything.echo', tool: 'echo', tier: 'no-judge' },
-        { name: 'everything.trigger', tool: 'trigger-*', tier: 'no-judge' },
-        {
-          name: 'fs.write',
-          tool: 'write_file',
-          actionType: 'file_write',
-          target: { path: '$.path' },
-          parameters: { content: '$.content', mode: 'overwrite' },
-        },
-        {
-          name: 'fs.mkdir',
-          tool: 'create_directory',
-          actionType: 'workspace_mkdir',
-          target: { path: '$.path' },
-          parameters: {},
-        },
+    http: {
+      agents: [
+        { agent: '@engineering', tokenSha256: tokenSha256(ENGINEERING) },
+        { agent: '@research', tokenSha256: tokenSha256(RESEARCH) },
       ],
-      http: {
-        agents: [
-          { agent: '@engineering', tokenSha256: tokenSha256(ENGINEERING) },
-          { agent: '@research', tokenSha256: tokenSha256(RESEARCH) },
-        ],
-      },
     },
-  };
+  });
 }
 
 interface Env {
@@ -92,13 +59,7 @@ interface Env {
 }
 
 async function startEnv(): Promise<Env> {
-  const s = spec();
-  const sys = await startSystem({ spec: s, judge: createJudgeDepsFromEnv(testPolicy('/tmp', s), {}) });
-  const workspace = join(sys.baseDir, '.agent-judge/workspace');
-  mkdirSync(workspace, { recursive: true });
-  const policyFile = join(sys.baseDir, 'policy.json');
-  writeFileSync(policyFile, JSON.stringify(sys.policy));
-  return { sys, policyFile, workspace };
+  return startMcpEnv(spec());
 }
 
 function commonArgs(env: Env): string[] {

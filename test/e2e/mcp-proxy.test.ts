@@ -6,77 +6,37 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { decide, getStatus } from '../../src/client/proposals';
 import { VERDICT_META_KEY } from '../../src/contracts/mcp';
 import type { ProposalStatus } from '../../src/contracts/status';
-import { generateIdentity } from '../../src/identity/keys';
 import { readChain, verifyChain } from '../../src/audit/chain';
 import { exportAudit, type AuditRecord } from '../../src/audit';
-import { createJudgeDepsFromEnv } from '../../src/judge';
-import { startSystem, testPolicy, type TestSystem } from '../helpers/system';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = join(ROOT, 'bin/agent-judge.mjs');
-const FS_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
-const EVERYTHING_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
-const scott = generateIdentity();
-/** The rules ask every file write for evidence (evidence.missing): the agent cites the task it works on. */
-const EVIDENCE = [{ type: 'task', source: 'ops ticket 12: write the weekly report' }];
+import type { TestSystem } from '../helpers/system';
+import { BIN, EVERYTHING_SERVER, EVIDENCE, FS_SERVER, mcpSpec, ROOT, scott, startMcpEnv } from '../helpers/mcp';
+import { testPolicy } from '../helpers/system';
 
 /** The policy the workers and the proxy share; `judge.withoutModel` decides full-judge-review calls. */
 function specWith(withoutModel: 'escalate' | 'clarify'): Record<string, unknown> {
-  return {
+  return mcpSpec({
+    withoutModel,
+    mkdirActionType: 'workspace_mkdir',
     riskMatrix: [
-      ...testPolicy('/tmp').spec.riskMatrix,
-      {
-        actionType: 'workspace_mkdir',
-        surface: 'directories',
-        surfaceArea: 1,
-        actionRisk: 1,
-        tier: 'lightweight-approval',
-      },
       { actionType: 'workspace_move', surface: 'moves', surfaceArea: 1, actionRisk: 1, tier: 'lightweight-approval' },
     ],
-    judge: { withoutModel },
-    escalation: { timeout: '5m', approvers: ['scott'], approverKeys: { scott: scott.public_key }, reminderAt: 0 },
-    clarify: { maxRounds: 2, timeout: '5m' },
-    lightweight: { deny: [{ name: 'paths.forbidden', pattern: 'FORBIDDEN' }], topics: {} },
+    rules: [
+      {
+        name: 'fs.move',
+        tool: 'move_file',
+        actionType: 'workspace_move',
+        target: { path: '$.destination' },
+        parameters: { from: '$.source' },
+      },
+    ],
     shadow: ['workspace_move'],
-    mcp: {
-      server: 'fs',
-      holdFor: '10s',
-      performWithin: '2m',
-      rules: [
-        { name: 'fs.read', tool: 'read_*', tier: 'no-judge' },
-        { name: 'fs.list', tool: 'list_*', tier: 'no-judge' },
-        {
-          name: 'fs.write',
-          tool: 'write_file',
-          actionType: 'file_write',
-          target: { path: '$.path' },
-          parameters: { content: '$.content', mode: 'overwrite' },
-        },
-        {
-          name: 'fs.mkdir',
-          tool: 'create_directory',
-          actionType: 'workspace_mkdir',
-          target: { path: '$.path' },
-          parameters: {},
-        },
-        {
-          name: 'fs.move',
-          tool: 'move_file',
-          actionType: 'workspace_move',
-          target: { path: '$.destination' },
-          parameters: { from: '$.source' },
-        },
-      ],
-    },
-  };
+  });
 }
 
 interface Env {
@@ -86,13 +46,7 @@ interface Env {
 }
 
 async function startEnv(withoutModel: 'escalate' | 'clarify'): Promise<Env> {
-  const spec = specWith(withoutModel);
-  const sys = await startSystem({ spec, judge: createJudgeDepsFromEnv(testPolicy('/tmp', spec), {}) });
-  const workspace = join(sys.baseDir, '.agent-judge/workspace');
-  mkdirSync(workspace, { recursive: true });
-  const policyFile = join(sys.baseDir, 'policy.json');
-  writeFileSync(policyFile, JSON.stringify(sys.policy));
-  return { sys, policyFile, workspace };
+  return startMcpEnv(specWith(withoutModel));
 }
 
 const FS_UPSTREAM = (env: Env) => [process.execPath, FS_SERVER, env.sys.baseDir];

@@ -3,28 +3,15 @@
  * server-everything in its Streamable HTTP mode, for the MCP HTTP and conformance tests.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const BIN = join(ROOT, 'bin/agent-judge.mjs');
-export const FS_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
-export const EVERYTHING_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+// The same paths as the stdio tests, and the project's own free-port finder (the server-everything CLI takes its port
+// from $PORT and cannot pick one itself).
+import { BIN, EVERYTHING_SERVER, FS_SERVER, ROOT } from './mcp';
+import { freePort } from '../../src/devserver/server';
 
-/** A port free right now (the server-everything CLI takes its port from $PORT and cannot pick one itself). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { BIN, EVERYTHING_SERVER, FS_SERVER, ROOT, freePort };
 
 export interface RunningProcess {
   child: ChildProcess;

@@ -23,7 +23,6 @@ export const FS_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-f
 export const EVERYTHING_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 /** Logs (and can hold) every tools/call on its way to a real upstream: see the script's header. */
 export const TAP = join(ROOT, 'test/helpers/mcp-tap-upstream.mjs');
-/** The Node 22 binary the MCP Inspector needs (the project itself runs on Node 20). */
 /** Node 22 for the Inspector: installed by the test setup outside node_modules (scripts/node22.mjs). */
 export const NODE22 = NODE22_PATH;
 export const INSPECTOR = join(ROOT, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
@@ -38,30 +37,34 @@ export interface McpSpecOptions {
   withoutModel?: 'escalate' | 'clarify' | 'approve';
   holdFor?: string;
   performWithin?: string;
+  /** The action type `create_directory` maps to (lightweight); a file of its own keeps its proposals apart. */
+  mkdirActionType?: string;
+  /** More risk-matrix rows and `spec.mcp` rules (after the filesystem ones), a shadow list, the HTTP front. */
+  riskMatrix?: Record<string, unknown>[];
+  rules?: Record<string, unknown>[];
+  shadow?: string[];
+  http?: Record<string, unknown>;
 }
 
 /** The policy the workers and the proxy share: reads pass through, writes are judged (a person decides them). */
 export function mcpSpec(o: McpSpecOptions = {}): Record<string, unknown> {
+  const mkdir = o.mkdirActionType ?? 'workspace_dir_create';
   return {
     riskMatrix: [
       ...testPolicy('/tmp').spec.riskMatrix,
-      // An action type of these files only: mcp-proxy.test.ts counts workspace_mkdir proposals across the server.
-      {
-        actionType: 'workspace_dir_create',
-        surface: 'directories',
-        surfaceArea: 1,
-        actionRisk: 1,
-        tier: 'lightweight-approval',
-      },
+      { actionType: mkdir, surface: 'directories', surfaceArea: 1, actionRisk: 1, tier: 'lightweight-approval' },
+      ...(o.riskMatrix ?? []),
     ],
     judge: { withoutModel: o.withoutModel ?? 'escalate' },
     escalation: { timeout: '5m', approvers: ['scott'], approverKeys: { scott: scott.public_key }, reminderAt: 0 },
     clarify: { maxRounds: 2, timeout: '5m' },
     lightweight: { deny: [{ name: 'paths.forbidden', pattern: 'FORBIDDEN' }], topics: {} },
+    ...(o.shadow ? { shadow: o.shadow } : {}),
     mcp: {
       server: 'fs',
       holdFor: o.holdFor ?? '10s',
       performWithin: o.performWithin ?? '2m',
+      ...(o.http ? { http: o.http } : {}),
       rules: [
         { name: 'fs.read', tool: 'read_*', tier: 'no-judge' },
         { name: 'fs.list', tool: 'list_*', tier: 'no-judge' },
@@ -75,10 +78,11 @@ export function mcpSpec(o: McpSpecOptions = {}): Record<string, unknown> {
         {
           name: 'fs.mkdir',
           tool: 'create_directory',
-          actionType: 'workspace_dir_create',
+          actionType: mkdir,
           target: { path: '$.path' },
           parameters: {},
         },
+        ...(o.rules ?? []),
       ],
     },
   };
