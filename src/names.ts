@@ -7,7 +7,7 @@ import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { Clarification, HumanDecision } from './contracts/messages';
 import type { ProposalStatus } from './contracts/status';
 import type { ReviewCandidate, ReviewMark, ReviewSnapshot } from './contracts/review';
-import type { CapabilityRedemption, RedeemCapabilityInput } from './contracts/capability';
+import type { CapabilityRedemption, RedeemCapabilityInput, SettleClaim } from './contracts/capability';
 import type { CallerOutcome } from './contracts/caller-outcome';
 import { PROPOSAL_ID_SEARCH_ATTRIBUTE, PROPOSAL_MESSAGE_NAMES as M } from './wire-names';
 
@@ -35,8 +35,11 @@ export {
 export const clarifyUpdate = defineUpdate<ProposalStatus, [Clarification]>(M.clarify);
 /** An approver decides an escalated proposal; returns the status after the decision took effect. */
 export const humanDecisionUpdate = defineUpdate<ProposalStatus, [HumanDecision]>(M.humanDecision);
-/** Returns once the proposal is finished or waiting on someone (what `propose --wait` waits for). */
-export const awaitSettledUpdate = defineUpdate<ProposalStatus, []>(M.awaitSettled);
+/**
+ * Returns once the proposal is finished or waiting on someone (what `propose --wait` waits for). The MCP proxy passes
+ * a {@link SettleClaim}: an approval then comes back already redeemed and claimed for its one forwarding.
+ */
+export const awaitSettledUpdate = defineUpdate<ProposalStatus, [settleClaim?: SettleClaim]>(M.awaitSettled);
 /**
  * A performer redeems an approved action's capability token, once (seed 000 §8). The Update id is the
  * token id, so a retried redemption gets the same answer; the validator refuses a second, an expired

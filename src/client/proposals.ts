@@ -37,6 +37,7 @@ import {
   statusQuery,
 } from '../names';
 import type { proposalWorkflow } from '../workflows/proposal';
+import type { SettleClaim } from '../contracts/capability';
 import type { KeyFile } from '../contracts/identity';
 import type { DecisionBinding } from '../identity/decision';
 import { signDecision } from '../identity/sign-decision';
@@ -178,7 +179,10 @@ export async function submitAndWait(
 export async function submitAndSettle(
   client: Client,
   input: unknown,
-  options: SubmitOptions = {},
+  options: SubmitOptions & {
+    /** For an action the caller performs: an approval comes back redeemed and claimed (see {@link SettleClaim}). */
+    claim?: SettleClaim;
+  } = {},
 ): Promise<{ outcome: ProposalOutcome; status: ProposalStatus | null }> {
   const { workflowId, start } = await prepareStart(client, input, options);
   const startWorkflowOperation = new WithStartWorkflowOperation<typeof proposalWorkflow>(PROPOSAL_WORKFLOW_TYPE, {
@@ -186,7 +190,10 @@ export async function submitAndSettle(
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
   });
   try {
-    const status = await client.workflow.executeUpdateWithStart(awaitSettledUpdate, { startWorkflowOperation });
+    const status = await client.workflow.executeUpdateWithStart(awaitSettledUpdate, {
+      startWorkflowOperation,
+      args: options.claim ? [options.claim] : [],
+    });
     return { outcome: outcomeOf(status), status };
   } catch (err) {
     if (isDuplicateStart(err)) throw duplicateError(workflowId);
@@ -202,7 +209,8 @@ export async function submitAndSettle(
 export async function waitUntilSettled(client: Client, workflowId: string): Promise<ProposalOutcome> {
   const handle = client.workflow.getHandle<typeof proposalWorkflow>(workflowId);
   try {
-    return outcomeOf(await handle.executeUpdate(awaitSettledUpdate));
+    // By name: the SDK's overloads take no definition whose argument is optional (the MCP proxy's claim, unused here).
+    return outcomeOf(await handle.executeUpdate<ProposalStatus, []>(awaitSettledUpdate.name));
   } catch (err) {
     // The run may have closed before the Update arrived: its result is the outcome.
     if (err instanceof WorkflowUpdateFailedError || isClosedRunError(err)) return resultOf(client, workflowId);

@@ -50,6 +50,24 @@ export interface CapabilityRequest {
 }
 
 /**
+ * The `awaitSettled` Update's optional argument, for an action its caller performs (the MCP proxy): when the run
+ * settles approved, the same Update redeems the run's token for this audience and action and claims the one
+ * performance, as `redeemCapability` with `claim: 'forwarding'` would, but without a round trip after the decision.
+ * Nothing is claimed when the run settles any other way, after `claim_before` (workflow time: the caller no longer
+ * holds the call by then), or when the redemption would be refused (another audience or action, already claimed);
+ * the caller tells its own claim by its nonce in the returned status's redemption.
+ */
+export interface SettleClaim {
+  claim: 'forwarding';
+  audience: string;
+  action_sha256: string;
+  redeemer: string;
+  nonce: string;
+  /** ISO 8601: a run that settles approved after this claims nothing. */
+  claim_before: string;
+}
+
+/**
  * The `redeemCapability` Update's argument. `nonce` names one logical redemption: a retry of it
  * sends the same nonce (and the same Update id, the token id) and gets the same answer; anybody
  * else redeeming the same token learns it was redeemed by another nonce.

@@ -15,7 +15,7 @@ import { callerOutcomeUpdate, clarifyUpdate, statusQuery } from '../names';
 import { submitAndSettle, waitUntilSettled } from '../client/proposals';
 import { CapabilityRefusedError, redeemCapability } from '../client/capabilities';
 import { grpcCode, GrpcStatus } from '../client/grpc';
-import { capabilityBinding } from '../contracts/capability';
+import { capabilityBinding, type SettleClaim } from '../contracts/capability';
 import type { Proposal } from '../contracts/proposal';
 import type { AgentJudgeArgument } from './tools';
 import { type CallAnswer, clarifyAnswer, pendingAnswer, rejectAnswer, refusedAnswer } from './answers';
@@ -24,6 +24,11 @@ import { type CallAnswer, clarifyAnswer, pendingAnswer, rejectAnswer, refusedAns
 export const MAX_CALL_SEQUENCE = 10_000;
 /** Runs of one call that ended without a decision (terminated, failed) skipped before the call is refused. */
 const MAX_BROKEN_RUNS = 3;
+/**
+ * A fresh proposal's settling Update claims an approval only if it comes this long before the hold ends, so the
+ * answer is back before the proxy stops waiting for it (at most half the hold).
+ */
+const CLAIM_MARGIN_MS = 1000;
 
 export type Resolution =
   | { kind: 'forward'; status: ProposalStatus }
@@ -98,15 +103,20 @@ export async function resolveJudgedCall(
       const handle = client.workflow.getHandle(workflowId);
       let fresh = true;
       let settled: ProposalStatus | null = null;
+      // A fresh proposal that settles approved comes back already redeemed and claimed for this call (one round
+      // trip fewer before the forward); the nonce tells this call's claim from anybody else's.
+      const claim = settleClaim(proposal, workflowId, deadline - Math.min(CLAIM_MARGIN_MS, options.holdMs / 2));
+      const settling = submitAndSettle(client, proposal, { taskQueue: options.taskQueue, claim });
       try {
-        const started = await abortable(
-          submitAndSettle(client, proposal, { taskQueue: options.taskQueue }),
-          signal,
-          deadline,
-        );
-        if (started === 'held-too-long') return held(await handle.query(statusQuery));
+        const started = await abortable(settling, signal, deadline);
+        if (started === 'held-too-long') {
+          releaseLateClaim(client, settling, claim.nonce, workflowId, 'the hold had ended');
+          return held(await handle.query(statusQuery));
+        }
         settled = started.status;
       } catch (err) {
+        if (err instanceof Cancelled)
+          releaseLateClaim(client, settling, claim.nonce, workflowId, 'the client cancelled');
         if (!(err instanceof DuplicateProposalError)) throw err;
         fresh = false;
         const description = await handle.describe();
@@ -131,7 +141,7 @@ export async function resolveJudgedCall(
           continue; // finished (performed, failed, abandoned): the identical call now is a new proposal
         }
       }
-      const step = await follow(options, proposal, agentJudge, deadline, fresh, settled);
+      const step = await follow(options, proposal, agentJudge, deadline, fresh, settled, fresh ? claim.nonce : null);
       if (step === 'finished') {
         if (brokenRuns === 0) options.onFinished?.(sequence + 1);
         continue;
@@ -160,6 +170,8 @@ async function follow(
   fresh: boolean,
   /** The status the start's settling Update already returned: the first look needs no Query. */
   settled: ProposalStatus | null = null,
+  /** The nonce of the claim that Update carried: a redemption under it is this call's claim. */
+  claimNonce: string | null = null,
 ): Promise<Resolution | 'finished'> {
   const { client, signal } = options;
   const workflowId = proposalWorkflowId(proposal);
@@ -179,6 +191,10 @@ async function follow(
       case 'uncertain':
         return 'finished';
       case 'approved': {
+        // Redeemed and claimed for this very call by the Update that settled it: forward.
+        if (claimNonce !== null && status.capability?.redemption?.nonce === claimNonce) {
+          return claimedForThisCall(client, workflowId, status, signal);
+        }
         if (status.caller?.forwarded_at) {
           // Claimed, no outcome yet: the forwarding proxy is still waiting for the upstream, or it died after the
           // claim (then nobody knows whether the upstream acted). Never a second forward; say when it settles.
@@ -206,15 +222,7 @@ async function follow(
             answer: refusedAnswer(`the approval's capability token was refused: ${refusal}`, status),
           };
         }
-        if (signal.aborted) {
-          // Claimed but never sent: the claim stands (nobody forwards it later), the record says what happened.
-          await report(client, workflowId, {
-            outcome: 'upstream_failure',
-            detail: 'the client cancelled the call after it was claimed; it was not forwarded',
-          });
-          return { kind: 'cancelled' };
-        }
-        return { kind: 'forward', status };
+        return claimedForThisCall(client, workflowId, status, signal);
       }
       case 'awaiting_clarification': {
         const c = clarificationOf(agentJudge);
@@ -243,6 +251,59 @@ async function follow(
       }
     }
   }
+}
+
+/** The call is claimed for this proxy: forward it, unless the client cancelled meanwhile. */
+async function claimedForThisCall(
+  client: Client,
+  workflowId: string,
+  status: ProposalStatus,
+  signal: AbortSignal,
+): Promise<Resolution> {
+  if (signal.aborted) {
+    // Claimed but never sent: the claim stands (nobody forwards it later), the record says what happened.
+    await report(client, workflowId, {
+      outcome: 'upstream_failure',
+      detail: 'the client cancelled the call after it was claimed; it was not forwarded',
+    });
+    return { kind: 'cancelled' };
+  }
+  return { kind: 'forward', status };
+}
+
+/** What a fresh proposal's settling Update asks for: on approval, redeem and claim for this call (mcp-proxy). */
+function settleClaim(proposal: Proposal, workflowId: string, claimBeforeMs: number): SettleClaim {
+  const { aud, action_sha256 } = capabilityBinding(proposal);
+  return {
+    claim: 'forwarding',
+    audience: aud,
+    action_sha256,
+    redeemer: 'mcp-proxy',
+    nonce: `forward:${workflowId}:${randomUUID()}`,
+    claim_before: new Date(claimBeforeMs).toISOString(),
+  };
+}
+
+/**
+ * The proxy stopped waiting for a settling Update that may still claim the call (the client cancelled; rarely, the
+ * hold ended first). If it did claim, nobody will forward it: the record says so at once, not at the deadline.
+ */
+function releaseLateClaim(
+  client: Client,
+  settling: Promise<{ status: ProposalStatus | null }>,
+  nonce: string,
+  workflowId: string,
+  why: string,
+): void {
+  settling
+    .then(async ({ status }) => {
+      if (status?.capability?.redemption?.nonce !== nonce) return;
+      await report(client, workflowId, {
+        outcome: 'upstream_failure',
+        detail: `${why} when the call was approved and claimed; it was not forwarded`,
+      });
+    })
+    .catch(() => undefined); // the start failed, or the report: the deadline then records it
 }
 
 function sleep(ms: number): Promise<void> {

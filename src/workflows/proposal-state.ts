@@ -26,6 +26,7 @@ import type {
   CapabilityRequest,
   IssuedCapability,
   RedeemCapabilityInput,
+  SettleClaim,
 } from '../contracts/capability';
 import type { CallerOutcome, CallerRecord } from '../contracts/caller-outcome';
 import {
@@ -89,6 +90,30 @@ export function readRedemption(raw: unknown): RedeemCapabilityInput {
     redeemer: value.redeemer as string,
     nonce: value.nonce as string,
     ...(value.claim === 'forwarding' ? { claim: 'forwarding' as const } : {}),
+  };
+}
+
+const SETTLE_CLAIM_FIELDS = ['audience', 'action_sha256', 'redeemer', 'nonce', 'claim_before'] as const;
+
+/** The `awaitSettled` Update's optional argument, checked the same way (see {@link SettleClaim}). */
+export function readSettleClaim(raw: unknown): SettleClaim {
+  const fail = (why: string) => ApplicationFailure.nonRetryable(`settle claim: ${why}`, FailureType.BadInput);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw fail('expected an object');
+  const value = raw as Record<string, unknown>;
+  if (value.claim !== 'forwarding') throw fail('claim: expected "forwarding"');
+  for (const field of SETTLE_CLAIM_FIELDS) {
+    const v = value[field];
+    if (typeof v !== 'string' || v.length === 0) throw fail(`${field}: expected a non-empty string`);
+    if (v.length > 256) throw fail(`${field}: too long`);
+  }
+  if (Number.isNaN(Date.parse(value.claim_before as string))) throw fail('claim_before: expected an ISO 8601 time');
+  return {
+    claim: 'forwarding',
+    audience: value.audience as string,
+    action_sha256: value.action_sha256 as string,
+    redeemer: value.redeemer as string,
+    nonce: value.nonce as string,
+    claim_before: value.claim_before as string,
   };
 }
 
@@ -600,6 +625,28 @@ export class ProposalState {
     // Redeeming for the caller's one performance claims it too (the validator checked it can be claimed).
     if (r.claim === 'forwarding') this.recordCallerOutcome({ outcome: 'forwarding' }, now);
     return redemption;
+  }
+
+  /**
+   * The run has settled: if it settled approved for its caller to perform, before `claim_before`, redeem the token for
+   * the claim's audience and action and claim the one performance, exactly as an accepted `redeemCapability` with
+   * `claim: 'forwarding'` does (the same checks refuse it: another action, audience, expired, already claimed).
+   * Returns whether the claim was taken; when not, nothing changed.
+   */
+  claimOnSettle(claim: SettleClaim, nowMs: number, now: string): boolean {
+    const c = this._capability;
+    if (!c || this._caller === null || nowMs > Date.parse(claim.claim_before)) return false;
+    const redemption: RedeemCapabilityInput = {
+      token: c.token,
+      audience: claim.audience,
+      action_sha256: claim.action_sha256,
+      redeemer: claim.redeemer,
+      nonce: claim.nonce,
+      claim: 'forwarding',
+    };
+    if (this.refuseRedemption(redemption, nowMs) !== null) return false;
+    this.redeemCapability(redemption, now);
+    return true;
   }
 
   /** True while a caller-performed action's token waits to be redeemed (the run stays open for it). */

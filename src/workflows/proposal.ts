@@ -25,6 +25,7 @@ import { FailureType, NON_RETRYABLE_FAILURE_TYPES } from '../contracts/lifecycle
 import { type ProposalOutcome, outcomeOf, type Stage } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
 import type { AnnouncementRef } from '../contracts/escalation';
+import type { SettleClaim } from '../contracts/capability';
 import { isShadow, quorumFor, tierFor } from '../policy/classify';
 import {
   awaitSettledUpdate,
@@ -36,7 +37,14 @@ import {
   statusQuery,
 } from '../names';
 import { durationMs } from '../contracts/duration';
-import { ProposalState, readCallerOutcome, readClarification, readDecision, readRedemption } from './proposal-state';
+import {
+  ProposalState,
+  readCallerOutcome,
+  readClarification,
+  readDecision,
+  readRedemption,
+  readSettleClaim,
+} from './proposal-state';
 import { loadDecisionVerifier } from './decision-verifier';
 import { ProposalMetrics } from './metrics';
 
@@ -91,10 +99,22 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     if (!current) throw new Error('the proposal is still starting; ask again in a moment');
     return current.snapshot();
   });
-  setHandler(awaitSettledUpdate, async () => {
-    await condition(() => current !== undefined && current.isSettled());
-    return current!.snapshot();
-  });
+  setHandler(
+    awaitSettledUpdate,
+    async (settleClaim?: SettleClaim) => {
+      const claim = settleClaim === undefined ? null : readSettleClaim(settleClaim);
+      await condition(() => current !== undefined && current.isSettled());
+      // Settled approved for the MCP proxy to forward: redeem and claim in this Update, no round trip after it.
+      if (claim) current!.claimOnSettle(claim, Date.now(), now());
+      return current!.snapshot();
+    },
+    {
+      // A malformed claim is refused before anything is written (runs recorded before it existed passed none).
+      validator: (settleClaim?: SettleClaim) => {
+        if (settleClaim !== undefined) readSettleClaim(settleClaim);
+      },
+    },
+  );
   setHandler(
     clarifyUpdate,
     async (clarification) => {

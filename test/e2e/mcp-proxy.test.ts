@@ -102,7 +102,10 @@ const call = (c: Client, name: string, args: Record<string, unknown>, opts: Para
 const verdictOf = (r: CallResult) => r._meta?.[VERDICT_META_KEY] as Record<string, unknown> | undefined;
 const textOf = (r: CallResult) => (r.content ?? []).map((c) => c.text ?? '').join('\n');
 
-/** The status of the one proposal of this action type (visibility is eventually consistent: a few tries). */
+/**
+ * The status of the one forwarded proposal of this action type, once its outcome is recorded: the proxy reports what
+ * the upstream did right after it answered the agent, and visibility is eventually consistent (a few tries each).
+ */
 async function statusOfOnly(env: Env, actionType: string): Promise<ProposalStatus> {
   for (let i = 0; i < 40; i++) {
     const ids: string[] = [];
@@ -113,11 +116,12 @@ async function statusOfOnly(env: Env, actionType: string): Promise<ProposalStatu
         `AND TaskQueue = '${env.sys.taskQueues.workflow}'`,
     });
     for await (const wf of list) ids.push(wf.workflowId);
-    if (ids.length === 1) return getStatus(env.sys.client, ids[0]!);
     if (ids.length > 1) throw new Error(`${ids.length} proposals of ${actionType}`);
+    const st = ids.length === 1 ? await getStatus(env.sys.client, ids[0]!) : null;
+    if (st?.caller?.outcome) return st;
     await new Promise((r) => setTimeout(r, 250));
   }
-  throw new Error(`no proposal of ${actionType}`);
+  throw new Error(`no proposal of ${actionType} with its outcome recorded`);
 }
 
 /** The workflow id of the running proposal that writes `path` (visibility lags: a few tries). */
@@ -258,9 +262,18 @@ describe('agent-judge mcp in front of server-filesystem (a person decides full-j
     const st = await statusOfOnly(env, 'workspace_mkdir');
     expect(st).toMatchObject({ status: 'executed', execution: null, caller: { outcome: 'ok' } });
     expect(st.verdict).toMatchObject({ verdict: 'APPROVE', rule: 'patterns.clean' });
-    // The token was redeemed and the call claimed in one Update: the same instant, by the proxy.
-    expect(st.capability?.redemption).toMatchObject({ redeemer: 'mcp-proxy' });
+    // The token was redeemed and the call claimed in one step: the same instant, by the proxy.
+    expect(st.capability?.redemption?.redeemer).toBe('mcp-proxy');
+    expect(st.capability?.redemption?.nonce).toMatch(new RegExp(`^forward:${st.workflow_id}:`));
     expect(st.caller?.forwarded_at).toBe(st.capability?.redemption?.redeemed_at);
+    // That step was the Update that started and settled the proposal: no redemption round trip after the decision,
+    // then the one outcome report.
+    const history = await env.sys.client.workflow.getHandle(st.workflow_id).fetchHistory();
+    const updates = (history.events ?? []).flatMap((e) => {
+      const name = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name;
+      return name ? [name] : [];
+    });
+    expect(updates).toEqual(['awaitSettled', 'callerOutcome']);
     // The audit record says which call it was, which rule mapped it, the token redeemed for it, and the times.
     await env.sys.client.workflow.getHandle(st.workflow_id).result();
     let record: AuditRecord | undefined;

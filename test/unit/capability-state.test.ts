@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { actionDigest, mcpToolCallDigest, type IssuedCapability } from '../../src/contracts/capability';
 import { parseProposal } from '../../src/contracts/proposal';
 import { defaultPolicyWith } from '../../src/policy/load';
-import { capabilityBinding, ProposalState, readRedemption } from '../../src/workflows/proposal-state';
+import { capabilityBinding, ProposalState, readRedemption, readSettleClaim } from '../../src/workflows/proposal-state';
 import { proposal } from '../helpers/system';
 
 const WID = 'proposal-0123456789abcdef0123456789abcdef';
@@ -131,5 +131,93 @@ describe('redemption', () => {
     // An ordinary redemption of an ordinary proposal ignores claims it was not asked for.
     const plain = approvedState();
     expect(plain.s.refuseRedemption(plain.ok, T0)).toBeNull();
+  });
+});
+
+describe('the settling Update claims an approval for the MCP proxy (no redemption round trip)', () => {
+  const performer = { by: 'caller', call: 'e'.repeat(64), sequence: 0 };
+  function settledApproved() {
+    const st = approvedState(false, { performer });
+    st.s.openCallerWindow(new Date(T0 + 600_000).toISOString());
+    const claim = {
+      claim: 'forwarding' as const,
+      audience: st.request.aud,
+      action_sha256: st.request.action_sha256,
+      redeemer: 'mcp-proxy',
+      nonce: 'forward:w:1',
+      claim_before: new Date(T0 + 5000).toISOString(),
+    };
+    return { ...st, claim };
+  }
+
+  it("redeems the run's own token and claims the one forwarding, under the caller's nonce", () => {
+    const { s, claim } = settledApproved();
+    expect(s.claimOnSettle(claim, T0 + 1000, new Date(T0 + 1000).toISOString())).toBe(true);
+    expect(s.capability?.redemption).toMatchObject({ redeemer: 'mcp-proxy', nonce: 'forward:w:1', token_id: 'jti-1' });
+    expect(s.caller?.forwarded_at).toBe(new Date(T0 + 1000).toISOString());
+    // Exactly once: a second settle, a separate claim or a redemption are all refused now.
+    expect(s.claimOnSettle({ ...claim, nonce: 'forward:w:2' }, T0 + 1500, new Date(T0 + 1500).toISOString())).toBe(
+      false,
+    );
+    expect(s.capability?.redemption?.nonce).toBe('forward:w:1');
+    expect(s.refuseCallerOutcome({ outcome: 'forwarding' })).toMatch(/already forwarded once/);
+  });
+
+  it('claims nothing for another action or audience, after claim_before, or once claimed elsewhere', () => {
+    const cases: Array<(x: ReturnType<typeof settledApproved>) => boolean> = [
+      ({ s, claim }) => s.claimOnSettle({ ...claim, action_sha256: 'c'.repeat(64) }, T0, new Date(T0).toISOString()),
+      ({ s, claim }) => s.claimOnSettle({ ...claim, audience: 'mcp:other' }, T0, new Date(T0).toISOString()),
+      ({ s, claim }) => s.claimOnSettle(claim, T0 + 5001, new Date(T0 + 5001).toISOString()),
+      ({ s, claim }) => {
+        s.recordCallerOutcome({ outcome: 'forwarding' }, new Date(T0).toISOString());
+        return s.claimOnSettle(claim, T0, new Date(T0).toISOString());
+      },
+    ];
+    for (const attempt of cases) {
+      const x = settledApproved();
+      expect(attempt(x)).toBe(false);
+      expect(x.s.capability?.redemption).toBeNull();
+    }
+  });
+
+  it('claims nothing when the run settled without an approval for its caller to perform', () => {
+    // Approved for agent-judge's executor (no caller window): the caller has nothing to claim.
+    const { s, request } = approvedState();
+    const claim = {
+      claim: 'forwarding' as const,
+      audience: request.aud,
+      action_sha256: request.action_sha256,
+      redeemer: 'mcp-proxy',
+      nonce: 'n',
+      claim_before: new Date(T0 + 5000).toISOString(),
+    };
+    expect(s.claimOnSettle(claim, T0, new Date(T0).toISOString())).toBe(false);
+    expect(s.capability?.redemption).toBeNull();
+    // Settled awaiting a person: no token yet.
+    const waiting = new ProposalState(
+      parseProposal(proposal('forgejo_pr_create', { performer })),
+      defaultPolicyWith(),
+      WID,
+      'human-only',
+      false,
+      1,
+    );
+    expect(waiting.claimOnSettle(claim, T0, new Date(T0).toISOString())).toBe(false);
+  });
+
+  it('reads the Update argument strictly, as a non-retryable BadInput', () => {
+    const { claim } = settledApproved();
+    expect(readSettleClaim(claim)).toEqual(claim);
+    for (const bad of [
+      null,
+      [],
+      { ...claim, claim: 'ok' },
+      { ...claim, nonce: '' },
+      { ...claim, audience: 7 },
+      { ...claim, claim_before: 'tomorrow' },
+      { ...claim, redeemer: 'x'.repeat(300) },
+    ]) {
+      expect(() => readSettleClaim(bad)).toThrow(ApplicationFailure);
+    }
   });
 });

@@ -1,0 +1,124 @@
+/**
+ * A judged call whose proposal is still being judged when the proxy stops waiting for it. A fresh proposal's settling
+ * Update carries the proxy's claim (an approval comes back redeemed and claimed for this call, no round trip after
+ * it), so these are the cases where that claim must not strand an approval: the client cancels while the model
+ * judges (the claim, if taken, is recorded at once as never forwarded), and the hold ends before the judge answers
+ * (no claim is taken after `claim_before`: the re-issued call is forwarded once). The judge is a scripted model on
+ * loopback that answers APPROVE after a delay, driven by the real ollama client inside the judge worker.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getStatus } from '../../src/client/proposals';
+import { answerJson, startFakeOllama, type FakeOllama } from '../helpers/fake-ollama';
+import {
+  callTool,
+  connectProxy,
+  EVIDENCE,
+  mcpSpec,
+  startMcpEnv,
+  until,
+  verdictOf,
+  type ConnectedProxy,
+  type McpEnv,
+} from '../helpers/mcp';
+
+/** How long the model takes to answer APPROVE: longer than the proxy's hold below. */
+const JUDGE_MS = 4000;
+
+let fake: FakeOllama;
+let env: McpEnv;
+/** A proxy that holds a call longer than the judge takes, and one that gives up before it answers. */
+let patient: ConnectedProxy;
+let hasty: ConnectedProxy;
+
+beforeAll(async () => {
+  fake = await startFakeOllama({
+    respond: () => ({ content: answerJson('APPROVE', 0.95, 'writes the report the task names'), delayMs: JUDGE_MS }),
+  });
+  const spec = (holdFor: string) => ({
+    ...mcpSpec({ holdFor }),
+    judge: { model: 'judge-test:latest', host: fake.host, timeoutMs: 20_000 },
+  });
+  env = await startMcpEnv(spec('30s'));
+  patient = await connectProxy(env);
+  // The hold is the proxy's own setting: the second proxy reads the same policy with a 2 s hold.
+  const hastyPolicy = join(env.baseDir, 'policy-hasty.json');
+  const policy = JSON.parse(readFileSync(env.policyFile, 'utf8')) as { spec: { mcp: { holdFor: string } } };
+  policy.spec.mcp.holdFor = '2s';
+  writeFileSync(hastyPolicy, JSON.stringify(policy));
+  hasty = await connectProxy({ ...env, policyFile: hastyPolicy });
+});
+afterAll(async () => {
+  await patient?.agent.close();
+  await hasty?.agent.close();
+  await env?.sys.stop();
+  await fake?.close();
+});
+
+const writeArgs = (path: string) => ({
+  path,
+  content: '# report\n',
+  _agent_judge: { justification: 'the weekly report the ticket asks for', cited_evidence: EVIDENCE },
+});
+
+/** The one proposal on this file's task queue that writes `path` (any state). */
+async function proposalWriting(path: string): Promise<string> {
+  return until(`a proposal writing ${path}`, async () => {
+    const list = env.sys.client.workflow.list({
+      query: `WorkflowType = 'proposalWorkflow' AND TaskQueue = '${env.sys.taskQueues.workflow}'`,
+    });
+    for await (const wf of list) {
+      const st = await getStatus(env.sys.client, wf.workflowId).catch(() => null);
+      if (st?.proposal.target.path === path) return wf.workflowId;
+    }
+    return undefined;
+  });
+}
+
+describe('a judged call that outlives the proxy waiting for it', () => {
+  it('cancelled while the model judges: never forwarded, and recorded as not forwarded at once', async () => {
+    const path = join(env.workspace, 'cancelled-while-judged.md');
+    const controller = new AbortController();
+    const pending = callTool(patient.agent, 'write_file', writeArgs(path), { signal: controller.signal });
+    const workflowId = await proposalWriting(path);
+    controller.abort();
+    await expect(pending).rejects.toThrow();
+    // The model approves a few seconds later. The settling Update claimed the approval for the call that is gone;
+    // the proxy records that it was never forwarded, long before the 2-minute window would have.
+    const st = await until('the outcome recorded', async () => {
+      const s = await getStatus(env.sys.client, workflowId);
+      return s.caller?.outcome ? s : undefined;
+    });
+    expect(st.verdict).toMatchObject({ verdict: 'APPROVE', decided_by: 'judge' });
+    expect(st.caller).toMatchObject({ outcome: 'upstream_failure' });
+    expect(st.caller?.detail).toMatch(/client cancelled .* it was not forwarded/);
+    expect(st.status).toBe('failed');
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('the hold ends before the model answers: pending, no claim after it; the re-call is forwarded once', async () => {
+    const path = join(env.workspace, 'held-past-the-judge.md');
+    const first = await callTool(hasty.agent, 'write_file', writeArgs(path));
+    expect(verdictOf(first)).toMatchObject({ outcome: 'PENDING' });
+    const workflowId = String(verdictOf(first)!.workflow_id);
+    // The model approves after the hold: the settling Update, still open, claims nothing (past its claim_before).
+    const approved = await until('the judge approves', async () => {
+      const s = await getStatus(env.sys.client, workflowId);
+      return s.status === 'approved' ? s : undefined;
+    });
+    expect(approved.capability?.redemption).toBeNull();
+    expect(approved.caller?.forwarded_at).toBeNull();
+    // The identical call now redeems the token and is forwarded, once.
+    const again = await callTool(hasty.agent, 'write_file', writeArgs(path));
+    expect(again.isError).toBeFalsy();
+    expect(readFileSync(path, 'utf8')).toBe('# report\n');
+    const st = await until('the outcome recorded', async () => {
+      const s = await getStatus(env.sys.client, workflowId);
+      return s.caller?.outcome ? s : undefined;
+    });
+    expect(st.caller).toMatchObject({ outcome: 'ok' });
+    expect(st.capability?.redemption).toMatchObject({ redeemer: 'mcp-proxy' });
+    fake.assertDone();
+  });
+});
