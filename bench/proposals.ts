@@ -41,7 +41,8 @@ const WARM_UP = 10;
 
 type ProposalType = 'memory_write' | 'vault_note_create' | 'exec';
 
-function proposalOf(type: ProposalType): Record<string, unknown> {
+/** A proposal of `type` with fresh content; `named`: no proposal_id, so it is named by its content (no claim). */
+function proposalOf(type: ProposalType, named = false): Record<string, unknown> {
   const id = randomUUID();
   const shapes = {
     memory_write: { target: { store: 'bench' }, parameters: { content: `bench ${id}` } },
@@ -49,7 +50,7 @@ function proposalOf(type: ProposalType): Record<string, unknown> {
     exec: { target: { host: 'local' }, parameters: { command: ['echo', id] } },
   };
   return {
-    proposal_id: id,
+    ...(named ? {} : { proposal_id: id }),
     agent_id: '@bench',
     action_type: type,
     justification: `bench ${id}`,
@@ -60,7 +61,7 @@ function proposalOf(type: ProposalType): Record<string, unknown> {
 
 /** One row of the tables: what one operation is, and how to run it once. */
 interface Kind {
-  key: 'empty' | 'activity' | 'claim' | 'no-judge' | 'lightweight' | 'full-judge';
+  key: 'empty' | 'activity' | 'claim' | 'no-judge' | 'lightweight' | 'lightweight-named' | 'full-judge';
   label: string;
   run: () => Promise<void>;
   /** Server work an operation leaves behind after it returns, counted with it: waited for before CPU is read. */
@@ -138,8 +139,8 @@ export async function benchProposals(server: BenchServer): Promise<ProposalBench
     await client.workflow.execute(type, { taskQueue: floorQueue, workflowId: `floor-${randomUUID()}` });
   };
   /** Submit and wait (one Update-with-Start call, as `propose --wait`) for the final outcome. */
-  const proposal = (type: ProposalType, expected: string) => async () => {
-    const out = await submitAndWait(client, proposalOf(type), { taskQueue: queues.workflow });
+  const proposal = (type: ProposalType, expected: string, named = false) => async () => {
+    const out = await submitAndWait(client, proposalOf(type, named), { taskQueue: queues.workflow });
     if (out.status !== expected) {
       const why = out.execution?.error ?? out.verdict?.reason ?? '';
       throw new Error(`bench ${type}: expected ${expected}, got ${out.status}${why ? ` (${why})` : ''}`);
@@ -158,6 +159,13 @@ export async function benchProposals(server: BenchServer): Promise<ProposalBench
     },
     { key: 'no-judge', label: 'no-judge (memory_write, executed)', run: proposal('memory_write', 'executed') },
     { key: 'lightweight', label: 'lightweight (vault note, approved)', run: proposal('vault_note_create', 'approved') },
+    // The same, submitted without a proposal_id: named by its content (its workflow id), which needs no claim. What
+    // the MCP proxy does for every judged call.
+    {
+      key: 'lightweight-named',
+      label: 'lightweight, named by its content (no claim)',
+      run: proposal('vault_note_create', 'approved', true),
+    },
     { key: 'full-judge', label: 'full-judge rules (exec echo, executed)', run: proposal('exec', 'executed') },
   ];
   const measured = new Map<Kind['key'], Measured>(
@@ -248,9 +256,11 @@ export async function benchProposals(server: BenchServer): Promise<ProposalBench
 
   const activity = of('activity');
   const lightweight = of('lightweight');
+  const named = of('lightweight-named');
   const noJudge = of('no-judge');
   const targets: Target[] = [
     { name: 'lightweight p95', value: p(lightweight.latencies, 95), limit: 50, kind: 'max', unit: ' ms' },
+    { name: 'lightweight p95, named by content', value: p(named.latencies, 95), limit: 50, kind: 'max', unit: ' ms' },
     {
       name: 'lightweight p95 / empty p95',
       value: p(lightweight.latencies, 95) / emptyP95,
@@ -268,6 +278,13 @@ export async function benchProposals(server: BenchServer): Promise<ProposalBench
     {
       name: `lightweight throughput / empty's (${CONCURRENCY} in flight)`,
       value: rate(lightweight) / emptyRate,
+      limit: 0.7,
+      kind: 'min',
+      unit: 'x',
+    },
+    {
+      name: `lightweight named by content: throughput / empty's`,
+      value: rate(named) / emptyRate,
       limit: 0.7,
       kind: 'min',
       unit: 'x',

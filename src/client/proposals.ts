@@ -23,6 +23,7 @@ import { FINAL_STAGES, OUTCOME_STATUSES, outcomeStatusOf, stageFrom } from '../c
 import { outcomeOf, type OutcomeStatus, type ProposalOutcome, type ProposalStatus } from '../contracts/status';
 import { describeIssues } from '../contracts/zod-error';
 import { proposalContentDigest, proposalWorkflowId } from '../contracts/digest';
+import { workflowIdNamedBy } from '../contracts/workflow-ids';
 import { AgentJudgeError, BadInputError, DuplicateProposalError, NotFoundError } from '../contracts/errors';
 import {
   awaitSettledUpdate,
@@ -53,7 +54,6 @@ export interface SubmitOptions {
   taskQueue?: string;
 }
 
-const WORKFLOW_ID_RE = /^proposal-[0-9a-f]{32}$/;
 const PROPOSAL_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 /**
@@ -65,9 +65,19 @@ async function prepareStart(
   input: unknown,
   options: SubmitOptions,
 ): Promise<{ proposal: Proposal; workflowId: string; start: WorkflowStartOptions<typeof proposalWorkflow> }> {
-  const proposal = parseProposal(input);
+  const proposal = parseNamedProposal(input);
   const workflowId = proposalWorkflowId(proposal);
-  await claimProposalId(client, proposal.proposal_id, workflowId);
+  const named = workflowIdNamedBy(proposal.proposal_id);
+  // Named by its content: unique as its workflow id is, so no claim (one round trip and a third of a lightweight
+  // proposal's server CPU saved). Any other id is claimed.
+  if (named === null) await claimProposalId(client, proposal.proposal_id, workflowId);
+  else if (named !== workflowId) {
+    throw new BadInputError(
+      `proposal.proposal_id: ${proposal.proposal_id} has a form kept for names derived from a proposal's content ` +
+        `(proposal-<32 hex>, mcp-<32 hex>) but names ${named}, not this proposal (${workflowId}); ` +
+        `use ${workflowId}, leave proposal_id out to get it, or choose an id of another form`,
+    );
+  }
   const start: WorkflowStartOptions<typeof proposalWorkflow> = {
     workflowId,
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUES.workflow,
@@ -83,6 +93,20 @@ async function prepareStart(
   };
   return { proposal, workflowId, start };
 }
+
+/**
+ * A proposal without a proposal_id is named by its content: its proposal_id becomes its workflow id (the content
+ * fingerprint never includes the proposal_id, so it can be computed first).
+ */
+function parseNamedProposal(input: unknown): Proposal {
+  if (input === null || typeof input !== 'object' || Array.isArray(input) || 'proposal_id' in input) {
+    return parseProposal(input);
+  }
+  const unnamed = parseProposal({ ...input, proposal_id: UNNAMED });
+  return { ...unnamed, proposal_id: proposalWorkflowId(unnamed) };
+}
+/** A valid proposal_id that only stands in while the content's name is computed. */
+const UNNAMED = 'unnamed';
 
 /**
  * Claims `proposalId` for the content whose workflow id is `workflowId`, or refuses with the
@@ -237,13 +261,17 @@ async function resultOf(client: Client, workflowId: string): Promise<ProposalOut
   }
 }
 
-/** Finds a proposal's workflow id from its proposal_id (or passes a workflow id through). */
+/**
+ * Finds a proposal's workflow id from its proposal_id. A workflow id, or a proposal_id derived from content
+ * (`mcp-<32 hex>`), names its workflow id without a lookup.
+ */
 export async function findWorkflowId(
   client: Client,
   idOrWorkflowId: string,
   { retries = 8 }: { retries?: number } = {},
 ): Promise<string | null> {
-  if (WORKFLOW_ID_RE.test(idOrWorkflowId)) return idOrWorkflowId;
+  const named = workflowIdNamedBy(idOrWorkflowId);
+  if (named !== null) return named;
   if (!PROPOSAL_ID_RE.test(idOrWorkflowId)) {
     throw new BadInputError(`proposal_id: ${JSON.stringify(idOrWorkflowId)} is not a valid proposal id`);
   }

@@ -24,8 +24,8 @@ import { outcomeOf, type ProposalOutcome, type ProposalStatus } from '../contrac
 import {
   PROPOSAL_ID_SEARCH_ATTRIBUTE,
   PROPOSAL_MESSAGE_NAMES,
-  PROPOSAL_WORKFLOW_ID_PREFIX,
   PROPOSAL_WORKFLOW_TYPE,
+  workflowIdNamedBy,
 } from '../wire-names';
 import descriptor from './status-rpc-descriptor.json';
 import type { TemporalTarget } from './target';
@@ -39,7 +39,6 @@ const CALL_TIMEOUT_MS = 30_000;
 const LOOKUP_RETRIES = 8;
 const LOOKUP_RETRY_MS = 250;
 
-const WORKFLOW_ID_RE = new RegExp(`^${PROPOSAL_WORKFLOW_ID_PREFIX}[0-9a-f]{32}$`);
 const PROPOSAL_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 const root = protobuf.Root.fromJSON(descriptor);
@@ -170,9 +169,10 @@ export class StatusRpc {
     return new Error(fallback, { cause: err });
   }
 
-  /** The workflow id of a proposal_id (a workflow id passes through); null when none is visible. */
+  /** The workflow id of a proposal_id (none looked up for a workflow id or a content name); null when none is seen. */
   async findWorkflowId(idOrWorkflowId: string): Promise<string | null> {
-    if (WORKFLOW_ID_RE.test(idOrWorkflowId)) return idOrWorkflowId;
+    const named = workflowIdNamedBy(idOrWorkflowId);
+    if (named !== null) return named;
     if (!PROPOSAL_ID_RE.test(idOrWorkflowId)) {
       throw new BadInputError(`proposal_id: ${JSON.stringify(idOrWorkflowId)} is not a valid proposal id`);
     }

@@ -6,7 +6,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { proposalWorkflowId, submitAndWait } from '../../src/client/proposals';
+import {
+  findWorkflowId,
+  getStatus,
+  proposalWorkflowId,
+  submitAndWait,
+  submitProposal,
+} from '../../src/client/proposals';
+import { PROPOSAL_ID_CLAIM_PREFIX } from '../../src/names';
 import { parseProposal } from '../../src/contracts/proposal';
 import { BadInputError, DuplicateProposalError } from '../../src/contracts/errors';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
@@ -79,5 +86,63 @@ describe('submitAndWait (Update-with-Start)', () => {
     expect('error' in result && String(result.error)).toMatch(
       new RegExp(`proposal workflow ${workflowId} failed: operator stopped it`),
     );
+  });
+});
+
+describe('a proposal named by its content (no proposal_id given)', () => {
+  /** The proposal without its proposal_id. */
+  const unnamed = (type: string) => {
+    const { proposal_id: _given, ...rest } = proposal(type, unique());
+    return rest;
+  };
+  const claimOf = (id: string) => sys.client.workflow.getHandle(`${PROPOSAL_ID_CLAIM_PREFIX}${id}`).describe();
+
+  it('takes its workflow id as proposal_id, needs no claim, and is found by it without a lookup', async () => {
+    const p = unnamed('memory_write');
+    const out = await submitAndWait(sys.client, p, { taskQueue: sys.taskQueues.workflow });
+    expect(out.status).toBe('executed');
+    expect(out.proposal_id).toBe(out.workflow_id);
+    expect(out.workflow_id).toBe(proposalWorkflowId(parseProposal({ ...p, proposal_id: 'x' })));
+    // No claim was started for it: the workflow id is what keeps it unique.
+    await expect(claimOf(out.proposal_id)).rejects.toThrow(/not found/i);
+    expect((await getStatus(sys.client, out.proposal_id)).proposal.proposal_id).toBe(out.workflow_id);
+    // The same content again, named or not, is the identical proposal: refused as a resubmission.
+    await expect(submitAndWait(sys.client, p, { taskQueue: sys.taskQueues.workflow })).rejects.toBeInstanceOf(
+      DuplicateProposalError,
+    );
+    await expect(
+      submitProposal(sys.client, { ...p, proposal_id: randomUUID() }, { taskQueue: sys.taskQueues.workflow }),
+    ).rejects.toBeInstanceOf(DuplicateProposalError);
+  });
+
+  it("refuses a content-name form that names other content, naming the field and the proposal's own name", async () => {
+    const taken = await submitProposal(sys.client, unnamed('memory_write'), { taskQueue: sys.taskQueues.workflow });
+    const other = unnamed('memory_write');
+    const otherId = proposalWorkflowId(parseProposal({ ...other, proposal_id: 'x' }));
+    for (const id of [taken.workflow_id, `mcp-${taken.workflow_id.slice('proposal-'.length)}`]) {
+      const err = await submitProposal(
+        sys.client,
+        { ...other, proposal_id: id },
+        {
+          taskQueue: sys.taskQueues.workflow,
+        },
+      ).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(BadInputError);
+      expect(String(err)).toContain(`proposal.proposal_id: ${id} has a form kept for names derived`);
+      expect(String(err)).toContain(`use ${otherId}`);
+    }
+    // Nothing started for the refused content; the named one is untouched.
+    await expect(sys.client.workflow.getHandle(otherId).describe()).rejects.toThrow(/not found/i);
+    expect(await findWorkflowId(sys.client, taken.proposal_id)).toBe(taken.workflow_id);
+  });
+
+  it("the MCP proxy's mcp-<hex> form names the workflow of the same digest, without a claim", async () => {
+    const p = unnamed('memory_write');
+    const workflowId = proposalWorkflowId(parseProposal({ ...p, proposal_id: 'x' }));
+    const mcpName = `mcp-${workflowId.slice('proposal-'.length)}`;
+    const out = await submitAndWait(sys.client, { ...p, proposal_id: mcpName }, { taskQueue: sys.taskQueues.workflow });
+    expect(out).toMatchObject({ proposal_id: mcpName, workflow_id: workflowId, status: 'executed' });
+    await expect(claimOf(mcpName)).rejects.toThrow(/not found/i);
+    expect(await findWorkflowId(sys.client, mcpName)).toBe(workflowId);
   });
 });
