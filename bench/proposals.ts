@@ -139,13 +139,15 @@ export async function benchProposals(server: BenchServer): Promise<ProposalBench
     await client.workflow.execute(type, { taskQueue: floorQueue, workflowId: `floor-${randomUUID()}` });
   };
   /** Submit and wait (one Update-with-Start call, as `propose --wait`) for the final outcome. */
-  const proposal = (type: ProposalType, expected: string, named = false) => async () => {
-    const out = await submitAndWait(client, proposalOf(type, named), { taskQueue: queues.workflow });
-    if (out.status !== expected) {
-      const why = out.execution?.error ?? out.verdict?.reason ?? '';
-      throw new Error(`bench ${type}: expected ${expected}, got ${out.status}${why ? ` (${why})` : ''}`);
-    }
-  };
+  const proposal =
+    (type: ProposalType, expected: string, named = false) =>
+    async () => {
+      const out = await submitAndWait(client, proposalOf(type, named), { taskQueue: queues.workflow });
+      if (out.status !== expected) {
+        const why = out.execution?.error ?? out.verdict?.reason ?? '';
+        throw new Error(`bench ${type}: expected ${expected}, got ${out.status}${why ? ` (${why})` : ''}`);
+      }
+    };
   const kinds: Kind[] = [
     { key: 'empty', label: 'empty workflow', run: floorRun('emptyWorkflow') },
     { key: 'activity', label: 'empty workflow + 1 activity', run: floorRun('floorWorkflow') },
