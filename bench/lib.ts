@@ -30,6 +30,20 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[idx] as number;
 }
 
+/** The `q`th percentile of samples in any order. */
+export function percentileOf(samples: readonly number[], q: number): number {
+  return percentile(
+    [...samples].sort((a, b) => a - b),
+    q,
+  );
+}
+
+/** The items starting at `round` (mod length): interleaved rows each take every position in turn. */
+export function rotated<T>(items: readonly T[], round: number): T[] {
+  const k = round % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
 /** p50/p95/p99 of a list of samples (milliseconds). */
 export function summarize(name: string, samples: readonly number[], note?: string): Row {
   const sorted = [...samples].sort((a, b) => a - b);

@@ -32,7 +32,7 @@ import { callDigest, toolDefinitionHash, type ToolDefinition } from '../src/mcp/
 import { taskQueuesFor } from '../src/names';
 import { defaultPolicyWith } from '../src/policy/load';
 import { startWorkersInProcess, WORKFLOWS_PATH } from '../src/worker';
-import { percentile, summarize, type BenchServer, type Row } from './lib';
+import { percentileOf, rotated, summarize, type BenchServer, type Row } from './lib';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const FS_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -62,17 +62,7 @@ async function callOk(client: Client, name: string, args: Record<string, unknown
   if (r.isError) throw new Error(`bench: ${name} was not performed: ${r.content?.[0]?.text ?? ''}`);
 }
 
-/** The rotation of `items` that starts at `round`: no row always runs first. */
-function rotated<T>(items: readonly T[], round: number): T[] {
-  const k = round % items.length;
-  return [...items.slice(k), ...items.slice(0, k)];
-}
-
-const pct = (samples: readonly number[], q: number) =>
-  percentile(
-    [...samples].sort((a, b) => a - b),
-    q,
-  );
+const pct = percentileOf;
 
 /** "+12 % p50 / +15 % p95": what the proxy adds to the direct reference. */
 function added(proxied: readonly number[], direct: readonly number[]): { text: string; worst: number } {

@@ -20,7 +20,7 @@ import { freePort } from '../src/devserver/server';
 import { generateCapabilityKey } from '../src/identity/capability-key';
 import { taskQueuesFor } from '../src/names';
 import { DEFAULT_POLICY_PATH } from '../src/policy/load';
-import { percentile, processCpuMs, summarize, timed, type BenchServer, type Row } from './lib';
+import { percentileOf, processCpuMs, summarize, timed, type BenchServer, type Row } from './lib';
 
 const N = Number(process.env.BENCH_METRICS_N ?? 200);
 const WARM_UP = 10;
@@ -141,11 +141,7 @@ export async function benchMetricsCost(server: BenchServer): Promise<Row[]> {
         for (const arm of arms) samples[`${arm} ${kind}`].push(await once(arm, kind));
     }
     const cpuPerOp = (arm: Arm) => (processCpuMs(workers[arm].child.pid) - cpuStart[arm]) / (2 * N);
-    const p = (xs: number[], q: number) =>
-      percentile(
-        [...xs].sort((a, b) => a - b),
-        q,
-      );
+    const p = percentileOf;
     const rows: Row[] = [];
     for (const kind of ['lightweight', 'no-judge'] as const) {
       const on = samples[`on ${kind}`];

@@ -23,9 +23,10 @@ import { startWorkersInProcess, WORKFLOW_BUNDLER_OPTIONS, WORKFLOWS_PATH } from 
 import {
   fmt,
   ownCpuMs,
-  percentile,
+  percentileOf,
   pool,
   processCpuMs,
+  rotated,
   summarize,
   type BenchServer,
   type Row,
@@ -79,17 +80,7 @@ interface Measured {
   serverCpuMs: number;
 }
 
-/** The rotation of `items` that starts at `round` (mod length): no row always runs first or last. */
-function rotated<T>(items: readonly T[], round: number): T[] {
-  const k = round % items.length;
-  return [...items.slice(k), ...items.slice(0, k)];
-}
-
-const p = (samples: readonly number[], q: number) =>
-  percentile(
-    [...samples].sort((a, b) => a - b),
-    q,
-  );
+const p = percentileOf;
 
 /** How the section was sized, for the tables' titles. */
 export const PROPOSAL_BENCH_SIZES = { N, THROUGHPUT_N, BATCH, THROUGHPUT_BATCH, CONCURRENCY };
