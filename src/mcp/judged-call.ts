@@ -25,9 +25,14 @@ export const MAX_CALL_SEQUENCE = 10_000;
 /** Runs of one call that ended without a decision (terminated, failed) skipped before the call is refused. */
 const MAX_BROKEN_RUNS = 3;
 /**
- * A fresh proposal's settling Update claims an approval only if it comes this long before the hold ends, so the
- * answer is back before the proxy stops waiting for it (at most half the hold).
+ * A fresh proposal's settling Update claims an approval only if it is decided within this long of the call (the
+ * policy, the patterns, the rules: the decisions where one round trip more would show). A claim nobody forwards is
+ * recorded at once when the proxy is still there to see it (a cancelled call), but a proxy that dies holding it leaves
+ * it to the deadline, where it reads "forwarded, no outcome": keeping the window short keeps that case rare. A slower
+ * decision (a model, a person) is redeemed and claimed by one Update after it, a round trip lost in its seconds.
  */
+const CLAIM_WINDOW_MS = 2000;
+/** ... and only if it comes this long before the hold ends (at most half the hold), so the proxy still waits for it. */
 const CLAIM_MARGIN_MS = 1000;
 
 export type Resolution =
@@ -105,7 +110,11 @@ export async function resolveJudgedCall(
       let settled: ProposalStatus | null = null;
       // A fresh proposal that settles approved comes back already redeemed and claimed for this call (one round
       // trip fewer before the forward); the nonce tells this call's claim from anybody else's.
-      const claim = settleClaim(proposal, workflowId, deadline - Math.min(CLAIM_MARGIN_MS, options.holdMs / 2));
+      const claimBefore = Math.min(
+        Date.now() + CLAIM_WINDOW_MS,
+        deadline - Math.min(CLAIM_MARGIN_MS, options.holdMs / 2),
+      );
+      const claim = settleClaim(proposal, workflowId, claimBefore);
       const settling = submitAndSettle(client, proposal, { taskQueue: options.taskQueue, claim });
       try {
         const started = await abortable(settling, signal, deadline);

@@ -1,10 +1,11 @@
 /**
- * A judged call whose proposal is still being judged when the proxy stops waiting for it. A fresh proposal's settling
- * Update carries the proxy's claim (an approval comes back redeemed and claimed for this call, no round trip after
- * it), so these are the cases where that claim must not strand an approval: the client cancels while the model
- * judges (the claim, if taken, is recorded at once as never forwarded), and the hold ends before the judge answers
- * (no claim is taken after `claim_before`: the re-issued call is forwarded once). The judge is a scripted model on
- * loopback that answers APPROVE after a delay, driven by the real ollama client inside the judge worker.
+ * Judged calls decided by a slow model. A fresh proposal's settling Update carries the proxy's claim: an approval
+ * decided within 2 s of the call comes back redeemed and claimed for it (no round trip after the decision). These are
+ * the cases around that claim: the client cancels before the decision (the claim the Update then takes is recorded at
+ * once as never forwarded); a slower decision is not claimed by the Update (the proxy redeems and claims it in one
+ * Update after it); the hold ends before the decision (nothing claimed: the re-issued call is forwarded once). The
+ * judge is a scripted model on loopback answering APPROVE after a delay set per file name, driven by the real ollama
+ * client inside the judge worker.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,8 +24,12 @@ import {
   type McpEnv,
 } from '../helpers/mcp';
 
-/** How long the model takes to answer APPROVE: longer than the proxy's hold below. */
-const JUDGE_MS = 4000;
+/** How long the model takes to answer APPROVE, by the file the proposal writes. */
+const JUDGE_MS: Record<string, number> = {
+  'cancelled-while-judged.md': 1000, // inside the settling Update's 2 s claim window
+  'slow-but-held.md': 3000, // past it, within the patient proxy's hold
+  'held-past-the-judge.md': 4000, // past the hasty proxy's 2 s hold
+};
 
 let fake: FakeOllama;
 let env: McpEnv;
@@ -34,7 +39,12 @@ let hasty: ConnectedProxy;
 
 beforeAll(async () => {
   fake = await startFakeOllama({
-    respond: () => ({ content: answerJson('APPROVE', 0.95, 'writes the report the task names'), delayMs: JUDGE_MS }),
+    respond: (req) => {
+      const text = req.messages.map((m) => m.content).join('\n');
+      const file = Object.keys(JUDGE_MS).find((f) => text.includes(f));
+      if (!file) throw new Error('unexpected judge call');
+      return { content: answerJson('APPROVE', 0.95, 'writes the report the task names'), delayMs: JUDGE_MS[file] };
+    },
   });
   const spec = (holdFor: string) => ({
     ...mcpSpec({ holdFor }),
@@ -81,11 +91,12 @@ describe('a judged call that outlives the proxy waiting for it', () => {
     const path = join(env.workspace, 'cancelled-while-judged.md');
     const controller = new AbortController();
     const pending = callTool(patient.agent, 'write_file', writeArgs(path), { signal: controller.signal });
-    const workflowId = await proposalWriting(path);
-    controller.abort();
+    // Cancelled at once: the settling Update is already on its way (the cancellation follows the request on stdio).
+    setTimeout(() => controller.abort(), 100);
     await expect(pending).rejects.toThrow();
-    // The model approves a few seconds later. The settling Update claimed the approval for the call that is gone;
-    // the proxy records that it was never forwarded, long before the 2-minute window would have.
+    const workflowId = await proposalWriting(path);
+    // The model approves a second later, inside the claim window: the settling Update claimed the approval for the
+    // call that is gone; the proxy records that it was never forwarded, long before the 2-minute window would have.
     const st = await until('the outcome recorded', async () => {
       const s = await getStatus(env.sys.client, workflowId);
       return s.caller?.outcome ? s : undefined;
@@ -95,6 +106,26 @@ describe('a judged call that outlives the proxy waiting for it', () => {
     expect(st.caller?.detail).toMatch(/client cancelled .* it was not forwarded/);
     expect(st.status).toBe('failed');
     expect(existsSync(path)).toBe(false);
+  });
+
+  it('decided after the claim window: not claimed by the settling Update; redeemed and claimed after it', async () => {
+    const path = join(env.workspace, 'slow-but-held.md');
+    const r = await callTool(patient.agent, 'write_file', writeArgs(path));
+    expect(r.isError).toBeFalsy();
+    expect(readFileSync(path, 'utf8')).toBe('# report\n');
+    const workflowId = await proposalWriting(path);
+    const st = await until('the outcome recorded', async () => {
+      const s = await getStatus(env.sys.client, workflowId);
+      return s.caller?.outcome ? s : undefined;
+    });
+    expect(st.caller).toMatchObject({ outcome: 'ok' });
+    expect(st.capability?.redemption?.redeemer).toBe('mcp-proxy');
+    const history = await env.sys.client.workflow.getHandle(workflowId).fetchHistory();
+    const updates = (history.events ?? []).flatMap((e) => {
+      const name = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name;
+      return name ? [name] : [];
+    });
+    expect(updates).toEqual(['awaitSettled', 'redeemCapability', 'callerOutcome']);
   });
 
   it('the hold ends before the model answers: pending, no claim after it; the re-call is forwarded once', async () => {
