@@ -223,6 +223,21 @@ describe('propose, status, list', () => {
     expect(done).toMatchObject({ proposal_id: p.proposal_id, status: 'executed' });
   });
 
+  it('a proposal without proposal_id is named by its content: status finds it by that name', async () => {
+    const { proposal_id: _none, ...p } = proposal('memory_write', {
+      parameters: { content: `unnamed ${randomUUID()}` },
+    });
+    const out = outcome(await propose(writeJson(p), '--wait'));
+    expect(out.status).toBe('executed');
+    expect(out.proposal_id).toBe(out.workflow_id);
+    expect(outcome(await cli(['status', out.proposal_id]))).toMatchObject({ workflow_id: out.workflow_id });
+    // The name belongs to that content: another proposal may not take it.
+    const other = { ...p, parameters: { content: `other ${randomUUID()}` }, proposal_id: out.proposal_id };
+    const refused = await propose(writeJson(other));
+    expect(refused.code).toBe(2);
+    expect(oneLine(refused.stderr)).toMatch(/proposal\.proposal_id: proposal-[0-9a-f]{32} has a form kept for names/);
+  });
+
   it('a well-formed unknown action type waits for a human', async () => {
     const p = proposal('deploy_to_production', { target: { cluster: 'eu-1' }, parameters: { version: 'v2' } });
     const out = outcome(await propose(writeJson(p), '--wait'));
