@@ -4,7 +4,20 @@
  * validates with `safeParseProposal`, which never needs it (docs/performance.md).
  */
 import { z } from 'zod';
-import { actionShapes, KNOWN_ACTION_TYPES, ProposalEnvelopeSchema } from './proposal';
+import { actionShapes, KNOWN_ACTION_TYPES, ProposalEnvelopeSchema as StoredEnvelope } from './proposal';
+
+/**
+ * What a submitter sends: `proposal_id` may be left out (the proposal is then named by its content, its workflow id;
+ * src/client/proposals.ts fills it in). Every stored proposal has one.
+ */
+const ProposalEnvelopeSchema = StoredEnvelope.extend({
+  proposal_id: StoredEnvelope.shape.proposal_id
+    .optional()
+    .describe(
+      'Left out: the proposal is named by its content (proposal-<32 hex>, its workflow id), which needs no ' +
+        'reservation. The forms proposal-<32 hex> and mcp-<32 hex> are kept for such names.',
+    ),
+});
 
 /**
  * The proposal schema with every known action type spelled out. Used for JSON Schema export; code

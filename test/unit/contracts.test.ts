@@ -384,6 +384,14 @@ describe('JSON Schema export', () => {
     expect(pattern.test('rm -rf')).toBe(false);
   });
 
+  it('proposal_id may be left out (named by content), every other envelope field stays required', () => {
+    const schema = jsonSchemaOf('proposal') as JsonSchema & { anyOf?: Array<{ required?: string[] }> };
+    for (const branch of schema.anyOf ?? []) {
+      expect(branch.required).not.toContain('proposal_id');
+      expect(branch.required).toEqual(expect.arrayContaining(['agent_id', 'action_type', 'justification']));
+    }
+  });
+
   it('exec parameters declare command as an array of strings, with no extra properties', () => {
     const schema = jsonSchemaOf('proposal') as JsonSchema;
     const exec = schema.anyOf?.find((b) => b.properties?.action_type?.const === 'exec');
