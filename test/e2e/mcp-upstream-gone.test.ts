@@ -5,17 +5,22 @@
  * an error, never silence. The real SDK client → the CLI as a process → real upstreams from npm (server-everything,
  * the SDK's example server), killed and restarted for real; the run's real Temporal server, workers started here.
  */
+import { writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decide, getStatus } from '../../src/client/proposals';
 import { newAgentToken, tokenSha256 } from '../../src/mcp/http-auth';
 import {
   callTool,
   mcpSpec,
   proxyArgsForUrl,
+  scott,
   spawnProxy,
   startMcpEnv,
   textOf,
   until,
+  verdictOf,
   type CallResult,
   type McpEnv,
 } from '../helpers/mcp';
@@ -33,6 +38,7 @@ let env: McpEnv;
 beforeAll(async () => {
   env = await startMcpEnv(
     mcpSpec({
+      holdFor: '3s',
       rules: [
         { name: 'everything.echo', tool: 'echo', tier: 'no-judge' },
         { name: 'everything.trigger', tool: 'trigger-*', tier: 'no-judge' },
@@ -136,6 +142,42 @@ describe('stdio front, --upstream-url: the upstream goes away', () => {
       expect(lines.filter((l) => l.includes('went away'))).toHaveLength(1);
       // The next call finds no proxy: an error at once, not a hang.
       expect(await within(failureOf(callTool(proxy.agent, 'echo', { message: 'anyone?' })))).toBeTruthy();
+    } finally {
+      proxy.child.kill('SIGKILL');
+    }
+  });
+
+  it('killed while an approved judged call runs: refused, and the proposal records upstream_failure', async () => {
+    const everything = await startEverythingHttp();
+    upstreams.push(everything);
+    // Without the trigger-* rule the long-running tool is unmapped: an mcp_tool_call a person decides.
+    const judged = join(env.baseDir, 'policy-judged-long.json');
+    const { mcp } = env.sys.policy.spec;
+    const rules = mcp.rules.filter((r) => r.name !== 'everything.trigger');
+    writeFileSync(
+      judged,
+      JSON.stringify({ ...env.sys.policy, spec: { ...env.sys.policy.spec, mcp: { ...mcp, rules } } }),
+    );
+    const proxy = await spawnProxy(env, proxyArgsForUrl({ ...env, policyFile: judged }, everything.url));
+    try {
+      const args = { duration: 100, steps: 100 };
+      const pending = await callTool(proxy.agent, 'trigger-long-running-operation', args);
+      expect(verdictOf(pending)).toMatchObject({ outcome: 'PENDING' });
+      const workflowId = String(verdictOf(pending)!.workflow_id);
+      await decide(
+        env.sys.client,
+        String(verdictOf(pending)!.proposal_id),
+        { decision: 'approve', approver: 'scott', reason: 'fine', via: 'cli' },
+        { key: scott },
+      );
+      const { call: waiting } = await longCallUnderWay(proxy.agent);
+      expect((await getStatus(env.sys.client, workflowId)).caller?.forwarded_at).toBeTruthy();
+      everything.child.kill('SIGKILL');
+      const failure = (await within(failureOf(waiting))) ?? 'no answer within 20 s';
+      expect(failure).toContain(`the upstream MCP server at ${everything.url} went away`);
+      expect(await within(proxy.exited)).toBe(1);
+      // The outcome was reported before the proxy exited.
+      expect((await getStatus(env.sys.client, workflowId)).caller).toMatchObject({ outcome: 'upstream_failure' });
     } finally {
       proxy.child.kill('SIGKILL');
     }
