@@ -27,6 +27,7 @@ import {
   ToolNameCollisionError,
   type ToolDefinition,
 } from './tools';
+import { oneLine, UpstreamGoneError } from './upstream';
 
 type Id = string | number;
 type Msg = Record<string, unknown> & { id?: Id; method?: string; params?: Record<string, unknown> };
@@ -45,7 +46,10 @@ export interface ProxyOptions {
   auditLog: string;
   /** One line on stderr. */
   log: (line: string) => void;
-  /** The proxy cannot go on (a tool collides with `_agent_judge`): the process ends with this code. */
+  /**
+   * The proxy cannot go on (a tool collides with `_agent_judge`, the upstream exited or went away): the process ends
+   * with this code (the `--http` front ends that one session instead).
+   */
   onFatal: (message: string, exitCode: number) => void;
 }
 
@@ -90,6 +94,13 @@ export class McpJudgeProxy {
   private readonly finishedBelow = new Map<string, number>();
   private closed = false;
   private auditQueue: Promise<void> = Promise.resolve();
+  /** Why the upstream went away, when its transport said (an HTTP upstream); a stdio upstream just exits. */
+  private upstreamGone: string | undefined;
+  private upstreamEnded = false;
+  /** Forwarded calls still answering the agent and reporting their outcome. */
+  private readonly forwarding = new Set<Promise<void>>();
+  /** Requests answered with an error when the upstream ended: a later answer to them is dropped. */
+  private readonly answeredAtEnd = new Set<Id>();
 
   constructor(private readonly o: ProxyOptions) {}
 
@@ -97,7 +108,10 @@ export class McpJudgeProxy {
     this.o.front.onmessage = (m) => this.fromAgent(m);
     this.o.upstream.onmessage = (m) => this.fromUpstream(m);
     this.o.upstream.onclose = () => this.upstreamClosed();
-    this.o.upstream.onerror = (e) => this.o.log(`upstream: ${e.message}`);
+    this.o.upstream.onerror = (e) => {
+      if (e instanceof UpstreamGoneError) this.upstreamGone = e.message;
+      else this.o.log(`upstream: ${oneLine(e)}`); // the SDK's parse errors span many lines
+    };
     this.o.front.onerror = (e) => this.o.log(`agent side: ${e.message}`);
     await this.o.upstream.start();
     await this.o.front.start();
@@ -154,7 +168,8 @@ export class McpJudgeProxy {
 
   private toUpstream(m: Msg): void {
     this.o.upstream.send(m as JSONRPCMessage).catch((e: Error) => {
-      this.o.log(`could not send to upstream: ${e.message}`);
+      // Once the upstream has ended, the proxy's last line says why.
+      if (!this.upstreamEnded) this.o.log(`could not send to upstream: ${e.message}`);
       // A request that never reached the upstream gets an error now instead of no answer at all.
       if (m.method !== undefined && m.id !== undefined && this.inFlight.has(m.id)) {
         this.untrack(m.id);
@@ -173,6 +188,7 @@ export class McpJudgeProxy {
    */
   private toAgent(m: Msg, related?: Id): void {
     if (this.closed) return;
+    if (m.method === undefined && m.id !== undefined && this.answeredAtEnd.has(m.id)) return;
     const fail = (e: Error) => this.o.log(`could not send to the agent: ${e.message}`);
     if (related === undefined) {
       this.o.front.send(m as JSONRPCMessage).catch(fail);
@@ -240,11 +256,34 @@ export class McpJudgeProxy {
   }
 
   private upstreamClosed(): void {
-    const gone = new Error('the upstream MCP server closed');
-    for (const f of [...this.forwarded.values(), ...this.own.values()]) f.reject(gone);
+    if (this.upstreamEnded) return;
+    this.upstreamEnded = true;
+    const why = this.upstreamGone ?? 'the upstream MCP server exited';
+    const forwarded = new Set(this.forwarded.keys());
+    for (const f of [...this.forwarded.values(), ...this.own.values()]) f.reject(new Error(why));
     this.forwarded.clear();
     this.own.clear();
-    if (!this.closed) this.o.onFatal('agent-judge mcp: the upstream MCP server exited', 1);
+    if (this.closed) return;
+    // Nothing the agent still waits for may hang until its own timeout. Forwarded calls answer and report their
+    // outcome themselves (upstream_failure); relayed requests get an error now; held calls are refused and cancelled,
+    // so they are never forwarded (as when the agent cancels them).
+    for (const id of this.inFlight) {
+      if (forwarded.has(id)) continue;
+      this.toAgent({ jsonrpc: '2.0', id, error: { code: -32603, message: `agent-judge: ${why}` } });
+      this.answeredAtEnd.add(id);
+    }
+    this.inFlight.clear();
+    this.progressRequest.clear();
+    for (const [id, control] of this.held) {
+      this.answer(id, refusedAnswer(`${why}; the call was not forwarded`));
+      this.answeredAtEnd.add(id);
+      control.abort();
+    }
+    // The forwarded calls' answers and outcome reports go out before the proxy ends.
+    const settled = Promise.allSettled([...this.forwarding]);
+    void Promise.race([settled, new Promise((r) => setTimeout(r, 5000).unref())]).then(() => {
+      if (!this.closed) this.o.onFatal(`agent-judge mcp: ${why}`, 1);
+    });
   }
 
   private fatal(err: Error, id?: Id): void {
@@ -331,7 +370,9 @@ export class McpJudgeProxy {
       if (mapping.kind === 'error') {
         return this.answer(id, refusedAnswer(`rule ${mapping.rule.name} cannot map this call: ${mapping.message}`));
       }
-      if (mapping.kind === 'no-judge') return await this.passThrough(upstreamRequest, call, mapping.rule.name);
+      if (mapping.kind === 'no-judge') {
+        return await this.whileForwarding(this.passThrough(upstreamRequest, call, mapping.rule.name));
+      }
 
       const digest = callDigest(call);
       const proposalAt = (sequence: number) => {
@@ -382,7 +423,7 @@ export class McpJudgeProxy {
       );
       if (resolution.kind === 'cancelled') return; // a cancelled request gets no response
       if (resolution.kind === 'answer') return this.answer(id, resolution.answer);
-      await this.forwardApproved(upstreamRequest, resolution.status.workflow_id, control.signal);
+      await this.whileForwarding(this.forwardApproved(upstreamRequest, resolution.status.workflow_id, control.signal));
     } catch (err) {
       if (control.signal.aborted) return;
       this.answer(id, refusedAnswer(judgeFailure(err, this.o.temporal.client)));
@@ -397,6 +438,16 @@ export class McpJudgeProxy {
     this.finishedBelow.delete(digest); // re-inserted last: the oldest entry is the one dropped when full
     this.finishedBelow.set(digest, next);
     if (this.finishedBelow.size > 10_000) this.finishedBelow.delete(this.finishedBelow.keys().next().value!);
+  }
+
+  /** A forwarded call, until its answer and outcome are out: an upstream that went away waits for it. */
+  private async whileForwarding(call: Promise<void>): Promise<void> {
+    this.forwarding.add(call);
+    try {
+      await call;
+    } finally {
+      this.forwarding.delete(call);
+    }
   }
 
   /** Sends one request upstream and waits for its response. */

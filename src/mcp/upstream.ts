@@ -63,8 +63,54 @@ export async function openUpstream(spec: UpstreamSpec, stderr: 'inherit' | 'igno
     return new StdioClientTransport({ command: spec.command, args: spec.args, env: childEnv(), stderr });
   }
   const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-  return new HttpUpstream(new StreamableHTTPClientTransport(spec.url));
+  return new HttpUpstream(new StreamableHTTPClientTransport(spec.url), spec.url);
 }
+
+/**
+ * A Streamable HTTP upstream is gone: reported on the transport's `onerror` just before its `onclose`, so the relay
+ * ends the way it does when a stdio upstream exits, naming the URL and why.
+ */
+export class UpstreamGoneError extends Error {
+  constructor(url: URL, reason: string) {
+    super(`the upstream MCP server at ${url.href} went away (${reason})`);
+    this.name = new.target.name;
+  }
+}
+
+/** Socket-level codes that mean the request never got an HTTP answer from the upstream. */
+const CONNECTION_LOST = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'UND_ERR_SOCKET']);
+
+/** Why a request says the upstream may be gone; `final` when one answer settles it. */
+export interface GoneSign {
+  reason: string;
+  final: boolean;
+}
+
+/**
+ * What one failed `send` of the SDK transport says about a Streamable HTTP upstream; undefined when it answered (any
+ * other HTTP status, a JSON-RPC error or a tool's error result is an answer from a live upstream). A 404 to a request
+ * that carried our session id is final (MCP: the server no longer knows the session, and only a new `initialize`,
+ * which the agent already sent once, would open another). No HTTP answer at all (connection refused or reset, socket
+ * hang up, fetch failed) is not final on its own: after a blip one request can still go out on a stale connection.
+ */
+export function goneBecause(err: unknown, sessionId: string | undefined): GoneSign | undefined {
+  const e = err as Error & { code?: unknown; cause?: { code?: unknown } };
+  // The SDK's StreamableHTTPError carries the HTTP status as a number; socket errors carry string codes.
+  if (typeof e.code === 'number') {
+    return e.code === 404 && sessionId !== undefined
+      ? { reason: `it answered 404 to session ${sessionId}`, final: true }
+      : undefined;
+  }
+  const code = typeof e.cause?.code === 'string' ? e.cause.code : typeof e.code === 'string' ? e.code : undefined;
+  if (code !== undefined && CONNECTION_LOST.has(code)) return { reason: code, final: false };
+  const noAnswer = e.message === 'fetch failed' || /socket hang up/i.test(e.message ?? '');
+  return noAnswer ? { reason: oneLine(err), final: false } : undefined;
+}
+
+/** The ids of this wrapper's own liveness pings (their answers are not the relay's). */
+const PING_PREFIX = 'agent-judge/alive-';
+/** How long after a ping that got no answer the second one goes out (stale connections are closed by then). */
+const REPING_MS = 500;
 
 interface HttpClientTransport extends Transport {
   setProtocolVersion(version: string): void;
@@ -76,23 +122,70 @@ interface HttpClientTransport extends Transport {
  * protocol version (the `MCP-Protocol-Version` header on every later request); the relay forwards the agent's own
  * `initialize` instead, so this wrapper reads the version from the upstream's answer. Closing ends the upstream
  * session with a DELETE, so an HTTP upstream does not keep one session per ended agent session.
+ *
+ * An HTTP upstream has no process to watch, so this wrapper closes itself (the relay's `onclose`, as when a stdio
+ * child exits) once requests show the upstream is gone: a 404 to our session, or two pings in a row that get no HTTP
+ * answer, the second half a second after the first ({@link goneBecause}). The SDK's `onerror` decides nothing itself:
+ * it also fires for a blip of the optional GET stream, which the SDK reopens on its own. It only makes this wrapper
+ * send a `ping`, a real request, so a dead upstream is noticed while a call waits on a broken stream or nothing is
+ * being sent, and a live one answers and nothing happens.
  */
 class HttpUpstream implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
   private readonly initializeIds = new Set<string | number>();
+  private pings = 0;
+  private pinging = false;
+  private gone: UpstreamGoneError | undefined;
 
-  constructor(private readonly inner: HttpClientTransport) {
+  constructor(
+    private readonly inner: HttpClientTransport,
+    private readonly url: URL,
+  ) {
     inner.onmessage = (m) => {
       const r = m as { id?: string | number; result?: { protocolVersion?: unknown } };
+      if (typeof r.id === 'string' && r.id.startsWith(PING_PREFIX)) return;
       if (r.id !== undefined && this.initializeIds.delete(r.id) && typeof r.result?.protocolVersion === 'string') {
         inner.setProtocolVersion(r.result.protocolVersion);
       }
       this.onmessage?.(m);
     };
     inner.onclose = () => this.onclose?.();
-    inner.onerror = (e) => this.onerror?.(e);
+    inner.onerror = (e) => {
+      if (this.gone) return; // the aborted streams and requests of a closed transport say nothing new
+      this.onerror?.(e);
+      this.ping();
+    };
+  }
+
+  /** One ping at a time (a failing ping reports on `onerror` too, which must not start another). */
+  private ping(second = false): void {
+    if (this.pinging || this.gone) return;
+    this.pinging = true;
+    const sessionId = this.inner.sessionId;
+    const ping = { jsonrpc: '2.0' as const, id: `${PING_PREFIX}${++this.pings}`, method: 'ping' };
+    let again = false;
+    const wait = second ? new Promise((r) => setTimeout(r, REPING_MS)) : Promise.resolve();
+    void wait
+      .then(() => (this.gone ? undefined : this.inner.send(ping)))
+      .catch((err: unknown) => {
+        const sign = goneBecause(err, sessionId);
+        if (sign && (sign.final || second)) this.wentAway(sign.reason);
+        else again = sign !== undefined;
+      })
+      .finally(() => {
+        this.pinging = false;
+        if (again) this.ping(true);
+      });
+  }
+
+  private wentAway(reason: string): void {
+    if (this.gone) return;
+    this.gone = new UpstreamGoneError(this.url, reason);
+    this.onerror?.(this.gone);
+    // No DELETE: nobody is there to receive it. Closing stops the SDK's reconnects and reports onclose.
+    void this.inner.close();
   }
 
   get sessionId(): string | undefined {
@@ -103,13 +196,24 @@ class HttpUpstream implements Transport {
     return this.inner.start();
   }
 
-  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     const m = message as { id?: string | number; method?: string };
     if (m.method === 'initialize' && m.id !== undefined) this.initializeIds.add(m.id);
-    return this.inner.send(message, options);
+    if (this.gone) throw this.gone;
+    const sessionId = this.inner.sessionId;
+    try {
+      await this.inner.send(message, options);
+    } catch (err) {
+      // A failure without an HTTP answer has started a ping already (onerror); a 404 to our session settles it here.
+      const sign = goneBecause(err, sessionId);
+      if (!sign?.final) throw err;
+      this.wentAway(sign.reason);
+      throw this.gone ?? err;
+    }
   }
 
   async close(): Promise<void> {
+    if (this.gone) return;
     await Promise.race([
       this.inner.terminateSession().catch(() => undefined),
       new Promise((r) => setTimeout(r, 2000).unref()),

@@ -1,8 +1,10 @@
 /**
- * Starting `agent-judge mcp --http` as a user does (the built CLI, a real process) and the upstream
- * server-everything in its Streamable HTTP mode, for the MCP HTTP and conformance tests.
+ * Starting `agent-judge mcp --http` as a user does (the built CLI, a real process) and the upstreams
+ * server-everything in its Streamable HTTP mode and the SDK's own example server, for the MCP HTTP and conformance
+ * tests.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
@@ -65,11 +67,24 @@ export async function startHttpProxy(args: string[], cwd: string): Promise<HttpP
   return { ...p, url };
 }
 
-/** server-everything in its Streamable HTTP mode on a free port; resolves once it answers. */
-export async function startEverythingHttp(): Promise<RunningProcess & { url: string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [EVERYTHING_SERVER, 'streamableHttp'], {
-    env: { ...process.env, PORT: String(port) },
+/**
+ * The SDK's example Streamable HTTP server (tools `greet`, `multi-greet`, ...). Unlike server-everything, which
+ * answers 400, it answers 404 to a session id it does not know, as MCP asks of a server that restarted.
+ */
+export const SDK_EXAMPLE_SERVER = join(
+  ROOT,
+  'node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js',
+);
+
+/** A Streamable HTTP server script on `port` (given in the variable `portVariable`); resolves once it answers. */
+async function startHttpServer(
+  what: string,
+  args: string[],
+  portVariable: string,
+  port: number,
+): Promise<RunningProcess & { url: string }> {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, [portVariable]: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const p = track(child);
@@ -82,11 +97,22 @@ export async function startEverythingHttp(): Promise<RunningProcess & { url: str
     if (up) break;
     if (child.exitCode !== null || i > 300) {
       await p.stop();
-      throw new Error(`server-everything did not start on ${port}: ${p.stderr()}`);
+      throw new Error(`${what} did not start on ${port}: ${p.stderr()}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
   return { ...p, url };
+}
+
+/** server-everything in its Streamable HTTP mode on `port` (a free one by default); resolves once it answers. */
+export async function startEverythingHttp(port?: number): Promise<RunningProcess & { url: string }> {
+  const args = [EVERYTHING_SERVER, 'streamableHttp'];
+  return startHttpServer('server-everything', args, 'PORT', port ?? (await freePort()));
+}
+
+/** {@link SDK_EXAMPLE_SERVER} on `port` (a free one by default); resolves once it answers. */
+export async function startSdkExampleHttp(port?: number): Promise<RunningProcess & { url: string }> {
+  return startHttpServer('the SDK example server', [SDK_EXAMPLE_SERVER], 'MCP_PORT', port ?? (await freePort()));
 }
 
 /** The real SDK client over Streamable HTTP, with a bearer token (or none). */

@@ -4,11 +4,15 @@
  * readers of its answers. Everything the proxy needs comes from flags (MCP clients give stdio servers no settings).
  */
 import { NODE22_PATH } from '../../scripts/node22.mjs';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { inject } from 'vitest';
 import { getStatus } from '../../src/client/proposals';
@@ -155,6 +159,11 @@ export function proxyArgs(t: ProxyTarget, upstream: string[] = fsUpstream(t)): s
   ];
 }
 
+/** `agent-judge mcp ...` in front of a Streamable HTTP upstream (`--upstream-url`) instead of a command. */
+export function proxyArgsForUrl(t: ProxyTarget, url: string): string[] {
+  return [...proxyArgs(t, []).slice(0, -1), '--upstream-url', url];
+}
+
 export interface ConnectedProxy {
   agent: Client;
   /** The proxy's process id (what a test kills). */
@@ -177,6 +186,62 @@ export async function connectProxy(t: ProxyTarget, upstream?: string[]): Promise
   await agent.connect(transport);
   if (transport.pid === null) throw new Error('the proxy process has no pid');
   return { agent, pid: transport.pid, stderr: () => stderr };
+}
+
+/**
+ * The SDK's stdio framing over a child the test spawned itself (StdioClientTransport spawns its own and keeps the exit
+ * code to itself): a test of how the proxy ends can see its exit code.
+ */
+class SpawnedStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  private readonly buffer = new ReadBuffer();
+
+  constructor(private readonly child: ChildProcess) {}
+
+  start(): Promise<void> {
+    this.child.stdout!.on('data', (chunk: Buffer) => {
+      this.buffer.append(chunk);
+      try {
+        for (let m = this.buffer.readMessage(); m !== null; m = this.buffer.readMessage()) this.onmessage?.(m);
+      } catch (err) {
+        this.onerror?.(err as Error);
+      }
+    });
+    this.child.stdin!.on('error', (err) => this.onerror?.(err));
+    this.child.once('close', () => this.onclose?.());
+    return Promise.resolve();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.child.stdin!.write(serializeMessage(message))) resolve();
+      else this.child.stdin!.once('drain', resolve);
+    });
+  }
+
+  close(): Promise<void> {
+    this.child.stdin!.end();
+    return Promise.resolve();
+  }
+}
+
+export interface SpawnedProxy extends ConnectedProxy {
+  child: ChildProcess;
+  /** Resolves with the proxy's exit code once it has exited. */
+  exited: Promise<number | null>;
+}
+
+/** As {@link connectProxy} (the real SDK client, the near-empty environment MCP clients give), with the exit code. */
+export async function spawnProxy(t: ProxyTarget, args: string[]): Promise<SpawnedProxy> {
+  const child = spawn(process.execPath, args, { cwd: t.baseDir, env: getDefaultEnvironment(), stdio: 'pipe' });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const agent = new Client({ name: 'test-agent', version: '1' });
+  await agent.connect(new SpawnedStdioTransport(child));
+  return { agent, pid: child.pid!, child, exited, stderr: () => stderr };
 }
 
 /** The upstream itself, with the same SDK client (what the proxy must look like). */

@@ -1,14 +1,17 @@
 /**
  * Issue 10, the pure parts of the proxy's HTTP modes: `spec.mcp.http` (per-agent token digests, accepted hosts and
  * origins) as the policy loader reports it, the bearer tokens and their constant-time lookup, and the flag rules of
- * `--http` and `--upstream-url`.
+ * `--http` and `--upstream-url`, and when an HTTP upstream counts as gone.
  */
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { McpHttpSettingsSchema } from '../../src/contracts/mcp';
 import { jsonSchemaOf } from '../../src/cli/schema';
 import { agentForToken, bearerToken, newAgentToken, tokenSha256, TOKEN_PREFIX } from '../../src/mcp/http-auth';
 import { isLoopbackHost, parseListen } from '../../src/mcp/http-front';
-import { upstreamSpec } from '../../src/mcp/upstream';
+import { goneBecause, upstreamSpec } from '../../src/mcp/upstream';
+import { freePort } from '../../src/devserver/server';
 import { testPolicy } from '../helpers/system';
 
 const issues = (value: unknown) => {
@@ -128,5 +131,34 @@ describe('--http and --upstream-url', () => {
     expect(() => upstreamSpec('not a url', [])).toThrow(/^--upstream-url: expected an http\(s\) URL/);
     expect(() => upstreamSpec('file:///etc/passwd', [])).toThrow(/^--upstream-url: expected an http: or https:/);
     expect(() => upstreamSpec('https://user:secret@mcp.example.org/mcp', [])).toThrow(/credentials in the URL/);
+  });
+});
+
+describe('an HTTP upstream is gone when', () => {
+  it('requests get no HTTP answer at all (the real fetch error of a port nobody listens on)', async () => {
+    const port = await freePort();
+    const refused = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST' }).then(
+      () => new Error('answered'),
+      (err: Error) => err,
+    );
+    // Not final on its own: after a blip one request can still go out on a stale connection (a second ping decides).
+    expect(goneBecause(refused, 'session-1')).toEqual({ reason: 'ECONNREFUSED', final: false });
+    expect(goneBecause(refused, undefined)).toEqual({ reason: 'ECONNREFUSED', final: false });
+  });
+
+  it('it answers 404 to a request that carried our session, and only then', () => {
+    const notFound = new StreamableHTTPError(404, 'Error POSTing to endpoint: Session not found');
+    expect(goneBecause(notFound, 'session-1')).toEqual({ reason: 'it answered 404 to session session-1', final: true });
+    expect(goneBecause(notFound, undefined)).toBeUndefined();
+  });
+
+  it('not on any other HTTP status, a JSON-RPC error, or our own abort', () => {
+    for (const status of [400, 401, 403, 405, 500, 503]) {
+      expect(goneBecause(new StreamableHTTPError(status, 'x'), 'session-1'), String(status)).toBeUndefined();
+    }
+    expect(goneBecause(new McpError(-32602, 'Prompt not found'), 'session-1')).toBeUndefined();
+    const aborted = new AbortController();
+    aborted.abort();
+    expect(goneBecause(aborted.signal.reason, 'session-1')).toBeUndefined();
   });
 });
