@@ -17,7 +17,7 @@ import { decide, getStatus } from '../../src/client/proposals';
 import { VERDICT_META_KEY } from '../../src/contracts/mcp';
 import { newAgentToken, tokenSha256 } from '../../src/mcp/http-auth';
 import { testPolicy, type TestSystem } from '../helpers/system';
-import { EVIDENCE, mcpSpec, scott, startMcpEnv } from '../helpers/mcp';
+import { EVIDENCE, mcpSpec, scott, startMcpEnv, until } from '../helpers/mcp';
 import {
   BIN,
   EVERYTHING_SERVER,
@@ -304,10 +304,12 @@ describe('agent-judge mcp --http in front of server-filesystem (stdio upstream, 
     const again = await call(engineering, 'write_file', args);
     expect(again.isError).toBeFalsy();
     expect(readFileSync(path, 'utf8')).toBe('# report\n');
-    expect(await getStatus(env.sys.client, String(meta.proposal_id))).toMatchObject({
-      status: 'executed',
-      caller: { outcome: 'ok' },
+    // The outcome is reported right after the agent has its answer: wait for it.
+    const reported = await until('the outcome recorded', async () => {
+      const s = await getStatus(env.sys.client, String(meta.proposal_id));
+      return s.caller?.outcome ? s : undefined;
     });
+    expect(reported).toMatchObject({ status: 'executed', caller: { outcome: 'ok' } });
     const mtime = statSync(path).mtimeMs;
     const third = await call(engineering, 'write_file', {
       ...args,

@@ -15,7 +15,7 @@ import type { ProposalStatus } from '../../src/contracts/status';
 import { readChain, verifyChain } from '../../src/audit/chain';
 import { exportAudit, type AuditRecord } from '../../src/audit';
 import type { TestSystem } from '../helpers/system';
-import { BIN, EVERYTHING_SERVER, EVIDENCE, FS_SERVER, mcpSpec, ROOT, scott, startMcpEnv } from '../helpers/mcp';
+import { BIN, EVERYTHING_SERVER, EVIDENCE, FS_SERVER, mcpSpec, ROOT, scott, startMcpEnv, until } from '../helpers/mcp';
 import { testPolicy } from '../helpers/system';
 
 /** The policy the workers and the proxy share; `judge.withoutModel` decides full-judge-review calls. */
@@ -321,7 +321,11 @@ describe('agent-judge mcp in front of server-filesystem (a person decides full-j
     const again = await call(agent, 'write_file', { path, content: '# report\n' });
     expect(again.isError).toBeFalsy();
     expect(readFileSync(path, 'utf8')).toBe('# report\n');
-    const status = await getStatus(env.sys.client, String(meta.proposal_id));
+    // The proxy reports the outcome right after it answers the agent: wait for it.
+    const status = await until('the outcome recorded', async () => {
+      const s = await getStatus(env.sys.client, String(meta.proposal_id));
+      return s.caller?.outcome ? s : undefined;
+    });
     expect(status.status).toBe('executed');
     expect(status.execution).toBeNull();
     expect(status.caller).toMatchObject({ outcome: 'ok' });
