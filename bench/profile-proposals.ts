@@ -6,6 +6,8 @@
  * samples are in `workflow-bundle-*.js`. `node --import tsx bench/profile-proposals.ts summary FILE.cpuprofile [N]`
  * prints a profile's heaviest functions (self and inclusive) and its busy time.
  *
+ * `BENCH_NAMED=1` submits them without a proposal_id (named by their content: no claim).
+ *
  * Also `BENCH_KIND=claim`: the proposal_id claim alone (what every submission pays before its proposal starts), with
  * its close (1 s later, by its execution timeout) counted in the round.
  */
@@ -100,7 +102,9 @@ async function profileRun(): Promise<void> {
     if (kind === 'claim') {
       await claimProposalId(system.client, randomUUID(), `proposal-${randomUUID().replace(/-/g, '')}`);
     } else {
-      await submitAndWait(system.client, benchProposal(kind), { taskQueue: queues.workflow });
+      const proposal = benchProposal(kind);
+      if (process.env.BENCH_NAMED) delete proposal.proposal_id;
+      await submitAndWait(system.client, proposal, { taskQueue: queues.workflow });
     }
   };
   try {

@@ -30,6 +30,9 @@ import {
 import { oneLine, UpstreamGoneError } from './upstream';
 
 type Id = string | number;
+
+/** How long an identical call waits for the outcome of the one just performed to be recorded. */
+const REPORT_WAIT_MS = 5000;
 type Msg = Record<string, unknown> & { id?: Id; method?: string; params?: Record<string, unknown> };
 
 export interface ProxyOptions {
@@ -98,7 +101,9 @@ export class McpJudgeProxy {
   private upstreamGone: string | undefined;
   private upstreamEnded = false;
   /** Forwarded calls still answering the agent and reporting their outcome. */
-  private readonly forwarding = new Set<Promise<void>>();
+  private readonly forwarding = new Set<Promise<unknown>>();
+  /** Per call digest, the outcome of a forwarded call being recorded (the next identical call waits for it). */
+  private readonly reporting = new Map<string, Promise<void>>();
   /** Requests answered with an error when the upstream ended: a later answer to them is dropped. */
   private readonly answeredAtEnd = new Set<Id>();
 
@@ -393,6 +398,11 @@ export class McpJudgeProxy {
       } catch (err) {
         return this.answer(id, refusedAnswer((err as Error).message));
       }
+      // The identical call just performed is still being recorded (the agent has its answer first): wait for that,
+      // or this call would find it forwarded without an outcome and be refused. Bounded: with Temporal out of reach
+      // the walk then answers from the record.
+      const recording = this.reporting.get(digest);
+      if (recording) await Promise.race([recording, new Promise((r) => setTimeout(r, REPORT_WAIT_MS).unref())]);
       let progress = 0;
       const resolution = await resolveJudgedCall(
         {
@@ -423,7 +433,13 @@ export class McpJudgeProxy {
       );
       if (resolution.kind === 'cancelled') return; // a cancelled request gets no response
       if (resolution.kind === 'answer') return this.answer(id, resolution.answer);
-      await this.whileForwarding(this.forwardApproved(upstreamRequest, resolution.status.workflow_id, control.signal));
+      const { workflow_id: workflowId, proposal } = resolution.status;
+      await this.whileForwarding(
+        this.forwardApproved(upstreamRequest, workflowId, control.signal, {
+          digest,
+          sequence: proposal.performer?.sequence,
+        }),
+      );
     } catch (err) {
       if (control.signal.aborted) return;
       this.answer(id, refusedAnswer(judgeFailure(err, this.o.temporal.client)));
@@ -441,10 +457,10 @@ export class McpJudgeProxy {
   }
 
   /** A forwarded call, until its answer and outcome are out: an upstream that went away waits for it. */
-  private async whileForwarding(call: Promise<void>): Promise<void> {
+  private async whileForwarding<T>(call: Promise<T>): Promise<T> {
     this.forwarding.add(call);
     try {
-      await call;
+      return await call;
     } finally {
       this.forwarding.delete(call);
     }
@@ -466,14 +482,20 @@ export class McpJudgeProxy {
 
   /**
    * THE one place an approved call goes upstream, exactly once: its claim is already taken on the proposal; the
-   * outcome is reported back. (A capability token's redemption belongs right here, before `forward`.)
+   * outcome is reported back, after the agent has its answer. (The capability token was redeemed with the claim.)
    */
-  private async forwardApproved(request: Msg, workflowId: string, signal: AbortSignal): Promise<void> {
+  private async forwardApproved(
+    request: Msg,
+    workflowId: string,
+    signal: AbortSignal,
+    call: { digest: string; sequence: number | undefined },
+  ): Promise<void> {
     const id = request.id as Id;
     if (signal.aborted || this.closed) {
+      // Claimed, so not `abandoned` (refused once claimed): never sent, and the record says so.
       await report(this.o.temporal.client, workflowId, {
-        outcome: 'abandoned',
-        detail: 'the client cancelled the call',
+        outcome: 'upstream_failure',
+        detail: 'the client cancelled the call after it was claimed; it was not forwarded',
       });
       return;
     }
@@ -492,9 +514,20 @@ export class McpJudgeProxy {
       detail = (err as Error).message;
       this.answer(id, refusedAnswer(`the upstream failed after the call was forwarded: ${detail}`));
     }
-    await report(this.o.temporal.client, workflowId, { outcome, ...(detail ? { detail } : {}) }).catch((err: Error) =>
-      this.o.log(`could not record the outcome on ${workflowId}: ${err.message}`),
+    const recording = report(this.o.temporal.client, workflowId, { outcome, ...(detail ? { detail } : {}) }).then(
+      () => {
+        // Recorded, the proposal is finished for good: the next identical call starts right after it instead of
+        // finding that out first (a duplicate start, a describe and a result: about one proposal's time).
+        if (call.sequence !== undefined) this.rememberFinished(call.digest, call.sequence + 1);
+      },
+      (err: Error) => this.o.log(`could not record the outcome on ${workflowId}: ${err.message}`),
     );
+    this.reporting.set(call.digest, recording);
+    try {
+      await recording;
+    } finally {
+      if (this.reporting.get(call.digest) === recording) this.reporting.delete(call.digest);
+    }
   }
 
   /**
