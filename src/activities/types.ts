@@ -25,6 +25,11 @@ export interface PolicySnapshot {
    * executor queue (the caller performs them).
    */
   executable: string[];
+  /**
+   * SHA-256 of the policy's canonical JSON (what a capability token binds), computed once per worker. Absent in
+   * histories recorded before it existed: the workflow then computes it.
+   */
+  policy_sha256?: string;
 }
 
 export interface RejectionInput {

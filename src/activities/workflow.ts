@@ -6,6 +6,7 @@ import { AgentJudgeError, DeliveryRefusedError } from '../contracts/errors';
 import type { EscalationNotifier } from '../escalation/notifier';
 import { PROPOSAL_WORKFLOW_TYPE, SA, type TaskQueues } from '../names';
 import { issueCapability, type CapabilityKey } from '../identity/capability-key';
+import { policyDigest } from '../contracts/capability';
 import type { RejectionInput, WorkflowActivities } from './types';
 
 export interface WorkflowActivityDeps {
@@ -43,9 +44,17 @@ export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowAc
     return results.map((r) => (r as PromiseFulfilledResult<T>).value);
   }
 
+  // The policy is fixed for the worker's life: its digest is computed once here, not in every proposal run.
+  let policySha256: string | undefined;
   return {
     policySnapshot() {
-      return Promise.resolve({ policy: deps.policy, taskQueues: deps.taskQueues, executable: deps.executable });
+      policySha256 ??= policyDigest(deps.policy);
+      return Promise.resolve({
+        policy: deps.policy,
+        taskQueues: deps.taskQueues,
+        executable: deps.executable,
+        policy_sha256: policySha256,
+      });
     },
 
     async announceEscalation(notice) {

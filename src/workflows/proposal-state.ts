@@ -566,12 +566,12 @@ export class ProposalState {
   }
 
   /** What the issuing activity signs: this proposal's agent, audience and action, under this policy. */
-  capabilityRequest(ttlMs: number): CapabilityRequest {
+  capabilityRequest(ttlMs: number, policySha256: string = policyDigest(this.policy)): CapabilityRequest {
     return {
       workflow_id: this.workflowId,
       sub: this._proposal.agent_id,
       ...capabilityBinding(this._proposal),
-      policy_sha256: policyDigest(this.policy),
+      policy_sha256: policySha256,
       ttl_ms: ttlMs,
     };
   }

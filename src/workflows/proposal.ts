@@ -309,7 +309,8 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   const issueCapability = async (executedHere: boolean): Promise<string | undefined> => {
     if (!issuesTokens) return undefined;
     const ttlMs = durationMs(policy.spec.capabilities?.ttl ?? '10m');
-    const issued = await local.issueCapability(state.capabilityRequest(ttlMs));
+    // The snapshot carries the policy's digest (computed once by the worker); older histories' snapshots do not.
+    const issued = await local.issueCapability(state.capabilityRequest(ttlMs, snapshot.policy_sha256));
     state.recordCapability(issued, executedHere);
     return issued.token;
   };

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CapabilityRefusedError, redeemCapability } from '../../src/client/capabilities';
 import { getStatus, submitAndWait } from '../../src/client/proposals';
-import { actionDigest, type RedeemCapabilityInput } from '../../src/contracts/capability';
+import { actionDigest, policyDigest, type RedeemCapabilityInput } from '../../src/contracts/capability';
 import { verifyCapability } from '../../src/identity/capability';
 import { redeemCapabilityUpdate } from '../../src/names';
 import type { proposalWorkflow } from '../../src/workflows/proposal';
@@ -79,6 +79,8 @@ describe('executed actions', () => {
       sub: '@engineering',
       wid: outcome.workflow_id,
       action_sha256: actionDigest(actionOf(p)),
+      // The policy in force, as the run recorded it (the worker computes its digest once, the run takes it along).
+      policy_sha256: policyDigest(sys.policy),
     });
 
     const again = redeemCapability(sys.client, { token: c.token, action: actionOf(p) });
