@@ -32,8 +32,24 @@ export const ModelAnswerSchema = z.strictObject({
 });
 export type ModelAnswer = z.infer<typeof ModelAnswerSchema>;
 
-/** `format` for Ollama's structured output, and the local backend's grammar. */
-export const MODEL_ANSWER_JSON_SCHEMA = z.toJSONSchema(ModelAnswerSchema);
+/**
+ * `format` for Ollama's structured output, and the local backend's grammar: what the model is asked to produce. It is
+ * the answer schema with the suggested constraints bounded more tightly than the answer check does, because both
+ * turn it into a grammar: a small model that starts repeating itself (the 270M test model listed one file name until
+ * the token cap) is then made to close the list and the answer instead of being cut mid-string. Everything it allows,
+ * {@link ModelAnswerSchema} accepts.
+ */
+export const MODEL_ANSWER_JSON_SCHEMA = z.toJSONSchema(
+  ModelAnswerSchema.extend({
+    constraints: ModelAnswerSchema.shape.constraints
+      .unwrap()
+      .extend({
+        files_only: z.array(z.string().min(1).max(256)).max(16).optional(),
+        scope_limit: z.string().max(512).optional(),
+      })
+      .optional(),
+  }),
+);
 
 /**
  * The model is not there at all (nothing listens, the server does not have it, the GGUF cannot be

@@ -63,6 +63,35 @@ describe('parseModelAnswer', () => {
   });
 });
 
+describe('the schema the model is asked to follow (Ollama format, the local grammar)', () => {
+  type Schema = { properties: Record<string, Schema>; maxItems?: number; maxLength?: number; items?: Schema };
+  const constraintsOf = (schema: unknown) => (schema as Schema).properties.constraints!.properties;
+
+  it('bounds the lists and texts a looping model could repeat until the token cap', () => {
+    const c = constraintsOf(MODEL_ANSWER_JSON_SCHEMA);
+    expect(c.files_only).toMatchObject({ maxItems: 16, items: { maxLength: 256 } });
+    expect(c.scope_limit).toMatchObject({ maxLength: 512 });
+  });
+
+  it('allows nothing the answer check refuses: its longest answer parses (the check alone allows longer lists)', () => {
+    const longest = {
+      verdict: 'APPROVE',
+      confidence: 1,
+      reason: 'r'.repeat(600),
+      constraints: {
+        files_only: Array.from({ length: 16 }, () => 'f'.repeat(256)),
+        max_lines: 1,
+        no_existing_code_deletion: true,
+        require_human_review: true,
+        scope_limit: 's'.repeat(512),
+      },
+    };
+    expect(parseModelAnswer(JSON.stringify(longest)).ok).toBe(true);
+    const longer = { ...longest, constraints: { files_only: Array.from({ length: 40 }, (_, i) => `f${i}`) } };
+    expect(parseModelAnswer(JSON.stringify(longer)).ok).toBe(true);
+  });
+});
+
 describe('askModel', () => {
   it('returns the answer with audit fields', async () => {
     const model = scripted([valid]);
