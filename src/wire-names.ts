@@ -26,7 +26,7 @@ export function taskQueuesFor(prefix?: string): TaskQueues {
 
 export const PROPOSAL_WORKFLOW_TYPE = 'proposalWorkflow';
 /** Defined with the content digest that follows it in every proposal's workflow id. */
-export { PROPOSAL_WORKFLOW_ID_PREFIX, workflowIdNamedBy } from './contracts/workflow-ids';
+export { PROPOSAL_ID_RE, PROPOSAL_WORKFLOW_ID_PREFIX, workflowIdNamedBy } from './contracts/workflow-ids';
 
 /**
  * A proposal_id's claim: a workflow id Temporal keeps unique, started (never run) before the

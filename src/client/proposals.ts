@@ -23,7 +23,7 @@ import { FINAL_STAGES, OUTCOME_STATUSES, outcomeStatusOf, stageFrom } from '../c
 import { outcomeOf, type OutcomeStatus, type ProposalOutcome, type ProposalStatus } from '../contracts/status';
 import { describeIssues } from '../contracts/zod-error';
 import { proposalContentDigest, proposalWorkflowId } from '../contracts/digest';
-import { workflowIdNamedBy } from '../contracts/workflow-ids';
+import { PROPOSAL_ID_RE, workflowIdNamedBy } from '../contracts/workflow-ids';
 import { AgentJudgeError, BadInputError, DuplicateProposalError, NotFoundError } from '../contracts/errors';
 import {
   awaitSettledUpdate,
@@ -53,8 +53,6 @@ export interface SubmitOptions {
   /** The workflow task queue (default `agent-judge`). */
   taskQueue?: string;
 }
-
-const PROPOSAL_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 /**
  * Everything both ways of submitting share: validation, the content-derived workflow id, the

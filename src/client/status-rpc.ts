@@ -24,6 +24,7 @@ import { outcomeOf, type ProposalOutcome, type ProposalStatus } from '../contrac
 import {
   PROPOSAL_ID_SEARCH_ATTRIBUTE,
   PROPOSAL_MESSAGE_NAMES,
+  PROPOSAL_ID_RE,
   PROPOSAL_WORKFLOW_TYPE,
   workflowIdNamedBy,
 } from '../wire-names';
@@ -38,8 +39,6 @@ const CALL_TIMEOUT_MS = 30_000;
 /** Visibility is eventually consistent: how often, and how long apart, a fresh proposal_id is looked up again. */
 const LOOKUP_RETRIES = 8;
 const LOOKUP_RETRY_MS = 250;
-
-const PROPOSAL_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 const root = protobuf.Root.fromJSON(descriptor);
 const type = (name: string): protobuf.Type => root.lookupType(name);

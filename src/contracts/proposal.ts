@@ -3,13 +3,12 @@ import { BadInputError } from './errors';
 import { describeIssues } from './zod-error';
 import { canonicalJson } from './canonical-json';
 import { jsonDepthProblem } from './json-depth';
+import { PROPOSAL_ID_RE } from './workflow-ids';
 
 /** Largest proposal accepted, as UTF-8 JSON. Temporal's own payload limit is 2 MB. */
 export const MAX_PROPOSAL_BYTES = 256 * 1024;
 
-const Identifier = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, 'expected 1-128 characters of letters, digits, . _ : -');
+const Identifier = z.string().regex(PROPOSAL_ID_RE, 'expected 1-128 characters of letters, digits, . _ : -');
 
 export const AgentIdSchema = z
   .string()

@@ -13,6 +13,9 @@ export const PROPOSAL_WORKFLOW_ID_PREFIX = 'proposal-';
  */
 const CONTENT_NAME_RE = /^(?:proposal|mcp)-([0-9a-f]{32})$/;
 
+/** What a proposal_id may look like (the proposal schema checks it with this; lookups by id too). */
+export const PROPOSAL_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
 /** The workflow id that a content-derived proposal_id (or a workflow id) names, without a lookup; null otherwise. */
 export function workflowIdNamedBy(id: string): string | null {
   const m = CONTENT_NAME_RE.exec(id);

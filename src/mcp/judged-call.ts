@@ -270,11 +270,7 @@ async function claimedForThisCall(
   signal: AbortSignal,
 ): Promise<Resolution> {
   if (signal.aborted) {
-    // Claimed but never sent: the claim stands (nobody forwards it later), the record says what happened.
-    await report(client, workflowId, {
-      outcome: 'upstream_failure',
-      detail: 'the client cancelled the call after it was claimed; it was not forwarded',
-    });
+    await reportNotForwarded(client, workflowId, 'the client cancelled the call after it was claimed');
     return { kind: 'cancelled' };
   }
   return { kind: 'forward', status };
@@ -307,10 +303,7 @@ function releaseLateClaim(
   settling
     .then(async ({ status }) => {
       if (status?.capability?.redemption?.nonce !== nonce) return;
-      await report(client, workflowId, {
-        outcome: 'upstream_failure',
-        detail: `${why} when the call was approved and claimed; it was not forwarded`,
-      });
+      await reportNotForwarded(client, workflowId, `${why} when the call was approved and claimed`);
     })
     .catch(() => undefined); // the start failed, or the report: the deadline then records it
 }
@@ -342,6 +335,14 @@ export function judgeFailure(err: unknown, client: Client): string {
 /** Records what the upstream did with a forwarded call (or that it was never forwarded) on its proposal. */
 export async function report(client: Client, workflowId: string, outcome: CallerOutcome): Promise<void> {
   await client.workflow.getHandle(workflowId).executeUpdate(callerOutcomeUpdate, { args: [outcome] });
+}
+
+/**
+ * A claimed call that was never sent upstream. The claim stands (nobody forwards it later) and a claimed call can no
+ * longer be `abandoned`, so the record says `upstream_failure`, why, and that it was not forwarded.
+ */
+export async function reportNotForwarded(client: Client, workflowId: string, why: string): Promise<void> {
+  await report(client, workflowId, { outcome: 'upstream_failure', detail: `${why}; it was not forwarded` });
 }
 
 /**

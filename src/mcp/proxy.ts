@@ -18,7 +18,7 @@ import { holdForMs, type McpSettings } from '../contracts/mcp';
 import { appendChained } from '../audit/chain';
 import { refusedAnswer, type CallAnswer } from './answers';
 import { mapCall, proposalForCall, type ToolCall } from './mapping';
-import { judgeFailure, report, resolveJudgedCall } from './judged-call';
+import { judgeFailure, report, reportNotForwarded, resolveJudgedCall } from './judged-call';
 import {
   augmentToolsList,
   callDigest,
@@ -30,10 +30,17 @@ import {
 import { oneLine, UpstreamGoneError } from './upstream';
 
 type Id = string | number;
+type Msg = Record<string, unknown> & { id?: Id; method?: string; params?: Record<string, unknown> };
 
 /** How long an identical call waits for the outcome of the one just performed to be recorded. */
 const REPORT_WAIT_MS = 5000;
-type Msg = Record<string, unknown> & { id?: Id; method?: string; params?: Record<string, unknown> };
+/** How long an ended upstream's forwarded calls get to answer and record their outcome before the proxy exits. */
+const FORWARDED_WAIT_MS = 5000;
+
+/** Resolves when `p` settles or after `ms`, whichever comes first (a bounded wait; never rejects). */
+function settledWithin(p: Promise<unknown>, ms: number): Promise<unknown> {
+  return Promise.race([p.catch(() => undefined), new Promise((r) => setTimeout(r, ms).unref())]);
+}
 
 export interface ProxyOptions {
   /** Speaks to the agent: stdio, or one session of the Streamable HTTP front. */
@@ -285,8 +292,7 @@ export class McpJudgeProxy {
       control.abort();
     }
     // The forwarded calls' answers and outcome reports go out before the proxy ends.
-    const settled = Promise.allSettled([...this.forwarding]);
-    void Promise.race([settled, new Promise((r) => setTimeout(r, 5000).unref())]).then(() => {
+    void settledWithin(Promise.allSettled([...this.forwarding]), FORWARDED_WAIT_MS).then(() => {
       if (!this.closed) this.o.onFatal(`agent-judge mcp: ${why}`, 1);
     });
   }
@@ -402,7 +408,7 @@ export class McpJudgeProxy {
       // or this call would find it forwarded without an outcome and be refused. Bounded: with Temporal out of reach
       // the walk then answers from the record.
       const recording = this.reporting.get(digest);
-      if (recording) await Promise.race([recording, new Promise((r) => setTimeout(r, REPORT_WAIT_MS).unref())]);
+      if (recording) await settledWithin(recording, REPORT_WAIT_MS);
       let progress = 0;
       const resolution = await resolveJudgedCall(
         {
@@ -492,11 +498,11 @@ export class McpJudgeProxy {
   ): Promise<void> {
     const id = request.id as Id;
     if (signal.aborted || this.closed) {
-      // Claimed, so not `abandoned` (refused once claimed): never sent, and the record says so.
-      await report(this.o.temporal.client, workflowId, {
-        outcome: 'upstream_failure',
-        detail: 'the client cancelled the call after it was claimed; it was not forwarded',
-      });
+      await reportNotForwarded(
+        this.o.temporal.client,
+        workflowId,
+        'the client cancelled the call after it was claimed',
+      );
       return;
     }
     this.held.delete(id); // forwarded from here on: a cancellation goes to the upstream as it is

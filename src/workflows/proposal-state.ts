@@ -67,54 +67,45 @@ export const readDecision = (raw: unknown): HumanDecision => readUpdateInput(Hum
 export const readCallerOutcome = (raw: unknown): CallerOutcome =>
   readUpdateInput(CallerOutcomeSchema, 'caller outcome', raw);
 
-const REDEEM_FIELDS = ['token', 'audience', 'action_sha256', 'redeemer', 'nonce'] as const;
-
 /**
- * The `redeemCapability` Update's argument, checked without a schema (this module is evaluated for
- * every proposal run; see docs/performance.md): five non-empty strings of bounded length.
+ * An Update argument of non-empty, bounded strings (`limits`: field -> longest), checked without a schema (this module
+ * is evaluated for every proposal run; see docs/performance.md). Throws a non-retryable BadInput naming the field.
  */
-export function readRedemption(raw: unknown): RedeemCapabilityInput {
-  const fail = (why: string) => ApplicationFailure.nonRetryable(`redemption: ${why}`, FailureType.BadInput);
+function readStrings<F extends string>(
+  what: string,
+  raw: unknown,
+  limits: Record<F, number>,
+): { value: Record<string, unknown>; strings: Record<F, string>; fail: (why: string) => ApplicationFailure } {
+  const fail = (why: string) => ApplicationFailure.nonRetryable(`${what}: ${why}`, FailureType.BadInput);
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw fail('expected an object');
   const value = raw as Record<string, unknown>;
-  for (const field of REDEEM_FIELDS) {
+  const strings = {} as Record<F, string>;
+  for (const field of Object.keys(limits) as F[]) {
     const v = value[field];
     if (typeof v !== 'string' || v.length === 0) throw fail(`${field}: expected a non-empty string`);
-    if (v.length > (field === 'token' ? 4096 : 256)) throw fail(`${field}: too long`);
+    if (v.length > limits[field]) throw fail(`${field}: too long`);
+    strings[field] = v;
   }
-  if (value.claim !== undefined && value.claim !== 'forwarding') throw fail('claim: expected "forwarding" or nothing');
-  return {
-    token: value.token as string,
-    audience: value.audience as string,
-    action_sha256: value.action_sha256 as string,
-    redeemer: value.redeemer as string,
-    nonce: value.nonce as string,
-    ...(value.claim === 'forwarding' ? { claim: 'forwarding' as const } : {}),
-  };
+  return { value, strings, fail };
 }
 
-const SETTLE_CLAIM_FIELDS = ['audience', 'action_sha256', 'redeemer', 'nonce', 'claim_before'] as const;
+const REDEEM_LIMITS = { token: 4096, audience: 256, action_sha256: 256, redeemer: 256, nonce: 256 };
+
+/** The `redeemCapability` Update's argument, checked: five non-empty strings of bounded length, and `claim`. */
+export function readRedemption(raw: unknown): RedeemCapabilityInput {
+  const { value, strings, fail } = readStrings('redemption', raw, REDEEM_LIMITS);
+  if (value.claim !== undefined && value.claim !== 'forwarding') throw fail('claim: expected "forwarding" or nothing');
+  return { ...strings, ...(value.claim === 'forwarding' ? { claim: 'forwarding' as const } : {}) };
+}
+
+const SETTLE_CLAIM_LIMITS = { audience: 256, action_sha256: 256, redeemer: 256, nonce: 256, claim_before: 256 };
 
 /** The `awaitSettled` Update's optional argument, checked the same way (see {@link SettleClaim}). */
 export function readSettleClaim(raw: unknown): SettleClaim {
-  const fail = (why: string) => ApplicationFailure.nonRetryable(`settle claim: ${why}`, FailureType.BadInput);
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw fail('expected an object');
-  const value = raw as Record<string, unknown>;
+  const { value, strings, fail } = readStrings('settle claim', raw, SETTLE_CLAIM_LIMITS);
   if (value.claim !== 'forwarding') throw fail('claim: expected "forwarding"');
-  for (const field of SETTLE_CLAIM_FIELDS) {
-    const v = value[field];
-    if (typeof v !== 'string' || v.length === 0) throw fail(`${field}: expected a non-empty string`);
-    if (v.length > 256) throw fail(`${field}: too long`);
-  }
-  if (Number.isNaN(Date.parse(value.claim_before as string))) throw fail('claim_before: expected an ISO 8601 time');
-  return {
-    claim: 'forwarding',
-    audience: value.audience as string,
-    action_sha256: value.action_sha256 as string,
-    redeemer: value.redeemer as string,
-    nonce: value.nonce as string,
-    claim_before: value.claim_before as string,
-  };
+  if (Number.isNaN(Date.parse(strings.claim_before))) throw fail('claim_before: expected an ISO 8601 time');
+  return { claim: 'forwarding', ...strings };
 }
 
 /** Moved to contracts (the MCP proxy computes the same binding): re-exported for existing imports. */
