@@ -2,8 +2,8 @@
  * Records proposal workflow histories down each main path into test/fixtures/histories/, so
  * test/integration/replay-fixtures.test.ts can replay them against every later version of the
  * workflow code: a change that would break running proposals fails the tests.
- * Run: SUFFIX=-v3 node --import tsx scripts/record-histories.ts  (keep older recordings: they prove
- * that running proposals of earlier versions still replay)
+ * Run: SUFFIX=-v3 [CASES=no-judge-executed,...] node --import tsx scripts/record-histories.ts
+ * (keep older recordings: they prove that running proposals of earlier versions still replay)
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,9 @@ import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import pino from 'pino';
+import { redeemCapability } from '../src/client/capabilities';
 import { clarify, decide, submitAndWait } from '../src/client/proposals';
+import { safeParseProposal } from '../src/contracts/proposal';
 import { startDevServer } from '../src/devserver/server';
 import { findTemporalCli } from '../src/devserver/temporal-cli';
 import { taskQueuesFor } from '../src/names';
@@ -82,6 +84,23 @@ const cases: Array<[string, () => Promise<string>]> = [
       ).workflow_id,
   ],
   [
+    // Approved, performed by the caller: the run closes when the caller redeems the token it was issued.
+    'lightweight-approved-redeemed',
+    async () => {
+      const p = base('vault_note_create', {
+        target: { vault: 'main', path: 'notes/standup.md' },
+        parameters: { content: '# Standup' },
+      });
+      const out = await submitAndWait(client, p, { taskQueue: queues.workflow });
+      const token = out.capability?.token;
+      if (!token) throw new Error(`no capability token: ${JSON.stringify(out)}`);
+      const parsed = safeParseProposal(p);
+      if (!parsed.ok) throw new Error(parsed.error);
+      await redeemCapability(client, { token, action: parsed.value, redeemer: 'record-histories' });
+      return out.workflow_id;
+    },
+  ],
+  [
     'clarified-approved',
     async () => {
       const p = base('forgejo_pr_create', {
@@ -126,7 +145,9 @@ const cases: Array<[string, () => Promise<string>]> = [
       ).workflow_id,
   ],
 ];
-for (const [name, run] of cases) {
+// CASES=a,b records only those (the judged cases look up cited evidence on the network).
+const only = process.env.CASES?.split(',');
+for (const [name, run] of cases.filter(([name]) => !only || only.includes(name))) {
   const workflowId = await run();
   await client.workflow.getHandle(workflowId).result();
   const history = await client.workflow.getHandle(workflowId).fetchHistory();

@@ -30,6 +30,18 @@ export interface PolicySnapshot {
    * histories recorded before it existed: the workflow then computes it.
    */
   policy_sha256?: string;
+  /**
+   * The capability token of a proposal the policy alone sends to execution (`executesOnPolicyAlone`), signed in this
+   * same local activity so the run needs no second one. Absent for every other proposal, and in histories recorded
+   * before it existed: the workflow then asks `issueCapability` when it executes.
+   */
+  capability?: IssuedCapability;
+}
+
+/** The run a policy snapshot is taken for: its workflow id and its validated proposal. */
+export interface PolicySnapshotRun {
+  workflow_id: string;
+  proposal: Proposal;
 }
 
 export interface RejectionInput {
@@ -64,8 +76,11 @@ export interface ExecutionProgress {
 
 /** On the workflow task queue, in the workflow worker process. */
 export interface WorkflowActivities {
-  /** The policy in force and the queue names, recorded in history so replay sees the same. */
-  policySnapshot(): Promise<PolicySnapshot>;
+  /**
+   * The policy in force and the queue names, recorded in history so replay sees the same; with `run`, also the
+   * capability token when the policy alone approves the proposal (runs recorded before `run` existed passed none).
+   */
+  policySnapshot(run?: PolicySnapshotRun): Promise<PolicySnapshot>;
   announceEscalation(notice: EscalationNotice): Promise<AnnouncementRef[]>;
   announceReminder(notice: ReminderNotice): Promise<void>;
   announceResolution(notice: ResolutionNotice): Promise<void>;

@@ -6,7 +6,13 @@ import { AgentJudgeError, DeliveryRefusedError } from '../contracts/errors';
 import type { EscalationNotifier } from '../escalation/notifier';
 import { PROPOSAL_WORKFLOW_TYPE, SA, type TaskQueues } from '../names';
 import { issueCapability, type CapabilityKey } from '../identity/capability-key';
-import { policyDigest } from '../contracts/capability';
+import {
+  capabilityRequestFor,
+  policyDigest,
+  type CapabilityRequest,
+  type IssuedCapability,
+} from '../contracts/capability';
+import { capabilityTtlMs, executesOnPolicyAlone } from '../policy/classify';
 import type { RejectionInput, WorkflowActivities } from './types';
 
 export interface WorkflowActivityDeps {
@@ -44,16 +50,40 @@ export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowAc
     return results.map((r) => (r as PromiseFulfilledResult<T>).value);
   }
 
+  /** Signs one approved action's token with the worker's key (never handed to workflow code). */
+  function sign(request: CapabilityRequest): IssuedCapability {
+    // createWorkers refuses to start a workflow worker without a key; this is a broken invariant.
+    if (!deps.capabilityKey) throw new Error('this workflow worker has no capability key (AGENT_JUDGE_CAPABILITY_KEY)');
+    const issued = issueCapability(request, deps.capabilityKey);
+    logger.info(
+      {
+        event: 'capability.issued',
+        workflow_id: request.workflow_id,
+        token_id: issued.claims.jti,
+        aud: issued.claims.aud,
+      },
+      'capability token issued',
+    );
+    return issued;
+  }
+
   // The policy is fixed for the worker's life: its digest is computed once here, not in every proposal run.
   let policySha256: string | undefined;
   return {
-    policySnapshot() {
-      policySha256 ??= policyDigest(deps.policy);
+    policySnapshot(run) {
+      const digest = (policySha256 ??= policyDigest(deps.policy));
+      // A proposal the policy alone approves (the workflow decides the same way, with the same function) gets its
+      // token now: one local activity, one workflow activation fewer per run. Nothing is signed for any other.
+      const early =
+        run && deps.capabilityKey && executesOnPolicyAlone(deps.policy, run.proposal)
+          ? sign(capabilityRequestFor(run.workflow_id, run.proposal, digest, capabilityTtlMs(deps.policy)))
+          : undefined;
       return Promise.resolve({
         policy: deps.policy,
         taskQueues: deps.taskQueues,
         executable: deps.executable,
-        policy_sha256: policySha256,
+        policy_sha256: digest,
+        ...(early ? { capability: early } : {}),
       });
     },
 
@@ -107,20 +137,7 @@ export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowAc
     },
 
     issueCapability(request) {
-      // createWorkers refuses to start a workflow worker without a key; this is a broken invariant.
-      if (!deps.capabilityKey)
-        throw new Error('this workflow worker has no capability key (AGENT_JUDGE_CAPABILITY_KEY)');
-      const issued = issueCapability(request, deps.capabilityKey);
-      logger.info(
-        {
-          event: 'capability.issued',
-          workflow_id: request.workflow_id,
-          token_id: issued.claims.jti,
-          aud: issued.claims.aud,
-        },
-        'capability token issued',
-      );
-      return Promise.resolve(issued);
+      return Promise.resolve(sign(request));
     },
 
     async recordRejection(input: RejectionInput) {

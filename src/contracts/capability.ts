@@ -171,6 +171,35 @@ export function executorAudience(actionType: string): string {
   return `${EXECUTOR_AUDIENCE_PREFIX}${actionType}`;
 }
 
+/** What the workflow asks its worker to sign for this proposal's approved action. */
+export function capabilityRequestFor(
+  workflowId: string,
+  p: Proposal,
+  policySha256: string,
+  ttlMs: number,
+): CapabilityRequest {
+  return {
+    workflow_id: workflowId,
+    sub: p.agent_id,
+    ...capabilityBinding(p),
+    policy_sha256: policySha256,
+    ttl_ms: ttlMs,
+  };
+}
+
+/** True when `issued` is a token for exactly `request`: its run, agent, audience, action, policy and lifetime. */
+export function issuedFor(issued: IssuedCapability, request: CapabilityRequest): boolean {
+  const c = issued.claims;
+  return (
+    c.wid === request.workflow_id &&
+    c.sub === request.sub &&
+    c.aud === request.aud &&
+    c.action_sha256 === request.action_sha256 &&
+    c.policy_sha256 === request.policy_sha256 &&
+    Date.parse(c.exp) - Date.parse(c.iat) === request.ttl_ms
+  );
+}
+
 /** The audience and action digest a token for this proposal binds (MCP tool calls bind the call itself). */
 export function capabilityBinding(p: Proposal): { aud: string; action_sha256: string } {
   const target: Record<string, unknown> = p.target;

@@ -1,5 +1,9 @@
+import { routeVerdict } from '../contracts/lifecycle';
 import type { CompliancePolicy } from '../contracts/policy';
+import { durationMs } from '../contracts/duration';
+import type { Proposal } from '../contracts/proposal';
 import type { Tier } from '../contracts/verdict';
+import { lightweightCheck } from './patterns';
 
 /**
  * The autonomy tier for an action type (seed 000 §2). Types the matrix does not list get the
@@ -18,4 +22,38 @@ export function isShadow(policy: CompliancePolicy, actionType: string): boolean 
 /** Approvals needed before an escalated proposal of this tier executes. */
 export function quorumFor(policy: CompliancePolicy, tier: Tier): number {
   return policy.spec.escalation.quorum[tier] ?? 1;
+}
+
+/** How long an approved action's capability token lives (`spec.capabilities.ttl`, default 10 minutes). */
+export function capabilityTtlMs(policy: CompliancePolicy): number {
+  return durationMs(policy.spec.capabilities?.ttl ?? '10m');
+}
+
+/**
+ * True when the policy alone sends this proposal to execution at its first judgement, before any judge or person:
+ * the no-judge tier, or a lightweight proposal that no deny pattern or topic rule refuses; in shadow mode, either
+ * tier whatever its verdict. The workflow decides exactly so (ProposalState's noJudgeVerdict or patternVerdict, then
+ * nextStep: test/unit/policy-alone.test.ts holds the two together). The workflow worker's policy snapshot signs the
+ * capability token of such a proposal in the same local activity, so the run needs no second one.
+ */
+export function executesOnPolicyAlone(policy: CompliancePolicy, proposal: Proposal): boolean {
+  const tier = tierFor(policy, proposal.action_type);
+  if (tier !== 'no-judge' && tier !== 'lightweight-approval') return false;
+  if (isShadow(policy, proposal.action_type)) return true;
+  const verdict = tier === 'no-judge' ? 'APPROVE' : lightweightCheck(proposal, policy).verdict;
+  // The policy's verdicts are certain (confidence 1) and ask for no person: routed as the workflow routes them.
+  const route = routeVerdict(
+    {
+      proposal_id: proposal.proposal_id,
+      verdict,
+      reason: '',
+      constraints: { require_human_review: false },
+      escalation: null,
+      confidence: 1,
+      decided_by: 'rules',
+      tier,
+    },
+    policy.spec.thresholds,
+  );
+  return route === 'execute';
 }

@@ -32,6 +32,7 @@ import type { CallerOutcome, CallerRecord } from '../contracts/caller-outcome';
 import {
   CallerOutcomeSchema,
   capabilityBinding,
+  capabilityRequestFor,
   ClarificationSchema,
   HumanDecisionSchema,
   policyDigest,
@@ -558,13 +559,7 @@ export class ProposalState {
 
   /** What the issuing activity signs: this proposal's agent, audience and action, under this policy. */
   capabilityRequest(ttlMs: number, policySha256: string = policyDigest(this.policy)): CapabilityRequest {
-    return {
-      workflow_id: this.workflowId,
-      sub: this._proposal.agent_id,
-      ...capabilityBinding(this._proposal),
-      policy_sha256: policySha256,
-      ttl_ms: ttlMs,
-    };
+    return capabilityRequestFor(this.workflowId, this._proposal, policySha256, ttlMs);
   }
 
   /** The token the workflow worker issued; `executedHere` when agent-judge's executor will redeem it. */

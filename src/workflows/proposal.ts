@@ -20,13 +20,13 @@ import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { JudgeActivities, ExecutorActivities, WorkflowActivities } from '../activities/types';
 import { judgeActivityTimeoutMs } from '../contracts/judge-timeout';
 import { executionHeartbeatTimeoutMs } from '../contracts/execution-timeout';
-import { proposalWorkflowId, safeParseProposal, searchableTarget, targetKey } from './contracts';
+import { issuedFor, proposalWorkflowId, safeParseProposal, searchableTarget, targetKey } from './contracts';
 import { FailureType, NON_RETRYABLE_FAILURE_TYPES } from '../contracts/lifecycle';
 import { type ProposalOutcome, outcomeOf, type Stage } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
 import type { AnnouncementRef } from '../contracts/escalation';
 import type { SettleClaim } from '../contracts/capability';
-import { isShadow, quorumFor, tierFor } from '../policy/classify';
+import { capabilityTtlMs, isShadow, quorumFor, tierFor } from '../policy/classify';
 import {
   awaitSettledUpdate,
   callerOutcomeUpdate,
@@ -183,7 +183,8 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     },
   );
 
-  const snapshot = await local.policySnapshot();
+  // With the run: a proposal the policy alone approves comes back with its capability token (see issueCapability).
+  const snapshot = await local.policySnapshot({ workflow_id: workflowInfo().workflowId, proposal: parsed.value });
   const { policy, taskQueues } = snapshot;
   // Histories recorded before `executable` existed carry none: the patch below keeps them replaying.
   const executable = snapshot.executable ?? [];
@@ -308,9 +309,14 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
    */
   const issueCapability = async (executedHere: boolean): Promise<string | undefined> => {
     if (!issuesTokens) return undefined;
-    const ttlMs = durationMs(policy.spec.capabilities?.ttl ?? '10m');
     // The snapshot carries the policy's digest (computed once by the worker); older histories' snapshots do not.
-    const issued = await local.issueCapability(state.capabilityRequest(ttlMs, snapshot.policy_sha256));
+    const request = state.capabilityRequest(capabilityTtlMs(policy), snapshot.policy_sha256);
+    // The snapshot also signed the token when the policy alone approved the proposal as submitted: used only for
+    // exactly this request, once. Otherwise (a judge, a person, a clarified action, histories recorded before it)
+    // the worker signs it now. Either way the token is a recorded local activity result: replay never re-signs.
+    const early = snapshot.capability;
+    const issued =
+      early && !state.capability && issuedFor(early, request) ? early : await local.issueCapability(request);
     state.recordCapability(issued, executedHere);
     return issued.token;
   };

@@ -25,7 +25,13 @@ async function shapeOf(client: Client, workflowId: string) {
     activities: events
       .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
       .filter((name): name is string => typeof name === 'string'),
-    localActivities: count('markerRecordedEventAttributes'),
+    // Local activities only (patch markers are markers too).
+    localActivities: events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length,
+    // What the markers recorded (local activity results), decoded: where a capability token would show.
+    recorded: events
+      .flatMap((e) => e.markerRecordedEventAttributes?.details?.result?.payloads ?? [])
+      .map((payload) => new TextDecoder().decode(payload.data ?? new Uint8Array()))
+      .join('\n'),
     // Ours only: each patched() also upserts the SDK's own TemporalChangeVersion.
     searchAttributeUpserts: events.filter((e) =>
       Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}).some(
@@ -42,12 +48,23 @@ async function run(actionType: string, overrides: Record<string, unknown> = {}) 
 }
 
 describe('workflow tasks and round trips per tier', () => {
-  it('lightweight approval: ONE workflow task, the policy snapshot a local activity in it, no activity', async () => {
+  // The policy snapshot signs the token of a proposal the policy alone approves: one local activity in all.
+  it('lightweight approval: ONE workflow task, ONE local activity, no activity', async () => {
     const { out, shape } = await run('vault_note_create');
     expect(out.status).toBe('approved');
-    expect(shape).toMatchObject({ workflowTasks: 1, activities: [], failedTasks: 0 });
-    // The policy snapshot (and the patch markers), all inside the one task.
-    expect(shape.localActivities).toBeGreaterThanOrEqual(1);
+    expect(out.capability?.token).toMatch(/^v4\.public\./);
+    expect(shape).toMatchObject({ workflowTasks: 1, activities: [], localActivities: 1, failedTasks: 0 });
+    // Signed in the snapshot's local activity: its recorded result holds the token.
+    expect(shape.recorded).toContain(out.capability?.token);
+  });
+
+  it('lightweight refusal: one local activity, and no capability token recorded anywhere', async () => {
+    const { out, shape } = await run('issue_comment', { parameters: { body: 'key AKIAABCDEFGHIJKLMNOP' } });
+    expect(out.status).toBe('rejected');
+    expect(shape).toMatchObject({ localActivities: 1, failedTasks: 0 });
+    // Tokens are PASETO v4.public strings; the snapshot's result is there, without one.
+    expect(shape.recorded).toContain('policy_sha256');
+    expect(shape.recorded).not.toContain('v4.public.');
   });
 
   // Executed actions: the executor redeems the action's capability token through the workflow before it acts
@@ -55,13 +72,19 @@ describe('workflow tasks and round trips per tier', () => {
   it('no-judge with execution: one executor round trip, its token redemption, three workflow tasks', async () => {
     const { out, shape } = await run('memory_write');
     expect(out.status).toBe('executed');
-    expect(shape).toMatchObject({ workflowTasks: 3, activities: ['execute'], failedTasks: 0 });
+    expect(shape).toMatchObject({ workflowTasks: 3, activities: ['execute'], localActivities: 1, failedTasks: 0 });
   });
 
   it('full-judge (rules) with execution: judge, executor and redemption round trips, four workflow tasks', async () => {
     const { out, shape } = await run('exec');
     expect(out.status).toBe('executed');
-    expect(shape).toMatchObject({ workflowTasks: 4, activities: ['judge', 'execute'], failedTasks: 0 });
+    // A judged proposal's token is signed after the verdict: its own local activity.
+    expect(shape).toMatchObject({
+      workflowTasks: 4,
+      activities: ['judge', 'execute'],
+      localActivities: 2,
+      failedTasks: 0,
+    });
   });
 });
 
