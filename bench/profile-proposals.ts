@@ -1,10 +1,11 @@
 /**
  * Where a proposal's CPU goes (issue 12). `node --cpu-prof --cpu-prof-dir=DIR --import tsx bench/profile-proposals.ts`
  * starts a dev server and the workers in this process, runs BENCH_N proposals of BENCH_KIND (lightweight, no-judge,
- * full-judge; default lightweight) at 50 in flight, BENCH_ROUNDS times, and prints CPU ms per proposal of this process
- * (workers + client) and of the server. Node writes one profile per thread; the workflow thread's is the one whose
- * samples are in `workflow-bundle-*.js`. `node --import tsx bench/profile-proposals.ts summary FILE.cpuprofile [N]`
- * prints a profile's heaviest functions (self and inclusive) and its busy time.
+ * full-judge; default lightweight) at BENCH_IN_FLIGHT (default 50) in flight, BENCH_ROUNDS times, and prints CPU ms
+ * per proposal of this process (workers + client) and of the server. Node writes one profile per thread; the workflow
+ * thread's is the one whose samples are in `workflow-bundle-*.js`.
+ * `node --import tsx bench/profile-proposals.ts summary FILE.cpuprofile [N]` prints a profile's heaviest functions
+ * (self and inclusive) and its busy time.
  *
  * `BENCH_NAMED=1` submits them without a proposal_id (named by their content: no claim).
  *
@@ -80,6 +81,7 @@ async function profileRun(): Promise<void> {
   const kind = (process.env.BENCH_KIND ?? 'lightweight') as 'lightweight' | 'no-judge' | 'full-judge' | 'claim';
   const n = Number(process.env.BENCH_N ?? 300);
   const rounds = Number(process.env.BENCH_ROUNDS ?? 1);
+  const inFlight = Number(process.env.BENCH_IN_FLIGHT ?? 50);
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const server = await startDevServer({ cliPath: findTemporalCli({ log: console.error }), headless: true });
   const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-profile-'));
@@ -115,7 +117,7 @@ async function profileRun(): Promise<void> {
       const start = performance.now();
       await pool(
         Array.from({ length: n }, (_, i) => i),
-        50,
+        inFlight,
         once,
       );
       const ms = performance.now() - start;
@@ -123,7 +125,7 @@ async function profileRun(): Promise<void> {
       const own = (selfCpuMs() - cpu0) / n;
       const srv = (processCpuMs(server.process.pid as number) - server0) / n;
       console.log(
-        `${kind}: ${n} at 50 in flight, ${((n * 1000) / ms).toFixed(1)}/s, CPU ms per op: ` +
+        `${kind}: ${n} at ${inFlight} in flight, ${((n * 1000) / ms).toFixed(1)}/s, CPU ms per op: ` +
           `workers + client ${own.toFixed(1)}, server ${srv.toFixed(1)}`,
       );
     }
