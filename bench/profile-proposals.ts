@@ -77,21 +77,19 @@ export function summarizeProfile(path: string, top = 30): string {
   ].join('\n');
 }
 
-async function profileRun(): Promise<void> {
-  const kind = (process.env.BENCH_KIND ?? 'lightweight') as 'lightweight' | 'no-judge' | 'full-judge' | 'claim';
-  const n = Number(process.env.BENCH_N ?? 300);
-  const rounds = Number(process.env.BENCH_ROUNDS ?? 1);
-  const inFlight = Number(process.env.BENCH_IN_FLIGHT ?? 50);
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
+/**
+ * A dev server and every worker in this process, the lightweight tier approving on rules alone (no model); `stop`
+ * ends both and removes the temporary folder. For the profiling and tracing scripts.
+ */
+export async function startBenchSystem(prefix: string) {
   const server = await startDevServer({ cliPath: findTemporalCli({ log: console.error }), headless: true });
-  const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-profile-'));
-  const policy = defaultPolicyWith({ judge: { withoutModel: 'approve' } }, { baseDir });
-  const queues = taskQueuesFor(`profile-${randomUUID()}`);
+  const baseDir = mkdtempSync(join(tmpdir(), `agent-judge-${prefix}-`));
+  const queues = taskQueuesFor(`${prefix}-${randomUUID()}`);
   const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error };
   const system = await startWorkersInProcess(server.address, {
     namespace: server.namespace,
     taskQueues: queues,
-    policy,
+    policy: defaultPolicyWith({ judge: { withoutModel: 'approve' } }, { baseDir }),
     logger: pino({ level: 'silent' }),
     baseDir,
     workflowBundle: await bundleWorkflowCode({
@@ -100,6 +98,21 @@ async function profileRun(): Promise<void> {
       ...WORKFLOW_BUNDLER_OPTIONS,
     }),
   });
+  const stop = async () => {
+    await system.stop();
+    await server.stop();
+    rmSync(baseDir, { recursive: true, force: true });
+  };
+  return { server, system, queues, stop };
+}
+
+async function profileRun(): Promise<void> {
+  const kind = (process.env.BENCH_KIND ?? 'lightweight') as 'lightweight' | 'no-judge' | 'full-judge' | 'claim';
+  const n = Number(process.env.BENCH_N ?? 300);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 1);
+  const inFlight = Number(process.env.BENCH_IN_FLIGHT ?? 50);
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const { server, system, queues, stop } = await startBenchSystem('profile');
   const once = async () => {
     if (kind === 'claim') {
       await claimProposalId(system.client, randomUUID(), `proposal-${randomUUID().replace(/-/g, '')}`);
@@ -130,9 +143,7 @@ async function profileRun(): Promise<void> {
       );
     }
   } finally {
-    await system.stop();
-    await server.stop();
-    rmSync(baseDir, { recursive: true, force: true });
+    await stop();
   }
 }
 

@@ -5,20 +5,11 @@
  * worker's task: activations and local activities), and the client's remainder (Update-with-Start round trip), then
  * the SDK core's latency histograms as means (scraped from its Prometheus endpoint on 127.0.0.1:19465).
  */
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
-import pino from 'pino';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { submitAndWait } from '../src/client/proposals';
-import { taskQueuesFor } from '../src/names';
-import { defaultPolicyWith } from '../src/policy/load';
-import { startWorkersInProcess, WORKFLOW_BUNDLER_OPTIONS, WORKFLOWS_PATH } from '../src/worker';
-import { startDevServer } from '../src/devserver/server';
-import { findTemporalCli } from '../src/devserver/temporal-cli';
 import { benchProposal } from './engine';
 import { percentile } from './lib';
+import { startBenchSystem } from './profile-proposals';
 
 const n = Number(process.env.BENCH_N ?? 100);
 const METRICS = '127.0.0.1:19465';
@@ -26,22 +17,7 @@ Runtime.install({
   logger: new DefaultLogger('ERROR'),
   telemetryOptions: { metrics: { prometheus: { bindAddress: METRICS } } },
 });
-const server = await startDevServer({ cliPath: findTemporalCli({ log: console.error }), headless: true });
-const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-trace-'));
-const queues = taskQueuesFor(`trace-${randomUUID()}`);
-const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error };
-const system = await startWorkersInProcess(server.address, {
-  namespace: server.namespace,
-  taskQueues: queues,
-  policy: defaultPolicyWith({ judge: { withoutModel: 'approve' } }, { baseDir }),
-  logger: pino({ level: 'silent' }),
-  baseDir,
-  workflowBundle: await bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    logger: quiet,
-    ...WORKFLOW_BUNDLER_OPTIONS,
-  }),
-});
+const { system, queues, stop } = await startBenchSystem('trace');
 const rows = {
   total: [] as number[],
   toScheduled: [] as number[],
@@ -88,7 +64,5 @@ try {
   for (const [name, { sum, count }] of sums)
     if (count > 0) console.log(`${name.padEnd(58)} mean ${(sum / count).toFixed(1).padStart(6)} ms over ${count}`);
 } finally {
-  await system.stop();
-  await server.stop();
-  rmSync(baseDir, { recursive: true, force: true });
+  await stop();
 }
