@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { actionDigest, mcpToolCallDigest, type IssuedCapability } from '../../src/contracts/capability';
+import { actionDigest, issuedFor, mcpToolCallDigest, type IssuedCapability } from '../../src/contracts/capability';
 import { parseProposal } from '../../src/contracts/proposal';
 import { defaultPolicyWith } from '../../src/policy/load';
 import { capabilityBinding, ProposalState, readRedemption, readSettleClaim } from '../../src/workflows/proposal-state';
@@ -62,6 +62,45 @@ describe('capability binding', () => {
     expect(capabilityBinding(p)).toEqual({ aud: 'mcp:filesystem', action_sha256: mcpToolCallDigest(call) });
   });
 });
+
+describe('a token signed in the policy snapshot is used only for exactly its request (issuedFor)', () => {
+  it('matches the request it was signed for', () => {
+    const { s, request } = approvedState();
+    expect(issuedFor(tokenOf(s), request)).toBe(true);
+  });
+
+  it.each([
+    ['another run', { workflow_id: 'proposal-ffffffffffffffffffffffffffffffff' }],
+    ['another agent', { sub: '@someone-else' }],
+    ['another audience', { aud: 'mcp:filesystem' }],
+    ['another action', { action_sha256: 'f'.repeat(64) }],
+    ['another policy', { policy_sha256: 'e'.repeat(64) }],
+    ['another lifetime', { ttl_ms: 60_000 }],
+  ])('refuses it for %s', (_what, change) => {
+    const { s, request } = approvedState();
+    expect(issuedFor(tokenOf(s), { ...request, ...change })).toBe(false);
+  });
+});
+
+/** The token a state recorded, as the issuing activity returned it. */
+function tokenOf(s: ProposalState): IssuedCapability {
+  const c = s.capability;
+  if (!c) throw new Error('no capability recorded');
+  return {
+    token: c.token,
+    kid: c.kid,
+    claims: {
+      sub: '@engineering',
+      aud: c.audience,
+      jti: c.token_id,
+      iat: c.issued_at,
+      exp: c.expires_at,
+      wid: WID,
+      policy_sha256: s.capabilityRequest(600_000).policy_sha256,
+      action_sha256: c.action_sha256,
+    },
+  };
+}
 
 describe('redemption', () => {
   it('accepts the issued token once, for its audience and action, before it expires', () => {
