@@ -1,6 +1,7 @@
 /**
  * Where one proposal's wall time goes (issue 12): `node --import tsx bench/trace-proposal.ts` submits BENCH_N
- * lightweight proposals named by their content, one at a time, and splits each from its history's timestamps:
+ * proposals of BENCH_KIND (lightweight, no-judge, full-judge; default lightweight) named by their content, one at a
+ * time, and splits each from its history's timestamps:
  * start → first workflow task scheduled, scheduled → started (the server's dispatch), started → completed (the
  * worker's task: activations and local activities), and the client's remainder (Update-with-Start round trip), then
  * the SDK core's latency histograms as means (scraped from its Prometheus endpoint on 127.0.0.1:19465).
@@ -12,6 +13,7 @@ import { percentile } from './lib';
 import { startBenchSystem } from './profile-proposals';
 
 const n = Number(process.env.BENCH_N ?? 100);
+const kind = (process.env.BENCH_KIND ?? 'lightweight') as 'lightweight' | 'no-judge' | 'full-judge';
 const METRICS = '127.0.0.1:19465';
 Runtime.install({
   logger: new DefaultLogger('ERROR'),
@@ -29,7 +31,7 @@ const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) 
   Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
 try {
   for (let i = 0; i < n + 10; i++) {
-    const proposal = benchProposal('lightweight');
+    const proposal = benchProposal(kind);
     delete proposal.proposal_id;
     const t0 = performance.now();
     const out = await submitAndWait(system.client, proposal, { taskQueue: queues.workflow });
