@@ -97,7 +97,10 @@ export type VerdictRoute = 'execute' | 'reject' | 'clarify' | 'escalate';
  * confidence below the clarify threshold asks the actor, an approval that requires human review
  * goes to a person. The workflow and `agent-judge eval` both route through this.
  */
-export function routeVerdict(v: Verdict, thresholds: CompliancePolicy['spec']['thresholds']): VerdictRoute {
+export function routeVerdict(
+  v: Pick<Verdict, 'verdict' | 'confidence' | 'constraints' | 'escalation'>,
+  thresholds: CompliancePolicy['spec']['thresholds'],
+): VerdictRoute {
   if (v.confidence < thresholds.human) return 'escalate';
   if (v.verdict === 'REJECT') return 'reject';
   if (v.verdict === 'CLARIFY' || v.confidence < thresholds.clarify) return 'clarify';

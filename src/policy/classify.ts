@@ -42,18 +42,6 @@ export function executesOnPolicyAlone(policy: CompliancePolicy, proposal: Propos
   if (isShadow(policy, proposal.action_type)) return true;
   const verdict = tier === 'no-judge' ? 'APPROVE' : lightweightCheck(proposal, policy).verdict;
   // The policy's verdicts are certain (confidence 1) and ask for no person: routed as the workflow routes them.
-  const route = routeVerdict(
-    {
-      proposal_id: proposal.proposal_id,
-      verdict,
-      reason: '',
-      constraints: { require_human_review: false },
-      escalation: null,
-      confidence: 1,
-      decided_by: 'rules',
-      tier,
-    },
-    policy.spec.thresholds,
-  );
-  return route === 'execute';
+  const policyVerdict = { verdict, confidence: 1, constraints: { require_human_review: false }, escalation: null };
+  return routeVerdict(policyVerdict, policy.spec.thresholds) === 'execute';
 }
