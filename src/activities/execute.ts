@@ -9,6 +9,7 @@ import { builtinExecutors, executorFor, ExecutionLedger, type ExecutorRegistry }
 import { hardRules } from '../guards/rules';
 import { actionDigest, executorAudience, type CapabilityRedemption } from '../contracts/capability';
 import { verifyCapability } from '../identity/capability';
+import { PROPOSAL_WORKFLOW_TYPE } from '../wire-names';
 import type { ExecuteInput, ExecutionProgress, ExecutorActivities } from './types';
 
 /** What the executor sends to redeem a token (the worker wires it to the client's `redeemCapability`). */
@@ -96,7 +97,8 @@ export function createExecutorActivities(deps: ExecutorDeps): ExecutorActivities
       if (finding) return refuse(`${finding.rule}: ${finding.reason}`);
 
       const ctx = Context.current();
-      // Seed 000 §8: act only on a token for exactly this action, redeemed once through its workflow.
+      // Seed 000 §8: act only on a token for exactly this action, redeemed once through its workflow (which records
+      // the redemption as it schedules this activity, or, in runs recorded before that, on this executor's Update).
       // Expiry is judged at the time the workflow asked for the action, so a retry of an attempt whose
       // redemption went through is not refused for the time the retry took.
       const token = input.capability;
@@ -111,19 +113,33 @@ export function createExecutorActivities(deps: ExecutorDeps): ExecutorActivities
         actionSha256: action_sha256,
       });
       if (!check.ok) return refuse(`capability token refused: ${check.reason}`);
-      if (!deps.redeemCapability) return refuse('this executor cannot redeem capability tokens (no Temporal client)');
-      try {
-        // The same nonce on every attempt of this activity: a retry gets the answer the first attempt got.
-        await deps.redeemCapability({
-          token,
-          audience,
-          action_sha256,
-          redeemer: `executor@${hostname()}`,
-          nonce: `executor:${input.workflow_id}:${ctx.info.activityId}`,
-        });
-      } catch (err) {
-        if (err instanceof AgentJudgeError && !err.retryable) return refuse(err.message);
-        throw err;
+      if (input.redeemed_by_workflow) {
+        // The workflow recorded this executor's redemption as it scheduled the activity. Who scheduled it is what
+        // Temporal says (the input is the scheduler's word): only the token's own proposal run has its workflow id.
+        const by = ctx.info.workflowExecution?.workflowId;
+        if (by !== input.workflow_id || ctx.info.workflowType !== PROPOSAL_WORKFLOW_TYPE) {
+          return refuse(
+            `capability token refused: this activity was scheduled by ${ctx.info.workflowType} ${by}, ` +
+              `not by the token's proposal run ${input.workflow_id}`,
+          );
+        }
+      } else if (!deps.redeemCapability) {
+        return refuse('this executor cannot redeem capability tokens (no Temporal client)');
+      } else {
+        // A run recorded before that: redeem through its Update. The same nonce on every attempt of this activity:
+        // a retry gets the answer the first attempt got.
+        try {
+          await deps.redeemCapability({
+            token,
+            audience,
+            action_sha256,
+            redeemer: `executor@${hostname()}`,
+            nonce: `executor:${input.workflow_id}:${ctx.info.activityId}`,
+          });
+        } catch (err) {
+          if (err instanceof AgentJudgeError && !err.retryable) return refuse(err.message);
+          throw err;
+        }
       }
 
       const { attempt } = ctx.info;

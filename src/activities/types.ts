@@ -36,6 +36,12 @@ export interface PolicySnapshot {
    * before it existed: the workflow then asks `issueCapability` when it executes.
    */
   capability?: IssuedCapability;
+  /**
+   * This worker's workflow code records the redemption of a token for agent-judge's own executor as it schedules the
+   * execute activity (`ProposalState.redeemForExecutor`), so the executor sends no redeeming Update. Recorded with
+   * the run, so a replay takes the same path; absent in histories recorded before: the executor's Update redeems.
+   */
+  redeems_for_executor?: true;
 }
 
 /** The run a policy snapshot is taken for: its workflow id and its validated proposal. */
@@ -60,6 +66,13 @@ export interface ExecuteInput {
    * it before acting. Absent only in runs recorded before tokens existed; executors then refuse.
    */
   capability?: string;
+  /**
+   * The workflow recorded the token as redeemed by this executor when it scheduled this activity (in the workflow
+   * task that issued it, so nobody redeemed it first and nobody can after): the executor verifies the token and that
+   * Temporal says the token's own proposal run scheduled the activity, and sends no redeeming Update. Absent in runs
+   * recorded before this existed: the executor then redeems through the workflow's Update.
+   */
+  redeemed_by_workflow?: true;
 }
 
 /**

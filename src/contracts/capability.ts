@@ -114,6 +114,12 @@ export interface CapabilityRecord {
   expired_at: string | null;
 }
 
+/**
+ * Who a redemption names when agent-judge's own executor performs the action: the workflow records it as it schedules
+ * the execute activity (see `ProposalState.redeemForExecutor`), so that executor needs no redeeming Update.
+ */
+export const EXECUTOR_REDEEMER = 'agent-judge-executor';
+
 /** Audience prefixes: agent-judge's (or the caller's) performer of an action type, and an MCP server. */
 export const EXECUTOR_AUDIENCE_PREFIX = 'executor:';
 export const MCP_AUDIENCE_PREFIX = 'mcp:';

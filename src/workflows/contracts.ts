@@ -10,7 +10,13 @@ export { safeParseProposal, searchableTarget, targetKey } from '../contracts/pro
 export { proposalContentDigest, proposalWorkflowId } from '../contracts/digest';
 export { ClarificationSchema, HumanDecisionSchema } from '../contracts/messages';
 export { CallerOutcomeSchema } from '../contracts/caller-outcome';
-export { capabilityBinding, capabilityRequestFor, issuedFor, policyDigest } from '../contracts/capability';
+export {
+  capabilityBinding,
+  capabilityRequestFor,
+  EXECUTOR_REDEEMER,
+  issuedFor,
+  policyDigest,
+} from '../contracts/capability';
 export {
   actionTypeLabel,
   decidedByLabel,

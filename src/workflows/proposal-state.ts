@@ -34,6 +34,7 @@ import {
   capabilityBinding,
   capabilityRequestFor,
   ClarificationSchema,
+  EXECUTOR_REDEEMER,
   HumanDecisionSchema,
   policyDigest,
   proposalContentDigest,
@@ -576,6 +577,28 @@ export class ProposalState {
       redemption: null,
       expired_at: null,
     };
+  }
+
+  /**
+   * Agent-judge's own executor redeems the token as the workflow hands it over: recorded here, synchronously with
+   * the token's issue and in the workflow task that schedules the execute activity, so no Update redeemed it before
+   * and every later one is refused (`already redeemed ... by agent-judge-executor`). The executor then verifies the
+   * token and that Temporal says this run scheduled its activity (src/activities/execute.ts): one Update, and the
+   * workflow task that would answer it, fewer per executed action.
+   */
+  redeemForExecutor(now: string): CapabilityRedemption {
+    const c = this._capability;
+    if (!c || !c.executed_by_agent_judge || c.redemption) {
+      throw new Error('redeemForExecutor: the token is not an unredeemed one for agent-judge to execute');
+    }
+    c.redemption = {
+      token_id: c.token_id,
+      audience: c.audience,
+      redeemer: EXECUTOR_REDEEMER,
+      nonce: `executor:${this.workflowId}:${c.token_id}`,
+      redeemed_at: now,
+    };
+    return c.redemption;
   }
 
   /**

@@ -307,7 +307,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
    * workflow worker (a local activity: the token is its recorded result). (patched: runs recorded
    * before tokens existed issued none.)
    */
-  const issueCapability = async (executedHere: boolean): Promise<string | undefined> => {
+  const issueCapability = async (executedHere: boolean, redeemHere = false): Promise<string | undefined> => {
     if (!issuesTokens) return undefined;
     // The snapshot carries the policy's digest (computed once by the worker); older histories' snapshots do not.
     const request = state.capabilityRequest(capabilityTtlMs(policy), snapshot.policy_sha256);
@@ -318,6 +318,8 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     const issued =
       early && !state.capability && issuedFor(early, request) ? early : await local.issueCapability(request);
     state.recordCapability(issued, executedHere);
+    // In the same synchronous step as the token enters the run's state: nothing can redeem it in between.
+    if (redeemHere) state.redeemForExecutor(now());
     return issued.token;
   };
 
@@ -351,7 +353,12 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
       return;
     }
     setStage('executing');
-    const capability = await issueCapability(true);
+    // Agent-judge's executor redeems the token as the workflow schedules it, not by an Update of its own: one
+    // workflow task fewer. Runs whose snapshot does not say so (recorded before) wait for the executor's Update. No
+    // patched(): the choice is the recorded snapshot's, and a patch marker would add two events and a visibility
+    // write (its TemporalChangeVersion upsert) to every executed proposal.
+    const redeemHere = issuesTokens && snapshot.redeems_for_executor === true;
+    const capability = await issueCapability(true, redeemHere);
     const startedAt = now();
     let result;
     try {
@@ -363,6 +370,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
           shadow: state.shadow,
           policy,
           ...(capability !== undefined ? { capability } : {}),
+          ...(redeemHere ? { redeemed_by_workflow: true as const } : {}),
         }),
       );
     } catch (err) {

@@ -9,9 +9,14 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CapabilityRefusedError, redeemCapability } from '../../src/client/capabilities';
 import { getStatus, submitAndWait } from '../../src/client/proposals';
-import { actionDigest, policyDigest, type RedeemCapabilityInput } from '../../src/contracts/capability';
+import {
+  actionDigest,
+  EXECUTOR_REDEEMER,
+  policyDigest,
+  type RedeemCapabilityInput,
+} from '../../src/contracts/capability';
 import { verifyCapability } from '../../src/identity/capability';
-import { redeemCapabilityUpdate } from '../../src/names';
+import { awaitSettledUpdate, redeemCapabilityUpdate } from '../../src/names';
 import type { proposalWorkflow } from '../../src/workflows/proposal';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
 
@@ -63,7 +68,7 @@ const actionOf = (p: Record<string, unknown>) => ({
 });
 
 describe('executed actions', () => {
-  it("the executor verifies and redeems the action's token before acting; a second redemption is refused", async () => {
+  it('the workflow redeems the token for its executor as it schedules it; a second redemption is refused', async () => {
     const p = proposal('memory_write');
     const outcome = await submit(sys, p);
     expect(outcome.status).toBe('executed');
@@ -73,7 +78,15 @@ describe('executed actions', () => {
     const c = status.capability!;
     expect(c).toMatchObject({ audience: 'executor:memory_write', executed_by_agent_judge: true, expired_at: null });
     expect(c.redemption).toMatchObject({ token_id: c.token_id, audience: 'executor:memory_write' });
-    expect(c.redemption?.redeemer).toMatch(/^executor@/);
+    // Recorded by the workflow as it handed the token to its executor (no Update of the executor's own).
+    expect(c.redemption?.redeemer).toBe(EXECUTOR_REDEEMER);
+    const history = await sys.client.workflow.getHandle(outcome.workflow_id).fetchHistory();
+    const updates = (history.events ?? []).map(
+      (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name,
+    );
+    // The submitter's own Update (submit-and-wait) is there; no redeeming one is.
+    expect(updates).toContain(awaitSettledUpdate.name);
+    expect(updates).not.toContain(redeemCapabilityUpdate.name);
     const check = verifyCapability(c.token, { issuers: sys.policy.spec.capabilities.issuers, nowMs: Date.now() });
     expect(check.ok && check.claims).toMatchObject({
       sub: '@engineering',
@@ -85,7 +98,7 @@ describe('executed actions', () => {
 
     const again = redeemCapability(sys.client, { token: c.token, action: actionOf(p) });
     await expect(again).rejects.toThrow(CapabilityRefusedError);
-    await expect(again).rejects.toThrow(/already redeemed .* by executor@/);
+    await expect(again).rejects.toThrow(new RegExp(`already redeemed .* by ${EXECUTOR_REDEEMER}`));
   });
 
   it('the webhook executor sends the redeemed token to the receiver in Agent-Judge-Capability', async () => {

@@ -67,20 +67,20 @@ describe('workflow tasks and round trips per tier', () => {
     expect(shape.recorded).not.toContain('v4.public.');
   });
 
-  // Executed actions: the executor redeems the action's capability token through the workflow before it acts
-  // (seed 000 §8), an Update, hence one workflow task more than before tokens existed.
-  it('no-judge with execution: one executor round trip, its token redemption, three workflow tasks', async () => {
+  // Executed actions: the workflow records its executor's redemption of the action's capability token as it
+  // schedules the execute activity (seed 000 §8), so the executor sends no Update and no workflow task answers one.
+  it('no-judge with execution: one executor round trip, two workflow tasks, no redeeming Update', async () => {
     const { out, shape } = await run('memory_write');
     expect(out.status).toBe('executed');
-    expect(shape).toMatchObject({ workflowTasks: 3, activities: ['execute'], localActivities: 1, failedTasks: 0 });
+    expect(shape).toMatchObject({ workflowTasks: 2, activities: ['execute'], localActivities: 1, failedTasks: 0 });
   });
 
-  it('full-judge (rules) with execution: judge, executor and redemption round trips, four workflow tasks', async () => {
+  it('full-judge (rules) with execution: judge and executor round trips, three workflow tasks', async () => {
     const { out, shape } = await run('exec');
     expect(out.status).toBe('executed');
     // A judged proposal's token is signed after the verdict: its own local activity.
     expect(shape).toMatchObject({
-      workflowTasks: 4,
+      workflowTasks: 3,
       activities: ['judge', 'execute'],
       localActivities: 2,
       failedTasks: 0,

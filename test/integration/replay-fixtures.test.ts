@@ -42,6 +42,8 @@ describe('recorded histories replay against the current workflow code', () => {
         'lightweight-approved-redeemed-v3.json',
         'lightweight-approved-redeemed-v4.json',
         'no-judge-executed-v4.json',
+        // The executor redeems by its own Update (v4), then as the workflow schedules it (v5).
+        'no-judge-executed-v5.json',
       ]),
     );
   });

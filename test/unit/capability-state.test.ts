@@ -5,7 +5,13 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { actionDigest, issuedFor, mcpToolCallDigest, type IssuedCapability } from '../../src/contracts/capability';
+import {
+  actionDigest,
+  EXECUTOR_REDEEMER,
+  issuedFor,
+  mcpToolCallDigest,
+  type IssuedCapability,
+} from '../../src/contracts/capability';
 import { parseProposal } from '../../src/contracts/proposal';
 import { defaultPolicyWith } from '../../src/policy/load';
 import { capabilityBinding, ProposalState, readRedemption, readSettleClaim } from '../../src/workflows/proposal-state';
@@ -112,6 +118,24 @@ describe('redemption', () => {
     expect(s.awaitsRedemption()).toBe(false);
     expect(s.refuseRedemption({ ...ok, nonce: 'n2' }, T0 + 2000)).toMatch(/already redeemed .* by cli/);
     expect(s.snapshot().capability?.redemption).toEqual(r);
+  });
+
+  it("records agent-judge's executor as redeemer as the workflow hands it the token; later ones are refused", () => {
+    const { s, ok } = approvedState(true);
+    const at = new Date(T0 + 10).toISOString();
+    const r = s.redeemForExecutor(at);
+    expect(r).toEqual({
+      token_id: 'jti-1',
+      audience: 'executor:forgejo_pr_create',
+      redeemer: EXECUTOR_REDEEMER,
+      nonce: `executor:${WID}:jti-1`,
+      redeemed_at: at,
+    });
+    expect(s.refuseRedemption(ok, T0 + 20)).toMatch(new RegExp(`already redeemed at .* by ${EXECUTOR_REDEEMER}`));
+    expect(s.snapshot().capability?.redemption).toEqual(r);
+    // Only for a token agent-judge executes, and only once.
+    expect(() => s.redeemForExecutor(at)).toThrow(/not an unredeemed one/);
+    expect(() => approvedState(false).s.redeemForExecutor(at)).toThrow(/not an unredeemed one/);
   });
 
   it('refuses another token, audience, action or an expired token, changing nothing', () => {

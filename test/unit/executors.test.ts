@@ -665,6 +665,57 @@ describe('capability tokens', () => {
   });
 });
 
+describe('a token the workflow redeemed as it scheduled the activity', () => {
+  /** Runs `i` as an activity Temporal says `scheduledBy` scheduled, with no way to redeem through an Update. */
+  async function scheduledBy(i: ExecuteInput, by: { workflowId: string; workflowType: string }) {
+    const activities = createExecutorActivities({ baseDir, stateDir: stateDir() });
+    const info = {
+      attempt: 1,
+      workflowType: by.workflowType,
+      workflowExecution: { workflowId: by.workflowId, runId: 'r' },
+    };
+    return new MockActivityEnvironment(info).run((x: ExecuteInput) => activities.execute(x), i);
+  }
+
+  it("acts without a redeeming Update when the token's own proposal run scheduled it", async () => {
+    const store = `at-schedule-${randomUUID()}`;
+    const i: ExecuteInput = { ...input(p('memory_write', { target: { store } })), redeemed_by_workflow: true };
+    const result = await scheduledBy(i, { workflowId: i.workflow_id, workflowType: 'proposalWorkflow' });
+    expect(result).toMatchObject({ status: 'succeeded', executor: 'memory' });
+    expect(existsSync(join(policy.spec.memory.dir, `${store}.jsonl`))).toBe(true);
+  });
+
+  it('refuses when another workflow scheduled it, whatever its input claims', async () => {
+    const store = `at-schedule-${randomUUID()}`;
+    const i: ExecuteInput = { ...input(p('memory_write', { target: { store } })), redeemed_by_workflow: true };
+    // Another workflow copied a token (and its workflow id) from the proposal's history into its own input.
+    const elsewhere = await scheduledBy(i, { workflowId: 'someone-else', workflowType: 'proposalWorkflow' });
+    expect(elsewhere).toMatchObject({
+      status: 'refused',
+      error: expect.stringMatching(
+        /scheduled by proposalWorkflow someone-else, not by the token's proposal run/,
+      ) as unknown,
+    });
+    // Same workflow id, another workflow type: not a proposal run.
+    const otherType = await scheduledBy(i, { workflowId: i.workflow_id, workflowType: 'circleRegistry' });
+    expect(otherType).toMatchObject({ status: 'refused' });
+    expect(existsSync(join(policy.spec.memory.dir, `${store}.jsonl`))).toBe(false);
+  });
+
+  it('still checks the token itself: another action is refused', async () => {
+    const store = `at-schedule-${randomUUID()}`;
+    const pr = p('memory_write', { target: { store } });
+    const other = p('memory_write', { target: { store }, parameters: { content: 'something else' } });
+    const i: ExecuteInput = { ...input(pr, { tokenFor: other }), redeemed_by_workflow: true };
+    const result = await scheduledBy(i, { workflowId: i.workflow_id, workflowType: 'proposalWorkflow' });
+    expect(result).toMatchObject({
+      status: 'refused',
+      error: expect.stringMatching(/^capability token refused: the token was issued for another action/) as unknown,
+    });
+    expect(existsSync(join(policy.spec.memory.dir, `${store}.jsonl`))).toBe(false);
+  });
+});
+
 /** A refusal as the client raises it (non-retryable). */
 class RefusedForTest extends AgentJudgeError {
   override readonly failureType: FailureType = FailureType.Refused;
