@@ -94,24 +94,32 @@ export function unverifiedFooter(token: string): Uint8Array {
   return parseV4Public(token).footer;
 }
 
+/** Checks an Ed25519 signature over `message` with a raw 32-byte public key; false (never a throw) when it fails. */
+export type Ed25519Verify = (signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array) => boolean;
+
+/** Strict RFC 8032 (no ZIP-215 leniency), as every other signature agent-judge checks; pure JavaScript. */
+export const nobleEd25519Verify: Ed25519Verify = (signature, message, publicKey) => {
+  try {
+    return ed25519.verify(signature, message, publicKey, { zip215: false });
+  } catch {
+    return false;
+  }
+};
+
 /**
  * Verifies a v4.public token with a raw 32-byte Ed25519 public key; returns the message and footer.
- * Strict RFC 8032 (no ZIP-215 leniency), as every other signature agent-judge checks.
+ * `verify` defaults to {@link nobleEd25519Verify}, which runs anywhere, workflow code included.
  */
 export function verifyV4Public(
   token: string,
   publicKey: Uint8Array,
   implicitAssertion: Uint8Array = new Uint8Array(0),
+  verify: Ed25519Verify = nobleEd25519Verify,
 ): { message: Uint8Array; footer: Uint8Array } {
   const { message, signature, footer } = parseV4Public(token);
   if (publicKey.length !== PUBLIC_KEY_BYTES) throw new PasetoError('signature', 'the public key is not 32 bytes');
   const m2 = pae([utf8(V4_PUBLIC_HEADER), message, footer, implicitAssertion]);
-  let ok = false;
-  try {
-    ok = ed25519.verify(signature, m2, publicKey, { zip215: false });
-  } catch {
-    ok = false;
-  }
+  const ok = verify(signature, m2, publicKey);
   if (!ok) throw new PasetoError('signature', 'the token signature does not verify');
   return { message, footer };
 }

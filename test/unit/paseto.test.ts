@@ -8,7 +8,7 @@ import { ImportPublicKeyFactory, ImportSecretKeyFactory, SignFactory, VerifyFact
 import { describe, expect, it } from 'vitest';
 import { actionDigest, mcpToolCallDigest, type CapabilityClaims } from '../../src/contracts/capability';
 import { canonicalJson } from '../../src/contracts/canonical-json';
-import { verifyCapability } from '../../src/identity/capability';
+import { nodeEd25519Verify, verifyCapability } from '../../src/identity/capability';
 import {
   generateCapabilityKey,
   loadCapabilityKey,
@@ -108,6 +108,43 @@ describe('PASETO v4.public', () => {
     );
     const check = verifyCapability(fresh, { issuers: ISSUERS, nowMs: BEFORE_EXPIRY, audience: 'executor:exec' });
     expect(check.ok && check.claims.jti).toBe('from-the-paseto-package');
+  });
+});
+
+describe('the node:crypto verifier capability checks use agrees with the pure-JavaScript one', () => {
+  const L = (1n << 252n) + 27742317777372353535851937790883648493n;
+  /** The same signature with S + L in place of S: the same point equation, a non-canonical encoding. */
+  function nonCanonical(token: string): string {
+    const { message, signature, footer } = parseV4Public(token);
+    let sValue = 0n;
+    for (let i = 63; i >= 32; i--) sValue = (sValue << 8n) | BigInt(signature[i]!);
+    sValue += L;
+    const out = Uint8Array.from(signature);
+    for (let i = 32; i < 64; i++) {
+      out[i] = Number(sValue & 0xffn);
+      sValue >>= 8n;
+    }
+    const body = b64(Uint8Array.from([...message, ...out]));
+    return `v4.public.${body}${footer.length ? `.${b64(footer)}` : ''}`;
+  }
+  const [h1, h2, body, footer] = VECTOR_4S2.split('.') as [string, string, string, string];
+  const cases: Array<[string, string, Uint8Array, boolean]> = [
+    ['4-S-1', VECTOR_4S1, PUBLIC, true],
+    ['4-S-2', VECTOR_4S2, PUBLIC, true],
+    ['a tampered payload', `${h1}.${h2}.${flip(body, 20)}.${footer}`, PUBLIC, false],
+    ['a tampered signature', `${h1}.${h2}.${flip(body, body.length - 10)}.${footer}`, PUBLIC, false],
+    ['another key', VECTOR_4S2, hex('d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a'), false],
+    ['S + L (malleated)', nonCanonical(VECTOR_4S2), PUBLIC, false],
+  ];
+  it.each(cases)('%s', (_what, token, key, valid) => {
+    const withNode = () => verifyV4Public(token, key, undefined, nodeEd25519Verify);
+    const withNoble = () => verifyV4Public(token, key);
+    if (valid) {
+      expect(withNode().message).toEqual(withNoble().message);
+    } else {
+      expect(withNode).toThrow(PasetoError);
+      expect(withNoble).toThrow(PasetoError);
+    }
   });
 });
 
