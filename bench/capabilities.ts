@@ -111,7 +111,7 @@ export async function benchCapabilities(server: BenchServer): Promise<Row[]> {
   }
   return [
     summarize(
-      'issue: sign a token (workflow worker, noble Ed25519)',
+      'issue: sign a token (workflow worker, node:crypto Ed25519)',
       issue,
       'claims + canonical JSON + PASETO v4.public',
     ),
