@@ -262,6 +262,13 @@ export async function benchProposals(server: BenchServer): Promise<ProposalBench
       unit: 'x',
     },
     {
+      name: 'lightweight p95 / empty p95, named by content',
+      value: p(named.latencies, 95) / emptyP95,
+      limit: 1.5,
+      kind: 'max',
+      unit: 'x',
+    },
+    {
       name: 'no-judge p95 / empty+activity p95',
       value: p(noJudge.latencies, 95) / p(activity.latencies, 95),
       limit: 2,
