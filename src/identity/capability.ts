@@ -17,7 +17,7 @@ const keyObjects = new Map<string, KeyObject>();
 
 /**
  * Ed25519 verification by node:crypto (OpenSSL): ~0.4 ms against ~2.4 ms for the pure-JavaScript default on this
- * project's 2-core machine (docs/performance.md), on every executed action and every redemption that checks. The
+ * project's 2-core machine (docs/capabilities.md), on every executed action and every redemption that checks. The
  * keys are the policy's own issuers, never the token's, so the two agree: test/unit/paseto.test.ts runs the
  * official vectors and tampered tokens through both.
  */
