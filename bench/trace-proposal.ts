@@ -58,9 +58,9 @@ try {
   const text = await (await fetch(`http://${METRICS}/metrics`)).text();
   const sums = new Map<string, { sum: number; count: number }>();
   for (const m of text.matchAll(/^(temporal_[a-z_]+?)_(sum|count)(?:\{[^}]*\})? ([0-9.e+-]+)$/gm)) {
-    const [, name, kind, value] = m as unknown as [string, string, 'sum' | 'count', string];
+    const [, name, field, value] = m as unknown as [string, string, 'sum' | 'count', string];
     const row = sums.get(name) ?? { sum: 0, count: 0 };
-    row[kind] += Number(value);
+    row[field] += Number(value);
     sums.set(name, row);
   }
   for (const [name, { sum, count }] of sums)

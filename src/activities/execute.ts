@@ -115,8 +115,9 @@ export function createExecutorActivities(deps: ExecutorDeps): ExecutorActivities
       if (!check.ok) return refuse(`capability token refused: ${check.reason}`);
       if (input.redeemed_by_workflow) {
         // The workflow recorded this executor's redemption as it scheduled the activity. Who scheduled it is what
-        // Temporal says (the input is the scheduler's word): only the token's own proposal run has its workflow id.
-        const by = ctx.info.workflowExecution?.workflowId;
+        // Temporal says, not the input (the scheduler's word): a proposal run under the token's workflow id. The
+        // token's expiry, judged at scheduling, bounds a later run under that id (docs/capabilities.md).
+        const by = ctx.info.workflowExecution?.workflowId ?? 'no workflow';
         if (by !== input.workflow_id || ctx.info.workflowType !== PROPOSAL_WORKFLOW_TYPE) {
           return refuse(
             `capability token refused: this activity was scheduled by ${ctx.info.workflowType} ${by}, ` +
