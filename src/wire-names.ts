@@ -46,6 +46,7 @@ export const PROPOSAL_MESSAGE_NAMES = {
   status: 'status',
   redeemCapability: 'redeemCapability',
   callerOutcome: 'callerOutcome',
+  withdraw: 'withdraw',
 } as const;
 
 /** The search attribute holding a proposal's proposal_id (what `status <proposal_id>` looks up). */

@@ -183,8 +183,8 @@ export const ProposalEnvelopeSchema = z.strictObject({
    * executors never run it, and the caller reports the outcome. `call` is the digest of the exact call (tool, its
    * definition hash, arguments); `sequence` counts identical calls that finished before, so a legitimate repeat is
    * a new proposal. `server`, `tool`, `tool_definition_hash` and `rule` say which MCP call it was and which
-   * `spec.mcp` rule mapped it, for the audit record (optional: proposals recorded before them lack them). Part of the
-   * content digest.
+   * `spec.mcp` rule mapped it, for the audit record (optional: a proposal a caller performs need not come from an
+   * MCP call). Part of the content digest.
    */
   performer: z
     .strictObject({
@@ -195,6 +195,8 @@ export const ProposalEnvelopeSchema = z.strictObject({
       tool: PerformerText.optional(),
       tool_definition_hash: Sha256Hex.optional(),
       rule: PerformerText.optional(),
+      /** The runtime whose gate made the proposal (`claude-code`, ...); absent for the MCP proxy. */
+      runtime: PerformerText.optional(),
     })
     .optional(),
 });
