@@ -138,12 +138,15 @@ export const actionShapes = {
     target: z.strictObject({ credential: z.string().min(1).max(256) }),
     parameters: z.strictObject({ reason: z.string().max(4096).optional() }),
   },
-  /** A tool call through the MCP proxy that no `spec.mcp` rule maps: the tool and its exact arguments. */
+  /**
+   * A tool call through a gate (the MCP proxy, a runtime's hook) that no rule maps: the tool and its exact arguments,
+   * and its definition's hash when the runtime has one (MCP always does).
+   */
   mcp_tool_call: {
     target: z.strictObject({ server: z.string().min(1).max(128), tool: z.string().min(1).max(256) }),
     parameters: z.strictObject({
       arguments: z.record(z.string(), z.unknown()),
-      tool_definition_hash: Sha256Hex,
+      tool_definition_hash: Sha256Hex.optional(),
     }),
   },
 } as const;
