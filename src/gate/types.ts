@@ -28,7 +28,10 @@ export interface GateToolCall {
   arguments: Record<string, unknown>;
   /** The agent's own justification, evidence and scope, when the runtime lets it supply them. */
   agent?: AgentStatement;
-  /** Audit only (never part of the call's identity): the runtime's session and call ids. */
+  /**
+   * Audit only (never part of the call's identity): the runtime's session and call ids. Not recorded by the gate yet;
+   * the adapter's own log line carries them.
+   */
   session?: { sessionId?: string; callId?: string };
 }
 
