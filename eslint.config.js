@@ -55,6 +55,20 @@ const layerZones = [
     message: 'executors never import the judge (shared checks live in src/guards) or anything above them.',
   },
   {
+    target: './src/gate',
+    from: [
+      './src/worker',
+      './src/activities',
+      './src/cli',
+      './src/mcp',
+      './src/audit',
+      './src/judge',
+      './src/executors',
+    ],
+    message:
+      'the gate serves every runtime: it sits on the client and contracts, never on a runtime (mcp) or a worker.',
+  },
+  {
     target: './src/client',
     from: ['./src/worker', './src/activities', './src/cli'],
     message: 'the client is a library for actor runtimes: it never imports the worker, activities or the CLI.',

@@ -46,6 +46,8 @@ function tenThousandAgents(realCircles: number): Cast {
     agents: [],
     pairs: [],
     nonces: [],
+    operator_keys: [],
+    operator_nonces: [],
     events: [],
     event_seq: 0,
     event_totals: { total: 0, by_kind: {}, by_code: {} },

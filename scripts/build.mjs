@@ -34,6 +34,7 @@ const ENTRY_POINTS = [
   'src/cli/main.ts',
   'src/client/index.ts',
   'src/contracts/index.ts',
+  'src/gate/index.ts',
   // Also read by this script: how the workflow bundle below is made.
   'src/workflows/bundle-options.ts',
 ];

@@ -1,12 +1,12 @@
 /**
  * Records proposal workflow histories down each main path into test/fixtures/histories/, so
- * test/integration/replay-fixtures.test.ts can replay them against every later version of the
- * workflow code: a change that would break running proposals fails the tests.
- * Run: SUFFIX=-v3 [CASES=no-judge-executed,...] node --import tsx scripts/record-histories.ts
- * (keep older recordings: they prove that running proposals of earlier versions still replay)
+ * test/integration/replay-fixtures.test.ts replays them against the workflow code: a change to a workflow's command
+ * sequence fails those tests until the set is recorded again. Before 1.0 there is ONE set, recorded by the current
+ * code (VERSIONING.md): a change that alters command sequences re-records it, it does not add a versioned copy.
+ * Run: [CASES=no-judge-executed,...] node --import tsx scripts/record-histories.ts
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +15,9 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import pino from 'pino';
 import { redeemCapability } from '../src/client/capabilities';
-import { clarify, decide, submitAndWait } from '../src/client/proposals';
+import { reportCallerOutcome } from '../src/client/performer';
+import { clarify, decide, submitAndSettle, submitAndWait } from '../src/client/proposals';
+import { capabilityBinding } from '../src/contracts/capability';
 import { safeParseProposal } from '../src/contracts/proposal';
 import { startDevServer } from '../src/devserver/server';
 import { findTemporalCli } from '../src/devserver/temporal-cli';
@@ -26,13 +28,20 @@ import { generateCapabilityKey, loadCapabilityKey, withCapabilityIssuer } from '
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const OUT = fileURLToPath(new URL('../test/fixtures/histories/', import.meta.url));
+mkdirSync(OUT, { recursive: true });
 const server = await startDevServer({ cliPath: findTemporalCli(), headless: true });
 const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-record-'));
 // The recorded exec run is approved on the rules alone, as before withoutModel existed.
 const capabilityFile = generateCapabilityKey('record');
 const capabilityKey = await loadCapabilityKey(`${capabilityFile.kid}:${capabilityFile.private_key}`);
 const basePolicy = defaultPolicyWith(
-  { escalation: { approvers: ['scott'], timeout: '2s', reminderAt: 0.5 }, judge: { withoutModel: 'approve' } },
+  {
+    escalation: { approvers: ['scott'], timeout: '2s', reminderAt: 0.5 },
+    judge: { withoutModel: 'approve' },
+    // An approval the caller performs keeps its run open until its token is redeemed or expires: the shortest
+    // lifetime, so a case that redeems nothing closes (and is recorded) seconds later, not after ten minutes.
+    capabilities: { ttl: '10s' },
+  },
   { baseDir },
 );
 const policy = withCapabilityIssuer(basePolicy, capabilityKey);
@@ -101,6 +110,35 @@ const cases: Array<[string, () => Promise<string>]> = [
     },
   ],
   [
+    // Performed by its caller (a runtime's gate, the MCP proxy): the settling Update claims the approval for the one
+    // performer, which reports the outcome; the run closes on it.
+    'caller-claimed-reported',
+    async () => {
+      const p = base('vault_note_create', {
+        target: { vault: 'main', path: 'notes/call.md' },
+        parameters: { content: '# Call' },
+        performer: { by: 'caller', call: 'c'.repeat(64), sequence: 0, server: 'record', tool: 'write_note' },
+      });
+      const parsed = safeParseProposal(p);
+      if (!parsed.ok) throw new Error(parsed.error);
+      const { aud, action_sha256 } = capabilityBinding(parsed.value);
+      const nonce = `record:${randomUUID()}`;
+      const { outcome } = await submitAndSettle(client, p, {
+        taskQueue: queues.workflow,
+        claim: {
+          claim: 'forwarding',
+          audience: aud,
+          action_sha256,
+          redeemer: 'record-histories',
+          nonce,
+          claim_before: new Date(Date.now() + 60_000).toISOString(),
+        },
+      });
+      await reportCallerOutcome(client, outcome.workflow_id, { outcome: 'ok' });
+      return outcome.workflow_id;
+    },
+  ],
+  [
     'clarified-approved',
     async () => {
       const p = base('forgejo_pr_create', {
@@ -108,9 +146,9 @@ const cases: Array<[string, () => Promise<string>]> = [
         target: { repo: 'a/b', branch: 'f', base: 'main' },
         parameters: { files_changed: ['src/a.ts'], estimated_diff_lines: 3 },
       });
-      await submitAndWait(client, p, { taskQueue: queues.workflow });
+      const asked = await submitAndWait(client, p, { taskQueue: queues.workflow });
       return (
-        await clarify(client, p.proposal_id, {
+        await clarify(client, asked.workflow_id, {
           cited_evidence: [{ type: 'issue', url: 'https://example.org/issues/1' }],
         })
       ).workflow_id;
@@ -120,8 +158,8 @@ const cases: Array<[string, () => Promise<string>]> = [
     'human-approved-executed',
     async () => {
       const p = base('financial_op', { target: { account: 'ops' }, parameters: { amount: 1, currency: 'EUR' } });
-      await submitAndWait(client, p, { taskQueue: queues.workflow });
-      return (await decide(client, p.proposal_id, { decision: 'approve', approver: 'scott' })).workflow_id;
+      const escalated = await submitAndWait(client, p, { taskQueue: queues.workflow });
+      return (await decide(client, escalated.workflow_id, { decision: 'approve', approver: 'scott' })).workflow_id;
     },
   ],
   [
@@ -151,7 +189,7 @@ for (const [name, run] of cases.filter(([name]) => !only || only.includes(name))
   const workflowId = await run();
   await client.workflow.getHandle(workflowId).result();
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  writeFileSync(join(OUT, `${name}${process.env.SUFFIX ?? ''}.json`), historyToJSON(history));
+  writeFileSync(join(OUT, `${name}.json`), historyToJSON(history));
   console.log(`recorded ${name} (${history.events?.length} events)`);
 }
 for (const w of workers) w.shutdown();

@@ -9,6 +9,11 @@ import type { ProposalStatus } from './contracts/status';
 import type { ReviewCandidate, ReviewMark, ReviewSnapshot } from './contracts/review';
 import type { CapabilityRedemption, RedeemCapabilityInput, SettleClaim } from './contracts/capability';
 import type { CallerOutcome } from './contracts/caller-outcome';
+
+/** The `withdraw` Update's argument: why the run's chosen proposal_id cannot be its own. */
+export interface WithdrawInput {
+  reason: string;
+}
 import { PROPOSAL_ID_SEARCH_ATTRIBUTE, PROPOSAL_MESSAGE_NAMES as M } from './wire-names';
 
 /**
@@ -51,6 +56,12 @@ export const redeemCapabilityUpdate = defineUpdate<CapabilityRedemption, [Redeem
  * reports its outcome; returns the status after it was recorded.
  */
 export const callerOutcomeUpdate = defineUpdate<ProposalStatus, [CallerOutcome]>(M.callerOutcome);
+/**
+ * The submitting client found the run's chosen proposal_id held by other content (its reservation ran beside the
+ * start): the run ends refused with this reason, whatever it was doing, and fails (so the same content may be
+ * submitted again under another proposal_id). Refused for a proposal_id that names its content.
+ */
+export const withdrawUpdate = defineUpdate<void, [WithdrawInput]>(M.withdraw);
 /** Stage, every verdict, clarify rounds, deadlines and the execution result. */
 export const statusQuery = defineQuery<ProposalStatus>(M.status);
 

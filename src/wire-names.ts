@@ -29,9 +29,10 @@ export const PROPOSAL_WORKFLOW_TYPE = 'proposalWorkflow';
 export { PROPOSAL_ID_RE, PROPOSAL_WORKFLOW_ID_PREFIX, workflowIdNamedBy } from './contracts/workflow-ids';
 
 /**
- * A proposal_id's claim: a workflow id Temporal keeps unique, started (never run) before the
- * proposal itself, so two proposals racing in under one proposal_id cannot both start. See
- * `claimProposalId` in src/client/proposals.ts.
+ * A proposal_id's claim: a workflow id Temporal keeps unique, started (never run) beside the
+ * proposal's own start, so of two proposals racing in under one proposal_id only one holds it (the
+ * other's run is withdrawn, nothing of it performed). See `claimProposalId` and `startReserved` in
+ * src/client/proposals.ts.
  */
 export const PROPOSAL_ID_CLAIM_WORKFLOW_TYPE = 'proposalIdClaim';
 export const PROPOSAL_ID_CLAIM_PREFIX = 'proposal-id-claim-';
@@ -46,6 +47,7 @@ export const PROPOSAL_MESSAGE_NAMES = {
   status: 'status',
   redeemCapability: 'redeemCapability',
   callerOutcome: 'callerOutcome',
+  withdraw: 'withdraw',
 } as const;
 
 /** The search attribute holding a proposal's proposal_id (what `status <proposal_id>` looks up). */

@@ -2,30 +2,17 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { Context } from '@temporalio/activity';
 import type { ExecutionResult } from '../contracts/status';
-import { UNCERTAIN_EXPLANATION } from '../contracts/lifecycle';
+import { FailureType, UNCERTAIN_EXPLANATION } from '../contracts/lifecycle';
 import { executionHeartbeatTimeoutMs } from '../contracts/policy';
-import { AgentJudgeError, ExecutionRefusedError } from '../contracts/errors';
+import { ApplicationFailure } from '@temporalio/common';
+import { BadInputError, ExecutionRefusedError } from '../contracts/errors';
+import { workflowIdNamedBy } from '../contracts/workflow-ids';
 import { builtinExecutors, executorFor, ExecutionLedger, type ExecutorRegistry } from '../executors';
 import { hardRules } from '../guards/rules';
-import { actionDigest, executorAudience, type CapabilityRedemption } from '../contracts/capability';
+import { actionDigest, executorAudience } from '../contracts/capability';
 import { verifyCapability } from '../identity/capability';
 import { PROPOSAL_WORKFLOW_TYPE } from '../wire-names';
 import type { ExecuteInput, ExecutionProgress, ExecutorActivities } from './types';
-
-/** What the executor sends to redeem a token (the worker wires it to the client's `redeemCapability`). */
-export interface ExecutorRedemption {
-  token: string;
-  audience: string;
-  action_sha256: string;
-  redeemer: string;
-  nonce: string;
-}
-
-/**
- * Redeems a capability token through its proposal's workflow. Resolves when this redemption was
- * accepted (or is a retry of one that was); throws an `AgentJudgeError` with the reason when refused.
- */
-export type RedeemCapability = (redemption: ExecutorRedemption) => Promise<CapabilityRedemption>;
 
 export interface ExecutorDeps {
   /** Directory relative paths resolve against. */
@@ -34,8 +21,13 @@ export interface ExecutorDeps {
   stateDir: string;
   executors?: ExecutorRegistry;
   fetch?: typeof fetch;
-  /** Redeems capability tokens (seed 000 §8); without it every action is refused. */
-  redeemCapability?: RedeemCapability;
+  /**
+   * Confirms that a chosen proposal_id is reserved for the proposal run `workflowId` (reserving it when nobody has),
+   * or throws {@link BadInputError} naming the proposal that holds it. The submitting client reserves the id beside the
+   * start, not before it, so the executor confirms before it acts (docs/performance.md §6). Without it, an action
+   * submitted under a chosen proposal_id is refused.
+   */
+  confirmReservation?: (proposalId: string, workflowId: string) => Promise<void>;
 }
 
 /**
@@ -97,48 +89,40 @@ export function createExecutorActivities(deps: ExecutorDeps): ExecutorActivities
       if (finding) return refuse(`${finding.rule}: ${finding.reason}`);
 
       const ctx = Context.current();
-      // Seed 000 §8: act only on a token for exactly this action, redeemed once through its workflow (which records
-      // the redemption as it schedules this activity, or, in runs recorded before that, on this executor's Update).
-      // Expiry is judged at the time the workflow asked for the action, so a retry of an attempt whose
-      // redemption went through is not refused for the time the retry took.
+      // Seed 000 §8: act only on a token for exactly this action, redeemed once through its workflow, which records
+      // the redemption as it schedules this activity. Expiry is judged at the time the workflow asked for the action,
+      // so a retry is not refused for the time the retry took.
       const token = input.capability;
       if (!token) return refuse('no capability token came with this action; agent-judge acts only on one');
-      const audience = executorAudience(proposal.action_type);
-      const action_sha256 = actionDigest(proposal);
       const check = verifyCapability(token, {
         issuers: policy.spec.capabilities?.issuers ?? {},
         nowMs: ctx.info.scheduledTimestampMs,
-        audience,
+        audience: executorAudience(proposal.action_type),
         workflowId: input.workflow_id,
-        actionSha256: action_sha256,
+        actionSha256: actionDigest(proposal),
       });
       if (!check.ok) return refuse(`capability token refused: ${check.reason}`);
-      if (input.redeemed_by_workflow) {
-        // The workflow recorded this executor's redemption as it scheduled the activity. Who scheduled it is what
-        // Temporal says, not the input (the scheduler's word): a proposal run under the token's workflow id. The
-        // token's expiry, judged at scheduling, bounds a later run under that id (docs/capabilities.md).
-        const by = ctx.info.workflowExecution?.workflowId ?? 'no workflow';
-        if (by !== input.workflow_id || ctx.info.workflowType !== PROPOSAL_WORKFLOW_TYPE) {
-          return refuse(
-            `capability token refused: this activity was scheduled by ${ctx.info.workflowType} ${by}, ` +
-              `not by the token's proposal run ${input.workflow_id}`,
-          );
-        }
-      } else if (!deps.redeemCapability) {
-        return refuse('this executor cannot redeem capability tokens (no Temporal client)');
-      } else {
-        // A run recorded before that: redeem through its Update. The same nonce on every attempt of this activity:
-        // a retry gets the answer the first attempt got.
+      // Who scheduled the activity is what Temporal says, not the input (the scheduler's word): a proposal run under
+      // the token's workflow id. The token's expiry, judged at scheduling, bounds a later run under that id
+      // (docs/capabilities.md).
+      const by = ctx.info.workflowExecution?.workflowId ?? 'no workflow';
+      if (by !== input.workflow_id || ctx.info.workflowType !== PROPOSAL_WORKFLOW_TYPE) {
+        return refuse(
+          `capability token refused: this activity was scheduled by ${ctx.info.workflowType} ${by}, ` +
+            `not by the token's proposal run ${input.workflow_id}`,
+        );
+      }
+
+      // A chosen proposal_id is reserved beside the run's start: act only once it is confirmed this run's. Held by
+      // other content, the run is withdrawn (a non-retryable failure the workflow reads); unreachable, retried.
+      if (workflowIdNamedBy(proposal.proposal_id) === null) {
+        if (!deps.confirmReservation)
+          return refuse(`this executor cannot confirm that proposal_id ${proposal.proposal_id} is this proposal's`);
         try {
-          await deps.redeemCapability({
-            token,
-            audience,
-            action_sha256,
-            redeemer: `executor@${hostname()}`,
-            nonce: `executor:${input.workflow_id}:${ctx.info.activityId}`,
-          });
+          await deps.confirmReservation(proposal.proposal_id, input.workflow_id);
         } catch (err) {
-          if (err instanceof AgentJudgeError && !err.retryable) return refuse(err.message);
+          if (err instanceof BadInputError)
+            throw ApplicationFailure.nonRetryable(err.message, FailureType.ProposalIdTaken);
           throw err;
         }
       }

@@ -25,23 +25,14 @@ export interface PolicySnapshot {
    * executor queue (the caller performs them).
    */
   executable: string[];
-  /**
-   * SHA-256 of the policy's canonical JSON (what a capability token binds), computed once per worker. Absent in
-   * histories recorded before it existed: the workflow then computes it.
-   */
-  policy_sha256?: string;
+  /** SHA-256 of the policy's canonical JSON (what a capability token binds), computed once per worker. */
+  policy_sha256: string;
   /**
    * The capability token of a proposal the policy alone sends to execution (`executesOnPolicyAlone`), signed in this
-   * same local activity so the run needs no second one. Absent for every other proposal, and in histories recorded
-   * before it existed: the workflow then asks `issueCapability` when it executes.
+   * same local activity so the run needs no second one. Absent for every other proposal (and for a snapshot taken
+   * without a run): the workflow then asks `issueCapability` when it executes.
    */
   capability?: IssuedCapability;
-  /**
-   * This worker's workflow code records the redemption of a token for agent-judge's own executor as it schedules the
-   * execute activity (`ProposalState.redeemForExecutor`), so the executor sends no redeeming Update. Recorded with
-   * the run, so a replay takes the same path; absent in histories recorded before: the executor's Update redeems.
-   */
-  redeems_for_executor?: true;
 }
 
 /** The run a policy snapshot is taken for: its workflow id and its validated proposal. */
@@ -62,17 +53,12 @@ export interface ExecuteInput {
   shadow: boolean;
   policy: CompliancePolicy;
   /**
-   * The capability token for exactly this action (seed 000 §8): the executor verifies and redeems
-   * it before acting. Absent only in runs recorded before tokens existed; executors then refuse.
+   * The capability token for exactly this action (seed 000 §8). The workflow recorded it as redeemed by this executor
+   * when it scheduled this activity (in the workflow task that issued it, so nobody redeemed it first and nobody can
+   * after): the executor verifies the token and that Temporal says the token's own proposal run scheduled the
+   * activity, and acts; it sends no redeeming Update.
    */
-  capability?: string;
-  /**
-   * The workflow recorded the token as redeemed by this executor when it scheduled this activity (in the workflow
-   * task that issued it, so nobody redeemed it first and nobody can after): the executor verifies the token and that
-   * Temporal says the token's own proposal run scheduled the activity, and sends no redeeming Update. Absent in runs
-   * recorded before this existed: the executor then redeems through the workflow's Update.
-   */
-  redeemed_by_workflow?: true;
+  capability: string;
 }
 
 /**
@@ -90,8 +76,8 @@ export interface ExecutionProgress {
 /** On the workflow task queue, in the workflow worker process. */
 export interface WorkflowActivities {
   /**
-   * The policy in force and the queue names, recorded in history so replay sees the same; with `run`, also the
-   * capability token when the policy alone approves the proposal (runs recorded before `run` existed passed none).
+   * The policy in force and the queue names, recorded in history so replay sees the same; with `run` (a proposal's
+   * run; a review passes none), also the capability token when the policy alone approves the proposal.
    */
   policySnapshot(run?: PolicySnapshotRun): Promise<PolicySnapshot>;
   announceEscalation(notice: EscalationNotice): Promise<AnnouncementRef[]>;

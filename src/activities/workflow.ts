@@ -83,7 +83,6 @@ export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowAc
         taskQueues: deps.taskQueues,
         executable: deps.executable,
         policy_sha256: digest,
-        redeems_for_executor: true,
         ...(early ? { capability: early } : {}),
       });
     },

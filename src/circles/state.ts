@@ -114,10 +114,10 @@ export interface RegistrySnapshot {
   pairs: Array<[number, number, number]>;
   /** [caller index, nonce, expiry] */
   nonces: Array<[number, string, number]>;
-  /** Operator keys that signed the actions below (absent in snapshots from before they were recorded). */
-  operator_keys?: string[];
+  /** Operator keys that signed the actions below. */
+  operator_keys: string[];
   /** [operator key index, nonce, expiry]: operator signatures already used. */
-  operator_nonces?: Array<[number, string, number]>;
+  operator_nonces: Array<[number, string, number]>;
   events: GovernanceEvent[];
   event_seq: number;
   event_totals: EventTotals;
@@ -809,9 +809,8 @@ export class RegistryState {
       state.pairs.set(pairKey(pa, pb), { a: pa, b: pb, since });
     }
     for (const [caller, nonce, expiry] of snapshot.nonces) state.nonces.record(amids[caller] as string, nonce, expiry);
-    const operatorKeys = snapshot.operator_keys ?? [];
-    for (const [key, nonce, expiry] of snapshot.operator_nonces ?? [])
-      state.operatorNonces.record(operatorKeys[key] as string, nonce, expiry);
+    for (const [key, nonce, expiry] of snapshot.operator_nonces)
+      state.operatorNonces.record(snapshot.operator_keys[key] as string, nonce, expiry);
     state.events = snapshot.events.map((e) => ({ ...e }));
     state.eventSeq = snapshot.event_seq;
     state.totals = structuredCloneJson(snapshot.event_totals);

@@ -5,8 +5,8 @@
 import { type Duration, durationMs } from './duration';
 
 /**
- * The executor's heartbeat timeout in milliseconds. Policies recorded in workflow histories before
- * the field existed carry none: they get the default, so old runs replay unchanged.
+ * The executor's heartbeat timeout in milliseconds. The policy schema defaults the field; the fallback here only
+ * serves callers that pass a policy object not read through the schema (tests, benchmarks).
  */
 export function executionHeartbeatTimeoutMs(policy: { spec: object }): number {
   const spec = policy.spec as { execution?: { heartbeatTimeout?: Duration } };

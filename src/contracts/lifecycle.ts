@@ -74,9 +74,9 @@ export function outcomeStatusOf(stage: Stage, closed: boolean): OutcomeStatus {
 /**
  * What an executor reports. `uncertain`: an earlier attempt may have performed a non-idempotent
  * action (an `exec`, a webhook) and died before reporting; it is never run again and a person must
- * look. `unknown` is what runs before `uncertain` existed recorded in the same case.
+ * look.
  */
-export const EXECUTION_STATUSES = ['succeeded', 'failed', 'refused', 'uncertain', 'unknown'] as const;
+export const EXECUTION_STATUSES = ['succeeded', 'failed', 'refused', 'uncertain'] as const;
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
 
 /** The one line `agent-judge status` and the notices show for an `uncertain` outcome: what to check. */
@@ -139,6 +139,8 @@ export const FailureType = {
   CircleRefused: 'CircleRefused',
   /** A message into a proposal that is not allowed now (not authorized, not waiting). */
   Refused: 'Refused',
+  /** A run's chosen proposal_id is held by other content: the run is withdrawn, nothing of it is performed. */
+  ProposalIdTaken: 'ProposalIdTaken',
   /** A broken invariant of our own code; retrying may help after a deploy. */
   Internal: 'Internal',
 } as const;
@@ -154,6 +156,7 @@ export const NON_RETRYABLE_FAILURE_TYPES: readonly FailureType[] = [
   FailureType.DeliveryRefused,
   FailureType.CircleRefused,
   FailureType.Refused,
+  FailureType.ProposalIdTaken,
 ];
 
 export function isRetryableFailureType(type: FailureType): boolean {

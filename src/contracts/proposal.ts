@@ -138,12 +138,15 @@ export const actionShapes = {
     target: z.strictObject({ credential: z.string().min(1).max(256) }),
     parameters: z.strictObject({ reason: z.string().max(4096).optional() }),
   },
-  /** A tool call through the MCP proxy that no `spec.mcp` rule maps: the tool and its exact arguments. */
+  /**
+   * A tool call through a gate (the MCP proxy, a runtime's hook) that no rule maps: the tool and its exact arguments,
+   * and its definition's hash when the runtime has one (MCP always does).
+   */
   mcp_tool_call: {
     target: z.strictObject({ server: z.string().min(1).max(128), tool: z.string().min(1).max(256) }),
     parameters: z.strictObject({
       arguments: z.record(z.string(), z.unknown()),
-      tool_definition_hash: Sha256Hex,
+      tool_definition_hash: Sha256Hex.optional(),
     }),
   },
 } as const;
@@ -183,8 +186,8 @@ export const ProposalEnvelopeSchema = z.strictObject({
    * executors never run it, and the caller reports the outcome. `call` is the digest of the exact call (tool, its
    * definition hash, arguments); `sequence` counts identical calls that finished before, so a legitimate repeat is
    * a new proposal. `server`, `tool`, `tool_definition_hash` and `rule` say which MCP call it was and which
-   * `spec.mcp` rule mapped it, for the audit record (optional: proposals recorded before them lack them). Part of the
-   * content digest.
+   * `spec.mcp` rule mapped it, for the audit record (optional: a proposal a caller performs need not come from an
+   * MCP call). Part of the content digest.
    */
   performer: z
     .strictObject({
@@ -195,6 +198,8 @@ export const ProposalEnvelopeSchema = z.strictObject({
       tool: PerformerText.optional(),
       tool_definition_hash: Sha256Hex.optional(),
       rule: PerformerText.optional(),
+      /** The runtime whose gate made the proposal (`claude-code`, ...); absent for the MCP proxy. */
+      runtime: PerformerText.optional(),
     })
     .optional(),
 });

@@ -41,12 +41,12 @@ export interface ProposalStatus {
   decisions: DecisionRecord[];
   approvals_needed: number;
   execution: ExecutionResult | null;
-  /** Set for proposals their caller performs (the MCP proxy): what it reported. Absent on older runs. */
+  /** Set for proposals their caller performs (the MCP proxy, a gate): what it reported. Absent for any other. */
   caller?: CallerRecord | null;
   audit_flag: boolean;
   policy: string;
-  /** The approved action's capability token (absent in runs recorded before tokens existed). */
-  capability?: CapabilityRecord | null;
+  /** The approved action's capability token; null until one is issued (never, for a refused proposal). */
+  capability: CapabilityRecord | null;
 }
 
 /**

@@ -6,6 +6,7 @@
 import { VERDICT_META_KEY, AGENT_JUDGE_ARGUMENT } from '../contracts/mcp';
 import type { ProposalOutcome, ProposalStatus } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
+import type { GateAnswer, ProposalRef } from '../gate';
 
 /** The outcome kinds the proxy reports in `_meta`. */
 export type AnswerOutcome = 'REJECT' | 'CLARIFY' | 'PENDING' | 'REFUSED';
@@ -70,8 +71,14 @@ export function rejectAnswer(
 
 /** CLARIFY: what is missing, how to supply it, rounds left and the deadline. */
 export function clarifyAnswer(s: ProposalStatus): CallAnswer {
-  const roundsLeft = Math.max(0, s.max_clarify_rounds - s.clarify_rounds);
-  const deadline = s.deadlines.clarification;
+  return clarifyText(s, Math.max(0, s.max_clarify_rounds - s.clarify_rounds), s.deadlines.clarification);
+}
+
+function clarifyText(
+  s: Pick<ProposalOutcome, 'proposal_id' | 'workflow_id' | 'verdict'>,
+  roundsLeft: number,
+  deadline: string | null,
+): CallAnswer {
   return answer(
     `CLARIFY: ${s.verdict?.reason ?? 'more information is needed'}. Not performed. ` +
       `Repeat the identical call with ${AGENT_JUDGE_ARGUMENT} filled in (justification, cited_evidence, ` +
@@ -83,13 +90,20 @@ export function clarifyAnswer(s: ProposalStatus): CallAnswer {
 
 /** Held past the policy's bound: not performed yet; the identical call later gets the decision. */
 export function pendingAnswer(s: ProposalStatus): CallAnswer {
-  const waitingFor = s.status === 'awaiting_human' ? 'a person to decide' : 'the judge';
-  const deadline = s.deadlines.human ?? s.deadlines.clarification;
+  return pendingText(s, s.status, s.deadlines.human ?? s.deadlines.clarification);
+}
+
+function pendingText(
+  s: Pick<ProposalOutcome, 'proposal_id' | 'workflow_id' | 'verdict'>,
+  status: string,
+  deadline: string | null,
+): CallAnswer {
+  const waitingFor = status === 'awaiting_human' ? 'a person to decide' : 'the judge';
   return answer(
     `pending: not performed; call again later. Proposal ${s.proposal_id} (${s.workflow_id}) is waiting for ` +
       `${waitingFor}${deadline ? ` until ${deadline}` : ''}. Repeat the identical call after the decision: it is ` +
       'forwarded once if approved, or gets the REJECT.',
-    { ...metaOf(s, 'PENDING'), status: s.status, deadline },
+    { ...metaOf(s, 'PENDING'), status, deadline },
   );
 }
 
@@ -112,4 +126,23 @@ export function refusedAnswer(
         }),
     reason: why,
   });
+}
+
+/** A gate answer's proposal in the fields the texts and `_meta` name. */
+function outcomeRef(r: ProposalRef): Pick<ProposalOutcome, 'proposal_id' | 'workflow_id' | 'verdict'> {
+  return { proposal_id: r.proposalId, workflow_id: r.workflowId, verdict: r.verdict };
+}
+
+/** A gate answer that is not a forward, as the MCP tool result the agent reads (the texts above, unchanged). */
+export function renderGateAnswer(a: Exclude<GateAnswer, { kind: 'forward' } | { kind: 'cancelled' }>): CallAnswer {
+  switch (a.kind) {
+    case 'deny':
+      return rejectAnswer(outcomeRef(a), a.recorded);
+    case 'clarify':
+      return clarifyText(outcomeRef(a), a.roundsLeft, a.deadline);
+    case 'pending':
+      return pendingText(outcomeRef(a), a.status, a.deadline);
+    case 'refused':
+      return refusedAnswer(a.reason, a.proposal ? outcomeRef(a.proposal) : undefined);
+  }
 }

@@ -16,12 +16,12 @@ import { toHex, utf8 } from '../contracts/encoding';
 import { BadInputError } from '../contracts/errors';
 import { holdForMs, type McpSettings } from '../contracts/mcp';
 import { appendChained } from '../audit/chain';
-import { refusedAnswer, type CallAnswer } from './answers';
-import { mapCall, proposalForCall, type ToolCall } from './mapping';
-import { judgeFailure, report, reportNotForwarded, resolveJudgedCall } from './judged-call';
+import { Gate, type Lease } from '../gate';
+import { refusedAnswer, renderGateAnswer, type CallAnswer } from './answers';
+import { MCP_REDEEMER, MCP_RUNTIME, type ToolCall } from './mapping';
+import { judgeFailure } from './judged-call';
 import {
   augmentToolsList,
-  callDigest,
   splitArguments,
   toolDefinitionHash,
   ToolNameCollisionError,
@@ -32,8 +32,6 @@ import { oneLine, UpstreamGoneError } from './upstream';
 type Id = string | number;
 type Msg = Record<string, unknown> & { id?: Id; method?: string; params?: Record<string, unknown> };
 
-/** How long an identical call waits for the outcome of the one just performed to be recorded. */
-const REPORT_WAIT_MS = 5000;
 /** How long an ended upstream's forwarded calls get to answer and record their outcome before the proxy exits. */
 const FORWARDED_WAIT_MS = 5000;
 
@@ -100,8 +98,6 @@ export class McpJudgeProxy {
   /** Progress tokens of the agent's requests, to the request: progress goes on that request's HTTP stream. */
   private readonly progressRequest = new Map<string | number, Id>();
   private ownSeq = 0;
-  /** Per identical call (its digest): the sequences below this one are finished, so its next walk starts here. */
-  private readonly finishedBelow = new Map<string, number>();
   private closed = false;
   private auditQueue: Promise<void> = Promise.resolve();
   /** Why the upstream went away, when its transport said (an HTTP upstream); a stdio upstream just exits. */
@@ -109,12 +105,21 @@ export class McpJudgeProxy {
   private upstreamEnded = false;
   /** Forwarded calls still answering the agent and reporting their outcome. */
   private readonly forwarding = new Set<Promise<unknown>>();
-  /** Per call digest, the outcome of a forwarded call being recorded (the next identical call waits for it). */
-  private readonly reporting = new Map<string, Promise<void>>();
   /** Requests answered with an error when the upstream ended: a later answer to them is dropped. */
   private readonly answeredAtEnd = new Set<Id>();
 
-  constructor(private readonly o: ProxyOptions) {}
+  /** Maps, judges, holds and leases each judged call (src/gate/); one per proxy, so it remembers identical calls. */
+  private readonly gate: Gate;
+
+  constructor(private readonly o: ProxyOptions) {
+    this.gate = new Gate({
+      client: o.temporal.client,
+      taskQueue: o.temporal.taskQueue,
+      rules: o.settings,
+      performer: { agentId: o.agentId, redeemer: MCP_REDEEMER },
+      holdMs: holdForMs(o.settings),
+    });
+  }
 
   async start(): Promise<void> {
     this.o.front.onmessage = (m) => this.fromAgent(m);
@@ -376,48 +381,13 @@ export class McpJudgeProxy {
         toolDefinitionHash: toolDefinitionHash(tool),
         arguments: split.upstream,
       };
-      const mapping = mapCall(this.o.settings, call);
       const upstreamRequest: Msg = { ...m, params: { ...params, arguments: split.upstream } };
-      if (mapping.kind === 'error') {
-        return this.answer(id, refusedAnswer(`rule ${mapping.rule.name} cannot map this call: ${mapping.message}`));
-      }
-      if (mapping.kind === 'no-judge') {
-        return await this.whileForwarding(this.passThrough(upstreamRequest, call, mapping.rule.name));
-      }
-
-      const digest = callDigest(call);
-      const proposalAt = (sequence: number) => {
-        const p = proposalForCall({
-          agentId: this.o.agentId,
-          call,
-          callDigest: digest,
-          mapping,
-          agentJudge: split.agentJudge,
-          sequence,
-        });
-        if (!p.ok)
-          throw new BadInputError(`rule ${mapping.rule.name} maps this call to an invalid proposal: ${p.error}`);
-        return p.proposal;
-      };
-      try {
-        proposalAt(0);
-      } catch (err) {
-        return this.answer(id, refusedAnswer((err as Error).message));
-      }
-      // The identical call just performed is still being recorded (the agent has its answer first): wait for that,
-      // or this call would find it forwarded without an outcome and be refused. Bounded: with Temporal out of reach
-      // the walk then answers from the record.
-      const recording = this.reporting.get(digest);
-      if (recording) await settledWithin(recording, REPORT_WAIT_MS);
       let progress = 0;
-      const resolution = await resolveJudgedCall(
+      // The gate maps, judges, holds and leases (src/gate/); this proxy only renders its answer or performs the call.
+      const decision = await this.gate.decide(
+        { runtime: MCP_RUNTIME, ...call, agent: split.agentJudge, session: { callId: String(id) } },
         {
-          client: this.o.temporal.client,
-          taskQueue: this.o.temporal.taskQueue,
-          holdMs: holdForMs(this.o.settings),
           signal: control.signal,
-          firstSequence: this.finishedBelow.get(digest),
-          onFinished: (next) => this.rememberFinished(digest, next),
           onHeld:
             progressToken === undefined
               ? undefined
@@ -434,18 +404,13 @@ export class McpJudgeProxy {
                   );
                 },
         },
-        proposalAt,
-        split.agentJudge,
       );
-      if (resolution.kind === 'cancelled') return; // a cancelled request gets no response
-      if (resolution.kind === 'answer') return this.answer(id, resolution.answer);
-      const { workflow_id: workflowId, proposal } = resolution.status;
-      await this.whileForwarding(
-        this.forwardApproved(upstreamRequest, workflowId, control.signal, {
-          digest,
-          sequence: proposal.performer?.sequence,
-        }),
-      );
+      if (decision.kind === 'cancelled') return; // a cancelled request gets no response
+      if (decision.kind !== 'forward') return this.answer(id, renderGateAnswer(decision));
+      if (decision.lease === null) {
+        return await this.whileForwarding(this.passThrough(upstreamRequest, call, decision.rule));
+      }
+      await this.whileForwarding(this.forwardApproved(upstreamRequest, decision.lease, control.signal));
     } catch (err) {
       if (control.signal.aborted) return;
       this.answer(id, refusedAnswer(judgeFailure(err, this.o.temporal.client)));
@@ -453,13 +418,6 @@ export class McpJudgeProxy {
       this.held.delete(id);
       if (progressToken !== undefined) this.progressOffset.delete(progressToken);
     }
-  }
-
-  private rememberFinished(digest: string, next: number): void {
-    if ((this.finishedBelow.get(digest) ?? 0) >= next) return;
-    this.finishedBelow.delete(digest); // re-inserted last: the oldest entry is the one dropped when full
-    this.finishedBelow.set(digest, next);
-    if (this.finishedBelow.size > 10_000) this.finishedBelow.delete(this.finishedBelow.keys().next().value!);
   }
 
   /** A forwarded call, until its answer and outcome are out: an upstream that went away waits for it. */
@@ -487,53 +445,34 @@ export class McpJudgeProxy {
   }
 
   /**
-   * THE one place an approved call goes upstream, exactly once: its claim is already taken on the proposal; the
-   * outcome is reported back, after the agent has its answer. (The capability token was redeemed with the claim.)
+   * THE one place an approved call goes upstream, exactly once: the gate leased it to this proxy (the claim is taken
+   * on the proposal, the capability token redeemed with it); the outcome is reported back, after the agent has its
+   * answer.
    */
-  private async forwardApproved(
-    request: Msg,
-    workflowId: string,
-    signal: AbortSignal,
-    call: { digest: string; sequence: number | undefined },
-  ): Promise<void> {
+  private async forwardApproved(request: Msg, lease: Lease, signal: AbortSignal): Promise<void> {
     const id = request.id as Id;
     if (signal.aborted || this.closed) {
-      await reportNotForwarded(
-        this.o.temporal.client,
-        workflowId,
-        'the client cancelled the call after it was claimed',
-      );
+      await lease.report('not_performed', 'the client cancelled the call after it was claimed');
       return;
     }
     this.held.delete(id); // forwarded from here on: a cancellation goes to the upstream as it is
-    let outcome: 'ok' | 'tool_error' | 'upstream_failure';
+    let outcome: 'ok' | 'tool_error' | 'performer_failure';
     let detail: string | undefined;
     try {
       const response = await this.forward(request);
       this.toAgent(response);
       if (response.error) {
-        outcome = 'upstream_failure';
+        outcome = 'performer_failure';
         detail = JSON.stringify(response.error).slice(0, 2000);
       } else outcome = (response.result as { isError?: boolean } | undefined)?.isError ? 'tool_error' : 'ok';
     } catch (err) {
-      outcome = 'upstream_failure';
+      outcome = 'performer_failure';
       detail = (err as Error).message;
       this.answer(id, refusedAnswer(`the upstream failed after the call was forwarded: ${detail}`));
     }
-    const recording = report(this.o.temporal.client, workflowId, { outcome, ...(detail ? { detail } : {}) }).then(
-      () => {
-        // Recorded, the proposal is finished for good: the next identical call starts right after it instead of
-        // finding that out first (a duplicate start, a describe and a result: about one proposal's time).
-        if (call.sequence !== undefined) this.rememberFinished(call.digest, call.sequence + 1);
-      },
-      (err: Error) => this.o.log(`could not record the outcome on ${workflowId}: ${err.message}`),
-    );
-    this.reporting.set(call.digest, recording);
-    try {
-      await recording;
-    } finally {
-      if (this.reporting.get(call.digest) === recording) this.reporting.delete(call.digest);
-    }
+    await lease
+      .report(outcome, detail)
+      .catch((err: Error) => this.o.log(`could not record the outcome on ${lease.workflowId}: ${err.message}`));
   }
 
   /**

@@ -2,6 +2,7 @@ import { dirname, join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Logger } from 'pino';
+import { confirmProposalIdReservation } from '../client/proposals';
 import { createExecutorActivities, type ExecutorDeps } from '../activities/execute';
 import { createJudgeActivities } from '../activities/judge';
 import { createWorkflowActivities } from '../activities/workflow';
@@ -25,7 +26,6 @@ import {
   withCapabilityIssuer,
   type CapabilityKey,
 } from '../identity/capability-key';
-import { redeemCapability } from '../client/capabilities';
 import { workflowBundlerOptions } from '../workflows/bundle-options';
 
 /**
@@ -172,7 +172,7 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
   if (roles.includes('executor')) {
     const client = options.client;
     if (!client)
-      throw new Error('createWorkers: the executor role needs a Temporal client (to redeem capability tokens)');
+      throw new Error('createWorkers: the executor role needs a Temporal client (to confirm proposal_id reservations)');
     workers.push(
       await Worker.create({
         ...common,
@@ -180,14 +180,7 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
         activities: createExecutorActivities({
           baseDir,
           stateDir,
-          redeemCapability: (r) =>
-            redeemCapability(client, {
-              token: r.token,
-              action: { action_sha256: r.action_sha256 },
-              audience: r.audience,
-              redeemer: r.redeemer,
-              nonce: r.nonce,
-            }),
+          confirmReservation: (proposalId, workflowId) => confirmProposalIdReservation(client, proposalId, workflowId),
           ...options.executor,
         }),
       }),

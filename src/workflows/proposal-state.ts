@@ -17,6 +17,7 @@ import type { Proposal } from '../contracts/proposal';
 import type { DecisionRecord, ExecutionResult, OutcomeStatus, ProposalStatus, Stage } from '../contracts/status';
 import type { Dispute, Tier, Verdict } from '../contracts/verdict';
 import { withinScope } from '../contracts/repo-path';
+import { PROPOSAL_ID_TAKEN_RULE, workflowIdNamedBy } from '../contracts/workflow-ids';
 import { describeIssues } from '../contracts/zod-error';
 import { lightweightCheck } from '../policy/patterns';
 import { decisionVerifier } from './decision-verifier';
@@ -108,6 +109,26 @@ export function readSettleClaim(raw: unknown): SettleClaim {
   if (value.claim !== 'forwarding') throw fail('claim: expected "forwarding"');
   if (Number.isNaN(Date.parse(strings.claim_before))) throw fail('claim_before: expected an ISO 8601 time');
   return { claim: 'forwarding', ...strings };
+}
+
+/**
+ * Why a run submitted under `proposalId` cannot be withdrawn: a proposal_id that names its content is never held by
+ * other content, and an action already performed stays on the record as performed.
+ */
+export function refuseWithdrawalOf(
+  proposalId: string,
+  execution: ExecutionResult | null = null,
+  caller: CallerRecord | null = null,
+): string | null {
+  if (workflowIdNamedBy(proposalId) !== null)
+    return `proposal_id ${proposalId} names this proposal's content: it is never held by another`;
+  if (execution?.status === 'succeeded' || caller?.outcome === 'ok') return 'the approved action was already performed';
+  return null;
+}
+
+/** The `withdraw` Update's argument, checked: one non-empty reason of at most 2,000 characters. */
+export function readWithdrawal(raw: unknown): { reason: string } {
+  return { reason: readStrings('withdrawal', raw, { reason: 2000 }).strings.reason };
 }
 
 /** Moved to contracts (the MCP proxy computes the same binding): re-exported for existing imports. */
@@ -753,6 +774,31 @@ export class ProposalState {
       default:
         return 'approved';
     }
+  }
+
+  // --- a chosen proposal_id held by other content --------------------------------------------
+
+  /**
+   * Why this run cannot be withdrawn for a taken proposal_id, or null. Only a chosen proposal_id is reserved apart
+   * from the run (`reserveProposalId` in src/client/proposals.ts); one that names its content is unique by its workflow
+   * id and never taken by other content.
+   */
+  refuseWithdrawal(): string | null {
+    return refuseWithdrawalOf(this._proposal.proposal_id, this._execution, this._caller);
+  }
+
+  /**
+   * The proposal_id this run was submitted under is held by other content (the submitting client or the executor
+   * found out): the run ends refused, whatever it was doing. Its token, if one was issued, can never be redeemed.
+   */
+  withdraw(reason: string, now: string): Verdict {
+    this._deadlines = { clarification: null, human: null };
+    this._pendingClarification = null;
+    if (this._capability && !this._capability.redemption) this._capability.expired_at = now;
+    return this.recordVerdict(
+      this.verdict('REJECT', reason, 'policy', now, { rule: PROPOSAL_ID_TAKEN_RULE, confidence: 1 }),
+      now,
+    );
   }
 
   // --- reporting ------------------------------------------------------------------------------

@@ -7,9 +7,9 @@
 import {
   ApplicationFailure,
   allHandlersFinished,
+  CancellationScope,
   condition,
   log,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -35,6 +35,7 @@ import {
   redeemCapabilityUpdate,
   SA,
   statusQuery,
+  withdrawUpdate,
 } from '../names';
 import { durationMs } from '../contracts/duration';
 import {
@@ -44,6 +45,8 @@ import {
   readDecision,
   readRedemption,
   readSettleClaim,
+  readWithdrawal,
+  refuseWithdrawalOf,
 } from './proposal-state';
 import { loadDecisionVerifier } from './decision-verifier';
 import { ProposalMetrics } from './metrics';
@@ -55,14 +58,22 @@ function failureMessage(err: unknown): string {
   return String(e?.message ?? err).slice(0, 500);
 }
 
+/** An activity failure that says the run's chosen proposal_id is held by other content. */
+function isProposalIdTaken(err: unknown): boolean {
+  let e = err as { cause?: unknown; type?: unknown } | undefined;
+  while (e && typeof e === 'object') {
+    if (e instanceof ApplicationFailure && e.type === FailureType.ProposalIdTaken) return true;
+    e = e.cause as typeof e;
+  }
+  return false;
+}
+
 export interface ProposalWorkflowInput {
   proposal: unknown;
 }
 
 const local = proxyLocalActivities<WorkflowActivities>({ startToCloseTimeout: '10s' });
 
-/** The patch that introduced capability tokens: runs recorded before it issued none and keep replaying. */
-export const CAPABILITY_TOKENS_PATCH = 'capability-tokens';
 const notify = proxyActivities<WorkflowActivities>({
   startToCloseTimeout: '30s',
   retry: { maximumAttempts: 5, initialInterval: '1s' },
@@ -73,9 +84,9 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   const parsed = safeParseProposal(input.proposal);
   if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.error, FailureType.BadInput);
   // A run only under the id its content names: otherwise anyone who can reach the namespace could
-  // start other content under an id people have decided on. (patched: recorded runs never checked.)
+  // start other content under an id people have decided on.
   const expectedId = proposalWorkflowId(parsed.value);
-  if (workflowInfo().workflowId !== expectedId && patched('workflow-id-is-content-fingerprint')) {
+  if (workflowInfo().workflowId !== expectedId) {
     throw ApplicationFailure.nonRetryable(
       `workflow id ${workflowInfo().workflowId} is not the fingerprint of the proposal's content ` +
         `(expected ${expectedId}); submit proposals with agent-judge propose or submitProposal`,
@@ -83,13 +94,8 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     );
   }
 
-  // Patches added since the last release are read here, before the first await, whatever path the run takes: their
-  // markers then sit in the first workflow task, whose patch notices replay delivers with the first activation. (Read
-  // after the policy snapshot's local activity, a patch was once not yet known to a replay when the code reached it:
-  // CI's `audit replay` found that history nondeterministic.)
-  const coalesce = patched('coalesce-search-attributes');
-  const issuesTokens = patched(CAPABILITY_TOKENS_PATCH);
-  const callerPerforms = parsed.value.performer?.by === 'caller' && patched('caller-performs-proxied-call');
+  // A caller (the MCP proxy, a runtime's gate) performs the approved action itself: agent-judge's executors never do.
+  const callerPerforms = parsed.value.performer?.by === 'caller';
 
   // Handlers first, before any await: an Update that arrives with the start must find them.
   let current: ProposalState | undefined;
@@ -109,7 +115,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
       return current!.snapshot();
     },
     {
-      // A malformed claim is refused before anything is written (runs recorded before it existed passed none).
+      // A malformed claim is refused before anything is written.
       validator: (settleClaim?: SettleClaim) => {
         if (settleClaim !== undefined) readSettleClaim(settleClaim);
       },
@@ -183,11 +189,28 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     },
   );
 
+  // The chosen proposal_id is reserved beside this run's start, not before it (docs/performance.md §6): when the
+  // reservation finds it held by other content, the submitting client withdraws the run, or agent-judge's executor
+  // refuses to act and the run withdraws itself. Everything the run does from its first decision on runs in `decided`,
+  // which a withdrawal cancels wherever it waits.
+  const decided = new CancellationScope();
+  let withdrawal: string | null = null;
+  const withdraw = (reason: string) => {
+    withdrawal ??= reason;
+    decided.cancel();
+  };
+  setHandler(withdrawUpdate, (input) => withdraw(readWithdrawal(input).reason), {
+    validator: (input) => {
+      readWithdrawal(input);
+      const refusal = current ? current.refuseWithdrawal() : refuseWithdrawalOf(parsed.value.proposal_id);
+      if (refusal) throw new Error(refusal);
+    },
+  });
+
   // With the run: a proposal the policy alone approves comes back with its capability token (see issueCapability).
   const snapshot = await local.policySnapshot({ workflow_id: workflowInfo().workflowId, proposal: parsed.value });
   const { policy, taskQueues } = snapshot;
-  // Histories recorded before `executable` existed carry none: the patch below keeps them replaying.
-  const executable = snapshot.executable ?? [];
+  const { executable } = snapshot;
   const judge = proxyActivities<JudgeActivities>({
     taskQueue: taskQueues.judge,
     // The model's own budget plus evidence lookups; the judge never hangs a proposal. With no judge
@@ -229,7 +252,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   // history event and a visibility write. Changes are collected and written as ONE upsert right before the workflow
   // next blocks (an activity, a wait, the end of the run): `blocking` below and the final flush. Flush points are
   // fixed places in the code, so the command sequence is the same on replay however the SDK groups jobs into
-  // activations. (`coalesce` false: runs recorded before this wrote each change in its own command.)
+  // activations.
   let pending: SearchAttributeUpdatePair[] = [];
   const flush = () => {
     const pairs = pending;
@@ -237,7 +260,6 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     if (pairs.length > 0) upsertSearchAttributes(pairs);
   };
   const upsert = (pairs: SearchAttributeUpdatePair[]) => {
-    if (!coalesce) return upsertSearchAttributes(pairs);
     pending = [...pending.filter((p) => !pairs.some((q) => q.key.name === p.key.name)), ...pairs];
   };
   /** Writes the collected search attributes, then starts what the workflow waits on. */
@@ -304,16 +326,14 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
 
   /**
    * Seed 000 §8: the action about to be performed gets a single-use token for it alone, signed by the
-   * workflow worker (a local activity: the token is its recorded result). (patched: runs recorded
-   * before tokens existed issued none.)
+   * workflow worker (a local activity: the token is its recorded result).
    */
-  const issueCapability = async (executedHere: boolean, redeemHere = false): Promise<string | undefined> => {
-    if (!issuesTokens) return undefined;
-    // The snapshot carries the policy's digest (computed once by the worker); older histories' snapshots do not.
+  const issueCapability = async (executedHere: boolean, redeemHere = false): Promise<string> => {
+    // The snapshot carries the policy's digest (computed once by the worker).
     const request = state.capabilityRequest(capabilityTtlMs(policy), snapshot.policy_sha256);
     // The snapshot also signed the token when the policy alone approved the proposal as submitted: used only for
-    // exactly this request, once. Otherwise (a judge, a person, a clarified action, histories recorded before it)
-    // the worker signs it now. Either way the token is a recorded local activity result: replay never re-signs.
+    // exactly this request, once. Otherwise (a judge, a person, a clarified action) the worker signs it now. Either
+    // way the token is a recorded local activity result: replay never re-signs.
     const early = snapshot.capability;
     const issued =
       early && !state.capability && issuedFor(early, request) ? early : await local.issueCapability(request);
@@ -337,7 +357,6 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   };
 
   const execute = async (v: Verdict): Promise<void> => {
-    // (patched: only runs whose proposal names a caller as performer ever take this step; none were recorded.)
     if (callerPerforms) {
       // The caller (the MCP proxy) redeems the token before it forwards the call.
       await issueCapability(false);
@@ -345,8 +364,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
       return;
     }
     // No executor for this type here: the caller performs it, no round trip to the executor queue.
-    // (patched: runs recorded before this check still scheduled the execute activity.)
-    if (!executable.includes(state.proposal.action_type) && patched('skip-execute-without-executor')) {
+    if (!executable.includes(state.proposal.action_type)) {
       // The caller redeems the token before acting; the run waits for that at its end.
       await issueCapability(false);
       setStage('approved');
@@ -354,11 +372,8 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     }
     setStage('executing');
     // Agent-judge's executor redeems the token as the workflow schedules it, not by an Update of its own: one
-    // workflow task fewer. Runs whose snapshot does not say so (recorded before) wait for the executor's Update. No
-    // patched(): the choice is the recorded snapshot's, and a patch marker would add two events and a visibility
-    // write (its TemporalChangeVersion upsert) to every executed proposal.
-    const redeemHere = issuesTokens && snapshot.redeems_for_executor === true;
-    const capability = await issueCapability(true, redeemHere);
+    // workflow task fewer, and nobody can redeem the token between its issue and the activity.
+    const capability = await issueCapability(true, true);
     const startedAt = now();
     let result;
     try {
@@ -369,11 +384,13 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
           verdict: v,
           shadow: state.shadow,
           policy,
-          ...(capability !== undefined ? { capability } : {}),
-          ...(redeemHere ? { redeemed_by_workflow: true as const } : {}),
+          capability,
         }),
       );
     } catch (err) {
+      // The executor found this run's chosen proposal_id held by other content: it did not act, the run is withdrawn.
+      if (isProposalIdTaken(err)) withdraw(failureMessage(err));
+      if (withdrawal !== null) throw err;
       result = state.executorUnreachable(failureMessage(err), startedAt, now());
     }
     setStage(state.recordExecution(result));
@@ -434,64 +451,94 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     counted.decided();
   };
 
-  // The decision loop (seed 000 §3.3): judge, then execute / reject / escalate / clarify.
-  if (tier === 'human-only') await settle(record(await escalate(null)));
-  while (tier !== 'human-only') {
-    setStage('judging');
-    const verdict = record(await judgeOnce());
-    const step = state.nextStep(verdict);
-    countJudgement(verdict, step);
-    if (step === 'execute') {
-      // Shadow mode (seed 000 §7 phase 2): the verdict is recorded, not enforced.
-      if (state.shadow) log.info('shadow mode: executing regardless of the verdict', { verdict: verdict.verdict });
-      await execute(verdict);
-      break;
-    }
-    if (step === 'reject') {
-      await reject(verdict);
-      break;
-    }
-    if (step === 'escalate') {
-      await settle(record(await escalate(verdict)));
-      break;
-    }
-    if (step === 'give-up') {
-      await reject(record(state.clarifyExhaustedVerdict(verdict, now())));
-      break;
-    }
-    const clarifyMs = state.openClarification(Date.now());
-    counted.clarifyRequested();
-    setStage('awaiting_clarification');
-    const answered = await blocking(() => condition(() => state.pendingClarification !== null, clarifyMs));
-    state.closeClarification();
-    if (!answered) {
-      counted.decided();
-      await reject(record(state.clarifyTimeoutVerdict(now())));
-      break;
-    }
-    state.applyPendingClarification();
+  try {
+    await decided.run(async () => {
+      // The decision loop (seed 000 §3.3): judge, then execute / reject / escalate / clarify.
+      if (tier === 'human-only') await settle(record(await escalate(null)));
+      while (tier !== 'human-only') {
+        setStage('judging');
+        const verdict = record(await judgeOnce());
+        const step = state.nextStep(verdict);
+        countJudgement(verdict, step);
+        if (step === 'execute') {
+          // Shadow mode (seed 000 §7 phase 2): the verdict is recorded, not enforced.
+          if (state.shadow) log.info('shadow mode: executing regardless of the verdict', { verdict: verdict.verdict });
+          await execute(verdict);
+          break;
+        }
+        if (step === 'reject') {
+          await reject(verdict);
+          break;
+        }
+        if (step === 'escalate') {
+          await settle(record(await escalate(verdict)));
+          break;
+        }
+        if (step === 'give-up') {
+          await reject(record(state.clarifyExhaustedVerdict(verdict, now())));
+          break;
+        }
+        const clarifyMs = state.openClarification(Date.now());
+        counted.clarifyRequested();
+        setStage('awaiting_clarification');
+        const answered = await blocking(() => condition(() => state.pendingClarification !== null, clarifyMs));
+        state.closeClarification();
+        if (!answered) {
+          counted.decided();
+          await reject(record(state.clarifyTimeoutVerdict(now())));
+          break;
+        }
+        state.applyPendingClarification();
+      }
+
+      // An action the caller performs keeps its run open until its token is redeemed or expires: the
+      // redemption is an Update, and a closed run takes none. `propose --wait` has answered already.
+      // A caller that reported its outcome (forwarded or abandoned) has nothing left to redeem.
+      if (state.awaitsRedemption() && !state.callerDone()) {
+        const redeemed = await blocking(() =>
+          condition(() => !state.awaitsRedemption(), state.redemptionWaitMs(Date.now())),
+        );
+        if (!redeemed) {
+          state.expireCapability(now());
+          log.info('capability token expired unredeemed', { token_id: state.capability?.token_id ?? null });
+        }
+      }
+    });
+  } catch (err) {
+    // A withdrawal cancels the run's waits and activities wherever they are: anything else is a real failure.
+    if (withdrawal === null) throw err;
   }
+  /**
+   * Refused, never performed: the record says why (a settled stage, so a waiting `awaitSettled` answers), and the
+   * proposal_id stops naming this run (lookups by it find the proposal that holds it). Once per run.
+   */
+  let recordedWithdrawal = false;
+  const recordWithdrawal = (reason: string) => {
+    if (recordedWithdrawal) return;
+    recordedWithdrawal = true;
+    record(state.withdraw(reason, now()));
+    setStage('rejected');
+    upsert([{ key: SA.ProposalId, value: null }]);
+  };
+  if (withdrawal !== null) recordWithdrawal(withdrawal);
 
   if (state.dispute !== null) {
     await blocking(() => notify.announceResolution(state.resolutionNotice(refs))).catch((err) =>
       log.error('resolution announcement failed', { error: String(err) }),
     );
   }
-  // An action the caller performs keeps its run open until its token is redeemed or expires: the
-  // redemption is an Update, and a closed run takes none. `propose --wait` has answered already.
-  // A caller that reported its outcome (forwarded or abandoned) has nothing left to redeem.
-  if (state.awaitsRedemption() && !state.callerDone()) {
-    const redeemed = await blocking(() =>
-      condition(() => !state.awaitsRedemption(), state.redemptionWaitMs(Date.now())),
-    );
-    if (!redeemed) {
-      state.expireCapability(now());
-      log.info('capability token expired unredeemed', { token_id: state.capability?.token_id ?? null });
-    }
-  }
+
   // Let Update handlers return their answers before the run closes.
   // The last flush comes before the Update answers, so a caller that reads visibility after its answer sees them.
   await blocking(() => condition(allHandlersFinished));
+  // (A withdrawal may also arrive after the decisions ended.) The run fails, so the same content may be submitted
+  // again under another proposal_id (the client's reuse policy allows a failed run's id once it checked why).
+  const reason = withdrawal as string | null;
+  if (reason !== null) {
+    recordWithdrawal(reason);
+    flush();
+    throw ApplicationFailure.nonRetryable(reason, FailureType.ProposalIdTaken);
+  }
   const outcome = outcomeOf(state.snapshot());
   counted.closed(outcome.status, state.latest);
   return outcome;

@@ -11,7 +11,6 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  patched,
   proxyLocalActivities,
   setHandler,
   upsertMemo,
@@ -48,8 +47,6 @@ const CandidatesSchema = z.array(ReviewCandidateSchema).max(20_000);
 export const REVIEW_EVENTS_PER_RUN = 10_000;
 
 export async function reviewWorkflow(input: unknown): Promise<ReviewSnapshot> {
-  // Read before the first await (as every patch): runs recorded before it never continue as new on replay.
-  const mayContinueAsNew = patched('review-continue-as-new');
   const parsed = ReviewInputSchema.safeParse(input);
   if (!parsed.success)
     throw ApplicationFailure.nonRetryable(describeIssues('review', parsed.error.issues), FailureType.BadInput);
@@ -154,8 +151,7 @@ export async function reviewWorkflow(input: unknown): Promise<ReviewSnapshot> {
   // Open until someone closes it, or it closes itself (a defined end for a forgotten review). A long history
   // (every mark is an Update) continues as new, carrying the state: the review id stays, handles follow the chain.
   const longHistory = () =>
-    mayContinueAsNew &&
-    (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= REVIEW_EVENTS_PER_RUN);
+    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= REVIEW_EVENTS_PER_RUN;
   for (;;) {
     const woke = await condition(() => state.closed || longHistory(), state.autoCloseInMs(Date.now()));
     if (!woke) {

@@ -1,7 +1,7 @@
 /**
  * The package as a user installs it: `npm pack` of this checkout, `npm install <tarball>` into an empty folder, a
- * TypeScript consumer of `agent-judge/client` and `agent-judge/contracts` type-checked under `nodenext` with
- * `skipLibCheck: false` and run, and the installed `agent-judge` CLI against the run's Temporal server.
+ * TypeScript consumer of `agent-judge/client`, `agent-judge/contracts` and `agent-judge/gate` type-checked under
+ * `nodenext` with `skipLibCheck: false` and run, and the installed `agent-judge` CLI against the run's Temporal server.
  * One pack and one install per run; dist/ is built by test/build-setup.ts.
  */
 import { execFile } from 'node:child_process';
@@ -23,6 +23,7 @@ const { devDependencies } = JSON.parse(readFileSync(join(REPO, 'package.json'), 
 const CONSUMER = `
 import { connectClient, proposalWorkflowId, submitAndWait, type SubmitOptions } from 'agent-judge/client';
 import { BadInputError, parseProposal, type Proposal, type ProposalOutcome } from 'agent-judge/contracts';
+import { createGate, type GateAnswer } from 'agent-judge/gate';
 
 const [address, namespace, taskQueue, input] = process.argv.slice(2) as [string, string, string, string];
 const proposal: Proposal = parseProposal(JSON.parse(input));
@@ -36,7 +37,24 @@ try {
   } catch (err) {
     if (err instanceof BadInputError) refused = err.name;
   }
-  console.log(JSON.stringify({ workflow_id: proposalWorkflowId(proposal), status: outcome.status, refused }));
+  // The gate, as a runtime adapter uses it: a call no rule maps goes to a person, so a short hold answers pending.
+  const gate = createGate({
+    client,
+    taskQueue,
+    rules: { rules: [] },
+    performer: { agentId: '@engineering', redeemer: 'hook:package-test' },
+    holdMs: 300,
+  });
+  const answer: GateAnswer = await gate.decide({
+    runtime: 'package-test',
+    server: 'shell',
+    tool: 'run',
+    arguments: { command: proposal.proposal_id },
+  });
+  const gated = answer.kind === 'pending' ? answer.waitingFor : answer.kind;
+  console.log(
+    JSON.stringify({ workflow_id: proposalWorkflowId(proposal), status: outcome.status, refused, gated }),
+  );
 } finally {
   await client.connection.close();
 }
@@ -90,7 +108,7 @@ afterAll(async () => {
 });
 
 describe('the installed package', () => {
-  it('type-checks and runs a consumer of agent-judge/client and /contracts (nodenext, strict libs)', async () => {
+  it('type-checks and runs a consumer of agent-judge/client, /contracts, /gate (nodenext, strict libs)', async () => {
     const consumer = join(dir, 'consumer');
     const typecheck = await run(process.execPath, [TSC, '-p', consumer], { cwd: consumer }).catch(
       (err: { stdout?: string; message?: string }) => ({ stdout: err.stdout ?? err.message ?? 'tsc failed' }),
@@ -104,9 +122,9 @@ describe('the installed package', () => {
       sys.taskQueues.workflow,
       input,
     ]);
-    const result = JSON.parse(stdout) as { workflow_id: string; status: string; refused: string };
+    const result = JSON.parse(stdout) as { workflow_id: string; status: string; refused: string; gated: string };
     expect(result.workflow_id).toMatch(/^proposal-[0-9a-f]{32}$/);
-    expect(result).toMatchObject({ status: 'executed', refused: 'BadInputError' });
+    expect(result).toMatchObject({ status: 'executed', refused: 'BadInputError', gated: 'human' });
   }, 600_000);
 
   it('runs the installed CLI: propose --wait prints the executed outcome', async () => {

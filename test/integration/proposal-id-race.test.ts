@@ -1,12 +1,22 @@
 /**
- * One proposal_id, many different proposals sent at the same moment: at most one starts. The others
- * are refused as bad input naming the proposal that holds the id, whether they came through
- * `submitProposal` or `submitAndWait`; an identical resubmission of the winner is still refused as
- * a duplicate, not as a proposal_id clash.
+ * One proposal_id, many different proposals sent at the same moment: exactly one is accepted and performed. The
+ * others are refused as bad input naming the proposal that holds the id, whether they came through `submitProposal`
+ * or `submitAndWait`, and nothing of them is performed (the id is reserved beside each start, and a run whose
+ * reservation was refused is withdrawn: docs/performance.md §6); lookups by the proposal_id find the winner only. An
+ * identical resubmission of the winner is still refused as a duplicate, not as a proposal_id clash, and a loser's
+ * content under an id of its own is accepted.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { proposalWorkflowId, submitAndWait, submitProposal } from '../../src/client/proposals';
+import {
+  findWorkflowId,
+  proposalWorkflowId,
+  submitAndWait,
+  submitProposal,
+  waitUntilSettled,
+} from '../../src/client/proposals';
 import { BadInputError, DuplicateProposalError } from '../../src/contracts/errors';
 import { parseProposal } from '../../src/contracts/proposal';
 import { PROPOSAL_WORKFLOW_TYPE, SA } from '../../src/names';
@@ -25,7 +35,7 @@ async function startedUnder(proposalId: string): Promise<string[]> {
     ids = [];
     const query = `WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}' AND ${SA.ProposalId.name} = '${proposalId}'`;
     for await (const wf of sys.client.workflow.list({ query })) ids.push(wf.workflowId);
-    if (ids.length > 0 && attempt >= 4) break;
+    if (ids.length === 1 && attempt >= 4) break;
     await new Promise((r) => setTimeout(r, 250));
   }
   return ids;
@@ -34,8 +44,9 @@ async function startedUnder(proposalId: string): Promise<string[]> {
 describe('proposal_id under a race', () => {
   it('of 12 different proposals sent at once under one proposal_id, exactly one starts', async () => {
     const proposalId = `race-${randomUUID().slice(0, 8)}`;
+    const store = `race-${randomUUID().slice(0, 8)}`;
     const inputs = Array.from({ length: 12 }, (_, i) =>
-      proposal('memory_write', { proposal_id: proposalId, parameters: { content: `variant ${i}` } }),
+      proposal('memory_write', { proposal_id: proposalId, target: { store }, parameters: { content: `variant ${i}` } }),
     );
     const taskQueue = sys.taskQueues.workflow;
     const results = await Promise.allSettled(
@@ -59,6 +70,14 @@ describe('proposal_id under a race', () => {
       );
     }
     expect(await startedUnder(proposalId)).toEqual([winnerId]);
+    expect(await findWorkflowId(sys.client, proposalId)).toBe(winnerId);
+    // Performed once, the winner's content only: no refused run reached the executor's action.
+    expect((await waitUntilSettled(sys.client, winnerId)).status).toBe('executed');
+    const file = join(sys.policy.spec.memory.dir, `${store}.jsonl`);
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { content: string }).content)).toEqual([
+      (winner.parameters as { content: string }).content,
+    ]);
 
     // The winner sent again is a duplicate (the actor may not retry), not a proposal_id clash.
     await expect(submitProposal(sys.client, winner, { taskQueue })).rejects.toBeInstanceOf(DuplicateProposalError);
@@ -67,5 +86,11 @@ describe('proposal_id under a race', () => {
     await expect(submitProposal(sys.client, late, { taskQueue })).rejects.toThrow(
       /is already used by another proposal/,
     );
+
+    // A loser's content under an id of its own: accepted and performed (its withdrawn run does not hold the content).
+    const loser = inputs[results.findIndex((r) => r.status === 'rejected')]!;
+    const again = await submitAndWait(sys.client, { ...loser, proposal_id: `${proposalId}-b` }, { taskQueue });
+    expect(again).toMatchObject({ status: 'executed', workflow_id: proposalWorkflowId(parseProposal(loser)) });
+    expect(existsSync(file)).toBe(true);
   });
 });

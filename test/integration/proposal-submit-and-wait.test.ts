@@ -13,7 +13,7 @@ import {
   submitAndWait,
   submitProposal,
 } from '../../src/client/proposals';
-import { PROPOSAL_ID_CLAIM_PREFIX } from '../../src/names';
+import { PROPOSAL_ID_CLAIM_PREFIX, SA, statusQuery } from '../../src/names';
 import { parseProposal } from '../../src/contracts/proposal';
 import { BadInputError, DuplicateProposalError } from '../../src/contracts/errors';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
@@ -53,15 +53,25 @@ describe('submitAndWait (Update-with-Start)', () => {
     ).rejects.toThrow(/an identical proposal was already submitted \(proposal-[0-9a-f]{32}\)/);
   });
 
-  it('refuses a proposal_id already used by different content, and starts nothing', async () => {
+  it('refuses a proposal_id already used by different content, and performs nothing of it', async () => {
     const first = proposal('memory_write', unique());
     await submitAndWait(sys.client, first, { taskQueue: sys.taskQueues.workflow });
     const other = { ...first, ...unique() };
     await expect(submitAndWait(sys.client, other, { taskQueue: sys.taskQueues.workflow })).rejects.toBeInstanceOf(
       BadInputError,
     );
+    // Its run started beside the reservation and was withdrawn: refused, never executed, and no longer named by the
+    // proposal_id (docs/performance.md §6).
     const otherId = proposalWorkflowId(parseProposal(other));
-    await expect(sys.client.workflow.getHandle(otherId).describe()).rejects.toThrow(/not found/i);
+    const run = sys.client.workflow.getHandle(otherId);
+    const described = await run.describe();
+    expect(described.status.name).toBe('FAILED');
+    expect(described.typedSearchAttributes.get(SA.ProposalId)).toBeUndefined();
+    expect(await run.query(statusQuery)).toMatchObject({
+      status: 'rejected',
+      execution: null,
+      verdict: { verdict: 'REJECT', rule: 'proposal_id.taken' },
+    });
   });
 
   it('reports a run that closes before the Update completes as that run failing', async () => {

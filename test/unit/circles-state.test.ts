@@ -523,7 +523,7 @@ describe('operator-signed actions are single-use', () => {
     const { state, top, now } = newState();
     const A = top('acme');
     expect(state.authorizeOperator('retire', { amid: A.key.amid }, [], now)).toBeNull();
-    expect(state.snapshot().operator_nonces ?? []).toEqual([]);
+    expect(state.snapshot().operator_nonces).toEqual([]);
   });
 });
 

@@ -16,7 +16,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExecutorActivities, type ExecutorRedemption } from '../../src/activities/execute';
+import { createExecutorActivities } from '../../src/activities/execute';
 import { actionDigest, executorAudience, policyDigest } from '../../src/contracts/capability';
 import {
   generateCapabilityKey,
@@ -30,7 +30,7 @@ import type { CompliancePolicy } from '../../src/contracts/policy';
 import { parseProposal, type Proposal } from '../../src/contracts/proposal';
 import type { ExecutionResult } from '../../src/contracts/status';
 import { FailureType, UNCERTAIN_EXPLANATION } from '../../src/contracts/lifecycle';
-import { AgentJudgeError } from '../../src/contracts/errors';
+import { BadInputError } from '../../src/contracts/errors';
 import type { Verdict } from '../../src/contracts/verdict';
 import { judgeByRules } from '../../src/judge/rules';
 import { builtinExecutors, ExecutionLedger } from '../../src/executors';
@@ -41,8 +41,9 @@ let outside: string;
 let policy: CompliancePolicy;
 let root: string;
 let capabilityKey: CapabilityKey;
-/** Every redemption an executor asked for (the workflow's Update is covered against the real server). */
-const redemptions: ExecutorRedemption[] = [];
+
+/** Every reservation an executor confirmed before acting (the reservation itself is covered against the server). */
+const reservations: Array<{ proposalId: string; workflowId: string }> = [];
 
 beforeAll(async () => {
   const file = generateCapabilityKey('executors');
@@ -121,12 +122,18 @@ async function execute(
   const activities = createExecutorActivities({
     baseDir,
     stateDir: deps.stateDir ?? stateDir(),
-    redeemCapability: (r) => {
-      redemptions.push(r);
-      return Promise.resolve({ ...r, token_id: 'jti', redeemed_at: new Date().toISOString() });
+    confirmReservation: (proposalId, workflowId) => {
+      reservations.push({ proposalId, workflowId });
+      return Promise.resolve();
     },
   });
-  const info = { attempt: deps.attempt ?? 1, heartbeatDetails: deps.heartbeatDetails };
+  // Scheduled by the token's own proposal run, as Temporal tells the activity (the workflow redeemed it then).
+  const info = {
+    attempt: deps.attempt ?? 1,
+    heartbeatDetails: deps.heartbeatDetails,
+    workflowType: 'proposalWorkflow',
+    workflowExecution: { workflowId: i.workflow_id, runId: 'r' },
+  };
   return new MockActivityEnvironment(info).run((input: ExecuteInput) => activities.execute(input), i);
 }
 
@@ -611,26 +618,15 @@ describe('webhook routes', () => {
 });
 
 describe('capability tokens', () => {
-  it('verifies and redeems the token for exactly this action before acting', async () => {
-    redemptions.length = 0;
+  it('verifies the token for exactly this action before acting', async () => {
     const pr = p('memory_write');
-    const i = input(pr);
-    expect((await execute(i)).status).toBe('succeeded');
-    expect(redemptions).toEqual([
-      expect.objectContaining({
-        token: i.capability,
-        audience: 'executor:memory_write',
-        action_sha256: actionDigest(pr),
-        nonce: expect.stringMatching(new RegExp(`^executor:${i.workflow_id}:`)) as unknown,
-      }),
-    ]);
+    expect((await execute(input(pr))).status).toBe('succeeded');
   });
 
-  it('refuses, without acting or redeeming, an action with no token, a token for another action or key', async () => {
-    redemptions.length = 0;
+  it('refuses, without acting, an action with no token, a token for another action or key', async () => {
     const store = `refused-${randomUUID()}`;
     const pr = p('memory_write', { target: { store } });
-    const none = await execute({ ...input(pr), capability: undefined });
+    const none = await execute({ ...input(pr), capability: '' });
     expect(none).toMatchObject({ status: 'refused', error: expect.stringMatching(/no capability token/) as unknown });
     const other = p('memory_write', { target: { store }, parameters: { content: 'something else' } });
     const wrongAction = await execute(input(pr, { tokenFor: other }));
@@ -643,32 +639,18 @@ describe('capability tokens', () => {
       status: 'refused',
       error: expect.stringMatching(/key id "executors" is not in the policy's capabilities.issuers/) as unknown,
     });
-    expect(redemptions).toEqual([]);
-    expect(existsSync(join(policy.spec.memory.dir, `${store}.jsonl`))).toBe(false);
-  });
-
-  it('does not act when the workflow refuses the redemption', async () => {
-    const store = `redeemed-${randomUUID()}`;
-    const pr = p('memory_write', { target: { store } });
-    const activities = createExecutorActivities({
-      baseDir,
-      stateDir: stateDir(),
-      redeemCapability: () =>
-        Promise.reject(new RefusedForTest('capability refused: the token jti was already redeemed at t by cli')),
-    });
-    const result = await new MockActivityEnvironment({ attempt: 1 }).run(
-      (x: ExecuteInput) => activities.execute(x),
-      input(pr),
-    );
-    expect(result).toMatchObject({ status: 'refused', error: expect.stringMatching(/already redeemed/) as unknown });
     expect(existsSync(join(policy.spec.memory.dir, `${store}.jsonl`))).toBe(false);
   });
 });
 
 describe('a token the workflow redeemed as it scheduled the activity', () => {
-  /** Runs `i` as an activity Temporal says `scheduledBy` scheduled, with no way to redeem through an Update. */
+  /** Runs `i` as an activity Temporal says `scheduledBy` scheduled. */
   async function scheduledBy(i: ExecuteInput, by: { workflowId: string; workflowType: string }) {
-    const activities = createExecutorActivities({ baseDir, stateDir: stateDir() });
+    const activities = createExecutorActivities({
+      baseDir,
+      stateDir: stateDir(),
+      confirmReservation: () => Promise.resolve(),
+    });
     const info = {
       attempt: 1,
       workflowType: by.workflowType,
@@ -677,9 +659,9 @@ describe('a token the workflow redeemed as it scheduled the activity', () => {
     return new MockActivityEnvironment(info).run((x: ExecuteInput) => activities.execute(x), i);
   }
 
-  it("acts without a redeeming Update when the token's own proposal run scheduled it", async () => {
+  it("acts when the token's own proposal run scheduled it", async () => {
     const store = `at-schedule-${randomUUID()}`;
-    const i: ExecuteInput = { ...input(p('memory_write', { target: { store } })), redeemed_by_workflow: true };
+    const i: ExecuteInput = input(p('memory_write', { target: { store } }));
     const result = await scheduledBy(i, { workflowId: i.workflow_id, workflowType: 'proposalWorkflow' });
     expect(result).toMatchObject({ status: 'succeeded', executor: 'memory' });
     expect(existsSync(join(policy.spec.memory.dir, `${store}.jsonl`))).toBe(true);
@@ -687,7 +669,7 @@ describe('a token the workflow redeemed as it scheduled the activity', () => {
 
   it('refuses when another workflow scheduled it, whatever its input claims', async () => {
     const store = `at-schedule-${randomUUID()}`;
-    const i: ExecuteInput = { ...input(p('memory_write', { target: { store } })), redeemed_by_workflow: true };
+    const i: ExecuteInput = input(p('memory_write', { target: { store } }));
     // Another workflow copied a token (and its workflow id) from the proposal's history into its own input.
     const elsewhere = await scheduledBy(i, { workflowId: 'someone-else', workflowType: 'proposalWorkflow' });
     expect(elsewhere).toMatchObject({
@@ -706,7 +688,7 @@ describe('a token the workflow redeemed as it scheduled the activity', () => {
     const store = `at-schedule-${randomUUID()}`;
     const pr = p('memory_write', { target: { store } });
     const other = p('memory_write', { target: { store }, parameters: { content: 'something else' } });
-    const i: ExecuteInput = { ...input(pr, { tokenFor: other }), redeemed_by_workflow: true };
+    const i: ExecuteInput = input(pr, { tokenFor: other });
     const result = await scheduledBy(i, { workflowId: i.workflow_id, workflowType: 'proposalWorkflow' });
     expect(result).toMatchObject({
       status: 'refused',
@@ -716,7 +698,50 @@ describe('a token the workflow redeemed as it scheduled the activity', () => {
   });
 });
 
-/** A refusal as the client raises it (non-retryable). */
-class RefusedForTest extends AgentJudgeError {
-  override readonly failureType: FailureType = FailureType.Refused;
-}
+describe('a chosen proposal_id, reserved beside the start', () => {
+  const scheduled = (i: ExecuteInput) => ({
+    attempt: 1,
+    workflowType: 'proposalWorkflow',
+    workflowExecution: { workflowId: i.workflow_id, runId: 'r' },
+  });
+
+  it('is confirmed for this run before the executor acts', async () => {
+    reservations.length = 0;
+    const i = input(p('memory_write'));
+    expect((await execute(i)).status).toBe('succeeded');
+    expect(reservations).toEqual([{ proposalId: i.proposal.proposal_id, workflowId: i.workflow_id }]);
+  });
+
+  it('held by other content: nothing is performed, the run learns why (ProposalIdTaken, not retried)', async () => {
+    const store = `taken-${randomUUID()}`;
+    const i = input(p('memory_write', { target: { store } }));
+    const activities = createExecutorActivities({
+      baseDir,
+      stateDir: stateDir(),
+      confirmReservation: () =>
+        Promise.reject(new BadInputError('proposal.proposal_id: x is already used by another proposal (proposal-y)')),
+    });
+    const run = new MockActivityEnvironment(scheduled(i)).run((x: ExecuteInput) => activities.execute(x), i);
+    await expect(run).rejects.toMatchObject({
+      type: FailureType.ProposalIdTaken,
+      nonRetryable: true,
+      message: expect.stringMatching(/already used by another proposal/) as unknown,
+    });
+    expect(existsSync(join(policy.spec.memory.dir, `${store}.jsonl`))).toBe(false);
+  });
+
+  it('refuses when it cannot confirm it; a proposal_id that names its content needs no reservation', async () => {
+    const store = `unconfirmed-${randomUUID()}`;
+    const i = input(p('memory_write', { target: { store } }));
+    const activities = createExecutorActivities({ baseDir, stateDir: stateDir() });
+    const refused = await new MockActivityEnvironment(scheduled(i)).run((x: ExecuteInput) => activities.execute(x), i);
+    expect(refused).toMatchObject({ status: 'refused', error: expect.stringMatching(/cannot confirm/) as unknown });
+    expect(existsSync(join(policy.spec.memory.dir, `${store}.jsonl`))).toBe(false);
+    const named = input({ ...p('memory_write', { target: { store } }), proposal_id: `proposal-${'a'.repeat(32)}` });
+    const done: ExecutionResult = await new MockActivityEnvironment(scheduled(named)).run(
+      (x: ExecuteInput) => activities.execute(x),
+      named,
+    );
+    expect(done.status).toBe('succeeded');
+  });
+});

@@ -1,0 +1,145 @@
+/**
+ * From a tool call to what happens to it: the first rule whose server and tool globs match decides (no-judge, or an
+ * action type with target and parameters read from the arguments); no rule makes an `mcp_tool_call`, which a person
+ * decides by default. A mapped call must pass its action type's strict proposal schema; any mapping error refuses
+ * the call. Pure: no Temporal, no I/O.
+ */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { canonicalJson } from '../contracts/canonical-json';
+import { toHex, utf8 } from '../contracts/encoding';
+import { applyTemplate, globMatches, MCP_TOOL_CALL, type McpRule } from '../contracts/mcp';
+import { proposalWorkflowId, PROPOSAL_WORKFLOW_ID_PREFIX } from '../contracts/digest';
+import { safeParseProposal, type Proposal } from '../contracts/proposal';
+import { callProposalIdPrefix } from '../contracts/workflow-ids';
+import type { AgentStatement, GateRules, GateToolCall } from './types';
+
+/** Where a rule sits and what it is called, for verdicts and audit lines. */
+export interface MatchedRule {
+  name: string;
+  rule: McpRule | null;
+}
+
+/** What the rules make of one call. */
+export type CallMapping =
+  | { kind: 'no-judge'; rule: MatchedRule }
+  | {
+      kind: 'judged';
+      rule: MatchedRule;
+      actionType: string;
+      target: Record<string, unknown>;
+      parameters: Record<string, unknown>;
+    }
+  | { kind: 'error'; rule: MatchedRule; message: string };
+
+/** The first rule matching server and tool, or null (the call becomes an `mcp_tool_call`). */
+export function matchRule(rules: GateRules, server: string, tool: string): MatchedRule | null {
+  for (const [i, rule] of rules.rules.entries()) {
+    if (rule.server !== undefined && !globMatches(rule.server, server)) continue;
+    if (!globMatches(rule.tool, tool)) continue;
+    return { name: rule.name ?? `mcp.rules[${i}]`, rule };
+  }
+  return null;
+}
+
+/** What the rules make of this call (only its server, tool, definition hash and arguments count). */
+export function mapToolCall(
+  rules: GateRules,
+  call: Pick<GateToolCall, 'server' | 'tool' | 'toolDefinitionHash' | 'arguments'>,
+): CallMapping {
+  const matched = matchRule(rules, call.server, call.tool);
+  if (!matched?.rule) {
+    return {
+      kind: 'judged',
+      rule: { name: 'unmapped', rule: null },
+      actionType: MCP_TOOL_CALL,
+      target: { server: call.server, tool: call.tool },
+      parameters: {
+        arguments: call.arguments,
+        ...(call.toolDefinitionHash !== undefined ? { tool_definition_hash: call.toolDefinitionHash } : {}),
+      },
+    };
+  }
+  const { rule } = matched;
+  if (rule.tier === 'no-judge') return { kind: 'no-judge', rule: matched };
+  try {
+    return {
+      kind: 'judged',
+      rule: matched,
+      actionType: rule.actionType as string,
+      target: applyTemplate(rule.target ?? {}, call.arguments, 'target') as Record<string, unknown>,
+      parameters: applyTemplate(rule.parameters ?? {}, call.arguments, 'parameters') as Record<string, unknown>,
+    };
+  } catch (err) {
+    return { kind: 'error', rule: matched, message: (err as Error).message };
+  }
+}
+
+/**
+ * The identity of one exact call, as its proposal's `performer.call`: SHA-256 over the canonical JSON of its server,
+ * tool, definition hash and arguments, plus the runtime for every runtime but MCP (the MCP proxy's calls keep the form
+ * they always had).
+ */
+export function toolCallDigest(
+  call: Pick<GateToolCall, 'runtime' | 'server' | 'tool' | 'toolDefinitionHash' | 'arguments'>,
+): string {
+  return toHex(
+    sha256(
+      utf8(
+        canonicalJson({
+          ...(call.runtime !== 'mcp' ? { runtime: call.runtime } : {}),
+          server: call.server,
+          tool: call.tool,
+          ...(call.toolDefinitionHash !== undefined ? { tool_definition_hash: call.toolDefinitionHash } : {}),
+          arguments: call.arguments,
+        }),
+      ),
+    ),
+  );
+}
+
+/**
+ * The proposal for a judged call, `sequence` identical calls after the first. Its proposal_id is derived from its
+ * workflow id (`mcp-<32 hex>` for MCP, `call-<32 hex>` for any other runtime), so the identical call re-issued names
+ * the same proposal; returns the schema's refusal otherwise.
+ */
+export function proposalForToolCall(input: {
+  agentId: string;
+  call: Pick<GateToolCall, 'runtime' | 'server' | 'tool' | 'toolDefinitionHash'>;
+  callDigest: string;
+  mapping: Extract<CallMapping, { kind: 'judged' }>;
+  agent: AgentStatement;
+  sequence: number;
+}): { ok: true; proposal: Proposal } | { ok: false; error: string } {
+  const { call, mapping, agent } = input;
+  const prefix = callProposalIdPrefix(call.runtime);
+  const what = call.runtime === 'mcp' ? 'MCP tool call' : `${call.runtime} tool call`;
+  const draft = {
+    proposal_id: `${prefix}pending`,
+    agent_id: input.agentId,
+    action_type: mapping.actionType,
+    target: mapping.target,
+    parameters: mapping.parameters,
+    justification:
+      agent.justification ??
+      `${what} ${call.server}/${call.tool}; the agent gave no justification (_agent_judge.justification)`,
+    cited_evidence: agent.cited_evidence ?? [],
+    scope_claim: agent.scope_claim ?? {},
+    performer: {
+      by: 'caller',
+      call: input.callDigest,
+      sequence: input.sequence,
+      server: call.server,
+      tool: call.tool,
+      ...(call.toolDefinitionHash !== undefined ? { tool_definition_hash: call.toolDefinitionHash } : {}),
+      rule: mapping.rule.name,
+      ...(call.runtime !== 'mcp' ? { runtime: call.runtime } : {}),
+    },
+  };
+  const parsed = safeParseProposal(draft);
+  if (!parsed.ok) return { ok: false, error: parsed.error };
+  const workflowId = proposalWorkflowId(parsed.value);
+  return {
+    ok: true,
+    proposal: { ...parsed.value, proposal_id: `${prefix}${workflowId.slice(PROPOSAL_WORKFLOW_ID_PREFIX.length)}` },
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * The gate's public types (`agent-judge/gate`): what a runtime hands the gate for one tool call, and the answers it
+ * gets back. Answers are data, never a runtime's format: the MCP proxy renders them as MCP tool results, a coding
+ * agent's hook as its hook protocol's decision. docs/gate.md is the contract for adapter authors.
+ */
+import type { Client } from '@temporalio/client';
+import type { Clarification } from '../contracts/messages';
+import type { McpRule } from '../contracts/mcp';
+import type { ProposalStatus } from '../contracts/status';
+import type { Verdict } from '../contracts/verdict';
+
+/** What the agent may say for itself with a call (all optional): the proposal's justification, evidence and scope. */
+export type AgentStatement = Partial<Clarification>;
+
+/** One tool call, as any runtime sees it. */
+export interface GateToolCall {
+  /**
+   * The runtime the call comes from: `mcp` (the MCP proxy), `claude-code`, `codex`, `gemini`, `openclaw`... Part of the
+   * call's identity: the same tool and arguments from two runtimes are two proposals.
+   */
+  runtime: string;
+  /** The server or namespace the tool belongs to (the MCP server's name; a hook's tool family, e.g. `builtin`). */
+  server: string;
+  tool: string;
+  /** SHA-256 (64 hex) of the tool's definition when the runtime has one (MCP `tools/list`); otherwise absent. */
+  toolDefinitionHash?: string;
+  /** The arguments exactly as the tool will receive them. */
+  arguments: Record<string, unknown>;
+  /** The agent's own justification, evidence and scope, when the runtime lets it supply them. */
+  agent?: AgentStatement;
+  /**
+   * Audit only (never part of the call's identity): the runtime's session and call ids. Not recorded by the gate yet;
+   * the adapter's own log line carries them.
+   */
+  session?: { sessionId?: string; callId?: string };
+}
+
+/**
+ * How calls become proposals: the first rule whose server and tool globs match decides (no-judge, or an action type
+ * with target and parameters read from the arguments); no rule makes an `mcp_tool_call`, which a person decides by
+ * default. Today's rule set is the policy's `spec.mcp` (an `McpSettings` is a `GateRules`); other runtimes get rule
+ * sets of their own later, of the same shape.
+ */
+export interface GateRules {
+  rules: readonly McpRule[];
+}
+
+/** Who performs approved calls: the one identity an approval is leased to. */
+export interface GatePerformer {
+  /** The agent the proposals are made for (`agent_id`). */
+  agentId: string;
+  /** The redeemer name the approval is claimed under: `mcp-proxy`, `hook:claude-code`... (at most 256 characters). */
+  redeemer: string;
+}
+
+export interface GateOptions {
+  /** A connected Temporal client (see `connectClient` in `agent-judge/client`). */
+  client: Client;
+  /** The proposal workflow's task queue (default `agent-judge`). */
+  taskQueue?: string;
+  rules: GateRules;
+  performer: GatePerformer;
+  /** How long one call is held while a judge or a person decides before it is answered `pending` (ms). */
+  holdMs: number;
+  /** How often a held call looks at its proposal again while a person decides (ms, default 250). */
+  pollMs?: number;
+}
+
+/** Per call: cancellation and progress. */
+export interface DecideOptions {
+  /** Aborting answers `cancelled`; an approval already leased is then reported not performed. */
+  signal?: AbortSignal;
+  /** Called about once a second while the call is held (for progress notifications). */
+  onHeld?: () => void;
+}
+
+/** The proposal an answer is about. */
+export interface ProposalRef {
+  proposalId: string;
+  workflowId: string;
+  /** The latest verdict (null while none). */
+  verdict: Verdict | null;
+}
+
+/**
+ * What the performer tells the proposal after it acted: `ok`, `tool_error` (the tool ran and answered an error),
+ * `performer_failure` (the performer or the tool failed: it may not have run), `not_performed` (the lease is given
+ * back unused: the call never reached the tool). One report per lease.
+ */
+export type GateOutcome = 'ok' | 'tool_error' | 'performer_failure' | 'not_performed';
+
+/** An approval claimed for exactly one performer and one performance of exactly this call. */
+export interface Lease extends ProposalRef {
+  /** The redeemer the approval was claimed under (this gate's performer). */
+  performer: string;
+  /** The proposal's status when it was claimed. */
+  status: ProposalStatus;
+  /**
+   * Records what happened on the proposal (the run then closes). Resolves once recorded; rejects when agent-judge
+   * cannot be reached (the proposal's deadline then records "forwarded, no outcome"). Call it exactly once.
+   */
+  report(outcome: GateOutcome, detail?: string): Promise<void>;
+}
+
+/** The gate's answer for one call. */
+export type GateAnswer =
+  /**
+   * Perform the call now. With a lease: exactly once, then `lease.report(...)`. With `lease: null`: the policy needs
+   * no proposal for it (a no-judge rule); nothing to report (the runtime keeps its own audit line).
+   */
+  | { kind: 'forward'; rule: string; lease: Lease | null }
+  /** Do not perform it. `recorded`: decided before, not judged again by this call. Final: the identical call is too. */
+  | ({ kind: 'deny'; reason: string; recorded: boolean; final: true } & ProposalRef)
+  /** Not performed: the judge needs more. Repeat the identical call with `agent` filled in. */
+  | ({ kind: 'clarify'; reason: string; roundsLeft: number; deadline: string | null } & ProposalRef)
+  /** Not performed yet: still being decided. Repeat the identical call after `retryAfterMs` or the decision. */
+  | ({
+      kind: 'pending';
+      waitingFor: 'judge' | 'human';
+      /** The proposal's outcome status (`pending`, `awaiting_human`, ...). */
+      status: string;
+      deadline: string | null;
+      retryAfterMs: number;
+    } & ProposalRef)
+  /**
+   * Not performed, and no verdict of its own: bad input, a mapping error, an unknown tool, agent-judge unreachable, an
+   * approval this performer could not lease. `proposal` when one is concerned.
+   */
+  | { kind: 'refused'; reason: string; proposal: ProposalRef | null }
+  /** The runtime cancelled the call (`signal`): nothing to answer. */
+  | { kind: 'cancelled' };

@@ -1,0 +1,64 @@
+/**
+ * The gate's pure part: how a call of any runtime becomes a proposal, and how the proposal is named.
+ */
+import { describe, expect, it } from 'vitest';
+import { mapToolCall, proposalForToolCall, toolCallDigest, type GateToolCall } from '../../src/gate';
+import { proposalWorkflowId } from '../../src/contracts/digest';
+import { McpRuleSchema } from '../../src/contracts/mcp';
+import { PROPOSAL_ID_RE, workflowIdNamedBy } from '../../src/contracts/workflow-ids';
+import { callDigest } from '../../src/mcp/tools';
+
+const rules = { rules: [McpRuleSchema.parse({ tool: 'read', tier: 'no-judge' })] };
+const call = (runtime: string, args: Record<string, unknown> = { path: 'a' }): GateToolCall => ({
+  runtime,
+  server: 'builtin',
+  tool: 'bash',
+  arguments: args,
+});
+
+function proposalOf(c: GateToolCall, sequence = 0) {
+  const mapping = mapToolCall(rules, c);
+  if (mapping.kind !== 'judged') throw new Error('expected judged');
+  const r = proposalForToolCall({
+    agentId: '@a',
+    call: c,
+    callDigest: toolCallDigest(c),
+    mapping,
+    agent: {},
+    sequence,
+  });
+  if (!r.ok) throw new Error(r.error);
+  return r.proposal;
+}
+
+describe('gate mapping and names', () => {
+  it('names a non-MCP call call-<32 hex>, derived from its workflow id and found without a lookup', () => {
+    const p = proposalOf(call('claude-code'));
+    expect(p.proposal_id).toMatch(/^call-[0-9a-f]{32}$/);
+    expect(PROPOSAL_ID_RE.test(p.proposal_id)).toBe(true);
+    expect(workflowIdNamedBy(p.proposal_id)).toBe(proposalWorkflowId(p));
+    expect(p.performer).toMatchObject({ by: 'caller', runtime: 'claude-code', server: 'builtin', tool: 'bash' });
+    // No tool definition to hash: none is recorded, and the unmapped call is still a valid mcp_tool_call.
+    expect(p).toMatchObject({ action_type: 'mcp_tool_call', parameters: { arguments: { path: 'a' } } });
+    expect(p.parameters).not.toHaveProperty('tool_definition_hash');
+  });
+
+  it('keeps mcp-<32 hex> and the MCP call digest for the MCP runtime', () => {
+    const mcp = { ...call('mcp'), toolDefinitionHash: '0'.repeat(64) };
+    expect(proposalOf(mcp).proposal_id).toMatch(/^mcp-[0-9a-f]{32}$/);
+    expect(proposalOf(mcp).performer).not.toHaveProperty('runtime');
+    expect(toolCallDigest(mcp)).toBe(
+      callDigest({ server: 'builtin', tool: 'bash', toolDefinitionHash: '0'.repeat(64), arguments: { path: 'a' } }),
+    );
+  });
+
+  it('the runtime is part of the call: the same tool and arguments from two runtimes are two proposals', () => {
+    expect(toolCallDigest(call('codex'))).not.toBe(toolCallDigest(call('gemini')));
+    expect(proposalWorkflowId(proposalOf(call('codex')))).not.toBe(proposalWorkflowId(proposalOf(call('gemini'))));
+    expect(proposalWorkflowId(proposalOf(call('codex'), 1))).not.toBe(proposalWorkflowId(proposalOf(call('codex'))));
+  });
+
+  it('a no-judge rule maps to no proposal', () => {
+    expect(mapToolCall(rules, { ...call('codex'), tool: 'read' })).toMatchObject({ kind: 'no-judge' });
+  });
+});
