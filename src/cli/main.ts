@@ -134,6 +134,15 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
     load: async () => (await import('./mcp')).registerMcpCommands,
   },
   {
+    commands: [
+      {
+        term: 'policy',
+        description: 'the effective policy: what a file changes against the default, and where each value comes from',
+      },
+    ],
+    load: async () => (await import('./policy')).registerPolicyCommands,
+  },
+  {
     commands: [{ term: 'schema <name>', description: 'print the JSON Schema of a contract' }],
     load: async () => (await import('./schema')).registerSchemaCommand,
   },

@@ -8,6 +8,7 @@ import { PolicyError } from '../contracts/errors';
 import { tierFor } from './classify';
 import { isInside } from '../guards/paths';
 import { PACKAGE_ROOT } from '../package-root';
+import { defaultPolicyFile, layerPolicy, parsePolicyText, userLineOf, type PolicyLayers } from './layers';
 
 /** The policy shipped with the project: seed 000 §2's matrix with deny-by-default settings. */
 export const DEFAULT_POLICY_PATH = join(PACKAGE_ROOT, 'policies', 'default.yaml');
@@ -20,26 +21,47 @@ export interface LoadPolicyOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/** A loaded policy and how it was made: the file laid over the default (src/policy/layers.ts). */
+export interface LoadedPolicy {
+  policy: CompliancePolicy;
+  layers: PolicyLayers;
+  /** The file named (absolute), or the default policy's path. */
+  path: string;
+}
+
 /**
- * Reads, validates and completes a CompliancePolicy: relative paths become absolute, and
- * `AGENT_JUDGE_APPROVERS` adds approvers. A bad file throws {@link PolicyError} naming the field.
+ * Reads, validates and completes a CompliancePolicy: the file is laid over policies/default.yaml (it says only
+ * what differs), relative paths become absolute, and `AGENT_JUDGE_APPROVERS` adds approvers. A bad file throws
+ * {@link PolicyError} naming the file (and line), the field and the rule.
  */
 export async function loadPolicy(options: LoadPolicyOptions = {}): Promise<CompliancePolicy> {
+  return (await loadPolicyLayers(options)).policy;
+}
+
+/** {@link loadPolicy}, also returning the layers (`agent-judge policy show|check` print where each value is from). */
+export async function loadPolicyLayers(options: LoadPolicyOptions = {}): Promise<LoadedPolicy> {
   const env = options.env ?? process.env;
-  const path = options.path ?? env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH;
+  const path = resolve(options.path ?? env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH);
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
     throw new PolicyError(`policy ${path}: cannot read the file (${(err as Error).message})`);
   }
-  let raw: unknown;
+  let user;
   try {
-    raw = parseYaml(text);
+    user = parsePolicyText(path, text);
   } catch (err) {
     throw new PolicyError(`policy ${path}: not valid YAML (${(err as Error).message.split('\n')[0]})`);
   }
-  return completePolicy(raw, { source: path, baseDir: options.baseDir ?? process.cwd(), env });
+  const layers = layerPolicy(defaultPolicyFile(DEFAULT_POLICY_PATH), user);
+  const policy = completePolicy(layers.merged, {
+    source: path,
+    baseDir: options.baseDir ?? process.cwd(),
+    env,
+    layers,
+  });
+  return { policy, layers, path };
 }
 
 /**
@@ -66,10 +88,19 @@ export function completePolicy(
     source = 'policy',
     baseDir = process.cwd(),
     env = process.env,
-  }: { source?: string; baseDir?: string; env?: NodeJS.ProcessEnv } = {},
+    layers,
+  }: { source?: string; baseDir?: string; env?: NodeJS.ProcessEnv; layers?: PolicyLayers } = {},
 ): CompliancePolicy {
   const parsed = CompliancePolicySchema.safeParse(raw);
-  if (!parsed.success) throw new PolicyError(`policy ${source}: ${describeIssues('', parsed.error.issues)}`);
+  if (!parsed.success) {
+    // `file:line: field: rule`, the line of the first problem in the user's file when it is there.
+    const first = parsed.error.issues[0];
+    const at = first ? [...first.path.map(String), ...(first.code === 'unrecognized_keys' ? first.keys : [])] : [];
+    const line = layers && first ? userLineOf(layers, at) : undefined;
+    throw new PolicyError(
+      `policy ${source}${line === undefined ? '' : `:${line}`}: ${describeIssues('', parsed.error.issues)}`,
+    );
+  }
   const policy = parsed.data;
 
   const seen = new Set<string>();
