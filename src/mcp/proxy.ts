@@ -61,6 +61,11 @@ export interface ProxyOptions {
    * with this code (the `--http` front ends that one session instead).
    */
   onFatal: (message: string, exitCode: number) => void;
+  /**
+   * A call is about to be judged by the workers (not a no-judge pass-through): the CLI repeats its warning here
+   * while this proxy's policy differs from the workers' (src/client/policy-in-force.ts).
+   */
+  onJudgedCall?: (tool: string) => void;
 }
 
 /** A pass-through (no-judge) call as its audit line records it. */
@@ -385,6 +390,7 @@ export class McpJudgeProxy {
         return await this.whileForwarding(this.passThrough(upstreamRequest, call, mapping.rule.name));
       }
 
+      this.o.onJudgedCall?.(name);
       const digest = callDigest(call);
       const proposalAt = (sequence: number) => {
         const p = proposalForCall({

@@ -9,6 +9,7 @@ import { tierFor } from './classify';
 import { isInside } from '../guards/paths';
 import { PACKAGE_ROOT } from '../package-root';
 import { defaultPolicyFile, layerPolicy, parsePolicyText, userLineOf, type PolicyLayers } from './layers';
+import { policyDocumentDigest, type OwnPolicy } from './agreement';
 
 /** The policy shipped with the project: seed 000 §2's matrix with deny-by-default settings. */
 export const DEFAULT_POLICY_PATH = join(PACKAGE_ROOT, 'policies', 'default.yaml');
@@ -27,6 +28,11 @@ export interface LoadedPolicy {
   layers: PolicyLayers;
   /** The file named (absolute), or the default policy's path. */
   path: string;
+  /**
+   * The policy document (the file laid over the default, before completion) and its digest: what processes compare
+   * with the workflow workers' (src/policy/agreement.ts).
+   */
+  own: OwnPolicy;
 }
 
 /**
@@ -61,7 +67,12 @@ export async function loadPolicyLayers(options: LoadPolicyOptions = {}): Promise
     env,
     layers,
   });
-  return { policy, layers, path };
+  return {
+    policy,
+    layers,
+    path,
+    own: { source: path, document: layers.merged, document_sha256: policyDocumentDigest(layers.merged) },
+  };
 }
 
 /**

@@ -145,6 +145,9 @@ export class ProposalState {
     this._proposal = proposal;
   }
 
+  /** The digest of the policy snapshot this run is judged under (absent in snapshots recorded before it existed). */
+  policySha256: string | undefined;
+
   /** The proposal as it currently stands (clarifications applied). */
   get proposal(): Proposal {
     return this._proposal;
@@ -782,6 +785,7 @@ export class ProposalState {
       ...(this.performedByCaller ? { caller: this._caller } : {}),
       audit_flag: this._auditFlag,
       policy: this.policy.metadata.name,
+      ...(this.policySha256 ? { policy_sha256: this.policySha256 } : {}),
       capability: this._capability,
     };
   }
