@@ -6,7 +6,7 @@
  * digest they were judged under. And the CLI's output for people: `policy show|check` through the built CLI, and
  * `status` on a real pseudo-terminal (`script`) printing the short form.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -225,6 +225,18 @@ function publicationOf(loaded: LoadedPolicy): PolicyPublication {
   };
 }
 
+/**
+ * Runs a command on a real pseudo-terminal (util-linux `script`), asynchronously: the workers answering its query
+ * run in this very process.
+ */
+function onTerminal(command: string): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolve) => {
+    execFile('script', ['-qec', command, '/dev/null'], { cwd: env.baseDir }, (err, stdout) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout }),
+    );
+  });
+}
+
 describe('output for people', () => {
   it('status on a terminal prints the short form (a real pseudo-terminal, through script)', async () => {
     const p = proposal('memory_write', { parameters: { content: 'on a terminal' } });
@@ -241,8 +253,8 @@ describe('output for people', () => {
       'status',
       String(p.proposal_id),
     ].join(' ');
-    const tty = spawnSync('script', ['-qec', command, '/dev/null'], { encoding: 'utf8', cwd: env.baseDir });
-    expect(tty.status, tty.stderr).toBe(0);
+    const tty = await onTerminal(command);
+    expect(tty.code, tty.stdout).toBe(0);
     const lines = tty.stdout.replace(/\r/g, '').trimEnd().split('\n');
     expect(lines[0]).toMatch(new RegExp(`^proposal  ${String(p.proposal_id)} \\(workflow proposal-[0-9a-f]{32}\\)$`));
     expect(lines).toContain('status    executed');
@@ -250,7 +262,7 @@ describe('output for people', () => {
     expect(lines).toContain('next      done: agent-judge performed the action');
     expect(lines.length).toBeLessThan(12);
     // The same command with --json on the terminal, and without a terminal: the JSON.
-    const json = spawnSync('script', ['-qec', `${command} --json`, '/dev/null'], { encoding: 'utf8' });
+    const json = await onTerminal(`${command} --json`);
     expect((JSON.parse(json.stdout) as { status: string }).status).toBe('executed');
     const piped = await cli(['status', String(p.proposal_id)]);
     expect((JSON.parse(piped.stdout) as { status: string }).status).toBe('executed');
