@@ -102,28 +102,34 @@ export function completePolicy(
     layers,
   }: { source?: string; baseDir?: string; env?: NodeJS.ProcessEnv; layers?: PolicyLayers } = {},
 ): CompliancePolicy {
+  // `file:line` when the field is in the user's file: where to look, as compilers say it.
+  const where = (path: string[]) => {
+    const line = layers ? userLineOf(layers, path) : undefined;
+    return `policy ${source}${line === undefined ? '' : `:${line}`}`;
+  };
   const parsed = CompliancePolicySchema.safeParse(raw);
   if (!parsed.success) {
-    // `file:line: field: rule`, the line of the first problem in the user's file when it is there.
+    // The line of the first problem (an unknown key's own line rather than its parent's).
     const first = parsed.error.issues[0];
     const at = first ? [...first.path.map(String), ...(first.code === 'unrecognized_keys' ? first.keys : [])] : [];
-    const line = layers && first ? userLineOf(layers, at) : undefined;
-    throw new PolicyError(
-      `policy ${source}${line === undefined ? '' : `:${line}`}: ${describeIssues('', parsed.error.issues)}`,
-    );
+    throw new PolicyError(`${where(at)}: ${describeIssues('', parsed.error.issues)}`);
   }
   const policy = parsed.data;
 
   const seen = new Set<string>();
   for (const entry of policy.spec.riskMatrix) {
     if (seen.has(entry.actionType)) {
-      throw new PolicyError(`policy ${source}: spec.riskMatrix: action type ${entry.actionType} is listed twice`);
+      throw new PolicyError(
+        `${where(['spec', 'riskMatrix'])}: spec.riskMatrix: action type ${entry.actionType} is listed twice`,
+      );
     }
     seen.add(entry.actionType);
   }
   for (const type of policy.spec.shadow) {
     if (tierFor(policy, type) === 'human-only') {
-      throw new PolicyError(`policy ${source}: spec.shadow: ${type} is human-only and cannot run in shadow mode`);
+      throw new PolicyError(
+        `${where(['spec', 'shadow'])}: spec.shadow: ${type} is human-only and cannot run in shadow mode`,
+      );
     }
   }
 
@@ -139,17 +145,20 @@ export function completePolicy(
   for (const root of policy.spec.files.roots) {
     if (isInside(policy.spec.memory.dir, root)) {
       throw new PolicyError(
-        `policy ${source}: spec.files.roots: ${root} contains spec.memory.dir; agents could rewrite the memory store`,
+        `${where(['spec', 'files', 'roots'])}: spec.files.roots: ${root} contains spec.memory.dir; ` +
+          'agents could rewrite the memory store',
       );
     }
     if (isInside(stateDir, root)) {
       throw new PolicyError(
-        `policy ${source}: spec.files.roots: ${root} contains ${stateDir}, where the execution ledger lives`,
+        `${where(['spec', 'files', 'roots'])}: spec.files.roots: ${root} contains ${stateDir}, ` +
+          'where the execution ledger lives',
       );
     }
     if (isInside(policy.spec.audit.archive.dir, root)) {
       throw new PolicyError(
-        `policy ${source}: spec.files.roots: ${root} contains spec.audit.archive.dir; agents could rewrite the archive`,
+        `${where(['spec', 'files', 'roots'])}: spec.files.roots: ${root} contains spec.audit.archive.dir; ` +
+          'agents could rewrite the archive',
       );
     }
   }
