@@ -374,8 +374,6 @@ export async function runWorker(opts: WorkerCommandOptions, cmd: Command): Promi
   }
   if (judge) logger.info({ judge: judge.description }, 'judge configuration');
   const running = runWorkers(workers, signal);
-  // Logged by itself: a workflow worker publishes its policy, any other worker compares its own with it.
-  await announceWorkerPolicy({ client, workflowTaskQueue: taskQueues.workflow, loaded, policy, roles, logger });
   const gauges = roles.includes('workflow')
     ? startVisibilityGauges({
         client,
@@ -390,6 +388,16 @@ export async function runWorker(opts: WorkerCommandOptions, cmd: Command): Promi
     { address: target.address, namespace: target.namespace, roles, taskQueues, metrics: describeMetrics(metrics) },
     'workers running; Ctrl-C to stop',
   );
+  // Logged by itself, after the workers run (never holding up their start): a workflow worker publishes its policy,
+  // any other worker compares its own with the one published. It never throws.
+  void announceWorkerPolicy({
+    client,
+    workflowTaskQueue: taskQueues.workflow,
+    loaded,
+    policy,
+    roles,
+    logger,
+  });
   await Promise.race([done, running]);
   gauges?.stop();
   await running.catch((err) => logger.error({ err }, 'worker failed'));

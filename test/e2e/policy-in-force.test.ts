@@ -1,12 +1,14 @@
 /**
  * Issue 28, "one policy in force, visibly", as a user meets it: the workflow workers publish the policy they judge
- * with (versions kept, a malformed publication refused); `agent-judge mcp --policy mine` whose policy differs (the
- * issue's `files.roots: [/srv/ws]`) says so at start and on every judged call, and says nothing more when it is the
- * workers' own; `propose` with another AGENT_JUDGE_POLICY warns on stderr and keeps stdout's JSON; proposals record the
- * digest they were judged under. And the CLI's output for people: `policy show|check` through the built CLI, and
- * `status` on a real pseudo-terminal (`script`) printing the short form.
+ * with (versions kept, a malformed publication refused; an `agent-judge worker` process publishes at start);
+ * `agent-judge mcp --policy mine` whose policy differs (the issue's `files.roots: [/srv/ws]`) says so at start and on
+ * every judged call, and says nothing more when it is the workers' own; `propose` with another AGENT_JUDGE_POLICY
+ * warns on stderr and keeps stdout's JSON; proposals record the digest they were judged under. And the CLI's output
+ * for people: `policy show|check` through the built CLI, and `status` on a real pseudo-terminal (`script`) printing
+ * the short form.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -17,7 +19,7 @@ import { publishPolicy, readPolicyInForce } from '../../src/client/policy-in-for
 import { loadPolicyLayers, type LoadedPolicy } from '../../src/policy/load';
 import { announceWorkerPolicy } from '../../src/worker/policy-publication';
 import { BIN, connectProxy, EVIDENCE, mcpSpec, startMcpEnv, type McpEnv } from '../helpers/mcp';
-import { proposal } from '../helpers/system';
+import { proposal, workerProcessCapability } from '../helpers/system';
 
 let env: McpEnv;
 let workers: LoadedPolicy;
@@ -211,6 +213,42 @@ describe('a process whose policy is not the workers', () => {
     const record = await readPolicyInForce(env.sys.client, queue);
     expect(record?.versions.map((v) => v.version)).toEqual([1, 2, 3]);
   });
+});
+
+describe('agent-judge worker', () => {
+  it('a workflow worker process publishes the policy it judges with when it starts', async () => {
+    const prefix = `test-${randomUUID()}`;
+    const capability = workerProcessCapability(env.baseDir);
+    const child = spawn(
+      process.execPath,
+      [BIN, 'worker', '--task-queue-prefix', prefix, '--policy', capability.policyFile, '--log-format', 'json'],
+      {
+        cwd: env.baseDir,
+        env: {
+          ...process.env,
+          ...capability.env,
+          TEMPORAL_ADDRESS: inject('temporalAddress'),
+          TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    try {
+      await until('the publication log line', () => stderr.includes('"event":"policy.published"'), 90_000);
+      const record = await readPolicyInForce(env.sys.client, prefix);
+      expect(record?.current).toMatchObject({ version: 1, source: capability.policyFile, name: 'default' });
+      expect(record?.current.publisher).toMatch(/^\d+@\S+ \(workflow,judge,executor,archive\)$/);
+      expect(stderr).toContain(
+        `version 1 on task queue ${prefix} (policy_sha256 ${record!.current.policy_sha256.slice(0, 12)}`,
+      );
+    } finally {
+      const exited = new Promise((r) => child.once('close', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+  }, 120_000);
 });
 
 function publicationOf(loaded: LoadedPolicy): PolicyPublication {
