@@ -103,6 +103,11 @@ const layerZones = [
     from: './src/policy/load.ts',
     message: 'policy/load reads files: workflows get the policy as an argument.',
   },
+  {
+    target: './src/workflows',
+    from: './src/policy/layers.ts',
+    message: 'policy/layers reads files: workflows get the policy as an argument.',
+  },
 ];
 
 /** Imports allowed as types only, per folder (no-restricted-paths cannot tell `import type` apart). */

@@ -9,6 +9,7 @@ import type { ProposalStatus } from './contracts/status';
 import type { ReviewCandidate, ReviewMark, ReviewSnapshot } from './contracts/review';
 import type { CapabilityRedemption, RedeemCapabilityInput, SettleClaim } from './contracts/capability';
 import type { CallerOutcome } from './contracts/caller-outcome';
+import type { PolicyPublication, PolicyPublished } from './contracts/policy-in-force';
 
 /** The `withdraw` Update's argument: why the run's chosen proposal_id cannot be its own. */
 export interface WithdrawInput {
@@ -23,6 +24,8 @@ import { PROPOSAL_ID_SEARCH_ATTRIBUTE, PROPOSAL_MESSAGE_NAMES as M } from './wir
 export { FailureType, NON_RETRYABLE_FAILURE_TYPES } from './contracts/lifecycle';
 
 export {
+  POLICY_IN_FORCE_WORKFLOW_TYPE,
+  policyInForceWorkflowId,
   archiveScheduleId,
   archiveTaskQueue,
   DEFAULT_TASK_QUEUES,
@@ -76,6 +79,11 @@ export const reviewRefreshUpdate = defineUpdate<ReviewSnapshot, [ReviewCandidate
 export const reviewCloseUpdate = defineUpdate<ReviewSnapshot, [ReviewCandidate[] | null]>('reviewClose');
 /** The review: seed, candidates, sample, marks, figures. */
 export const reviewStatusQuery = defineQuery<ReviewSnapshot>('reviewStatus');
+
+/** A workflow worker publishes the policy it judges with (src/workflows/policy-in-force.ts). */
+export const publishPolicyUpdate = defineUpdate<PolicyPublished, [PolicyPublication]>('publishPolicy');
+/** The memo key of the policy-in-force workflow: the record (`PolicyInForce`), readable without a worker. */
+export const POLICY_MEMO_KEY = 'policy';
 
 export const SA = {
   ProposalId: defineSearchAttributeKey(PROPOSAL_ID_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD),

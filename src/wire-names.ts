@@ -68,3 +68,11 @@ export function archiveTaskQueue(taskQueues: TaskQueues): string {
 export function archiveScheduleId(taskQueues: TaskQueues): string {
   return `${taskQueues.workflow}-history-archive`;
 }
+
+/** The workflow holding the policy in force on a workflow task queue (src/workflows/policy-in-force.ts). */
+export const POLICY_IN_FORCE_WORKFLOW_TYPE = 'policyInForceWorkflow';
+
+/** Its workflow id: one per workflow task queue, so deployments with their own prefix keep their own. */
+export function policyInForceWorkflowId(workflowTaskQueue: string): string {
+  return `agent-judge-policy-in-force-${workflowTaskQueue}`;
+}

@@ -4,18 +4,21 @@ import type { TestProject } from 'vitest/node';
 import type {} from './provided';
 import { findTemporalCli } from '../src/devserver/temporal-cli';
 import { startDevServer, type DevServer } from '../src/devserver/server';
-import { ensureNode22 } from '../scripts/node22.mjs';
+import { ensureTestTools } from '../scripts/test-tools.mjs';
 
 let server: DevServer | undefined;
 
-/** One real Temporal dev server for the whole run; each test file uses its own task queues. */
+/**
+ * One real Temporal dev server for the whole run; each test file uses its own task queues. Before it, every tool
+ * the tests drive is found or installed from a registry (scripts/test-tools.mjs, one line per install): a fresh
+ * clone needs nothing installed by hand. A tool that cannot be had fails its tests with the reason, never skips them.
+ */
 export async function setup(project: TestProject): Promise<void> {
-  // The MCP Inspector and the conformance suite need Node 22; the tests themselves run on the project's Node.
-  project.provide(
-    'node22Path',
-    ensureNode22((l) => console.log(l)),
-  );
-  const cliPath = findTemporalCli({ log: (line) => console.log(line) });
+  const { tools, missing } = await ensureTestTools((line) => console.log(line));
+  for (const [name, why] of Object.entries(missing)) console.log(`test setup: ${name} is MISSING (${why})`);
+  project.provide('tools', tools);
+  project.provide('missingTools', missing);
+  const cliPath = findTemporalCli({ log: (line) => console.log(`test setup: ${line}`) });
   server = await startDevServer({
     cliPath,
     headless: true,

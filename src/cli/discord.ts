@@ -7,7 +7,8 @@ import { discordUserIds } from '../escalation/approvers';
 import type { DiscordBot, GovernanceEvent } from '../escalation/bot';
 import { BadInputError } from '../contracts/errors';
 import { loadKeyFile } from '../identity/keys';
-import { loadPolicy } from '../policy/load';
+import { loadPolicyLayers } from '../policy/load';
+import { DEFAULT_TASK_QUEUES } from '../names';
 import { loadEnv } from '../config/env';
 import { createLogger, untilSignal, withClient } from './shared';
 
@@ -18,6 +19,8 @@ export interface DiscordEnvOptions {
   env?: NodeJS.ProcessEnv;
   /** Appends governance events (refused clicks) as JSON lines to this file. */
   governanceLog?: string;
+  /** See DiscordBotOptions.onDecision. */
+  onDecision?: (workflowId: string) => void;
 }
 
 /**
@@ -65,6 +68,7 @@ export async function startDiscordBotFromEnv(opts: DiscordEnvOptions): Promise<D
     policy: opts.policy,
     logger: opts.logger,
     signingKey,
+    ...(opts.onDecision ? { onDecision: opts.onDecision } : {}),
     onGovernanceEvent: opts.governanceLog
       ? (e: GovernanceEvent) => appendFileSync(opts.governanceLog as string, `${JSON.stringify(e)}\n`)
       : undefined,
@@ -116,9 +120,25 @@ export function registerDiscordCommand(program: Command): void {
         );
       }
       const logger = createLogger({ env, format: opts.logFormat });
-      const policy = await loadPolicy({ path: opts.policy ?? env.AGENT_JUDGE_POLICY });
+      const loaded = await loadPolicyLayers({ path: opts.policy ?? env.AGENT_JUDGE_POLICY });
       await withClient(cmd, async (client) => {
-        const bot = await startDiscordBotFromEnv({ client, policy, logger, governanceLog: opts.governanceLog });
+        // The bot decides who may approve with its own policy; the workflow checks again with the workers'. Said at
+        // start, and on every decision while the two differ.
+        const { PolicyWatch } = await import('../client/policy-in-force');
+        const watch = new PolicyWatch({
+          client,
+          taskQueue: DEFAULT_TASK_QUEUES.workflow,
+          mine: loaded.own,
+          log: (line, level) => (level === 'warning' ? logger.warn(line) : logger.info(line)),
+        });
+        await watch.start();
+        const bot = await startDiscordBotFromEnv({
+          client,
+          policy: loaded.policy,
+          logger,
+          governanceLog: opts.governanceLog,
+          onDecision: (workflowId) => watch.onCall(`the decision on ${workflowId}`),
+        });
         const sig = await untilSignal().done;
         logger.info(`${sig}: stopping the Discord bot`);
         await bot?.stop();

@@ -46,7 +46,7 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
       },
       { term: 'list [options]', description: 'list proposals, newest first' },
       {
-        term: 'clarify <proposal_id> <file>',
+        term: 'clarify [options] <proposal_id> <file>',
         description:
           'answer a CLARIFY with more evidence, a narrower scope or a better justification; prints the new outcome',
       },
@@ -59,7 +59,7 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
     load: async () => (await import('./proposals')).registerProposalCommands,
   },
   {
-    commands: [{ term: 'status <proposal_id>', description: 'print the outcome of a proposal' }],
+    commands: [{ term: 'status [options] <proposal_id>', description: 'print the outcome of a proposal' }],
     load: async () => (await import('./status')).registerStatusCommand,
     // Its own module (it must start fast), listed where it always was.
     listedAfter: 'propose',
@@ -132,6 +132,15 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
       },
     ],
     load: async () => (await import('./mcp')).registerMcpCommands,
+  },
+  {
+    commands: [
+      {
+        term: 'policy',
+        description: 'the effective policy: what a file changes against the default, and where each value comes from',
+      },
+    ],
+    load: async () => (await import('./policy')).registerPolicyCommands,
   },
   {
     commands: [{ term: 'schema <name>', description: 'print the JSON Schema of a contract' }],

@@ -12,7 +12,7 @@ import { AgentJudgeError, BadInputError } from '../contracts/errors';
 import { AgentIdSchema } from '../contracts/proposal';
 import type { CompliancePolicy } from '../contracts/policy';
 import { taskQueuesFor } from '../names';
-import { loadPolicy } from '../policy/load';
+import { loadPolicyLayers, type LoadedPolicy } from '../policy/load';
 import { tierFor } from '../policy/classify';
 import { printJson } from './io';
 import { matchRule } from '../mcp/mapping';
@@ -37,8 +37,8 @@ function requireFlag(value: string | undefined, flag: string, what: string): str
   return value;
 }
 
-async function policyFrom(flag: string | undefined): Promise<CompliancePolicy> {
-  return loadPolicy({ path: requireFlag(flag, '--policy', 'the CompliancePolicy file with spec.mcp') });
+async function policyFrom(flag: string | undefined): Promise<LoadedPolicy> {
+  return loadPolicyLayers({ path: requireFlag(flag, '--policy', 'the CompliancePolicy file with spec.mcp') });
 }
 
 function serverName(flag: string | undefined, policy: CompliancePolicy): string {
@@ -82,7 +82,7 @@ export function registerMcpCommands(program: Command): void {
     .option('--upstream-url <url>', 'the upstream is a Streamable HTTP MCP server at this URL')
     .passThroughOptions()
     .action(async (upstream: string[], opts: { policy?: string; server?: string; upstreamUrl?: string }) => {
-      const policy = await policyFrom(opts.policy);
+      const { policy } = await policyFrom(opts.policy);
       const server = serverName(opts.server, policy);
       const spec = upstreamSpec(opts.upstreamUrl, upstream);
       const { probeUpstream } = await import('../mcp/upstream');
@@ -126,7 +126,8 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
     flags.http === undefined ? requireFlag(flags.agent, '--agent', 'the agent id, e.g. @engineering') : flags.agent;
   const agent = agentFlag === undefined ? undefined : AgentIdSchema.safeParse(agentFlag);
   if (agent && !agent.success) throw new BadInputError(`--agent: ${agent.error.issues[0]?.message ?? 'invalid'}`);
-  const policy = await policyFrom(flags.policy);
+  const loaded = await policyFrom(flags.policy);
+  const policy = loaded.policy;
   const server = serverName(flags.server, policy);
   const upstream = upstreamSpec(flags.upstreamUrl, upstreamArgs);
   const listen = flags.http === undefined ? undefined : await httpListen(flags, policy, agent?.data);
@@ -146,6 +147,15 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
   }
 
   const temporal = { client, taskQueue: taskQueuesFor(flags.taskQueuePrefix).workflow };
+  // Which policy the workers judge with: said at start, and again on every judged call while it is not this one.
+  const { PolicyWatch } = await import('../client/policy-in-force');
+  const watch = new PolicyWatch({
+    client,
+    taskQueue: temporal.taskQueue,
+    mine: loaded.own,
+    log: (line) => process.stderr.write(`agent-judge mcp: ${line}\n`),
+  });
+  const onJudgedCall = (tool: string) => watch.onCall(`tools/call ${tool}`);
   const auditLog = resolve(flags.stateDir, 'mcp-audit.jsonl');
   const { probeUpstream, openUpstream, reachUpstream } = await import('../mcp/upstream');
   if (listen || upstream.kind === 'http') {
@@ -158,7 +168,20 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
       throw err;
     }
   }
-  if (listen) return serveHttp(listen, { policy, server, upstream, agent: agent?.data, temporal, auditLog, client });
+  if (listen) {
+    // Said once everything else is checked: a refused start stays one line.
+    await watch.start();
+    return serveHttp(listen, {
+      policy,
+      server,
+      upstream,
+      agent: agent?.data,
+      temporal,
+      auditLog,
+      client,
+      onJudgedCall,
+    });
+  }
 
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   const { McpJudgeProxy } = await import('../mcp/proxy');
@@ -174,6 +197,7 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
     temporal,
     auditLog,
     log: (line) => process.stderr.write(`agent-judge mcp: ${line}\n`),
+    onJudgedCall,
     onFatal: (message, code) => {
       process.stderr.write(`${message.replace(/\s*[\r\n]+\s*/g, ' ')}\n`);
       exitCode = code;
@@ -192,6 +216,7 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
     await client.connection.close().catch(() => undefined);
     throw new AgentJudgeError(`cannot start the upstream ${describeUpstream(upstream)}: ${oneLine(err)}`);
   }
+  await watch.start();
   await finished;
   await proxy.close();
   await client.connection.close().catch(() => undefined);
@@ -244,6 +269,7 @@ async function serveHttp(
     temporal: { client: Client; taskQueue: string };
     auditLog: string;
     client: Client;
+    onJudgedCall: (tool: string) => void;
   },
 ): Promise<number> {
   const { McpHttpFront } = await import('../mcp/http-front');
@@ -258,6 +284,7 @@ async function serveHttp(
     temporal: o.temporal,
     auditLog: o.auditLog,
     log,
+    onJudgedCall: o.onJudgedCall,
   });
   let url: string;
   try {

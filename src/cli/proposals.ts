@@ -5,25 +5,57 @@ import { BadInputError } from '../contracts/errors';
 import { clarify, decide, listProposals, submitAndWait, submitProposal } from '../client/proposals';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { printJson, readJsonInput } from './io';
+import { chooseOutputFormat, renderOutcome, renderSubmitted } from './outcome-text';
+import type { ProposalOutcome } from '../contracts/status';
 import { loadKeyFile } from '../identity/keys';
 import { sinceWindowMs, withClient } from './shared';
+import { warnIfPolicyNotInForce } from './policy-check';
+
+/** `--json` and `--format`: the short form on a terminal, the full JSON for scripts (src/cli/outcome-text.ts). */
+export function addOutputOptions(cmd: Command): Command {
+  return cmd
+    .option('--json', 'print the full JSON (the default when stdout is not a terminal)')
+    .addOption(
+      new Option('--format <format>', 'human (a short summary; the default on a terminal) or json').choices([
+        'human',
+        'json',
+      ]),
+    );
+}
+
+interface OutputFlags {
+  json?: boolean;
+  format?: string;
+}
+
+/** Prints an outcome the way `flags` and the terminal ask. */
+export function printOutcome(outcome: ProposalOutcome, flags: OutputFlags): void {
+  if (chooseOutputFormat(flags, process.stdout.isTTY) === 'json') printJson(outcome);
+  else process.stdout.write(renderOutcome(outcome));
+}
 
 export function registerProposalCommands(program: Command): void {
-  program
-    .command('propose')
-    .description('submit a proposal (JSON file, or - for stdin); prints {"proposal_id","workflow_id"}')
-    .argument('<file>', 'proposal JSON file, or - to read stdin')
-    .option('--wait', 'wait until the proposal is finished or waiting on someone, and print the outcome')
-    .addOption(new Option('--task-queue <name>', 'workflow task queue').default(DEFAULT_TASK_QUEUES.workflow))
-    .action(async (file: string, opts: { wait?: boolean; taskQueue: string }, cmd: Command) => {
-      const input = await readJsonInput(file, 'proposal');
-      await withClient(cmd, async (client) => {
-        const options = { taskQueue: opts.taskQueue };
-        printJson(
-          opts.wait ? await submitAndWait(client, input, options) : await submitProposal(client, input, options),
-        );
-      });
+  addOutputOptions(
+    program
+      .command('propose')
+      .description('submit a proposal (JSON file, or - for stdin); prints {"proposal_id","workflow_id"}')
+      .argument('<file>', 'proposal JSON file, or - to read stdin')
+      .option('--wait', 'wait until the proposal is finished or waiting on someone, and print the outcome')
+      .addOption(new Option('--task-queue <name>', 'workflow task queue').default(DEFAULT_TASK_QUEUES.workflow)),
+  ).action(async (file: string, opts: { wait?: boolean; taskQueue: string } & OutputFlags, cmd: Command) => {
+    const format = chooseOutputFormat(opts, process.stdout.isTTY);
+    const input = await readJsonInput(file, 'proposal');
+    await withClient(cmd, async (client) => {
+      await warnIfPolicyNotInForce(client, opts.taskQueue);
+      const options = { taskQueue: opts.taskQueue };
+      if (opts.wait) printOutcome(await submitAndWait(client, input, options), { format });
+      else {
+        const submitted = await submitProposal(client, input, options);
+        if (format === 'json') printJson(submitted);
+        else process.stdout.write(renderSubmitted(submitted));
+      }
     });
+  });
 
   program
     .command('list')
@@ -38,36 +70,50 @@ export function registerProposalCommands(program: Command): void {
       );
     });
 
-  program
-    .command('clarify')
-    .description(
-      'answer a CLARIFY with more evidence, a narrower scope or a better justification; prints the new outcome',
-    )
-    .argument('<proposal_id>', 'the proposal_id (or the workflow id)')
-    .argument('<file>', 'clarification JSON file, or - to read stdin')
-    .action(async (id: string, file: string, _opts: unknown, cmd: Command) => {
-      const input = await readJsonInput(file, 'clarification');
-      await withClient(cmd, async (client) => printJson(await clarify(client, id, input)));
+  addOutputOptions(
+    program
+      .command('clarify')
+      .description(
+        'answer a CLARIFY with more evidence, a narrower scope or a better justification; prints the new outcome',
+      )
+      .argument('<proposal_id>', 'the proposal_id (or the workflow id)')
+      .argument('<file>', 'clarification JSON file, or - to read stdin'),
+  ).action(async (id: string, file: string, opts: OutputFlags, cmd: Command) => {
+    chooseOutputFormat(opts, process.stdout.isTTY);
+    const input = await readJsonInput(file, 'clarification');
+    await withClient(cmd, async (client) => {
+      await warnIfPolicyNotInForce(client, DEFAULT_TASK_QUEUES.workflow);
+      printOutcome(await clarify(client, id, input), opts);
     });
+  });
 
-  program
-    .command('decide')
-    .description('approve or reject an escalated proposal as an approver; prints the new outcome')
-    .argument('<proposal_id>', 'the proposal_id (or the workflow id)')
-    .addArgument(new Argument('<decision>', 'approve or reject').choices(['approve', 'reject']))
-    .requiredOption('--approver <id>', 'your approver id, as listed in the policy')
-    .option('--reason <text>', 'why (shown in the audit trail)')
-    .option('--key <file>', 'sign the decision with your key file (required when the policy lists a key for you)')
-    .action(
-      async (id: string, decision: string, opts: { approver: string; reason?: string; key?: string }, cmd: Command) => {
-        const key = opts.key ? await loadKeyFile(opts.key) : undefined;
-        await withClient(cmd, async (client) =>
-          printJson(
-            await decide(client, id, { decision, approver: opts.approver, reason: opts.reason, via: 'cli' }, { key }),
-          ),
+  addOutputOptions(
+    program
+      .command('decide')
+      .description('approve or reject an escalated proposal as an approver; prints the new outcome')
+      .argument('<proposal_id>', 'the proposal_id (or the workflow id)')
+      .addArgument(new Argument('<decision>', 'approve or reject').choices(['approve', 'reject']))
+      .requiredOption('--approver <id>', 'your approver id, as listed in the policy')
+      .option('--reason <text>', 'why (shown in the audit trail)')
+      .option('--key <file>', 'sign the decision with your key file (required when the policy lists a key for you)'),
+  ).action(
+    async (
+      id: string,
+      decision: string,
+      opts: { approver: string; reason?: string; key?: string } & OutputFlags,
+      cmd: Command,
+    ) => {
+      chooseOutputFormat(opts, process.stdout.isTTY);
+      const key = opts.key ? await loadKeyFile(opts.key) : undefined;
+      await withClient(cmd, async (client) => {
+        await warnIfPolicyNotInForce(client, DEFAULT_TASK_QUEUES.workflow);
+        printOutcome(
+          await decide(client, id, { decision, approver: opts.approver, reason: opts.reason, via: 'cli' }, { key }),
+          opts,
         );
-      },
-    );
+      });
+    },
+  );
 
   const audit = program.command('audit').description('read the audit trail (workflow histories)');
   const archiveOption = () =>

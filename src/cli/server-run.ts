@@ -9,7 +9,8 @@ import { createServer } from 'node:net';
 import { ensureSearchAttributes, freePort, startDevServer } from '../devserver/server';
 import { findTemporalCli } from '../devserver/temporal-cli';
 import { BadInputError } from '../contracts/errors';
-import { DEFAULT_POLICY_PATH, loadPolicy } from '../policy/load';
+import { DEFAULT_POLICY_PATH, loadPolicyLayers } from '../policy/load';
+import { announceWorkerPolicy } from '../worker/policy-publication';
 import { taskQueuesFor } from '../names';
 import { createWorkers, requireCapabilityKey, runWorkers, WORKER_ROLES, type WorkerRole } from '../worker';
 import { createNotifiersFromEnv } from '../escalation/discord-notifier';
@@ -196,7 +197,8 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
   const logger = createLogger({ env, format: opts.logFormat });
   const policyPath = resolve(opts.policy ?? env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH);
   const capabilityKey = await devCapabilityKey(env);
-  const policy = withCapabilityIssuer(await loadPolicy({ path: policyPath }), capabilityKey);
+  const loaded = await loadPolicyLayers({ path: policyPath });
+  const policy = withCapabilityIssuer(loaded.policy, capabilityKey);
   let metrics = metricsExportFrom(opts, DEFAULT_DEV_METRICS_ADDRESS);
   // The default address moves aside when taken (another dev running); an explicit one is an error.
   if (metrics && 'prometheus' in metrics && opts.metrics === undefined && !(await portFree(metrics.prometheus)))
@@ -248,6 +250,14 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     capabilityKey,
   });
   const running = runWorkers(workers, signal);
+  const inForce = await announceWorkerPolicy({
+    client,
+    workflowTaskQueue: taskQueues.workflow,
+    loaded,
+    policy,
+    roles: WORKER_ROLES,
+    logger,
+  });
   const gauges = startVisibilityGauges({
     client,
     lastReviewClosed: async () => (await import('../client/reviews')).lastReviewClosed(client),
@@ -266,6 +276,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     `metrics     ${describeMetrics(metrics)} (server: ${server.metricsUrl})`,
     `queues      ${taskQueues.workflow} (workflows), ${taskQueues.judge} (judge), ${taskQueues.execute} (executor)`,
     ...describePolicy(policy, policyPath),
+    `in force    ${inForce}`,
     `judge       ${judge.description}`,
     `circles     ${describeCircles(operatorKeys)}`,
     `capability  ${describeCapabilities(policy, capabilityKey)}`,
@@ -301,7 +312,8 @@ export async function runWorker(opts: WorkerCommandOptions, cmd: Command): Promi
   const metrics = metricsExportFrom(opts, null);
   const operatorKeys = circleOperatorKeys(env);
   const logger = createLogger({ env, format: opts.logFormat });
-  const policy = await loadPolicy({ path: opts.policy ?? env.AGENT_JUDGE_POLICY });
+  const loaded = await loadPolicyLayers({ path: opts.policy ?? env.AGENT_JUDGE_POLICY });
+  const policy = loaded.policy;
   // Only the workflow worker signs tokens; the judge and executor workers never read the key.
   const capabilityKey =
     roles.includes('workflow') && env.AGENT_JUDGE_CAPABILITY_KEY
@@ -376,6 +388,16 @@ export async function runWorker(opts: WorkerCommandOptions, cmd: Command): Promi
     { address: target.address, namespace: target.namespace, roles, taskQueues, metrics: describeMetrics(metrics) },
     'workers running; Ctrl-C to stop',
   );
+  // Logged by itself, after the workers run (never holding up their start): a workflow worker publishes its policy,
+  // any other worker compares its own with the one published. It never throws.
+  void announceWorkerPolicy({
+    client,
+    workflowTaskQueue: taskQueues.workflow,
+    loaded,
+    policy,
+    roles,
+    logger,
+  });
   await Promise.race([done, running]);
   gauges?.stop();
   await running.catch((err) => logger.error({ err }, 'worker failed'));

@@ -1,7 +1,8 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { getOutcomeOverRpc } from '../client/status-rpc';
 import { temporalTargetLazily } from '../client/target';
 import { printJson } from './io';
+import { chooseOutputFormat, renderOutcome } from './outcome-text';
 
 /**
  * `status <proposal_id>` on its own: the command people and scripts run most, so it loads neither the SDK client nor
@@ -12,8 +13,18 @@ export function registerStatusCommand(program: Command): void {
     .command('status')
     .description('print the outcome of a proposal')
     .argument('<proposal_id>', 'the proposal_id (or the workflow id)')
-    .action(async (id: string, _opts: unknown, cmd: Command) => {
+    .option('--json', 'print the full JSON (the default when stdout is not a terminal)')
+    .addOption(
+      new Option('--format <format>', 'human (a short summary; the default on a terminal) or json').choices([
+        'human',
+        'json',
+      ]),
+    )
+    .action(async (id: string, opts: { json?: boolean; format?: string }, cmd: Command) => {
+      const format = chooseOutputFormat(opts, process.stdout.isTTY);
       const { address, namespace } = cmd.optsWithGlobals<{ address?: string; namespace?: string }>();
-      printJson(await getOutcomeOverRpc(await temporalTargetLazily({ address, namespace }), id));
+      const outcome = await getOutcomeOverRpc(await temporalTargetLazily({ address, namespace }), id);
+      if (format === 'json') printJson(outcome);
+      else process.stdout.write(renderOutcome(outcome));
     });
 }

@@ -44,7 +44,13 @@ export interface ProposalStatus {
   /** Set for proposals their caller performs (the MCP proxy, a gate): what it reported. Absent for any other. */
   caller?: CallerRecord | null;
   audit_flag: boolean;
+  /** The policy's `metadata.name`. */
   policy: string;
+  /**
+   * SHA-256 of the policy this proposal was judged under, as its policy snapshot recorded it (the same digest its
+   * capability token binds and the workers publish: docs/policy.md).
+   */
+  policy_sha256: string;
   /** The approved action's capability token; null until one is issued (never, for a refused proposal). */
   capability: CapabilityRecord | null;
 }
@@ -74,6 +80,8 @@ export interface ProposalOutcome {
   capability?: OutcomeCapability;
   /** What the caller reported, for proposals the caller performs (see {@link ProposalStatus.caller}). */
   caller?: CallerRecord | null;
+  /** The digest of the policy it was judged under (see {@link ProposalStatus.policy_sha256}). */
+  policy_sha256?: string;
 }
 
 export function outcomeOf(s: ProposalStatus): ProposalOutcome {
@@ -98,5 +106,6 @@ export function outcomeOf(s: ProposalStatus): ProposalOutcome {
         }
       : {}),
     ...(s.caller ? { caller: s.caller } : {}),
+    policy_sha256: s.policy_sha256,
   };
 }

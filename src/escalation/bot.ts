@@ -60,6 +60,11 @@ export interface DiscordBotOptions {
   /** Called for each governance event after it is logged (e.g. to append to an audit file). */
   onGovernanceEvent?: (event: GovernanceEvent) => void;
   /**
+   * A verified approver's decision is about to be sent: `agent-judge discord` repeats its warning here while the
+   * bot's policy differs from the workers' (src/client/policy-in-force.ts).
+   */
+  onDecision?: (workflowId: string) => void;
+  /**
    * The bot's own key (`AGENT_JUDGE_DISCORD_KEY` names the key file): it signs the decisions of
    * the approvers it verified, so the workflow can tell them from a forged `discord:<id>` claim
    * when the policy sets `escalation.discordBotKey`.
@@ -289,6 +294,7 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
       return respond.ephemeral(`You have already decided this proposal; waiting for ${left} more approval(s).`);
     }
 
+    opts.onDecision?.(workflowId);
     const unsigned: HumanDecision = { decision, approver, via: 'discord', ...(reason ? { reason } : {}) };
     const binding = { workflowId, runId: firstRunId, contentSha256: proposalContentDigest(status.proposal) };
     const input = opts.signingKey ? signDecision(binding, unsigned, opts.signingKey) : unsigned;

@@ -36,6 +36,8 @@ export interface HttpFrontOptions {
   temporal: { client: Client; taskQueue: string };
   auditLog: string;
   log: (line: string) => void;
+  /** Passed to each session's proxy (see ProxyOptions.onJudgedCall). */
+  onJudgedCall?: (tool: string) => void;
 }
 
 interface Session {
@@ -235,6 +237,7 @@ export class McpHttpFront {
       log: (line) => this.o.log(`session ${session.id ?? '(new)'}: ${line}`),
       // The upstream of this session went away (or a tool collides): this session ends, the others go on.
       onFatal: (message) => void this.endSession(session, message),
+      ...(this.o.onJudgedCall ? { onJudgedCall: this.o.onJudgedCall } : {}),
     });
     const session: Session = { id: undefined, agent, transport, proxy, open: 0, lastActive: Date.now(), closed: false };
     this.starting.add(session);

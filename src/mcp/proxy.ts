@@ -59,6 +59,11 @@ export interface ProxyOptions {
    * with this code (the `--http` front ends that one session instead).
    */
   onFatal: (message: string, exitCode: number) => void;
+  /**
+   * A call is about to be judged by the workers (not a no-judge pass-through): the CLI repeats its warning here
+   * while this proxy's policy differs from the workers' (src/client/policy-in-force.ts).
+   */
+  onJudgedCall?: (tool: string) => void;
 }
 
 /** A pass-through (no-judge) call as its audit line records it. */
@@ -406,6 +411,10 @@ export class McpJudgeProxy {
         },
       );
       if (decision.kind === 'cancelled') return; // a cancelled request gets no response
+      // A judged call (a proposal was concerned): the caller warns when this proxy's policy is not the workers'.
+      if (decision.kind !== 'refused' && !(decision.kind === 'forward' && decision.lease === null)) {
+        this.o.onJudgedCall?.(name);
+      }
       if (decision.kind !== 'forward') return this.answer(id, renderGateAnswer(decision));
       if (decision.lease === null) {
         return await this.whileForwarding(this.passThrough(upstreamRequest, call, decision.rule));

@@ -8,6 +8,8 @@ import { PolicyError } from '../contracts/errors';
 import { tierFor } from './classify';
 import { isInside } from '../guards/paths';
 import { PACKAGE_ROOT } from '../package-root';
+import { defaultPolicyFile, layerPolicy, parsePolicyText, userLineOf, type PolicyLayers } from './layers';
+import { policyDocumentDigest, type OwnPolicy } from './agreement';
 
 /** The policy shipped with the project: seed 000 §2's matrix with deny-by-default settings. */
 export const DEFAULT_POLICY_PATH = join(PACKAGE_ROOT, 'policies', 'default.yaml');
@@ -20,26 +22,57 @@ export interface LoadPolicyOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/** A loaded policy and how it was made: the file laid over the default (src/policy/layers.ts). */
+export interface LoadedPolicy {
+  policy: CompliancePolicy;
+  layers: PolicyLayers;
+  /** The file named (absolute), or the default policy's path. */
+  path: string;
+  /**
+   * The policy document (the file laid over the default, before completion) and its digest: what processes compare
+   * with the workflow workers' (src/policy/agreement.ts).
+   */
+  own: OwnPolicy;
+}
+
 /**
- * Reads, validates and completes a CompliancePolicy: relative paths become absolute, and
- * `AGENT_JUDGE_APPROVERS` adds approvers. A bad file throws {@link PolicyError} naming the field.
+ * Reads, validates and completes a CompliancePolicy: the file is laid over policies/default.yaml (it says only
+ * what differs), relative paths become absolute, and `AGENT_JUDGE_APPROVERS` adds approvers. A bad file throws
+ * {@link PolicyError} naming the file (and line), the field and the rule.
  */
 export async function loadPolicy(options: LoadPolicyOptions = {}): Promise<CompliancePolicy> {
+  return (await loadPolicyLayers(options)).policy;
+}
+
+/** {@link loadPolicy}, also returning the layers (`agent-judge policy show|check` print where each value is from). */
+export async function loadPolicyLayers(options: LoadPolicyOptions = {}): Promise<LoadedPolicy> {
   const env = options.env ?? process.env;
-  const path = options.path ?? env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH;
+  const path = resolve(options.path ?? env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH);
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
     throw new PolicyError(`policy ${path}: cannot read the file (${(err as Error).message})`);
   }
-  let raw: unknown;
+  let user;
   try {
-    raw = parseYaml(text);
+    user = parsePolicyText(path, text);
   } catch (err) {
     throw new PolicyError(`policy ${path}: not valid YAML (${(err as Error).message.split('\n')[0]})`);
   }
-  return completePolicy(raw, { source: path, baseDir: options.baseDir ?? process.cwd(), env });
+  const layers = layerPolicy(defaultPolicyFile(DEFAULT_POLICY_PATH), user);
+  const policy = completePolicy(layers.merged, {
+    source: path,
+    baseDir: options.baseDir ?? process.cwd(),
+    env,
+    layers,
+  });
+  return {
+    policy,
+    layers,
+    path,
+    own: { source: path, document: layers.merged, document_sha256: policyDocumentDigest(layers.merged) },
+  };
 }
 
 /**
@@ -66,22 +99,37 @@ export function completePolicy(
     source = 'policy',
     baseDir = process.cwd(),
     env = process.env,
-  }: { source?: string; baseDir?: string; env?: NodeJS.ProcessEnv } = {},
+    layers,
+  }: { source?: string; baseDir?: string; env?: NodeJS.ProcessEnv; layers?: PolicyLayers } = {},
 ): CompliancePolicy {
+  // `file:line` when the field is in the user's file: where to look, as compilers say it.
+  const where = (path: string[]) => {
+    const line = layers ? userLineOf(layers, path) : undefined;
+    return `policy ${source}${line === undefined ? '' : `:${line}`}`;
+  };
   const parsed = CompliancePolicySchema.safeParse(raw);
-  if (!parsed.success) throw new PolicyError(`policy ${source}: ${describeIssues('', parsed.error.issues)}`);
+  if (!parsed.success) {
+    // The line of the first problem (an unknown key's own line rather than its parent's).
+    const first = parsed.error.issues[0];
+    const at = first ? [...first.path.map(String), ...(first.code === 'unrecognized_keys' ? first.keys : [])] : [];
+    throw new PolicyError(`${where(at)}: ${describeIssues('', parsed.error.issues)}`);
+  }
   const policy = parsed.data;
 
   const seen = new Set<string>();
   for (const entry of policy.spec.riskMatrix) {
     if (seen.has(entry.actionType)) {
-      throw new PolicyError(`policy ${source}: spec.riskMatrix: action type ${entry.actionType} is listed twice`);
+      throw new PolicyError(
+        `${where(['spec', 'riskMatrix'])}: spec.riskMatrix: action type ${entry.actionType} is listed twice`,
+      );
     }
     seen.add(entry.actionType);
   }
   for (const type of policy.spec.shadow) {
     if (tierFor(policy, type) === 'human-only') {
-      throw new PolicyError(`policy ${source}: spec.shadow: ${type} is human-only and cannot run in shadow mode`);
+      throw new PolicyError(
+        `${where(['spec', 'shadow'])}: spec.shadow: ${type} is human-only and cannot run in shadow mode`,
+      );
     }
   }
 
@@ -97,17 +145,20 @@ export function completePolicy(
   for (const root of policy.spec.files.roots) {
     if (isInside(policy.spec.memory.dir, root)) {
       throw new PolicyError(
-        `policy ${source}: spec.files.roots: ${root} contains spec.memory.dir; agents could rewrite the memory store`,
+        `${where(['spec', 'files', 'roots'])}: spec.files.roots: ${root} contains spec.memory.dir; ` +
+          'agents could rewrite the memory store',
       );
     }
     if (isInside(stateDir, root)) {
       throw new PolicyError(
-        `policy ${source}: spec.files.roots: ${root} contains ${stateDir}, where the execution ledger lives`,
+        `${where(['spec', 'files', 'roots'])}: spec.files.roots: ${root} contains ${stateDir}, ` +
+          'where the execution ledger lives',
       );
     }
     if (isInside(policy.spec.audit.archive.dir, root)) {
       throw new PolicyError(
-        `policy ${source}: spec.files.roots: ${root} contains spec.audit.archive.dir; agents could rewrite the archive`,
+        `${where(['spec', 'files', 'roots'])}: spec.files.roots: ${root} contains spec.audit.archive.dir; ` +
+          'agents could rewrite the archive',
       );
     }
   }

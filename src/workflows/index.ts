@@ -18,6 +18,9 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
 
 export { historyArchiveWorkflow } from './history-archive';
 
+/** The policy in force on this task queue (small, no schemas: a static import costs proposals nothing). */
+export { policyInForceWorkflow } from './policy-in-force';
+
 /**
  * An audit review (one per period). Loaded when a review run starts, like the registry: proposals never pay for its
  * schemas or the signature library it verifies marks with.

@@ -166,6 +166,9 @@ export class ProposalState {
     this._proposal = proposal;
   }
 
+  /** The digest of the policy snapshot this run is judged under (set from the snapshot; computed when unset). */
+  policySha256: string | undefined;
+
   /** The proposal as it currently stands (clarifications applied). */
   get proposal(): Proposal {
     return this._proposal;
@@ -828,6 +831,7 @@ export class ProposalState {
       ...(this.performedByCaller ? { caller: this._caller } : {}),
       audit_flag: this._auditFlag,
       policy: this.policy.metadata.name,
+      policy_sha256: this.policySha256 ?? policyDigest(this.policy),
       capability: this._capability,
     };
   }

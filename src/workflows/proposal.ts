@@ -243,6 +243,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     quorumFor(policy, tier),
     workflowInfo().firstExecutionRunId,
   );
+  state.policySha256 = snapshot.policy_sha256;
   current = state;
   metrics = new ProposalMetrics(policy, tier, proposal.action_type);
   const counted = metrics;

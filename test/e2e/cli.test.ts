@@ -118,7 +118,7 @@ describe('commands that need no server', () => {
       expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
     }
     // `status` has a module of its own (it must start fast) and is still listed where it always was.
-    expect(help.stdout).toMatch(/^ {2}propose .*\n {2}status <proposal_id> .*\n {2}list /m);
+    expect(help.stdout).toMatch(/^ {2}propose .*\n {2}status \[options\] <proposal_id> .*\n {2}list /m);
     expect(help.stdout).toContain('--address');
     expect(help.stdout).toContain('--namespace');
 
@@ -173,6 +173,7 @@ describe('propose, status, list', () => {
     const out = outcome(await propose(file, '--wait'));
     expect(Object.keys(out).sort()).toEqual([
       'execution',
+      'policy_sha256',
       'proposal_id',
       'status',
       'verdict',

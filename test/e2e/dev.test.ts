@@ -3,7 +3,7 @@
  * clean shutdown on SIGTERM, and state that survives a restart.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, existsSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,7 +29,7 @@ function startDev(
   port: number,
   env: NodeJS.ProcessEnv,
   dir = cwd,
-): Promise<{ child: ChildProcess; out: () => string }> {
+): Promise<{ child: ChildProcess; out: () => string; err: () => string }> {
   const child = spawn(process.execPath, [BIN, 'dev', '--port', String(port), '--headless'], {
     cwd: dir,
     env,
@@ -45,7 +45,7 @@ function startDev(
     child.stdout.on('data', () => {
       if (out.includes('agent-judge is running')) {
         clearTimeout(timer);
-        resolve({ child, out: () => out });
+        resolve({ child, out: () => out, err: () => err });
       }
     });
     child.on('exit', (code) => reject(new Error(`dev exited with ${code}:\n${out}\n${err}`)));
@@ -54,7 +54,8 @@ function startDev(
 
 function stop(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => {
-    child.once('exit', (code) => resolve(code));
+    // 'close', not 'exit': the last stdout line (agent-judge stopped) is read by then.
+    child.once('close', (code) => resolve(code));
     child.kill('SIGTERM');
   });
 }
@@ -100,10 +101,34 @@ describe('agent-judge dev', () => {
     expect(ours).toMatch(/^temporal_workflow_completed_total\{/m);
     expect(await (await fetch(urls![2]!)).text()).toContain('persistence_requests');
 
-    expect(await stop(first.child)).toBe(0);
+    // The policy the workers judge with is published: version 1 of this task queue, and proposals record its digest.
+    const inForce = /^in force {4}version 1 on task queue agent-judge \(policy_sha256 ([0-9a-f]{12})\.\.\.\)$/m.exec(
+      first.out(),
+    );
+    expect(inForce, first.out()).not.toBeNull();
+    expect((JSON.parse(mem.stdout) as { policy_sha256: string }).policy_sha256.slice(0, 12)).toBe(inForce![1]);
 
-    // Restart on the same SQLite file: the waiting escalation is still there and can be decided.
-    const second = await startDev(port, env);
+    expect(await stop(first.child)).toBe(0);
+    // Output for people and machines (issue 28): stdout holds the banner alone, every log line is on stderr (JSON,
+    // as stderr is no terminal here), even with stdout no terminal either.
+    const banner = first.out().trimEnd().split('\n');
+    expect(banner[0]).toBe('agent-judge is running');
+    expect(banner.at(-1)).toBe('agent-judge stopped');
+    for (const line of banner.slice(1, -1)) expect(line).toMatch(/^(?:[a-z][a-z ]{0,10} {2,}|\s{12})\S/);
+    const logs = first.err().trimEnd().split('\n');
+    expect(logs.length).toBeGreaterThan(3);
+    for (const line of logs) expect(() => JSON.parse(line) as unknown, line).not.toThrow();
+
+    // Restart on the same SQLite file with a policy of one's own (one section): it is published as version 2, and
+    // says which version it replaces. The waiting escalation is still there and can be decided.
+    const mine = join(cwd, 'mine.yaml');
+    writeFileSync(
+      mine,
+      'apiVersion: agent-judge.dev/v1alpha1\nkind: CompliancePolicy\nmetadata:\n  name: mine\n' +
+        'spec:\n  thresholds:\n    human: 0.2\n',
+    );
+    const second = await startDev(port, { ...env, AGENT_JUDGE_POLICY: mine });
+    expect(second.out()).toMatch(/^in force {4}version 2 on task queue agent-judge .*; it replaces version 1 /m);
     const decided = await run(
       process.execPath,
       [

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { tokenSha256, newAgentToken } from '../../src/mcp/http-auth';
 import { startSystem, testPolicy, type TestSystem } from '../helpers/system';
-import { NODE22_PATH } from '../../scripts/node22.mjs';
+import { toolPath } from '../helpers/tools';
 import {
   BIN,
   ROOT,
@@ -27,17 +27,10 @@ import {
   type RunningProcess,
 } from '../helpers/mcp-http';
 
-// The test setup installs it (scripts/node22.mjs); outside node_modules, so npm scripts keep the project's Node.
-const NODE22 = NODE22_PATH;
-const SUITE = join(ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
+// The test setup installs both (scripts/test-tools.mjs): Node 22 and the suite, outside the project's node_modules.
+const NODE22 = toolPath('node22');
+const SUITE = toolPath('conformance');
 const AGENT = join(ROOT, 'test/helpers/conformance-agent.mjs');
-const missing = !existsSync(NODE22) || !existsSync(SUITE);
-if (missing) {
-  console.warn(
-    `mcp-conformance: skipped: the conformance suite needs Node 22 at ${NODE22} (node scripts/node22.mjs) and ` +
-      `@modelcontextprotocol/conformance in node_modules`,
-  );
-}
 
 interface Check {
   id: string;
@@ -96,7 +89,7 @@ function startTokenForwarder(token: string, target: () => number): Promise<{ ser
   );
 }
 
-describe.skipIf(missing)('the MCP conformance suite, server mode, against the --http front', () => {
+describe('the MCP conformance suite, server mode, against the --http front', () => {
   let sys: TestSystem;
   let everything: RunningProcess & { url: string };
   let proxy: HttpProxy;
@@ -207,7 +200,7 @@ describe.skipIf(missing)('the MCP conformance suite, server mode, against the --
   });
 });
 
-describe.skipIf(missing)('the MCP conformance suite, client mode: the proxy as the client of its test server', () => {
+describe('the MCP conformance suite, client mode: the proxy as the client of its test server', () => {
   let sys: TestSystem;
   let dir: string;
   beforeAll(async () => {

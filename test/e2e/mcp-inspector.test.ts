@@ -1,38 +1,26 @@
 /**
  * Issue 10: the MCP Inspector (`@modelcontextprotocol/inspector --cli`, a client nobody here wrote) drives
  * `agent-judge mcp` the way a user's MCP client does, from an `mcpServers` config file, and the same Inspector runs
- * against the upstream itself for comparison. The Inspector needs Node 22 (scripts/node22.mjs); it swallows
- * a literal `--` on its command line, which is why the servers come from a config file.
+ * against the upstream itself for comparison. The Inspector needs Node 22 (scripts/test-tools.mjs installs both); it
+ * swallows a literal `--` on its command line, which is why the servers come from a config file.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERDICT_META_KEY } from '../../src/contracts/mcp';
-import {
-  EVERYTHING_SERVER,
-  FS_SERVER,
-  INSPECTOR,
-  mcpSpec,
-  NODE22,
-  proxyArgs,
-  startMcpEnv,
-  type McpEnv,
-} from '../helpers/mcp';
-
-const missing = [NODE22, INSPECTOR].filter((f) => !existsSync(f));
-if (missing.length) {
-  console.warn(
-    'mcp-inspector.test.ts skipped: the MCP Inspector needs Node 22 (node scripts/node22.mjs) and its package; ' +
-      `missing: ${missing.join(', ')}`,
-  );
-}
+import { toolPath } from '../helpers/tools';
+import { EVERYTHING_SERVER, FS_SERVER, mcpSpec, proxyArgs, startMcpEnv, type McpEnv } from '../helpers/mcp';
 
 interface InspectorRun {
   code: number | null;
   stdout: string;
   stderr: string;
 }
+
+// The test setup installs both (scripts/test-tools.mjs), outside the project's node_modules.
+const NODE22 = toolPath('node22');
+const INSPECTOR = toolPath('inspector');
 
 function inspector(config: string, server: string, method: string, extra: string[] = []): Promise<InspectorRun> {
   return new Promise((resolve) => {
@@ -60,7 +48,7 @@ async function inspectorJson(config: string, server: string, method: string, ext
   return JSON.parse(r.stdout) as Record<string, unknown>;
 }
 
-describe.skipIf(missing.length > 0)('the MCP Inspector (CLI mode) as the client of agent-judge mcp', () => {
+describe('the MCP Inspector (CLI mode) as the client of agent-judge mcp', () => {
   let env: McpEnv;
   let config: string;
   beforeAll(async () => {

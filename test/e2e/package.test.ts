@@ -148,7 +148,8 @@ describe('the installed package', () => {
   it('lists every command in --help without loading the Temporal client or zod', async () => {
     const installed = join(dir, 'consumer/node_modules/agent-judge');
     const { stdout } = await run(join(dir, 'consumer/node_modules/.bin/agent-judge'), ['--help']);
-    expect(stdout).toContain('status <proposal_id>');
+    expect(stdout).toContain('status [options] <proposal_id>');
+    expect(stdout).toContain('policy ');
     expect(stdout).toContain('circles [options]');
     // What `--help` loads: dist/cli/main.js and its static imports (commands are dynamic imports).
     expect(packagesLoadedBy(join(installed, 'dist/cli/main.js'))).toEqual(['commander']);

@@ -13,6 +13,7 @@ import puppeteer from 'puppeteer-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../../src/audit';
 import { healthyFixture, metricsFixture } from '../helpers/report-fixture';
+import { toolPath } from '../helpers/tools';
 
 const BIN = fileURLToPath(new URL('../../bin/agent-judge.mjs', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'agent-judge-report-'));
@@ -75,7 +76,8 @@ describe('agent-judge report', () => {
     expect(readFileSync(html, 'utf8')).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
 
     const browser = await puppeteer.launch({
-      executablePath: '/usr/bin/chromium-headless-shell',
+      // The headless Chromium shipped in the npm package @sparticuz/chromium (scripts/test-tools.mjs unpacks it).
+      executablePath: toolPath('chromium'),
       args: ['--no-sandbox'],
     });
     try {

@@ -3,7 +3,6 @@
  * as a user's MCP client starts it (`bin/agent-judge.mjs mcp` over stdio, driven by the real SDK client), and small
  * readers of its answers. Everything the proxy needs comes from flags (MCP clients give stdio servers no settings).
  */
-import { NODE22_PATH } from '../../scripts/node22.mjs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,9 +26,6 @@ export const FS_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-f
 export const EVERYTHING_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 /** Logs (and can hold) every tools/call on its way to a real upstream: see the script's header. */
 export const TAP = join(ROOT, 'test/helpers/mcp-tap-upstream.mjs');
-/** Node 22 for the Inspector: installed by the test setup outside node_modules (scripts/node22.mjs). */
-export const NODE22 = NODE22_PATH;
-export const INSPECTOR = join(ROOT, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
 
 /** The approver of held calls in these tests. */
 export const scott = generateIdentity();

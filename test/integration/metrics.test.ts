@@ -19,6 +19,7 @@ import type { CompliancePolicy } from '../../src/contracts/policy';
 import { createJudgeDepsFromEnv } from '../../src/judge';
 import { closeReview, markReview, openReview } from '../../src/client/reviews';
 import { startFakeOllama } from '../helpers/fake-ollama';
+import { toolPath } from '../helpers/tools';
 
 const spec = {
   escalation: { timeout: '1m', approvers: ['scott'], reminderAt: 0 },
@@ -350,7 +351,7 @@ describe('live metrics on /metrics', () => {
 
   it('promtool check metrics: a live scrape parses; its only lint notes are on the SDK meters labels', async () => {
     const { text } = await scrape();
-    const res = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    const res = spawnSync(toolPath('promtool'), ['check', 'metrics'], { input: text, encoding: 'utf8' });
     // Exit 1 is a parse error; 3 is lint only. The SDK's workflow and activity meters add `taskQueue`,
     // `workflowType`, `activityType` (camelCase, SDK 1.24); every name, type and help text of ours is clean.
     expect(res.status === 0 || res.status === 3).toBe(true);
@@ -362,7 +363,7 @@ describe('live metrics on /metrics', () => {
       /\b(taskQueue|workflowType|activityType)=/g,
       (_, l: string) => `${l.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}=`,
     );
-    const clean = spawnSync('promtool', ['check', 'metrics'], { input: renamed, encoding: 'utf8' });
+    const clean = spawnSync(toolPath('promtool'), ['check', 'metrics'], { input: renamed, encoding: 'utf8' });
     expect(clean.stdout + clean.stderr).toBe('');
     expect(clean.status).toBe(0);
   });

@@ -17,6 +17,7 @@ import { freePort } from '../../src/devserver/server';
 import { dashboardExpressions } from '../../src/metrics/dashboard';
 import { taskQueuesFor } from '../../src/names';
 import { proposal, workerProcessCapability } from '../helpers/system';
+import { toolPath } from '../helpers/tools';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'bin', 'agent-judge.mjs');
@@ -102,7 +103,7 @@ describe('a real Prometheus scraping a running worker', () => {
       ].join('\n'),
     );
     const server = spawn(
-      'prometheus',
+      toolPath('prometheus'),
       [
         `--config.file=${join(dir, 'prometheus.yml')}`,
         `--storage.tsdb.path=${join(dir, 'data')}`,

@@ -15,11 +15,13 @@ import { dashboard, dashboardExpressions, renderDashboard, thresholdSteps } from
 import { metricExpressions, parseLabels, renderRules } from '../../src/metrics/rules';
 import { DEFAULT_METRICS } from '../../src/contracts/metrics';
 import { defaultPolicyWith } from '../../src/policy/load';
+import { toolPath } from '../helpers/tools';
 
 const DEPLOY = fileURLToPath(new URL('../../deploy/', import.meta.url));
 const read = (rel: string) => readFileSync(join(DEPLOY, rel), 'utf8');
 const policy = await loadPolicy({ env: {} });
-const promtool = (...args: string[]) => spawnSync('promtool', args, { encoding: 'utf8' });
+// Found on PATH or unpacked from Debian's package by the test setup (scripts/test-tools.mjs).
+const promtool = (...args: string[]) => spawnSync(toolPath('promtool'), args, { encoding: 'utf8' });
 
 describe('generated deploy files', () => {
   it('are what `agent-judge metrics rules|dashboard` makes from the default policy', () => {

@@ -1,0 +1,28 @@
+/** Types for scripts/test-tools.mjs (a plain script shared with .ci/run). */
+export declare const TOOLS_DIR: string;
+export declare const REAL_MODEL_FILE: string;
+export declare const REAL_MODEL_PACKAGE: string;
+export declare function toolSearchPath(env?: NodeJS.ProcessEnv): string;
+export declare function findOnPath(name: string, searchPath?: string): string | null;
+export declare function ensureNode22Tools(log?: (line: string) => void): {
+  node22: string;
+  inspector: string;
+  conformance: string;
+  chromiumPackage: string;
+};
+export declare function ensureChromium(chromiumPackage: string, log?: (line: string) => void): Promise<string>;
+export declare function ensurePrometheus(log?: (line: string) => void): { promtool: string; prometheus: string };
+export declare function ensureRealModel(log?: (line: string) => void): string;
+/** The tools the tests drive, by name: where each is. */
+export interface TestTools {
+  node22?: string;
+  inspector?: string;
+  conformance?: string;
+  chromium?: string;
+  promtool?: string;
+  prometheus?: string;
+  realModel?: string;
+}
+export declare function ensureTestTools(
+  log?: (line: string) => void,
+): Promise<{ tools: TestTools; missing: Partial<Record<keyof TestTools, string>> }>;

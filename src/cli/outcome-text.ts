@@ -1,0 +1,111 @@
+/**
+ * The short form of an outcome for a person at a terminal (`propose`, `status`, `clarify`, `decide`): status,
+ * verdict, reason, what happens next and the command to follow, in a few lines. Scripts get the full JSON: with
+ * `--json`, or whenever stdout is not a terminal (so `x=$(agent-judge status ...)` and pipes are unchanged).
+ * Pure: no I/O, so it is tested by feeding it outcomes.
+ */
+import type { ProposalOutcome } from '../contracts/status';
+import { UNCERTAIN_EXPLANATION } from '../contracts/lifecycle';
+import { BadInputError } from '../contracts/errors';
+
+/** How a command prints its answer. */
+export type OutputFormat = 'human' | 'json';
+
+/**
+ * `--format` (or `--json`) when given; otherwise the short form on a terminal and JSON elsewhere, so every script
+ * and test that reads stdout keeps getting JSON.
+ */
+export function chooseOutputFormat(
+  opts: { format?: string; json?: boolean },
+  isTTY: boolean | undefined,
+): OutputFormat {
+  if (opts.json) return 'json';
+  if (opts.format !== undefined) {
+    if (opts.format !== 'human' && opts.format !== 'json')
+      throw new BadInputError(`--format: expected human or json, got ${JSON.stringify(opts.format)}`);
+    return opts.format;
+  }
+  return isTTY === true ? 'human' : 'json';
+}
+
+/** A reason on one line, cut to what fits a terminal line. */
+function oneLine(text: string, max = 200): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 3)}...` : flat;
+}
+
+/** What happens next and the command to follow, per status. */
+function nextStep(o: ProposalOutcome): string[] {
+  const id = o.proposal_id;
+  switch (o.status) {
+    case 'executed':
+      return ['done: agent-judge performed the action', `see it again: agent-judge status ${id}`];
+    case 'approved':
+      return o.capability
+        ? [
+            `you perform it: redeem its capability token once, before acting (valid until ${o.capability.expires_at})`,
+            `  agent-judge capability verify <token> --redeem   (the token: agent-judge status ${id} --json)`,
+          ]
+        : ['approved: the caller performs the action', `see it again: agent-judge status ${id}`];
+    case 'rejected':
+      return [
+        'final: the same content is refused again under any id',
+        'revise it (a narrower scope, more evidence, a better justification) and propose the revision',
+      ];
+    case 'awaiting_clarification':
+      return [
+        'the judge asks for more: answer with more evidence, a narrower scope or a better justification',
+        `  agent-judge clarify ${id} <clarification.json>`,
+      ];
+    case 'awaiting_human':
+      return [
+        'a person decides: an approver listed in the policy runs',
+        `  agent-judge decide ${id} approve|reject --approver <id> [--reason <text>]`,
+        `then: agent-judge status ${id}`,
+      ];
+    case 'pending':
+      return ['still being judged or executed', `follow it: agent-judge status ${id}`];
+    case 'failed':
+      return [
+        'the action failed: nothing more will happen to this proposal',
+        `details: agent-judge status ${id} --json`,
+      ];
+    case 'uncertain':
+      return [UNCERTAIN_EXPLANATION];
+    default:
+      return [`agent-judge status ${id}`];
+  }
+}
+
+/** The short form of an outcome: a handful of aligned lines. */
+export function renderOutcome(o: ProposalOutcome): string {
+  const v = o.verdict;
+  const rows: Array<[string, string]> = [
+    ['proposal', o.proposal_id === o.workflow_id ? o.proposal_id : `${o.proposal_id} (workflow ${o.workflow_id})`],
+    ['status', o.status],
+  ];
+  if (v) {
+    const by = v.rule ? `${v.decided_by}, rule ${v.rule}` : v.decided_by;
+    rows.push(['verdict', `${v.verdict} by ${by} (tier ${v.tier}, confidence ${v.confidence})`]);
+    rows.push(['reason', oneLine(v.reason)]);
+  }
+  if (o.execution) {
+    const e = o.execution;
+    rows.push(['execution', `${e.status} by ${e.executor}${e.error ? `: ${oneLine(e.error, 160)}` : ''}`]);
+  }
+  if (o.caller?.outcome)
+    rows.push(['caller', `${o.caller.outcome}${o.caller.detail ? `: ${oneLine(o.caller.detail)}` : ''}`]);
+  const [first, ...rest] = nextStep(o);
+  rows.push(['next', first ?? '']);
+  for (const line of rest) rows.push(['', line]);
+  return `${rows.map(([k, val]) => (k ? `${k.padEnd(10)}${val}` : `${' '.repeat(10)}${val}`)).join('\n')}\n`;
+}
+
+/** The short form of a submission without `--wait`. */
+export function renderSubmitted(s: { proposal_id: string; workflow_id: string }): string {
+  return (
+    `${'proposal'.padEnd(10)}${s.proposal_id} (workflow ${s.workflow_id})\n` +
+    `${'status'.padEnd(10)}submitted\n` +
+    `${'next'.padEnd(10)}agent-judge status ${s.proposal_id}   (or propose --wait to wait for the outcome)\n`
+  );
+}
