@@ -452,6 +452,16 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     counted.decided();
   };
 
+  /** Tells people how an escalated proposal ended (edits the dispute's messages); once per run. */
+  let announced = false;
+  const announceResolution = async (): Promise<void> => {
+    if (announced || state.dispute === null) return;
+    announced = true;
+    await blocking(() => notify.announceResolution(state.resolutionNotice(refs))).catch((err) =>
+      log.error('resolution announcement failed', { error: String(err) }),
+    );
+  };
+
   try {
     await decided.run(async () => {
       // The decision loop (seed 000 §3.3): judge, then execute / reject / escalate / clarify.
@@ -492,6 +502,8 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
         state.applyPendingClarification();
       }
 
+      // People learn the decision now, not when the caller later redeems its token (or the token expires).
+      await announceResolution();
       // An action the caller performs keeps its run open until its token is redeemed or expires: the
       // redemption is an Update, and a closed run takes none. `propose --wait` has answered already.
       // A caller that reported its outcome (forwarded or abandoned) has nothing left to redeem.
@@ -523,11 +535,8 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   };
   if (withdrawal !== null) recordWithdrawal(withdrawal);
 
-  if (state.dispute !== null) {
-    await blocking(() => notify.announceResolution(state.resolutionNotice(refs))).catch((err) =>
-      log.error('resolution announcement failed', { error: String(err) }),
-    );
-  }
+  // A withdrawal during an escalation still closes the dispute people were shown.
+  await announceResolution();
 
   // Let Update handlers return their answers before the run closes.
   // The last flush comes before the Update answers, so a caller that reads visibility after its answer sees them.
