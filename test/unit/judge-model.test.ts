@@ -54,10 +54,10 @@ describe('parseModelAnswer', () => {
     expect(r.ok).toBe(false);
     expect(r.ok ? '' : r.error).toMatch(message);
   });
-  it('sends the same schema as Ollama format', () => {
+  it('sends the same schema as Ollama format, asking for task_alignment every time', () => {
     expect(MODEL_ANSWER_JSON_SCHEMA).toMatchObject({
       type: 'object',
-      required: ['verdict', 'confidence', 'reason'],
+      required: ['verdict', 'confidence', 'reason', 'task_alignment'],
       additionalProperties: false,
     });
   });
