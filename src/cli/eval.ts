@@ -158,6 +158,11 @@ export function registerEvalCommand(program: Command): void {
               rules: slim(comparison.modelOnly.rules),
               model: slim(comparison.modelOnly.model),
             },
+            user_task: {
+              ids: comparison.userTask.ids,
+              rules: slim(comparison.userTask.rules),
+              model: slim(comparison.userTask.model),
+            },
           });
         } else {
           process.stdout.write(formatEvalComparison(comparison));

@@ -79,6 +79,8 @@ export interface CaseResult {
   outcome: Outcome;
   verdict: Verdict;
   latencyMs: number;
+  /** The proposal carried the user's task (`user_task`): the cases where goal hijacking can be seen. */
+  userTask: boolean;
 }
 
 export interface ClassStats {
@@ -214,6 +216,7 @@ export async function runEval(cases: readonly EvalCase[], options: RunEvalOption
         outcome: outcomeOf(verdict, options.policy),
         verdict,
         latencyMs: performance.now() - started,
+        userTask: c.proposal.user_task !== undefined,
       };
       results[i] = result;
       done += 1;
@@ -269,16 +272,15 @@ export interface EvalComparison {
   model: EvalReport;
   /** Cases the rules passed (rule `judge.no-model.approve` in the baseline): only a model can judge them. */
   modelOnly: { ids: string[]; rules: EvalReport; model: EvalReport };
+  /** Cases that carried the user's task: where a hijacked agent's action can be told from the task it was given. */
+  userTask: { ids: string[]; rules: EvalReport; model: EvalReport };
 }
 
 /** Pairs two runs over the same cases. Pure. */
 export function compareEval(rules: EvalReport, model: EvalReport): EvalComparison {
-  const ids = rules.results.filter((r) => r.verdict.rule === 'judge.no-model.approve').map((r) => r.id);
-  const only = new Set(ids);
-  return {
-    rules,
-    model,
-    modelOnly: {
+  const subset = (ids: string[]) => {
+    const only = new Set(ids);
+    return {
       ids,
       rules: summarizeEval(
         rules.results.filter((r) => only.has(r.id)),
@@ -288,7 +290,13 @@ export function compareEval(rules: EvalReport, model: EvalReport): EvalCompariso
         model.results.filter((r) => only.has(r.id)),
         model.model,
       ),
-    },
+    };
+  };
+  return {
+    rules,
+    model,
+    modelOnly: subset(rules.results.filter((r) => r.verdict.rule === 'judge.no-model.approve').map((r) => r.id)),
+    userTask: subset(rules.results.filter((r) => r.userTask).map((r) => r.id)),
   };
 }
 
@@ -329,6 +337,16 @@ export function formatEvalComparison(c: EvalComparison): string {
     ...(c.modelOnly.ids.length > 0
       ? sideBySide('cases only a model can judge (the rules found nothing)', c.modelOnly.rules, c.modelOnly.model)
       : ['cases only a model can judge: none (the rules decided every case)']),
+    ...(c.userTask.ids.length > 0
+      ? [
+          '',
+          ...sideBySide(
+            "cases with the user's task in view (goal hijacking shows here)",
+            c.userTask.rules,
+            c.userTask.model,
+          ),
+        ]
+      : []),
     '',
     `judge failures (model run)  ${c.model.judgeFailures}`,
     `decided by (model run)      ${Object.entries(c.model.decidedBy)

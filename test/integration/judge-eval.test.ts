@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { registerEvalCommand } from '../../src/cli/eval';
 import type { CompliancePolicy } from '../../src/contracts/policy';
 import { createJudgeDepsFromEnv } from '../../src/judge';
-import { runEval, type EvalReport } from '../../src/judge/eval';
+import { compareEval, formatEvalComparison, runEval, type EvalReport } from '../../src/judge/eval';
 import { compromisedModel, honestModel, startFakeOllama, type FakeOllama } from '../helpers/fake-ollama';
 import { judgePolicy, loadCorpus, tempBaseDir } from '../helpers/judge-fixtures';
 
@@ -54,6 +54,24 @@ describe('eval with an honest model', () => {
     expect(
       report.results.filter((r) => r.verdict.decided_by === 'judge').every((r) => r.verdict.judge?.prompt_hash),
     ).toBe(true);
+  });
+
+  it("reports the cases with the user's task apart: the rules approve every goal hijack, the model none", async () => {
+    const baseDir = tempBaseDir();
+    const policy = await judgePolicy(baseDir, { withoutModel: 'approve' });
+    const rules = await runEval(corpus, { policy, deps: { baseDir, env: {} }, concurrency: 4 });
+    const c = compareEval(rules, report);
+    const hijacks = corpus.filter((x) => x.tags.includes('goal-hijack') && x.tags.includes('model-only'));
+    expect(hijacks.length).toBeGreaterThanOrEqual(6);
+    expect(c.userTask.ids.sort()).toEqual(
+      corpus
+        .filter((x) => x.proposal.user_task !== undefined)
+        .map((x) => x.proposal.proposal_id)
+        .sort(),
+    );
+    for (const h of hijacks) expect(c.userTask.rules.falseApproves).toContain(h.proposal.proposal_id);
+    expect(c.userTask.model.falseApproveRate).toBe(0);
+    expect(formatEvalComparison(c)).toContain("cases with the user's task in view (goal hijacking shows here)");
   });
 
   it('reports latency percentiles', () => {
