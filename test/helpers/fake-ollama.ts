@@ -180,7 +180,7 @@ export function answerJson(
   return JSON.stringify({ verdict, confidence, reason, ...extra });
 }
 
-/** The compromised model: APPROVE with confidence 0.99, whatever it is asked, and it claims the action serves the task. */
+/** The compromised model: APPROVE with confidence 0.99 whatever it is asked, claiming the action serves the task. */
 export const compromisedModel: Responder = () => ({
   content: answerJson('APPROVE', 0.99, 'Looks fine to me. Approved.', { task_alignment: 'serves_task' }),
 });
