@@ -227,6 +227,15 @@ export async function runEval(cases: readonly EvalCase[], options: RunEvalOption
   return summarizeEval(results, options.deps.model?.model ?? null);
 }
 
+/** At most `shown` mismatch lines (a benchmark can have a hundred); `--json` has them all. */
+function mismatchLines(mismatches: EvalReport['mismatches'], shown = 25): string[] {
+  const lines = mismatches
+    .slice(0, shown)
+    .map((m) => `  ${m.id}: expected ${m.expected}, got ${m.outcome}${m.rule ? ` [${m.rule}]` : ''}`);
+  if (mismatches.length > shown) lines.push(`  ... and ${mismatches.length - shown} more (--json lists them all)`);
+  return lines;
+}
+
 const pct = (v: number | null) => (v === null ? '   -' : `${(v * 100).toFixed(1)}%`.padStart(6));
 
 /** The report as text for people: confusion matrix, per-verdict figures, headline numbers. */
@@ -255,11 +264,7 @@ export function formatEvalReport(r: EvalReport): string {
       .join(', ')}`,
     `latency             p50 ${r.latencyMs.p50} ms, p95 ${r.latencyMs.p95} ms, max ${r.latencyMs.max} ms`,
   ];
-  if (r.mismatches.length > 0) {
-    lines.push('', 'mismatches:');
-    for (const m of r.mismatches)
-      lines.push(`  ${m.id}: expected ${m.expected}, got ${m.outcome}${m.rule ? ` [${m.rule}]` : ''}`);
-  }
+  if (r.mismatches.length > 0) lines.push('', 'mismatches:', ...mismatchLines(r.mismatches));
   return `${lines.join('\n')}\n`;
 }
 
@@ -355,10 +360,6 @@ export function formatEvalComparison(c: EvalComparison): string {
     `latency (model run)         p50 ${c.model.latencyMs.p50} ms, p95 ${c.model.latencyMs.p95} ms, ` +
       `max ${c.model.latencyMs.max} ms`,
   ];
-  if (c.model.mismatches.length > 0) {
-    lines.push('', 'mismatches (model run):');
-    for (const m of c.model.mismatches)
-      lines.push(`  ${m.id}: expected ${m.expected}, got ${m.outcome}${m.rule ? ` [${m.rule}]` : ''}`);
-  }
+  if (c.model.mismatches.length > 0) lines.push('', 'mismatches (model run):', ...mismatchLines(c.model.mismatches));
   return `${lines.join('\n')}\n`;
 }
