@@ -406,7 +406,7 @@ describe('JSON Schema export', () => {
 });
 
 describe("the proposal's user_task (optional)", () => {
-  const base = proposal('exec', { parameters: { command: ['echo', 'hi'] } });
+  const base = parseProposal(proposal('exec', { parameters: { command: ['echo', 'hi'] } }));
 
   it('is in the JSON Schema export with its size limit', () => {
     const json = JSON.stringify(jsonSchemaOf('proposal'));
