@@ -210,7 +210,7 @@ describe('agent-judge eval (the command)', () => {
     return { json: JSON.parse(out.join('')) as Record<string, unknown>, exitCode };
   }
 
-  it('--dataset: a benchmark from its install directory, with the published figures and the task cases apart', async () => {
+  it('--dataset: a benchmark from its install directory, the published figures, the task cases apart', async () => {
     const fake = await startFakeOllama({ respond: compromisedModel });
     try {
       const baseDir = tempBaseDir();
