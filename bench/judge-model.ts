@@ -2,8 +2,8 @@
  * The judge on a real model: the Gemma 3 270M GGUF through every backend, interleaved case by case so the machine's
  * load falls on all of them alike:
  * - the local backend (node-llama-cpp in the judge process) with 1 and with 2 threads (the thread-count default);
- * - the Ollama API path: the real `ollama` client against the test helpers' Ollama-compatible shim over the local
- *   model (1 thread);
+ * - the Ollama API path: the real `ollama` client against the test helpers' Ollama-compatible shim over its own
+ *   copy of the local model (1 thread);
  * - the OpenAI-compatible path: the official `openai` client against llama.cpp's own server (xllamacpp from PyPI,
  *   1 thread), strict `json_schema`.
  * Per judgement: latency, parse rate, tokens in/out. `BENCH_ONLY=judge-model npm run bench`;
@@ -71,7 +71,8 @@ export async function benchJudgeModel(): Promise<Row[]> {
   };
   const one = await loaded(1);
   const two = await loaded(2);
-  const shim = await startOllamaShim(one);
+  // The shim gets a model of its own: sharing one would let it reuse the local backend's cache of the same prompt.
+  const shim = await startOllamaShim(await loaded(1));
   const serverStarted = performance.now();
   const server = xllamacppPresent() ? await startLlamaServer({ gguf: REAL_MODEL_PATH, threads: 1 }) : null;
   if (server)
@@ -79,7 +80,10 @@ export async function benchJudgeModel(): Promise<Row[]> {
   const backends: Array<[string, JudgeDeps['model']]> = [
     ['local backend, 1 thread', createLocalModel(one)],
     ['local backend, 2 threads', createLocalModel(two)],
-    ['Ollama API path (shim over local, 1 thread)', createOllamaModel({ model: shim.model, host: shim.host })],
+    [
+      'Ollama API path (shim over its own local model, 1 thread)',
+      createOllamaModel({ model: shim.model, host: shim.host }),
+    ],
     ...(server
       ? ([
           [

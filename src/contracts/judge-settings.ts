@@ -41,7 +41,7 @@ export const JudgeSettingsSchema = z.strictObject({
     .strictObject({
       /** Path to the .gguf file (relative paths resolve against the judge worker's directory). */
       gguf: z.string().min(1).max(4096),
-      /** CPU threads; default: the machine's available parallelism. */
+      /** CPU threads; default: every core but one, at least one (one on a 2-core machine; docs/bench.md). */
       threads: z.int().positive().max(256).optional(),
       /** Cap on the answer's length in tokens, so a runaway answer is cut. */
       maxAnswerTokens: z.int().positive().max(8192).default(384),

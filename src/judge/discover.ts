@@ -10,6 +10,7 @@ import type { CompliancePolicy } from '../contracts/policy';
 import { createJudgeDepsFromEnv, resolveModelSettings, type JudgeDeps, type JudgeDepsOverrides } from './index';
 import { DEFAULT_JUDGE_MODEL } from './model';
 import { probeOpenAIModel } from './openai';
+import { defaultLocalThreads } from './local';
 
 export type ProbeResult = { found: true } | { found: false; why: string };
 
@@ -94,7 +95,7 @@ export async function resolveJudge(
   }
   if (settings?.local) {
     const deps = createJudgeDepsFromEnv(policy, env, overrides);
-    const threads = settings.local.threads ?? 'all available';
+    const threads = settings.local.threads ?? defaultLocalThreads();
     const path = resolve(overrides.baseDir ?? process.cwd(), settings.local.gguf);
     if (!existsSync(path)) {
       return {
@@ -107,7 +108,7 @@ export async function resolveJudge(
     return {
       deps,
       description:
-        `rules + local model ${settings.local.gguf} (node-llama-cpp, ${threads} threads, ` +
+        `rules + local model ${settings.local.gguf} (node-llama-cpp, ${threads} thread${threads === 1 ? '' : 's'}, ` +
         `at most ${settings.local.maxAnswerTokens} answer tokens, timeout ${timeoutMs} ms); ` +
         `if it cannot load, spec.judge.withoutModel: ${mode}: ${withoutModel}`,
     };

@@ -15,7 +15,7 @@ export interface LocalModelOptions {
   gguf: string;
   /** Directory a relative `gguf` resolves against (default: cwd). */
   baseDir?: string;
-  /** CPU threads; default the machine's available parallelism (more threads than cores is far slower). */
+  /** CPU threads; default {@link defaultLocalThreads} (more threads than cores is far slower). */
   threads?: number;
   /** Cap on the answer in tokens: a runaway answer is cut there (and then fails validation). */
   maxAnswerTokens?: number;
@@ -23,6 +23,16 @@ export interface LocalModelOptions {
   contextSize?: number;
   /** Name in the audit record; default `local:<file name>`. */
   name?: string;
+}
+
+/**
+ * The local model's default thread count: every core but one, and at least one. The one left over keeps the judge
+ * worker's own event loop (Temporal polling, heartbeats, the HTTP of evidence checks) from competing with the
+ * model; on a 2-core machine that is a single thread, which measured faster than two there (docs/bench.md: 1 vs 2
+ * threads under load).
+ */
+export function defaultLocalThreads(cores = availableParallelism()): number {
+  return Math.max(1, cores - 1);
 }
 
 /** One chat turn on a loaded model, optionally held to a JSON Schema (Ollama's `format`). */
@@ -68,7 +78,7 @@ function grammarSchema(schema: object): object {
 /** Opens a GGUF model for chat. Loading starts on {@link LocalLlm.load} or the first chat. */
 export function openLocalLlm(options: LocalModelOptions): LocalLlm {
   const path = resolve(options.baseDir ?? process.cwd(), options.gguf);
-  const threads = options.threads ?? availableParallelism();
+  const threads = options.threads ?? defaultLocalThreads();
   const maxAnswerTokens = options.maxAnswerTokens ?? 384;
   const name = options.name ?? `local:${path.split('/').pop() ?? path}`;
   let loading: Promise<Loaded> | undefined;

@@ -131,6 +131,17 @@ export function agentDojo(text: string, source: string): Dataset {
     source,
     cases: agentDojoCases(text, source),
     policyFor,
-    published: [],
+    published: [
+      {
+        system: 'AgentDojo benchmark',
+        metric: 'security test cases',
+        value: '629 (each of the 97 user tasks with each injection task of its suite)',
+        source: 'Debenedetti et al., AgentDojo, NeurIPS 2024 Datasets and Benchmarks, arXiv 2406.13352',
+        note:
+          'the paper scores whole agent sessions (targeted attack success rate, utility) per model and defense; here ' +
+          'the judge sees one call at a time, so our false-approve rate on the injection calls is the per-call ' +
+          'counterpart of a targeted attack success rate with the judge as the only defense',
+      },
+    ],
   };
 }
