@@ -342,16 +342,18 @@ export function formatEvalComparison(c: EvalComparison): string {
     ...(c.modelOnly.ids.length > 0
       ? sideBySide('cases only a model can judge (the rules found nothing)', c.modelOnly.rules, c.modelOnly.model)
       : ['cases only a model can judge: none (the rules decided every case)']),
-    ...(c.userTask.ids.length > 0
-      ? [
-          '',
-          ...sideBySide(
-            "cases with the user's task in view (goal hijacking shows here)",
-            c.userTask.rules,
-            c.userTask.model,
-          ),
-        ]
-      : []),
+    ...(c.userTask.ids.length === 0
+      ? []
+      : c.userTask.ids.length === c.rules.cases
+        ? ['', "every case carries the user's task: the tables above are the goal-hijacking figures"]
+        : [
+            '',
+            ...sideBySide(
+              "cases with the user's task in view (goal hijacking shows here)",
+              c.userTask.rules,
+              c.userTask.model,
+            ),
+          ]),
     '',
     `judge failures (model run)  ${c.model.judgeFailures}`,
     `decided by (model run)      ${Object.entries(c.model.decidedBy)
