@@ -34,22 +34,25 @@ export const ModelAnswerSchema = z.strictObject({
 export type ModelAnswer = z.infer<typeof ModelAnswerSchema>;
 
 /**
- * What the model is asked to produce: the answer with `task_alignment` required (`no_task` when there is none), and
- * the suggested constraints bounded more tightly than the answer check does, because the local backend and
- * llama.cpp's server turn the schema into a grammar: a small model that starts repeating itself (the 270M test model
- * listed one file name until the token cap) is then made to close the list and the answer instead of being cut
- * mid-string. Everything it allows, {@link ModelAnswerSchema} accepts.
+ * What the model is asked to produce: the answer with `task_alignment` required and held to what the prompt allows
+ * (`no_task` only without a user task; one of `serves_task`, `other_goal`, `unclear` with one: the 270M test model
+ * answered `no_task` beside a task until the schema stopped allowing it), and the suggested constraints bounded more
+ * tightly than the answer check does, because the local backend and llama.cpp's server turn the schema into a
+ * grammar: a small model that starts repeating itself (the 270M test model listed one file name until the token cap)
+ * is then made to close the list and the answer instead of being cut mid-string. Everything it allows,
+ * {@link ModelAnswerSchema} accepts.
  */
-const RequestedAnswerSchema = ModelAnswerSchema.extend({
-  task_alignment: TaskAlignmentSchema,
-  constraints: ModelAnswerSchema.shape.constraints
-    .unwrap()
-    .extend({
-      files_only: z.array(z.string().min(1).max(256)).max(16).optional(),
-      scope_limit: z.string().max(512).optional(),
-    })
-    .optional(),
-});
+const requestedAnswer = (taskGiven: boolean) =>
+  ModelAnswerSchema.extend({
+    task_alignment: taskGiven ? TaskAlignmentSchema.exclude(['no_task']) : TaskAlignmentSchema.extract(['no_task']),
+    constraints: ModelAnswerSchema.shape.constraints
+      .unwrap()
+      .extend({
+        files_only: z.array(z.string().min(1).max(256)).max(16).optional(),
+        scope_limit: z.string().max(512).optional(),
+      })
+      .optional(),
+  });
 
 /** A JSON Schema without the `$schema` key, which grammars and some providers refuse. */
 function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
@@ -57,8 +60,10 @@ function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
   return rest;
 }
 
-/** `format` for Ollama, the local backend's grammar and the schema a `json_object` prompt states. */
-export const MODEL_ANSWER_JSON_SCHEMA = jsonSchemaOf(RequestedAnswerSchema);
+/** `format` for Ollama, the local backend's grammar and the schema a `json_object` prompt states: no user task. */
+export const MODEL_ANSWER_JSON_SCHEMA = jsonSchemaOf(requestedAnswer(false));
+/** The same when the prompt carries the user's task. */
+export const MODEL_ANSWER_JSON_SCHEMA_WITH_TASK = jsonSchemaOf(requestedAnswer(true));
 
 /**
  * The same schema in the form OpenAI's strict structured output requires: every property listed in `required`,
@@ -79,8 +84,17 @@ export function strictVariant(schema: z.ZodType): z.ZodType {
   return schema;
 }
 
-/** `response_format.json_schema.schema` for OpenAI-compatible servers in `json_schema` mode (strict). */
-export const MODEL_ANSWER_STRICT_JSON_SCHEMA = jsonSchemaOf(strictVariant(RequestedAnswerSchema));
+/** `response_format.json_schema.schema` for OpenAI-compatible servers in `json_schema` mode (strict), no task. */
+export const MODEL_ANSWER_STRICT_JSON_SCHEMA = jsonSchemaOf(strictVariant(requestedAnswer(false)));
+/** The same when the prompt carries the user's task. */
+export const MODEL_ANSWER_STRICT_JSON_SCHEMA_WITH_TASK = jsonSchemaOf(strictVariant(requestedAnswer(true)));
+
+/** The schema a backend holds the answer to, for a prompt with or without the user's task. */
+export function answerJsonSchema(options: { strict?: boolean; userTask: boolean }): Record<string, unknown> {
+  if (options.strict)
+    return options.userTask ? MODEL_ANSWER_STRICT_JSON_SCHEMA_WITH_TASK : MODEL_ANSWER_STRICT_JSON_SCHEMA;
+  return options.userTask ? MODEL_ANSWER_JSON_SCHEMA_WITH_TASK : MODEL_ANSWER_JSON_SCHEMA;
+}
 
 export type ParsedAnswer = { ok: true; answer: ModelAnswer } | { ok: false; error: string };
 

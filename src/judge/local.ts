@@ -8,7 +8,8 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type * as LlamaCpp from 'node-llama-cpp';
 import type { ChatHistoryItem, Llama, LlamaChat, LlamaContext, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
-import { MODEL_ANSWER_JSON_SCHEMA, ModelUnavailableError, type ChatMessage, type ModelClient } from './model';
+import { answerJsonSchema } from './answer';
+import { ModelUnavailableError, type ChatMessage, type ModelClient } from './model';
 
 export interface LocalModelOptions {
   /** Path to the .gguf file. */
@@ -187,10 +188,10 @@ export function createLocalModel(
   return {
     model: llm.name,
     llm,
-    async chat(messages, { signal }) {
+    async chat(messages, { signal, userTask }) {
       const reply = await llm.chat(messages, {
         signal,
-        jsonSchema: MODEL_ANSWER_JSON_SCHEMA,
+        jsonSchema: answerJsonSchema({ userTask: userTask === true }),
         ...(options.maxAnswerTokens ? { maxTokens: options.maxAnswerTokens } : {}),
       });
       return { content: reply.content, promptTokens: reply.promptTokens, completionTokens: reply.completionTokens };

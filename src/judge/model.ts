@@ -1,13 +1,15 @@
 import { Ollama } from 'ollama';
 import { AgentJudgeError } from '../contracts/errors';
 import type { JudgeAudit } from '../contracts/verdict';
-import { MODEL_ANSWER_JSON_SCHEMA, parseModelAnswer, type ModelAnswer } from './answer';
+import { answerJsonSchema, parseModelAnswer, type ModelAnswer } from './answer';
 import type { JudgePrompt } from './prompt';
 
 export {
   MAX_MODEL_REASON,
   MODEL_ANSWER_JSON_SCHEMA,
+  MODEL_ANSWER_JSON_SCHEMA_WITH_TASK,
   MODEL_ANSWER_STRICT_JSON_SCHEMA,
+  MODEL_ANSWER_STRICT_JSON_SCHEMA_WITH_TASK,
   ModelAnswerSchema,
   parseModelAnswer,
   type ModelAnswer,
@@ -29,6 +31,12 @@ export interface ChatMessage {
   content: string;
 }
 
+export interface ChatOptions {
+  signal: AbortSignal;
+  /** The prompt carries the user's task: the answer's schema then asks whether the action serves it. */
+  userTask?: boolean;
+}
+
 export interface ChatReply {
   content: string;
   promptTokens: number | null;
@@ -46,7 +54,7 @@ export interface ModelClient {
    * itself (src/judge/prompt.ts), so the prompt hash covers what the model really saw.
    */
   readonly schemaInPrompt?: boolean;
-  chat(messages: readonly ChatMessage[], options: { signal: AbortSignal }): Promise<ChatReply>;
+  chat(messages: readonly ChatMessage[], options: ChatOptions): Promise<ChatReply>;
 }
 
 export interface OllamaModelOptions {
@@ -67,7 +75,7 @@ export function createOllamaModel(options: OllamaModelOptions): ModelClient {
   const headers = options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : undefined;
   return {
     model: options.model,
-    async chat(messages, { signal }) {
+    async chat(messages, { signal, userTask }) {
       // Non-streaming calls take no abort signal in ollama-js: a per-call fetch adds it.
       const boundFetch: typeof fetch = (input, init) =>
         baseFetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal });
@@ -75,7 +83,7 @@ export function createOllamaModel(options: OllamaModelOptions): ModelClient {
       const reply = await client.chat({
         model: options.model,
         messages: messages.map((m) => ({ role: m.role, content: m.content })),
-        format: MODEL_ANSWER_JSON_SCHEMA,
+        format: answerJsonSchema({ userTask: userTask === true }),
         options: { temperature: 0, seed: options.seed ?? 0 },
         ...(options.think === undefined ? {} : { think: options.think }),
         stream: false,
@@ -172,7 +180,7 @@ export async function askModel(client: ModelClient, prompt: JudgePrompt, options
   for (let attempt = 1; attempt <= 2; attempt++) {
     let reply: ChatReply;
     try {
-      reply = await client.chat(messages, { signal });
+      reply = await client.chat(messages, { signal, userTask: prompt.userTaskHash !== undefined });
     } catch (err) {
       const why = signal.aborted
         ? `the model did not answer within ${options.timeoutMs} ms`

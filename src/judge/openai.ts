@@ -7,8 +7,8 @@
  */
 import OpenAI from 'openai';
 import type { OpenAIResponseFormat } from '../contracts/judge-settings';
-import { MODEL_ANSWER_STRICT_JSON_SCHEMA } from './answer';
-import type { ChatMessage, ChatReply, ModelClient } from './model';
+import { answerJsonSchema } from './answer';
+import type { ChatMessage, ChatOptions, ChatReply, ModelClient } from './model';
 
 export interface OpenAIModelOptions {
   /** e.g. `https://api.openai.com/v1`, `http://127.0.0.1:8080/v1`. */
@@ -17,8 +17,8 @@ export interface OpenAIModelOptions {
   /** Sent as `Authorization: Bearer`; without one no Authorization header is sent (local servers). */
   apiKey?: string;
   /**
-   * `json_schema`: strict structured output with {@link MODEL_ANSWER_STRICT_JSON_SCHEMA}. `json_object`: JSON mode,
-   * the schema stated in the prompt (the prompt also says "JSON", which DeepSeek requires).
+   * `json_schema`: strict structured output with the strict answer schema (src/judge/answer.ts). `json_object`:
+   * JSON mode, the schema stated in the prompt (the prompt also says "JSON", which DeepSeek requires).
    */
   responseFormat?: OpenAIResponseFormat;
   seed?: number;
@@ -59,24 +59,24 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
     ...(options.apiKey ? {} : { defaultHeaders: { Authorization: null } }),
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
-  const responseFormat =
+  const responseFormat = (userTask: boolean) =>
     format === 'json_schema'
       ? {
           type: 'json_schema' as const,
-          json_schema: { name: ANSWER_SCHEMA_NAME, strict: true, schema: MODEL_ANSWER_STRICT_JSON_SCHEMA },
+          json_schema: { name: ANSWER_SCHEMA_NAME, strict: true, schema: answerJsonSchema({ strict: true, userTask }) },
         }
       : { type: 'json_object' as const };
   return {
     model: options.model,
     schemaInPrompt: format === 'json_object',
-    async chat(messages: readonly ChatMessage[], { signal }): Promise<ChatReply> {
+    async chat(messages: readonly ChatMessage[], { signal, userTask }: ChatOptions): Promise<ChatReply> {
       const request = client.chat.completions.create(
         {
           model: options.model,
           messages: messages.map((m) => ({ role: m.role, content: m.content })),
           temperature: 0,
           seed: options.seed ?? 0,
-          response_format: responseFormat,
+          response_format: responseFormat(userTask === true),
           ...(options.maxAnswerTokens ? { max_tokens: options.maxAnswerTokens } : {}),
         },
         { signal },

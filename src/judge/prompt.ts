@@ -3,7 +3,7 @@ import type { CompliancePolicy } from '../contracts/policy';
 import { canonicalJson, type Proposal } from '../contracts/proposal';
 import type { Tier } from '../contracts/verdict';
 import type { EvidenceCheck } from './evidence';
-import { MAX_MODEL_REASON, MODEL_ANSWER_JSON_SCHEMA } from './answer';
+import { answerJsonSchema, MAX_MODEL_REASON } from './answer';
 
 /** Bumped whenever the prompt's wording changes, so audits can tell prompt generations apart. */
 export const PROMPT_VERSION = 'agent-judge/judge-prompt@3';
@@ -314,7 +314,11 @@ export function buildPrompt(input: PromptInput): JudgePrompt {
     '',
     SYSTEM_TAIL,
     ...(input.schemaInPrompt
-      ? ['', `The JSON Schema of the answer object: ${JSON.stringify(MODEL_ANSWER_JSON_SCHEMA)}`]
+      ? [
+          '',
+          'The JSON Schema of the answer object: ' +
+            JSON.stringify(answerJsonSchema({ userTask: input.proposal.user_task !== undefined })),
+        ]
       : []),
   ].join('\n');
   const round = input.round ?? 0;

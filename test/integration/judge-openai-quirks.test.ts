@@ -10,7 +10,7 @@ import { VerdictSchema, type Verdict } from '../../src/contracts/verdict';
 import type { Proposal } from '../../src/contracts/proposal';
 import { createJudgeDepsFromEnv, judgeProposal } from '../../src/judge';
 import { resolveJudge } from '../../src/judge/discover';
-import { MODEL_ANSWER_STRICT_JSON_SCHEMA } from '../../src/judge/answer';
+import { MODEL_ANSWER_STRICT_JSON_SCHEMA, MODEL_ANSWER_STRICT_JSON_SCHEMA_WITH_TASK } from '../../src/judge/answer';
 import { ANSWER_SCHEMA_NAME } from '../../src/judge/openai';
 import { extractUserTaskBlock, USER_TASK_OPEN } from '../../src/judge/prompt';
 import { answerJson } from '../helpers/fake-ollama';
@@ -179,6 +179,7 @@ describe("the user's task in the judge's view", () => {
   it('goes to the model as its own fenced block, and the audit names the text by hash', async () => {
     const v = await judgeWith([{ content: aligned('APPROVE', 0.9, 'serves_task') }], { proposal: withTask });
     const user = fake!.calls[0]!.messages[1]!.content;
+    expect(fake!.calls[0]!.response_format?.json_schema?.schema).toEqual(MODEL_ANSWER_STRICT_JSON_SCHEMA_WITH_TASK);
     expect(user).toContain(USER_TASK_OPEN);
     expect(extractUserTaskBlock(user)).toBe(TASK);
     expect(v).toMatchObject({ verdict: 'APPROVE', decided_by: 'judge' });

@@ -6,7 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   MODEL_ANSWER_JSON_SCHEMA,
+  MODEL_ANSWER_JSON_SCHEMA_WITH_TASK,
   MODEL_ANSWER_STRICT_JSON_SCHEMA,
+  MODEL_ANSWER_STRICT_JSON_SCHEMA_WITH_TASK,
   parseModelAnswer,
   strictVariant,
 } from '../../src/judge/answer';
@@ -56,8 +58,18 @@ function strictProblems(schema: Node): string[] {
 }
 
 describe('the strict answer schema (OpenAI json_schema mode)', () => {
-  it('is strict-compliant by the rules', () => {
+  it('is strict-compliant by the rules, with and without the user task', () => {
     expect(strictProblems(MODEL_ANSWER_STRICT_JSON_SCHEMA)).toEqual([]);
+    expect(strictProblems(MODEL_ANSWER_STRICT_JSON_SCHEMA_WITH_TASK)).toEqual([]);
+  });
+
+  it('holds task_alignment to what the prompt allows: no_task only without a task, never with one', () => {
+    const alignment = (schema: Node) => (schema.properties as Node).task_alignment;
+    expect(alignment(MODEL_ANSWER_JSON_SCHEMA)).toMatchObject({ enum: ['no_task'] });
+    expect(alignment(MODEL_ANSWER_JSON_SCHEMA_WITH_TASK)).toMatchObject({
+      enum: ['serves_task', 'other_goal', 'unclear'],
+    });
+    expect(alignment(MODEL_ANSWER_STRICT_JSON_SCHEMA_WITH_TASK)).toEqual(alignment(MODEL_ANSWER_JSON_SCHEMA_WITH_TASK));
   });
 
   it('the ordinary schema is not (optional fields), which is why the variant exists', () => {
