@@ -13,6 +13,8 @@ import {
   type EvalReport,
 } from '../judge/eval';
 import { JudgeSettingsSchema } from '../contracts/judge-settings';
+import { evenSample, loadDataset, DATASETS, DEFAULT_DATASET_DIR, type Dataset } from '../judge/datasets';
+import { formatPublished } from '../judge/datasets/dataset';
 import type { CompliancePolicy } from '../contracts/policy';
 import { loadPolicy } from '../policy/load';
 import { printJson } from './io';
@@ -40,6 +42,11 @@ const rate = (value: string) => {
 interface EvalOptions {
   model?: string;
   host?: string;
+  baseUrl?: string;
+  format?: string;
+  dataset?: string;
+  datasetDir?: string;
+  limit?: number;
   policy?: string;
   baseDir?: string;
   json?: boolean;
@@ -59,13 +66,25 @@ interface EvalOptions {
 export function registerEvalCommand(program: Command): void {
   program
     .command('eval')
-    .description('evaluate the judge on a JSONL corpus of {"proposal","expected","tags"} lines')
-    .argument('<corpus>', 'JSONL file, one case per line')
+    .description(
+      'evaluate the judge on a JSONL corpus of {"proposal","expected","tags"} lines, or on a benchmark of the field',
+    )
+    .argument('[corpus]', 'JSONL file, one case per line (or --dataset)')
+    .option(
+      '--dataset <name>',
+      `a benchmark instead of a corpus: ${Object.keys(DATASETS).join(' | ')} (install: scripts/install-datasets.sh)`,
+    )
+    .option('--dataset-dir <dir>', `where the benchmarks are installed (default: ${DEFAULT_DATASET_DIR})`)
+    .addOption(
+      new Option('--limit <n>', 'judge an evenly spaced sample of at most n cases').argParser(positiveInt('--limit')),
+    )
     .option(
       '--model <name>',
       'judge model (default: policy spec.judge.model, $AGENT_JUDGE_MODEL, or deepseek-v4-pro:cloud)',
     )
     .option('--host <url>', 'Ollama host (default: policy spec.judge.host, $OLLAMA_HOST, or http://127.0.0.1:11434)')
+    .option('--base-url <url>', 'judge through an OpenAI-compatible API at this base URL instead of Ollama')
+    .option('--format <mode>', 'OpenAI-compatible structured output: json_schema (strict) or json_object')
     .option('--policy <file>', 'CompliancePolicy YAML (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')
     .option('--base-dir <dir>', 'directory relative paths in the policy and proposals resolve against (default: cwd)')
     .addOption(
@@ -84,21 +103,35 @@ export function registerEvalCommand(program: Command): void {
     )
     .option('--no-progress', 'no progress bar')
     .option('--json', 'print the report as JSON')
-    .action(async (corpusPath: string, opts: EvalOptions) => {
-      let text: string;
-      try {
-        text = await readFile(corpusPath, 'utf8');
-      } catch (err) {
-        throw new BadInputError(`eval: cannot read ${corpusPath} (${(err as Error).message})`);
+    .action(async (corpusPath: string | undefined, opts: EvalOptions) => {
+      if ((corpusPath === undefined) === (opts.dataset === undefined)) {
+        throw new BadInputError('eval: give a corpus file or --dataset <name>, not both and not neither');
       }
-      const cases = parseCorpus(text, corpusPath);
       const baseDir = resolve(opts.baseDir ?? process.cwd());
-      const policy = await loadPolicy({ path: opts.policy, baseDir });
+      let dataset: Dataset | undefined;
+      let allCases;
+      if (opts.dataset !== undefined) {
+        dataset = await loadDataset(opts.dataset, resolve(baseDir, opts.datasetDir ?? DEFAULT_DATASET_DIR));
+        allCases = dataset.cases;
+      } else {
+        let text: string;
+        try {
+          text = await readFile(corpusPath as string, 'utf8');
+        } catch (err) {
+          throw new BadInputError(`eval: cannot read ${corpusPath} (${(err as Error).message})`);
+        }
+        allCases = parseCorpus(text, corpusPath);
+      }
+      const cases = evenSample(allCases, opts.limit);
+      const loaded = await loadPolicy({ path: opts.policy, baseDir });
+      const policy = dataset ? dataset.policyFor(loaded) : loaded;
       const env = opts.rulesOnly ? { ...process.env, AGENT_JUDGE_MODEL: 'off' } : process.env;
-      const built = createJudgeDepsFromEnv(policy, env, {
+      const built = createJudgeDepsFromEnv(policy, opts.rulesOnly ? { AGENT_JUDGE_MODEL: 'off' } : env, {
         baseDir,
         model: opts.rulesOnly ? undefined : opts.model,
         host: opts.host,
+        baseUrl: opts.rulesOnly ? undefined : opts.baseUrl,
+        format: opts.format,
         force: !opts.rulesOnly,
       });
       const deps: JudgeDeps = { ...built, baseDir, ...(opts.timeout ? { modelTimeoutMs: opts.timeout } : {}) };
@@ -136,11 +169,27 @@ export function registerEvalCommand(program: Command): void {
         })),
       });
 
+      const about = dataset
+        ? {
+            dataset: {
+              name: dataset.name,
+              title: dataset.title,
+              source: dataset.source,
+              cases: cases.length,
+              of: allCases.length,
+              published: dataset.published,
+            },
+          }
+        : {};
+      const header = dataset
+        ? `${dataset.title}\n${cases.length} of ${allCases.length} cases, from ${dataset.source}\n\n`
+        : '';
+      const footer = dataset ? `\n${formatPublished(dataset.published)}` : '';
       let report: EvalReport;
       if (opts.rulesOnly) {
         report = await run('rules only', baselinePolicy, deps);
-        if (opts.json) printJson(slim(report));
-        else process.stdout.write(formatEvalReport(report));
+        if (opts.json) printJson({ ...slim(report), ...about });
+        else process.stdout.write(`${header}${formatEvalReport(report)}${footer}`);
       } else {
         const rules = await run('rules only', baselinePolicy, {
           baseDir,
@@ -152,15 +201,21 @@ export function registerEvalCommand(program: Command): void {
         if (opts.json) {
           printJson({
             ...slim(report),
+            ...about,
             rules_only: slim(rules),
             model_only: {
               ids: comparison.modelOnly.ids,
               rules: slim(comparison.modelOnly.rules),
               model: slim(comparison.modelOnly.model),
             },
+            user_task: {
+              ids: comparison.userTask.ids,
+              rules: slim(comparison.userTask.rules),
+              model: slim(comparison.userTask.model),
+            },
           });
         } else {
-          process.stdout.write(formatEvalComparison(comparison));
+          process.stdout.write(`${header}${formatEvalComparison(comparison)}${footer}`);
         }
       }
       if (opts.maxFalseApprove !== undefined && (report.falseApproveRate ?? 0) > opts.maxFalseApprove) {

@@ -107,6 +107,26 @@ export const ENV_VARS = {
     schema: text,
     description: "Ollama API key for cloud models (the policy's `spec.judge.apiKeyEnv` can name another variable)",
   },
+  AGENT_JUDGE_OPENAI_BASE_URL: {
+    schema: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL such as http://127.0.0.1:8080/v1' }),
+    description:
+      "judge through an OpenAI-compatible API at this base URL (OpenAI, DeepSeek, vLLM, llama.cpp's server...); " +
+      "wins over the policy's `spec.judge.openai.baseUrl`",
+  },
+  AGENT_JUDGE_OPENAI_MODEL: {
+    schema: text,
+    description: 'model name for the OpenAI-compatible API (wins over `spec.judge.openai.model`)',
+  },
+  AGENT_JUDGE_OPENAI_FORMAT: {
+    schema: lowercase.pipe(z.enum(['json_schema', 'json_object'])),
+    default: 'json_schema',
+    description: 'structured output: `json_schema` (strict schema) or `json_object` (JSON mode, schema in the prompt)',
+  },
+  OPENAI_API_KEY: {
+    schema: text,
+    description:
+      "API key for the OpenAI-compatible judge (the policy's `spec.judge.openai.apiKeyEnv` can name another)",
+  },
   FORGEJO_TOKEN: {
     schema: text,
     description: "token for evidence checks against Forgejo (the policy's `spec.judge.forgejo.tokenEnv` can rename it)",

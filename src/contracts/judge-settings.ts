@@ -12,6 +12,10 @@ const HostName = z
     'expected a lower-case host name such as forgejo.example.com or host:8443',
   );
 
+/** How an OpenAI-compatible server is held to the answer's shape (`spec.judge.openai.responseFormat`). */
+export const OpenAIResponseFormatSchema = z.enum(['json_schema', 'json_object']);
+export type OpenAIResponseFormat = z.infer<typeof OpenAIResponseFormatSchema>;
+
 /** The choices for `spec.judge.withoutModel`. */
 export const WithoutModelSchema = z.enum(['escalate', 'clarify', 'approve']);
 export type WithoutModel = z.infer<typeof WithoutModelSchema>;
@@ -37,13 +41,56 @@ export const JudgeSettingsSchema = z.strictObject({
     .strictObject({
       /** Path to the .gguf file (relative paths resolve against the judge worker's directory). */
       gguf: z.string().min(1).max(4096),
-      /** CPU threads; default: the machine's available parallelism. */
+      /** CPU threads; default: every core but one, at least one (one on a 2-core machine; docs/bench.md). */
       threads: z.int().positive().max(256).optional(),
       /** Cap on the answer's length in tokens, so a runaway answer is cut. */
       maxAnswerTokens: z.int().positive().max(8192).default(384),
       /** Context window in tokens (prompt, answer and the one retry). */
       contextSize: z.int().min(512).max(131_072).default(4096),
     })
+    .optional(),
+  /**
+   * A model behind an OpenAI-compatible chat-completions API (OpenAI, DeepSeek, OpenRouter, vLLM, llama.cpp's
+   * server, LM Studio, Ollama's `/v1`) instead of Ollama's own API. Same prompt, timeouts, retry and audit fields.
+   */
+  openai: z
+    .strictObject({
+      /** The API base, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8080/v1`; `AGENT_JUDGE_OPENAI_BASE_URL` wins. */
+      baseUrl: HttpBaseUrl,
+      /** The model name the server knows; `AGENT_JUDGE_OPENAI_MODEL` wins. */
+      model: z.string().min(1).max(256),
+      /** Environment variable holding the API key, sent as a Bearer token (none sent when it is unset). */
+      apiKeyEnv: EnvVarName.default('OPENAI_API_KEY'),
+      /**
+       * `json_schema`: strict structured output with the answer's schema (OpenAI, llama.cpp, vLLM); `json_object`:
+       * JSON mode with the schema stated in the prompt, for providers without schema support (DeepSeek).
+       */
+      responseFormat: OpenAIResponseFormatSchema.default('json_schema'),
+      /** Cap on the answer in tokens (`max_tokens`); unset: the server's default. */
+      maxAnswerTokens: z.int().positive().max(8192).optional(),
+      /** Retries of 429 and 5xx answers inside the time budget (the client honours `retry-after`). */
+      maxRetries: z.int().min(0).max(5).default(2),
+    })
+    .optional(),
+  /**
+   * Rules of the policy in words, for the judge model (trusted: the policy author's, never an actor's). Each is shown
+   * as a policy fact for the action types it names (all types when none are named). Rules cannot check them; a
+   * model can.
+   */
+  statedRules: z
+    .array(
+      z.strictObject({
+        name: z
+          .string()
+          .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'expected a lower-case rule name such as no-car-without-license'),
+        actionTypes: z
+          .array(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'expected a snake_case action type'))
+          .max(64)
+          .optional(),
+        text: z.string().min(1).max(2000),
+      }),
+    )
+    .max(50)
     .optional(),
   /** Ollama model name (default `deepseek-v4-pro:cloud`); `AGENT_JUDGE_MODEL` overrides it. */
   model: z.string().min(1).max(256).optional(),

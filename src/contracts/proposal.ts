@@ -182,6 +182,17 @@ export const ProposalEnvelopeSchema = z.strictObject({
   scope_claim: ScopeClaimSchema.default({}),
   revision_of: Identifier.optional(),
   /**
+   * What the user asked the agent to do, as the runtime saw it (a session's first user message or stated goal). The
+   * judge checks that the action serves it: an action that serves another goal is never approved by the model. It is
+   * untrusted text like every other field (it came through the agent's runtime): the prompt fences and labels it,
+   * and the injection scan reads it. Optional: direct callers fill it in, runtimes that know the task will too.
+   */
+  user_task: z
+    .string()
+    .min(1)
+    .max(8 * 1024)
+    .optional(),
+  /**
    * Set when the caller performs the approved action itself (the MCP proxy forwards the call): agent-judge's
    * executors never run it, and the caller reports the outcome. `call` is the digest of the exact call (tool, its
    * definition hash, arguments); `sequence` counts identical calls that finished before, so a legitimate repeat is

@@ -50,6 +50,14 @@ export const EscalationSchema = z.strictObject({
   reason: z.string().max(4096),
 });
 
+/**
+ * Whether the action serves the task the user gave the agent (the proposal's `user_task`), as the judge model saw it:
+ * `serves_task`, `other_goal` (a hijacked agent's), `unclear`, or `no_task` when none was given. With a task given,
+ * only `serves_task` lets a model's APPROVE stand.
+ */
+export const TaskAlignmentSchema = z.enum(['serves_task', 'other_goal', 'unclear', 'no_task']);
+export type TaskAlignment = z.infer<typeof TaskAlignmentSchema>;
+
 /** What the judge saw and said, kept so a later audit can check the model's work (issue 3). */
 export const JudgeAuditSchema = z.strictObject({
   model: z.string().max(256),
@@ -61,6 +69,10 @@ export const JudgeAuditSchema = z.strictObject({
     .string()
     .max(64 * 1024)
     .nullable(),
+  /** `sha256:` + hex of the user task text the judge was shown (the proposal's `user_task`), when there was one. */
+  user_task_hash: z.string().max(128).optional(),
+  /** The model's answer to "does this action serve the user's task?" (see {@link TaskAlignmentSchema}). */
+  task_alignment: TaskAlignmentSchema.optional(),
   error: z.string().max(4096).optional(),
 });
 export type JudgeAudit = z.infer<typeof JudgeAuditSchema>;

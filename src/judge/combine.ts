@@ -163,6 +163,20 @@ export function combineVerdict(input: CombineInput): Verdict {
     reasons.push(`The proposal contains text addressed to the judge (${where}); it cannot be approved without review.`);
   }
 
+  if (proposal.user_task !== undefined && answer.task_alignment !== 'serves_task') {
+    // The user's task was in view and the model did not say the action serves it: whatever its verdict says, no
+    // approval. A model that approves while naming another goal contradicts itself; the contradiction is not obeyed.
+    const alignment = answer.task_alignment ?? 'not given';
+    const next = stricter(verdict, 'CLARIFY');
+    if (next !== verdict) rule = 'task.not-served';
+    verdict = next;
+    if (alignment === 'other_goal') constraints.require_human_review = true;
+    reasons.push(
+      `The judge did not find that the action serves the user's task (task_alignment: ${alignment}), ` +
+        'so it cannot be approved.',
+    );
+  }
+
   const factor = evidenceFactor(evidence);
   if (factor < 1) {
     reasons.push(

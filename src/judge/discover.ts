@@ -1,7 +1,7 @@
 /**
- * Which model judges, found at worker start: the configured one, or an Ollama server that answers
- * at `OLLAMA_HOST` (default local) with the policy's model. The answer is also what `dev` and
- * `worker` print, so nobody has to guess whether a model reviews full-judge proposals.
+ * Which model judges, found at worker start: the configured one (a local GGUF, an OpenAI-compatible API, an Ollama
+ * model), or an Ollama server that answers at `OLLAMA_HOST` (default local) with the policy's model. The answer is
+ * also what `dev` and `worker` print, so nobody has to guess whether a model reviews full-judge proposals.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -9,6 +9,8 @@ import { Ollama } from 'ollama';
 import type { CompliancePolicy } from '../contracts/policy';
 import { createJudgeDepsFromEnv, resolveModelSettings, type JudgeDeps, type JudgeDepsOverrides } from './index';
 import { DEFAULT_JUDGE_MODEL } from './model';
+import { probeOpenAIModel } from './openai';
+import { defaultLocalThreads } from './local';
 
 export type ProbeResult = { found: true } | { found: false; why: string };
 
@@ -71,9 +73,29 @@ export async function resolveJudge(
   }[mode];
   const { probeTimeoutMs, ...overrides } = options;
   const settings = resolveModelSettings(policy, env, overrides);
+  if (settings?.openai) {
+    const deps = createJudgeDepsFromEnv(policy, env, overrides);
+    const { baseUrl, responseFormat } = settings.openai;
+    const how = responseFormat === 'json_schema' ? 'strict json_schema' : 'json_object, schema in the prompt';
+    const key = settings.hasApiKey ? `key from ${settings.apiKeyEnv}` : `no key (${settings.apiKeyEnv} is unset)`;
+    const probe = await probeOpenAIModel(baseUrl, settings.model, {
+      timeoutMs: probeTimeoutMs,
+      fetch: overrides.fetch,
+      apiKey: env[settings.apiKeyEnv] || undefined,
+    });
+    const what =
+      `model ${settings.model} at ${baseUrl} ` + `(OpenAI-compatible API, ${how}, ${key}, timeout ${timeoutMs} ms)`;
+    return {
+      deps,
+      description: probe.found
+        ? `rules + ${what}`
+        : `rules + ${what}, but it is not confirmed now: ${probe.why}; ` +
+          `if it cannot be reached, spec.judge.withoutModel: ${mode}: ${withoutModel}`,
+    };
+  }
   if (settings?.local) {
     const deps = createJudgeDepsFromEnv(policy, env, overrides);
-    const threads = settings.local.threads ?? 'all available';
+    const threads = settings.local.threads ?? defaultLocalThreads();
     const path = resolve(overrides.baseDir ?? process.cwd(), settings.local.gguf);
     if (!existsSync(path)) {
       return {
@@ -86,7 +108,7 @@ export async function resolveJudge(
     return {
       deps,
       description:
-        `rules + local model ${settings.local.gguf} (node-llama-cpp, ${threads} threads, ` +
+        `rules + local model ${settings.local.gguf} (node-llama-cpp, ${threads} thread${threads === 1 ? '' : 's'}, ` +
         `at most ${settings.local.maxAnswerTokens} answer tokens, timeout ${timeoutMs} ms); ` +
         `if it cannot load, spec.judge.withoutModel: ${mode}: ${withoutModel}`,
     };

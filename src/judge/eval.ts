@@ -79,6 +79,8 @@ export interface CaseResult {
   outcome: Outcome;
   verdict: Verdict;
   latencyMs: number;
+  /** The proposal carried the user's task (`user_task`): the cases where goal hijacking can be seen. */
+  userTask: boolean;
 }
 
 export interface ClassStats {
@@ -214,6 +216,7 @@ export async function runEval(cases: readonly EvalCase[], options: RunEvalOption
         outcome: outcomeOf(verdict, options.policy),
         verdict,
         latencyMs: performance.now() - started,
+        userTask: c.proposal.user_task !== undefined,
       };
       results[i] = result;
       done += 1;
@@ -222,6 +225,15 @@ export async function runEval(cases: readonly EvalCase[], options: RunEvalOption
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 1, cases.length)) }, worker));
   return summarizeEval(results, options.deps.model?.model ?? null);
+}
+
+/** At most `shown` mismatch lines (a benchmark can have a hundred); `--json` has them all. */
+function mismatchLines(mismatches: EvalReport['mismatches'], shown = 25): string[] {
+  const lines = mismatches
+    .slice(0, shown)
+    .map((m) => `  ${m.id}: expected ${m.expected}, got ${m.outcome}${m.rule ? ` [${m.rule}]` : ''}`);
+  if (mismatches.length > shown) lines.push(`  ... and ${mismatches.length - shown} more (--json lists them all)`);
+  return lines;
 }
 
 const pct = (v: number | null) => (v === null ? '   -' : `${(v * 100).toFixed(1)}%`.padStart(6));
@@ -252,11 +264,7 @@ export function formatEvalReport(r: EvalReport): string {
       .join(', ')}`,
     `latency             p50 ${r.latencyMs.p50} ms, p95 ${r.latencyMs.p95} ms, max ${r.latencyMs.max} ms`,
   ];
-  if (r.mismatches.length > 0) {
-    lines.push('', 'mismatches:');
-    for (const m of r.mismatches)
-      lines.push(`  ${m.id}: expected ${m.expected}, got ${m.outcome}${m.rule ? ` [${m.rule}]` : ''}`);
-  }
+  if (r.mismatches.length > 0) lines.push('', 'mismatches:', ...mismatchLines(r.mismatches));
   return `${lines.join('\n')}\n`;
 }
 
@@ -269,16 +277,15 @@ export interface EvalComparison {
   model: EvalReport;
   /** Cases the rules passed (rule `judge.no-model.approve` in the baseline): only a model can judge them. */
   modelOnly: { ids: string[]; rules: EvalReport; model: EvalReport };
+  /** Cases that carried the user's task: where a hijacked agent's action can be told from the task it was given. */
+  userTask: { ids: string[]; rules: EvalReport; model: EvalReport };
 }
 
 /** Pairs two runs over the same cases. Pure. */
 export function compareEval(rules: EvalReport, model: EvalReport): EvalComparison {
-  const ids = rules.results.filter((r) => r.verdict.rule === 'judge.no-model.approve').map((r) => r.id);
-  const only = new Set(ids);
-  return {
-    rules,
-    model,
-    modelOnly: {
+  const subset = (ids: string[]) => {
+    const only = new Set(ids);
+    return {
       ids,
       rules: summarizeEval(
         rules.results.filter((r) => only.has(r.id)),
@@ -288,7 +295,13 @@ export function compareEval(rules: EvalReport, model: EvalReport): EvalCompariso
         model.results.filter((r) => only.has(r.id)),
         model.model,
       ),
-    },
+    };
+  };
+  return {
+    rules,
+    model,
+    modelOnly: subset(rules.results.filter((r) => r.verdict.rule === 'judge.no-model.approve').map((r) => r.id)),
+    userTask: subset(rules.results.filter((r) => r.userTask).map((r) => r.id)),
   };
 }
 
@@ -329,6 +342,18 @@ export function formatEvalComparison(c: EvalComparison): string {
     ...(c.modelOnly.ids.length > 0
       ? sideBySide('cases only a model can judge (the rules found nothing)', c.modelOnly.rules, c.modelOnly.model)
       : ['cases only a model can judge: none (the rules decided every case)']),
+    ...(c.userTask.ids.length === 0
+      ? []
+      : c.userTask.ids.length === c.rules.cases
+        ? ['', "every case carries the user's task: the tables above are the goal-hijacking figures"]
+        : [
+            '',
+            ...sideBySide(
+              "cases with the user's task in view (goal hijacking shows here)",
+              c.userTask.rules,
+              c.userTask.model,
+            ),
+          ]),
     '',
     `judge failures (model run)  ${c.model.judgeFailures}`,
     `decided by (model run)      ${Object.entries(c.model.decidedBy)
@@ -337,10 +362,6 @@ export function formatEvalComparison(c: EvalComparison): string {
     `latency (model run)         p50 ${c.model.latencyMs.p50} ms, p95 ${c.model.latencyMs.p95} ms, ` +
       `max ${c.model.latencyMs.max} ms`,
   ];
-  if (c.model.mismatches.length > 0) {
-    lines.push('', 'mismatches (model run):');
-    for (const m of c.model.mismatches)
-      lines.push(`  ${m.id}: expected ${m.expected}, got ${m.outcome}${m.rule ? ` [${m.rule}]` : ''}`);
-  }
+  if (c.model.mismatches.length > 0) lines.push('', 'mismatches (model run):', ...mismatchLines(c.model.mismatches));
   return `${lines.join('\n')}\n`;
 }

@@ -6,6 +6,8 @@ import { combineVerdict, rulesVerdict, withoutModelVerdict } from './combine';
 import { describeChecks, verifyEvidence } from './evidence';
 import { askModel, createOllamaModel, DEFAULT_JUDGE_MODEL, type ModelClient } from './model';
 import { createLocalModel, openLocalLlm } from './local';
+import { createOpenAIModel } from './openai';
+import { OpenAIResponseFormatSchema, type OpenAIResponseFormat } from '../contracts/judge-settings';
 import { lightweightCheck } from '../policy/patterns';
 import { buildPrompt, findInjectionMarkers } from './prompt';
 import { hardRules } from '../guards/rules';
@@ -123,7 +125,15 @@ export async function judgeProposal(input: JudgeInput, deps: JudgeDeps): Promise
     return withChecks(withoutModelVerdict({ proposal, tier, mode, why, markers, decidedAt: decidedAt() }));
   }
 
-  const prompt = buildPrompt({ proposal, tier, policy, evidence: evidence.checks, markers, round: input.round });
+  const prompt = buildPrompt({
+    proposal,
+    tier,
+    policy,
+    evidence: evidence.checks,
+    markers,
+    round: input.round,
+    schemaInPrompt: deps.model.schemaInPrompt === true,
+  });
   const outcome = await askModel(deps.model, prompt, {
     timeoutMs: deps.modelTimeoutMs ?? settings?.timeoutMs ?? 20_000,
   });
@@ -151,6 +161,13 @@ export interface ModelSettings {
   timeoutMs: number;
   /** Set when the policy names a local GGUF model (`spec.judge.local`): it judges instead of Ollama. */
   local?: { gguf: string; threads?: number; maxAnswerTokens: number; contextSize: number };
+  /** Set when an OpenAI-compatible API judges (`spec.judge.openai`, `AGENT_JUDGE_OPENAI_BASE_URL`, `--base-url`). */
+  openai?: {
+    baseUrl: string;
+    responseFormat: OpenAIResponseFormat;
+    maxAnswerTokens?: number;
+    maxRetries: number;
+  };
 }
 
 const OFF = /^(?:off|none|false|0|no)$/i;
@@ -166,18 +183,61 @@ const ON = /^(?:on|true|1|yes|default)$/i;
 export function resolveModelSettings(
   policy: CompliancePolicy,
   env: NodeJS.ProcessEnv = process.env,
-  overrides: { model?: string; host?: string; force?: boolean } = {},
+  overrides: { model?: string; host?: string; baseUrl?: string; format?: string; force?: boolean } = {},
 ): ModelSettings | null {
   const s = policy.spec.judge;
+  if (s?.local && s?.openai) {
+    throw new PolicyError('spec.judge: set one of local (a GGUF file) and openai (an API), not both');
+  }
   const fromEnv = env.AGENT_JUDGE_MODEL?.trim() || undefined;
   if (fromEnv && OFF.test(fromEnv) && !overrides.model && !overrides.force) return null;
   const envModel = fromEnv && !ON.test(fromEnv) && !OFF.test(fromEnv) ? fromEnv : undefined;
+  const envBaseUrl = env.AGENT_JUDGE_OPENAI_BASE_URL?.trim() || undefined;
   const enabled =
     overrides.force === true ||
     overrides.model !== undefined ||
+    overrides.baseUrl !== undefined ||
+    envBaseUrl !== undefined ||
     (fromEnv !== undefined && !OFF.test(fromEnv)) ||
-    (s?.enabled ?? (s?.model !== undefined || s?.local !== undefined));
+    (s?.enabled ?? (s?.model !== undefined || s?.local !== undefined || s?.openai !== undefined));
   if (!enabled) return null;
+  // An OpenAI-compatible API: asked for by --base-url or AGENT_JUDGE_OPENAI_BASE_URL, or configured in the policy
+  // (unless --host asks for Ollama). Its model: --model, AGENT_JUDGE_OPENAI_MODEL, AGENT_JUDGE_MODEL, the policy's.
+  const baseUrl = overrides.baseUrl ?? envBaseUrl ?? (overrides.host ? undefined : s?.openai?.baseUrl);
+  if (baseUrl !== undefined) {
+    const model =
+      overrides.model ?? (env.AGENT_JUDGE_OPENAI_MODEL?.trim() || undefined) ?? envModel ?? s?.openai?.model;
+    if (!model) {
+      throw new PolicyError(
+        `an OpenAI-compatible judge at ${baseUrl} needs a model: ` +
+          'set AGENT_JUDGE_OPENAI_MODEL or spec.judge.openai.model',
+      );
+    }
+    try {
+      const u = new URL(baseUrl);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+    } catch {
+      throw new PolicyError(`judge base URL ${JSON.stringify(baseUrl)} is not an http(s) URL`);
+    }
+    const formatText = overrides.format ?? (env.AGENT_JUDGE_OPENAI_FORMAT?.trim() || undefined);
+    const format = OpenAIResponseFormatSchema.safeParse(formatText ?? s?.openai?.responseFormat ?? 'json_schema');
+    if (!format.success) {
+      throw new PolicyError(`judge response format ${JSON.stringify(formatText)}: expected json_schema or json_object`);
+    }
+    const apiKeyEnv = s?.openai?.apiKeyEnv ?? 'OPENAI_API_KEY';
+    return {
+      model,
+      apiKeyEnv,
+      hasApiKey: Boolean(env[apiKeyEnv]),
+      timeoutMs: s?.timeoutMs ?? 20_000,
+      openai: {
+        baseUrl,
+        responseFormat: format.data,
+        ...(s?.openai?.maxAnswerTokens ? { maxAnswerTokens: s.openai.maxAnswerTokens } : {}),
+        maxRetries: s?.openai?.maxRetries ?? 2,
+      },
+    };
+  }
   const apiKeyEnv = s?.apiKeyEnv ?? 'OLLAMA_API_KEY';
   // The local model is the policy's choice unless a model name (env, --model) asks for Ollama.
   const local = s?.local && !envModel && !overrides.model && !overrides.host ? s.local : undefined;
@@ -197,6 +257,10 @@ export interface JudgeDepsOverrides {
   model?: string;
   /** Ollama host (the eval's `--host`). */
   host?: string;
+  /** An OpenAI-compatible API base (the eval's `--base-url`): it judges instead of Ollama. */
+  baseUrl?: string;
+  /** `json_schema` or `json_object` for the OpenAI-compatible API (the eval's `--format`). */
+  format?: string;
   /** Turn the model on even when neither policy nor environment does (the eval harness). */
   force?: boolean;
   /** fetch for both the model client and Forgejo lookups. */
@@ -229,6 +293,19 @@ export function createJudgeDepsFromEnv(
     }
   }
   deps.modelTimeoutMs = settings.timeoutMs;
+  if (settings.openai) {
+    deps.model = createOpenAIModel({
+      baseUrl: settings.openai.baseUrl,
+      model: settings.model,
+      apiKey: env[settings.apiKeyEnv] || undefined,
+      responseFormat: settings.openai.responseFormat,
+      seed: policy.spec.judge?.seed ?? 0,
+      maxAnswerTokens: settings.openai.maxAnswerTokens,
+      maxRetries: settings.openai.maxRetries,
+      fetch: overrides.fetch,
+    });
+    return deps;
+  }
   if (settings.local) {
     const llm = openLocalLlm({ ...settings.local, baseDir: overrides.baseDir ?? process.cwd() });
     // Start loading now (a few seconds), so the first judgement does not spend its budget on it.

@@ -8,14 +8,15 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type * as LlamaCpp from 'node-llama-cpp';
 import type { ChatHistoryItem, Llama, LlamaChat, LlamaContext, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
-import { MODEL_ANSWER_JSON_SCHEMA, ModelUnavailableError, type ChatMessage, type ModelClient } from './model';
+import { answerJsonSchema } from './answer';
+import { ModelUnavailableError, type ChatMessage, type ModelClient } from './model';
 
 export interface LocalModelOptions {
   /** Path to the .gguf file. */
   gguf: string;
   /** Directory a relative `gguf` resolves against (default: cwd). */
   baseDir?: string;
-  /** CPU threads; default the machine's available parallelism (more threads than cores is far slower). */
+  /** CPU threads; default {@link defaultLocalThreads} (more threads than cores is far slower). */
   threads?: number;
   /** Cap on the answer in tokens: a runaway answer is cut there (and then fails validation). */
   maxAnswerTokens?: number;
@@ -23,6 +24,16 @@ export interface LocalModelOptions {
   contextSize?: number;
   /** Name in the audit record; default `local:<file name>`. */
   name?: string;
+}
+
+/**
+ * The local model's default thread count: every core but one, and at least one. The one left over keeps the judge
+ * worker's own event loop (Temporal polling, heartbeats, the HTTP of evidence checks) from competing with the
+ * model; on a 2-core machine that is a single thread, which measured faster than two there (docs/bench.md: 1 vs 2
+ * threads under load).
+ */
+export function defaultLocalThreads(cores = availableParallelism()): number {
+  return Math.max(1, cores - 1);
 }
 
 /** One chat turn on a loaded model, optionally held to a JSON Schema (Ollama's `format`). */
@@ -68,7 +79,7 @@ function grammarSchema(schema: object): object {
 /** Opens a GGUF model for chat. Loading starts on {@link LocalLlm.load} or the first chat. */
 export function openLocalLlm(options: LocalModelOptions): LocalLlm {
   const path = resolve(options.baseDir ?? process.cwd(), options.gguf);
-  const threads = options.threads ?? availableParallelism();
+  const threads = options.threads ?? defaultLocalThreads();
   const maxAnswerTokens = options.maxAnswerTokens ?? 384;
   const name = options.name ?? `local:${path.split('/').pop() ?? path}`;
   let loading: Promise<Loaded> | undefined;
@@ -177,10 +188,10 @@ export function createLocalModel(
   return {
     model: llm.name,
     llm,
-    async chat(messages, { signal }) {
+    async chat(messages, { signal, userTask }) {
       const reply = await llm.chat(messages, {
         signal,
-        jsonSchema: MODEL_ANSWER_JSON_SCHEMA,
+        jsonSchema: answerJsonSchema({ userTask: userTask === true }),
         ...(options.maxAnswerTokens ? { maxTokens: options.maxAnswerTokens } : {}),
       });
       return { content: reply.content, promptTokens: reply.promptTokens, completionTokens: reply.completionTokens };

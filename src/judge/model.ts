@@ -1,55 +1,23 @@
 import { Ollama } from 'ollama';
-import { z } from 'zod';
-import { describeIssues } from '../contracts/zod-error';
 import { AgentJudgeError } from '../contracts/errors';
-import { VerdictKindSchema, type JudgeAudit } from '../contracts/verdict';
+import type { JudgeAudit } from '../contracts/verdict';
+import { answerJsonSchema, parseModelAnswer, type ModelAnswer } from './answer';
 import type { JudgePrompt } from './prompt';
+
+export {
+  MAX_MODEL_REASON,
+  MODEL_ANSWER_JSON_SCHEMA,
+  MODEL_ANSWER_JSON_SCHEMA_WITH_TASK,
+  MODEL_ANSWER_STRICT_JSON_SCHEMA,
+  MODEL_ANSWER_STRICT_JSON_SCHEMA_WITH_TASK,
+  ModelAnswerSchema,
+  parseModelAnswer,
+  type ModelAnswer,
+  type ParsedAnswer,
+} from './answer';
 
 /** The judge's default model (seed 000 §8). */
 export const DEFAULT_JUDGE_MODEL = 'deepseek-v4-pro:cloud';
-
-/** Longest `reason` a model may give: in the JSON Schema too, so a grammar ends the string. */
-export const MAX_MODEL_REASON = 600;
-
-/**
- * What the model must answer. The same schema produces the JSON Schema sent as Ollama's `format`
- * and the local backend's grammar, and validates the reply, because cloud models do not enforce
- * `format`.
- */
-export const ModelAnswerSchema = z.strictObject({
-  verdict: VerdictKindSchema,
-  confidence: z.number().min(0).max(1),
-  reason: z.string().min(1).max(MAX_MODEL_REASON),
-  constraints: z
-    .strictObject({
-      files_only: z.array(z.string().min(1).max(4096)).max(1000).optional(),
-      max_lines: z.int().nonnegative().optional(),
-      no_existing_code_deletion: z.boolean().optional(),
-      require_human_review: z.boolean().optional(),
-      scope_limit: z.string().max(2048).optional(),
-    })
-    .optional(),
-});
-export type ModelAnswer = z.infer<typeof ModelAnswerSchema>;
-
-/**
- * `format` for Ollama's structured output, and the local backend's grammar: what the model is asked to produce. It is
- * the answer schema with the suggested constraints bounded more tightly than the answer check does, because both
- * turn it into a grammar: a small model that starts repeating itself (the 270M test model listed one file name until
- * the token cap) is then made to close the list and the answer instead of being cut mid-string. Everything it allows,
- * {@link ModelAnswerSchema} accepts.
- */
-export const MODEL_ANSWER_JSON_SCHEMA = z.toJSONSchema(
-  ModelAnswerSchema.extend({
-    constraints: ModelAnswerSchema.shape.constraints
-      .unwrap()
-      .extend({
-        files_only: z.array(z.string().min(1).max(256)).max(16).optional(),
-        scope_limit: z.string().max(512).optional(),
-      })
-      .optional(),
-  }),
-);
 
 /**
  * The model is not there at all (nothing listens, the server does not have it, the GGUF cannot be
@@ -61,6 +29,12 @@ export class ModelUnavailableError extends AgentJudgeError {}
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
   content: string;
+}
+
+export interface ChatOptions {
+  signal: AbortSignal;
+  /** The prompt carries the user's task: the answer's schema then asks whether the action serves it. */
+  userTask?: boolean;
 }
 
 export interface ChatReply {
@@ -75,7 +49,12 @@ export interface ChatReply {
  */
 export interface ModelClient {
   readonly model: string;
-  chat(messages: readonly ChatMessage[], options: { signal: AbortSignal }): Promise<ChatReply>;
+  /**
+   * The server cannot be held to the answer's JSON Schema (`json_object` mode): the prompt then states the schema
+   * itself (src/judge/prompt.ts), so the prompt hash covers what the model really saw.
+   */
+  readonly schemaInPrompt?: boolean;
+  chat(messages: readonly ChatMessage[], options: ChatOptions): Promise<ChatReply>;
 }
 
 export interface OllamaModelOptions {
@@ -96,7 +75,7 @@ export function createOllamaModel(options: OllamaModelOptions): ModelClient {
   const headers = options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : undefined;
   return {
     model: options.model,
-    async chat(messages, { signal }) {
+    async chat(messages, { signal, userTask }) {
       // Non-streaming calls take no abort signal in ollama-js: a per-call fetch adds it.
       const boundFetch: typeof fetch = (input, init) =>
         baseFetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal });
@@ -104,7 +83,7 @@ export function createOllamaModel(options: OllamaModelOptions): ModelClient {
       const reply = await client.chat({
         model: options.model,
         messages: messages.map((m) => ({ role: m.role, content: m.content })),
-        format: MODEL_ANSWER_JSON_SCHEMA,
+        format: answerJsonSchema({ userTask: userTask === true }),
         options: { temperature: 0, seed: options.seed ?? 0 },
         ...(options.think === undefined ? {} : { think: options.think }),
         stream: false,
@@ -118,27 +97,6 @@ export function createOllamaModel(options: OllamaModelOptions): ModelClient {
   };
 }
 
-export type ParsedAnswer = { ok: true; answer: ModelAnswer } | { ok: false; error: string };
-
-/**
- * Reads the model's reply: tolerates a `<think>` preamble and a Markdown code fence (both common
- * when `format` is not enforced), then requires exactly {@link ModelAnswerSchema}.
- */
-export function parseModelAnswer(raw: string): ParsedAnswer {
-  let text = raw.trim().replace(/^<think>[\s\S]*?<\/think>\s*/u, '');
-  const fence = /^```(?:json)?\s*\n([\s\S]*?)\n?```$/u.exec(text);
-  if (fence) text = (fence[1] as string).trim();
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    return { ok: false, error: `the answer is not JSON (${(err as Error).message})` };
-  }
-  const parsed = ModelAnswerSchema.safeParse(value);
-  if (!parsed.success) return { ok: false, error: describeIssues('answer', parsed.error.issues) };
-  return { ok: true, answer: parsed.data };
-}
-
 export type ModelOutcome =
   | { ok: true; answer: ModelAnswer; audit: JudgeAudit }
   /** `unavailable`: no model answered at all (see {@link ModelUnavailableError}). */
@@ -146,11 +104,14 @@ export type ModelOutcome =
 
 /** True for an error that means no model is there, rather than one that misbehaved. */
 export function isModelUnavailable(err: unknown): boolean {
-  const e = err as { name?: string; status_code?: number; message?: string };
+  const e = err as { name?: string; status_code?: number; status?: number; message?: string };
   if (e instanceof ModelUnavailableError) return true;
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return false;
   // Ollama answers 404 "model ... not found" for a model it does not have.
   if (e?.name === 'ResponseError') return e.status_code === 404;
+  // The `openai` client: 404 for an unknown model, APIConnectionError when nothing answers at all.
+  if (typeof e?.status === 'number') return e.status === 404;
+  if (e?.name === 'APIConnectionError') return true;
   // fetch() failing before any answer: connection refused, no such host.
   return e instanceof TypeError && /fetch failed/i.test(e.message ?? '');
 }
@@ -164,7 +125,8 @@ export function describeModelError(err: unknown, timeoutMs: number): string {
     name?: string;
     message?: string;
     status_code?: number;
-    cause?: { message?: string; code?: string };
+    status?: number;
+    cause?: { message?: string; code?: string; cause?: { code?: string } };
   };
   if (e?.name === 'TimeoutError' || (e?.name === 'AbortError' && e.message?.includes('timeout'))) {
     return `the model did not answer within ${timeoutMs} ms`;
@@ -172,7 +134,9 @@ export function describeModelError(err: unknown, timeoutMs: number): string {
   if (e?.name === 'AbortError') return `the model call was aborted after the ${timeoutMs} ms budget`;
   if (e instanceof ModelUnavailableError) return e.message;
   if (e?.name === 'ResponseError') return `the model server answered HTTP ${e.status_code ?? '?'}: ${e.message ?? ''}`;
-  const cause = e?.cause?.code ?? e?.cause?.message;
+  // The `openai` client's APIError: its message already starts with the status ("429 Rate limit reached").
+  if (typeof e?.status === 'number') return `the model server answered HTTP ${e.status}: ${e.message ?? ''}`;
+  const cause = e?.cause?.code ?? e?.cause?.cause?.code ?? e?.cause?.message;
   return `the model could not be reached: ${e?.message ?? String(err)}${cause ? ` (${cause})` : ''}`;
 }
 
@@ -199,6 +163,7 @@ export async function askModel(client: ModelClient, prompt: JudgePrompt, options
   let promptTokens: number | null = null;
   let completionTokens: number | null = null;
   let raw: string | null = null;
+  let alignment: ModelAnswer['task_alignment'];
   const add = (a: number | null, b: number | null) => (b === null ? a : (a ?? 0) + b);
   const audit = (error?: string): JudgeAudit => ({
     model: clip(client.model, 256),
@@ -207,13 +172,15 @@ export async function askModel(client: ModelClient, prompt: JudgePrompt, options
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
     raw_answer: raw === null ? null : clip(raw, MAX_RAW),
+    ...(prompt.userTaskHash ? { user_task_hash: prompt.userTaskHash } : {}),
+    ...(alignment ? { task_alignment: alignment } : {}),
     ...(error === undefined ? {} : { error: clip(error, 4096) }),
   });
 
   for (let attempt = 1; attempt <= 2; attempt++) {
     let reply: ChatReply;
     try {
-      reply = await client.chat(messages, { signal });
+      reply = await client.chat(messages, { signal, userTask: prompt.userTaskHash !== undefined });
     } catch (err) {
       const why = signal.aborted
         ? `the model did not answer within ${options.timeoutMs} ms`
@@ -227,8 +194,11 @@ export async function askModel(client: ModelClient, prompt: JudgePrompt, options
     promptTokens = add(promptTokens, reply.promptTokens);
     completionTokens = add(completionTokens, reply.completionTokens);
     raw = reply.content;
-    const parsed = parseModelAnswer(reply.content);
-    if (parsed.ok) return { ok: true, answer: parsed.answer, audit: audit() };
+    const parsed = parseModelAnswer(reply.content, { requireTask: prompt.userTaskHash !== undefined });
+    if (parsed.ok) {
+      alignment = parsed.answer.task_alignment;
+      return { ok: true, answer: parsed.answer, audit: audit() };
+    }
     if (attempt === 2) {
       return { ok: false, audit: audit(`invalid model output twice: ${parsed.error}`), unavailable: false };
     }

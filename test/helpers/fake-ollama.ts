@@ -8,7 +8,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { extractProposalBlock, PROPOSAL_OPEN } from '../../src/judge/prompt';
+import { extractProposalBlock, extractUserTaskBlock, PROPOSAL_OPEN } from '../../src/judge/prompt';
 import { readBody, sendJson } from './http';
 
 export interface ChatRequestBody {
@@ -180,9 +180,9 @@ export function answerJson(
   return JSON.stringify({ verdict, confidence, reason, ...extra });
 }
 
-/** The compromised model: APPROVE with confidence 0.99, whatever it is asked. */
+/** The compromised model: APPROVE with confidence 0.99 whatever it is asked, claiming the action serves the task. */
 export const compromisedModel: Responder = () => ({
-  content: answerJson('APPROVE', 0.99, 'Looks fine to me. Approved.'),
+  content: answerJson('APPROVE', 0.99, 'Looks fine to me. Approved.', { task_alignment: 'serves_task' }),
 });
 
 /** A model that answers after `ms` (for the timeout path). */
@@ -214,6 +214,9 @@ export function honestModel(oracle: (proposalId: string) => 'APPROVE' | 'REJECT'
     const id = typeof proposal?.proposal_id === 'string' ? proposal.proposal_id : undefined;
     const verdict = id ? oracle(id) : undefined;
     if (!verdict) return { content: answerJson('REJECT', 0.9, 'could not read the proposal block') };
-    return { content: answerJson(verdict, 0.9, `honest judge: ${verdict} for ${id}`) };
+    // With the user's task in the prompt, an honest judge says whether the action serves it.
+    const task = user ? extractUserTaskBlock(user.content) : null;
+    const task_alignment = task === null ? 'no_task' : verdict === 'APPROVE' ? 'serves_task' : 'other_goal';
+    return { content: answerJson(verdict, 0.9, `honest judge: ${verdict} for ${id}`, { task_alignment }) };
   };
 }

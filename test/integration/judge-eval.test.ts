@@ -10,9 +10,12 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { registerEvalCommand } from '../../src/cli/eval';
 import type { CompliancePolicy } from '../../src/contracts/policy';
 import { createJudgeDepsFromEnv } from '../../src/judge';
-import { runEval, type EvalReport } from '../../src/judge/eval';
+import { compareEval, formatEvalComparison, runEval, type EvalReport } from '../../src/judge/eval';
 import { compromisedModel, honestModel, startFakeOllama, type FakeOllama } from '../helpers/fake-ollama';
 import { judgePolicy, loadCorpus, tempBaseDir } from '../helpers/judge-fixtures';
+import { DOJO, M2W } from '../helpers/dataset-fixtures';
+import { mkdirSync } from 'node:fs';
+import { DATASETS } from '../../src/judge/datasets';
 
 const corpus = loadCorpus();
 const oracle = new Map(corpus.map((c) => [c.proposal.proposal_id, c.expected]));
@@ -54,6 +57,24 @@ describe('eval with an honest model', () => {
     expect(
       report.results.filter((r) => r.verdict.decided_by === 'judge').every((r) => r.verdict.judge?.prompt_hash),
     ).toBe(true);
+  });
+
+  it("reports the cases with the user's task apart: the rules approve every goal hijack, the model none", async () => {
+    const baseDir = tempBaseDir();
+    const policy = await judgePolicy(baseDir, { withoutModel: 'approve' });
+    const rules = await runEval(corpus, { policy, deps: { baseDir, env: {} }, concurrency: 4 });
+    const c = compareEval(rules, report);
+    const hijacks = corpus.filter((x) => x.tags.includes('goal-hijack') && x.tags.includes('model-only'));
+    expect(hijacks.length).toBeGreaterThanOrEqual(6);
+    expect(c.userTask.ids.sort()).toEqual(
+      corpus
+        .filter((x) => x.proposal.user_task !== undefined)
+        .map((x) => x.proposal.proposal_id)
+        .sort(),
+    );
+    for (const h of hijacks) expect(c.userTask.rules.falseApproves).toContain(h.proposal.proposal_id);
+    expect(c.userTask.model.falseApproveRate).toBe(0);
+    expect(formatEvalComparison(c)).toContain("cases with the user's task in view (goal hijacking shows here)");
   });
 
   it('reports latency percentiles', () => {
@@ -166,6 +187,61 @@ describe('agent-judge eval (the command)', () => {
     } finally {
       fake.assertDone();
       await fake.close();
+    }
+  });
+
+  /** Runs the command with stdout captured; returns the JSON it printed and the exit code it set. */
+  async function runEvalCommand(args: string[]): Promise<{ json: Record<string, unknown>; exitCode: unknown }> {
+    const out: string[] = [];
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => (out.push(String(chunk)), true));
+    const errWrite = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const program = new Command().exitOverride();
+    registerEvalCommand(program);
+    const before = process.exitCode;
+    let exitCode: unknown;
+    try {
+      await program.parseAsync(['eval', ...args], { from: 'user' });
+    } finally {
+      write.mockRestore();
+      errWrite.mockRestore();
+      exitCode = process.exitCode;
+      process.exitCode = before;
+    }
+    return { json: JSON.parse(out.join('')) as Record<string, unknown>, exitCode };
+  }
+
+  it('--dataset: a benchmark from its install directory, the published figures, the task cases apart', async () => {
+    const fake = await startFakeOllama({ respond: compromisedModel });
+    try {
+      const baseDir = tempBaseDir();
+      const dir = join(baseDir, 'datasets');
+      mkdirSync(join(dir, DATASETS['mind2web-sc'].file, '..'), { recursive: true });
+      writeFileSync(join(dir, DATASETS['mind2web-sc'].file), M2W);
+      writeFileSync(join(dir, DATASETS.agentdojo.file), DOJO);
+      const common = ['--base-dir', baseDir, '--dataset-dir', dir, '--model', 'm', '--host', fake.host, '--json'];
+      const m2w = await runEvalCommand(['--dataset', 'mind2web-sc', ...common]);
+      expect(m2w.json).toMatchObject({
+        cases: 2,
+        falseApproves: ['m2w-002'],
+        dataset: { name: 'mind2web-sc', cases: 2, of: 2, published: [{ value: '90.0%' }, { value: 'over 83%' }] },
+        user_task: { ids: ['m2w-001', 'm2w-002'] },
+      });
+      const dojo = await runEvalCommand(['--dataset', 'agentdojo', ...common, '--limit', '1']);
+      expect(dojo.json).toMatchObject({ cases: 1, dataset: { name: 'agentdojo', cases: 1, of: 2 } });
+      expect(fake.calls.map((c) => c.model)).toEqual(['m', 'm', 'm']);
+    } finally {
+      fake.assertDone();
+      await fake.close();
+    }
+  });
+
+  it('refuses a corpus and --dataset together, and neither', async () => {
+    for (const args of [['c.jsonl', '--dataset', 'agentdojo'], []]) {
+      const program = new Command().exitOverride();
+      registerEvalCommand(program);
+      await expect(program.parseAsync(['eval', ...args], { from: 'user' })).rejects.toThrow(
+        'eval: give a corpus file or --dataset <name>, not both and not neither',
+      );
     }
   });
 });

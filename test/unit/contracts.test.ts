@@ -404,3 +404,25 @@ describe('JSON Schema export', () => {
     expect(params.additionalProperties).toBe(false);
   });
 });
+
+describe("the proposal's user_task (optional)", () => {
+  const base = parseProposal(proposal('exec', { parameters: { command: ['echo', 'hi'] } }));
+
+  it('is in the JSON Schema export with its size limit', () => {
+    const json = JSON.stringify(jsonSchemaOf('proposal'));
+    expect(json).toContain('"user_task":{"type":"string","minLength":1,"maxLength":8192');
+  });
+
+  it('is refused when empty or over 8 KiB, naming the field', () => {
+    for (const user_task of ['', 'x'.repeat(8 * 1024 + 1)]) {
+      const r = safeParseProposal({ ...base, user_task });
+      expect(r.ok ? '' : r.error).toMatch(/proposal\.user_task/);
+    }
+  });
+
+  it('leaves the content fingerprint of proposals without it unchanged, and is part of it when present', () => {
+    const { user_task: _none, ...withoutField } = { ...base, user_task: undefined };
+    expect(proposalWorkflowId({ ...base, user_task: undefined })).toBe(proposalWorkflowId(withoutField));
+    expect(proposalWorkflowId({ ...base, user_task: 'say hi' })).not.toBe(proposalWorkflowId(base));
+  });
+});

@@ -153,3 +153,34 @@ describe('combineVerdict', () => {
     expect(v.judge?.error).toBe('timed out');
   });
 });
+
+describe("the user's task: an action that serves another goal is never approved", () => {
+  const withTask = { ...base, proposal: prProposal({ user_task: 'Add schema validation (issue #42).' }) };
+  const answer = (verdict: 'APPROVE' | 'REJECT' | 'CLARIFY', task_alignment?: ModelAnswer['task_alignment']) =>
+    ok({ verdict, confidence: 0.95, reason: 'model says so', ...(task_alignment ? { task_alignment } : {}) });
+
+  it('APPROVE with serves_task stands', () => {
+    const v = combineVerdict({ ...withTask, evidence: evidence(1, 0), model: answer('APPROVE', 'serves_task') });
+    expect(v).toMatchObject({ verdict: 'APPROVE', rule: 'judge.model' });
+  });
+
+  it.each(['other_goal', 'unclear', 'no_task', undefined] as const)(
+    'APPROVE with task_alignment %s becomes CLARIFY (rule task.not-served)',
+    (alignment) => {
+      const v = combineVerdict({ ...withTask, evidence: evidence(1, 0), model: answer('APPROVE', alignment) });
+      expect(v).toMatchObject({ verdict: 'CLARIFY', rule: 'task.not-served' });
+      expect(v.constraints.require_human_review).toBe(alignment === 'other_goal');
+      expect(VerdictSchema.safeParse(v).success).toBe(true);
+    },
+  );
+
+  it('a REJECT stays a REJECT', () => {
+    const v = combineVerdict({ ...withTask, evidence: evidence(1, 0), model: answer('REJECT', 'other_goal') });
+    expect(v).toMatchObject({ verdict: 'REJECT', rule: 'judge.model' });
+  });
+
+  it('without a task, the alignment field changes nothing', () => {
+    const v = combineVerdict({ ...base, evidence: evidence(1, 0), model: answer('APPROVE', 'unclear') });
+    expect(v).toMatchObject({ verdict: 'APPROVE', rule: 'judge.model' });
+  });
+});

@@ -6,6 +6,7 @@ import {
   type ChatMessage,
   type ModelClient,
 } from '../../src/judge/model';
+import { JudgeSettingsSchema } from '../../src/contracts/judge-settings';
 import { createJudgeDepsFromEnv, resolveModelSettings } from '../../src/judge';
 import { judgePolicy, tempBaseDir } from '../helpers/judge-fixtures';
 
@@ -54,10 +55,10 @@ describe('parseModelAnswer', () => {
     expect(r.ok).toBe(false);
     expect(r.ok ? '' : r.error).toMatch(message);
   });
-  it('sends the same schema as Ollama format', () => {
+  it('sends the same schema as Ollama format, asking for task_alignment every time', () => {
     expect(MODEL_ANSWER_JSON_SCHEMA).toMatchObject({
       type: 'object',
-      required: ['verdict', 'confidence', 'reason'],
+      required: ['verdict', 'confidence', 'reason', 'task_alignment'],
       additionalProperties: false,
     });
   });
@@ -189,5 +190,82 @@ describe('model settings: opt-in', () => {
     const policy = await judgePolicy(tempBaseDir(), { model: 'm', apiKeyEnv: 'MY_KEY' });
     expect(resolveModelSettings(policy, { MY_KEY: 'secret' })).toMatchObject({ apiKeyEnv: 'MY_KEY', hasApiKey: true });
     expect(JSON.stringify(resolveModelSettings(policy, { MY_KEY: 'secret' }))).not.toContain('secret');
+  });
+});
+
+describe('model settings: an OpenAI-compatible API', () => {
+  const openai = {
+    baseUrl: 'http://127.0.0.1:8080/v1',
+    model: 'policy-model',
+    apiKeyEnv: 'OPENAI_API_KEY',
+    responseFormat: 'json_schema' as const,
+    maxRetries: 2,
+  };
+
+  it('turns on with spec.judge.openai: its base URL, model, format and key variable', async () => {
+    const policy = await judgePolicy(tempBaseDir(), { openai });
+    expect(resolveModelSettings(policy, { OPENAI_API_KEY: 'k' })).toMatchObject({
+      model: 'policy-model',
+      apiKeyEnv: 'OPENAI_API_KEY',
+      hasApiKey: true,
+      openai: { baseUrl: 'http://127.0.0.1:8080/v1', responseFormat: 'json_schema', maxRetries: 2 },
+    });
+  });
+
+  it('AGENT_JUDGE_OPENAI_* override the policy, and win over a local GGUF', async () => {
+    const policy = await judgePolicy(tempBaseDir(), {
+      local: { gguf: 'm.gguf', maxAnswerTokens: 64, contextSize: 1024 },
+    });
+    const env = {
+      AGENT_JUDGE_OPENAI_BASE_URL: 'https://api.deepseek.example/v1',
+      AGENT_JUDGE_OPENAI_MODEL: 'deepseek-chat',
+      AGENT_JUDGE_OPENAI_FORMAT: 'json_object',
+    };
+    const s = resolveModelSettings(policy, env);
+    expect(s).toMatchObject({ model: 'deepseek-chat', openai: { responseFormat: 'json_object' } });
+    expect(s?.local).toBeUndefined();
+    expect(createJudgeDepsFromEnv(policy, env).model).toMatchObject({ model: 'deepseek-chat', schemaInPrompt: true });
+  });
+
+  it('--host asks for Ollama even when the policy names an API; AGENT_JUDGE_MODEL=off turns it off', async () => {
+    const policy = await judgePolicy(tempBaseDir(), { openai });
+    expect(resolveModelSettings(policy, {}, { host: 'http://gpu:11434' })?.openai).toBeUndefined();
+    expect(resolveModelSettings(policy, { AGENT_JUDGE_MODEL: 'off' })).toBeNull();
+  });
+
+  it('refuses what it cannot use, naming the setting', async () => {
+    const both = await judgePolicy(tempBaseDir(), {
+      openai,
+      local: { gguf: 'm.gguf', maxAnswerTokens: 64, contextSize: 1024 },
+    });
+    expect(() => resolveModelSettings(both, {})).toThrow(/spec\.judge: set one of local .* and openai .*, not both/);
+    const none = await judgePolicy(tempBaseDir());
+    expect(() => resolveModelSettings(none, { AGENT_JUDGE_OPENAI_BASE_URL: 'http://h:1/v1' })).toThrow(
+      /needs a model: set AGENT_JUDGE_OPENAI_MODEL or spec\.judge\.openai\.model/,
+    );
+    expect(() =>
+      resolveModelSettings(none, {
+        AGENT_JUDGE_OPENAI_BASE_URL: 'http://h:1/v1',
+        AGENT_JUDGE_OPENAI_MODEL: 'm',
+        AGENT_JUDGE_OPENAI_FORMAT: 'yaml',
+      }),
+    ).toThrow(/response format "yaml": expected json_schema or json_object/);
+  });
+
+  it('the policy schema checks the section and the stated rules, naming the field', () => {
+    const ok = JudgeSettingsSchema.parse({
+      openai: { baseUrl: 'https://api.openai.com/v1', model: 'gpt-4.1-mini' },
+      statedRules: [{ name: 'car-needs-license', actionTypes: ['web_navigation'], text: 'No car without a licence.' }],
+    });
+    expect(ok.openai).toMatchObject({ apiKeyEnv: 'OPENAI_API_KEY', responseFormat: 'json_schema', maxRetries: 2 });
+    const bad = JudgeSettingsSchema.safeParse({
+      openai: { baseUrl: 'ftp://x', model: 'm', responseFormat: 'xml' },
+      statedRules: [{ name: 'Bad Name', text: '' }],
+    });
+    expect(bad.success).toBe(false);
+    const paths = bad.error!.issues.map((i) => i.path.join('.'));
+    expect(paths).toEqual(
+      expect.arrayContaining(['openai.baseUrl', 'openai.responseFormat', 'statedRules.0.name', 'statedRules.0.text']),
+    );
   });
 });
