@@ -13,6 +13,11 @@ export declare function ensureNode22Tools(log?: (line: string) => void): {
 export declare function ensureChromium(chromiumPackage: string, log?: (line: string) => void): Promise<string>;
 export declare function ensurePrometheus(log?: (line: string) => void): { promtool: string; prometheus: string };
 export declare function ensureRealModel(log?: (line: string) => void): string;
+export declare const XLLAMACPP_VERSION: string;
+export declare const XLLAMACPP_DIR: string;
+export declare const DATASETS_DIR: string;
+export declare function ensureXllamacpp(log?: (line: string) => void): string;
+export declare function ensureDatasets(log?: (line: string) => void): string;
 /** The tools the tests drive, by name: where each is. */
 export interface TestTools {
   node22?: string;
@@ -22,6 +27,8 @@ export interface TestTools {
   promtool?: string;
   prometheus?: string;
   realModel?: string;
+  xllamacpp?: string;
+  datasets?: string;
 }
 export declare function ensureTestTools(
   log?: (line: string) => void,

