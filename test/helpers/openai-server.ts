@@ -1,6 +1,7 @@
 /**
  * A real OpenAI-compatible server for tests and benches: llama.cpp's own server from the `xllamacpp` wheel (PyPI),
- * which the test setup installs under `.agent-judge/tools/xllamacpp` (scripts/test-tools.mjs), serving the 270M test GGUF on a free loopback port.
+ * which the test setup installs under `.agent-judge/tools/xllamacpp` (scripts/test-tools.mjs), serving the 270M test
+ * GGUF on a free loopback port.
  * `scripts/llama-server.py` runs it; the server stops when this process closes its standard input or kills it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
