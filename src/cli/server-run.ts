@@ -414,7 +414,7 @@ async function startDevHookGate(
   } catch (err) {
     return {
       line: `off (${(err as Error).message}); hooks installed for this machine block until a gate runs`,
-      close: async () => undefined,
+      close: () => Promise.resolve(),
     };
   }
 }
