@@ -97,7 +97,10 @@ export const claudeCode: HookAdapter = {
   },
   render(answer: Decision, options: RenderOptions): HookReply {
     if (answer.kind === 'forward') {
-      return pre({ permissionDecision: 'allow', permissionDecisionReason: `agent-judge: allowed (${answer.rule})` });
+      const why = answer.lease
+        ? `approved (${answer.rule}; proposal ${answer.lease.proposalId})`
+        : `allowed (${answer.rule})`;
+      return pre({ permissionDecision: 'allow', permissionDecisionReason: `agent-judge: ${why}` });
     }
     const text = modelText(answer)!;
     if (answer.kind === 'pending') {
