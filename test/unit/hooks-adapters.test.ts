@@ -75,7 +75,7 @@ describe('Codex', () => {
 });
 
 describe('Claude Code', () => {
-  it('answers hookSpecificOutput.permissionDecision: allow, deny with the reason; defer or ask only when asked to', () => {
+  it('answers permissionDecision allow, or deny with the reason; defer or ask only when asked to', () => {
     const [forward, deny, , pending] = answers;
     expect(claudeCode.render(forward!, opts).stdout).toEqual({
       hookSpecificOutput: {

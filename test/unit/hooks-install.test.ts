@@ -15,7 +15,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function run(...args: string[]): Promise<{ code: number; out: Record<string, unknown> }> {
   let out = '';
   const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((c: string) => ((out += c), true)) as typeof process.stdout.write;
+  process.stdout.write = (c: string) => {
+    out += c;
+    return true;
+  };
   let code: number;
   try {
     process.exitCode = undefined;
