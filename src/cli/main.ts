@@ -143,6 +143,24 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
     load: async () => (await import('./policy')).registerPolicyCommands,
   },
   {
+    commands: [
+      {
+        term: 'hook',
+        description: 'coding agents’ hooks on the gate: the command hook, check, install, uninstall, token',
+      },
+    ],
+    load: async () => (await import('./hooks')).registerHookCommands,
+  },
+  {
+    commands: [
+      {
+        term: 'gate [options]',
+        description: 'run the resident gate for coding agents’ hooks on loopback (agent-judge dev runs one too)',
+      },
+    ],
+    load: async () => (await import('./hooks')).registerGateCommand,
+  },
+  {
     commands: [{ term: 'schema <name>', description: 'print the JSON Schema of a contract' }],
     load: async () => (await import('./schema')).registerSchemaCommand,
   },

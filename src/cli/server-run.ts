@@ -267,6 +267,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     logger,
   });
   const bot = await startDiscordBotFromEnv({ client, policy, logger });
+  const hooksGate = await startDevHookGate(policy, client, taskQueues.workflow, logger);
 
   const lines = [
     'agent-judge is running',
@@ -281,6 +282,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     `circles     ${describeCircles(operatorKeys)}`,
     `capability  ${describeCapabilities(policy, capabilityKey)}`,
     `discord     ${bot ? 'escalations go to Discord (bot connected)' : DISCORD_OFF}`,
+    `hooks       ${hooksGate.line}`,
     ...audit,
     `try         agent-judge propose examples/memory-write.json --wait`,
     'stop        Ctrl-C',
@@ -290,6 +292,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
   const sig = await Promise.race([done, running.then(() => 'workers stopped')]);
   logger.info({ reason: sig }, 'shutting down');
   gauges.stop();
+  await hooksGate.close();
   await bot?.stop().catch((err) => logger.error({ err }, 'discord bot stop failed'));
   await running.catch((err) => logger.error({ err }, 'worker failed'));
   await native.close();
@@ -403,4 +406,37 @@ export async function runWorker(opts: WorkerCommandOptions, cmd: Command): Promi
   await running.catch((err) => logger.error({ err }, 'worker failed'));
   await native.close();
   await connection.close();
+}
+
+/**
+ * `dev`'s resident gate for coding agents' hooks (docs/hooks.md): on the policy's loopback address; a busy port or
+ * any other failure leaves it off (said at start: the hooks then block, never allow).
+ */
+async function startDevHookGate(
+  policy: CompliancePolicy,
+  client: Client,
+  taskQueue: string,
+  logger: Logger,
+): Promise<{ line: string; close: () => Promise<void> }> {
+  try {
+    const { startResidentGate } = await import('../hooks/resident');
+    const gate = await startResidentGate({
+      policy,
+      client,
+      taskQueue,
+      stateDir: resolve('.agent-judge'),
+      log: (line) => logger.info({ component: 'hooks-gate' }, line),
+    });
+    return {
+      line:
+        `gate ${gate.url} for ${gate.agents.join(', ')}${gate.tokenFile ? ` (token ${gate.tokenFile})` : ''}; ` +
+        'agent-judge hook install claude-code|codex|gemini',
+      close: () => gate.close(),
+    };
+  } catch (err) {
+    return {
+      line: `off (${(err as Error).message}); hooks installed for this machine block until a gate runs`,
+      close: () => Promise.resolve(),
+    };
+  }
 }

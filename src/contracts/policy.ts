@@ -9,6 +9,7 @@ import { MetricsSettingsSchema } from './metrics';
 import { ReviewSettingsSchema } from './review';
 import { CapabilitySettingsSchema } from './capability-settings';
 import { McpSettingsSchema } from './mcp';
+import { HooksSettingsSchema } from './hooks';
 
 /** A duration such as `90s`, `5m`, `1h`, `7d`, or a number of milliseconds. */
 export const DurationSchema = z.union([
@@ -226,6 +227,8 @@ export const CompliancePolicySchema = z.strictObject({
     capabilities: CapabilitySettingsSchema,
     /** The MCP judge proxy: which tool calls are judged as what (`agent-judge mcp`, docs/mcp.md). */
     mcp: McpSettingsSchema,
+    /** Coding agents' built-in tools through their hooks: rules per runtime, shell and file checks (docs/hooks.md). */
+    hooks: HooksSettingsSchema,
     /** Model-backed judge settings (see the judge docs); optional so the rules judge runs alone. */
     judge: JudgeSettingsSchema.optional(),
   }),

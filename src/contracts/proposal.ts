@@ -139,6 +139,83 @@ export const actionShapes = {
     parameters: z.strictObject({ reason: z.string().max(4096).optional() }),
   },
   /**
+   * A shell command a coding agent's runtime runs itself once approved (through its hook): the command line as the
+   * tool receives it, the directory it runs in, and what the hooks layer's shell parser made of it (`parsed`: the
+   * simple commands and redirections when the line reduces to them, otherwise why not). The agent's own description
+   * of the command is its statement, not part of the action.
+   */
+  shell_command: {
+    target: z.strictObject({ cwd: RelativeOrAbsolutePath }),
+    parameters: z.strictObject({
+      command: z
+        .string()
+        .min(1)
+        .max(64 * 1024),
+      parsed: z.strictObject({
+        reducible: z.boolean(),
+        commands: z
+          .array(
+            z.strictObject({
+              argv: z.array(z.string().max(4096)).min(1).max(256),
+              redirects: z
+                .array(z.strictObject({ op: z.string().min(1).max(8), target: z.string().max(4096) }))
+                .max(64),
+            }),
+          )
+          .max(64),
+        why: z.string().max(512).optional(),
+      }),
+    }),
+  },
+  /**
+   * A file change a coding agent's runtime makes itself once approved: the paths (resolved, inside the hook roots)
+   * and the change as the judge sees it (the new content, the replacements, or the patch), bounded.
+   */
+  file_edit: {
+    target: z.strictObject({ paths: z.array(RelativeOrAbsolutePath).min(1).max(100) }),
+    parameters: z.strictObject({
+      change: z.enum(['write', 'edit', 'patch', 'notebook']),
+      content: z
+        .string()
+        .max(128 * 1024)
+        .optional(),
+      edits: z
+        .array(
+          z.strictObject({
+            old_string: z.string().max(64 * 1024),
+            new_string: z.string().max(64 * 1024),
+            replace_all: z.boolean().optional(),
+          }),
+        )
+        .max(100)
+        .optional(),
+      patch: z
+        .string()
+        .max(128 * 1024)
+        .optional(),
+      notebook: z
+        .strictObject({
+          cell_id: z.string().max(256).optional(),
+          cell_type: z.string().max(32).optional(),
+          edit_mode: z.string().max(32).optional(),
+        })
+        .optional(),
+    }),
+  },
+  /** A network read a coding agent's runtime makes itself once approved: a URL fetched or a query searched. */
+  web_request: {
+    target: z
+      .strictObject({ url: HttpUrl.optional(), query: z.string().min(1).max(2048).optional() })
+      .refine((t) => (t.url === undefined) !== (t.query === undefined), 'expected exactly one of url and query'),
+    parameters: z.strictObject({
+      prompt: z
+        .string()
+        .max(16 * 1024)
+        .optional(),
+      domains: z.array(z.string().max(256)).max(100).optional(),
+    }),
+  },
+  /**
    * A tool call through a gate (the MCP proxy, a runtime's hook) that no rule maps: the tool and its exact arguments,
    * and its definition's hash when the runtime has one (MCP always does).
    */
@@ -332,6 +409,12 @@ export function targetKey(proposal: Proposal): string {
       return `identity:${p.target.identity}`;
     case 'credential_rotation':
       return `credential:${p.target.credential}`;
+    case 'shell_command':
+      return `shell:${p.target.cwd}:${p.parameters.parsed.commands[0]?.argv[0] ?? ''}`;
+    case 'file_edit':
+      return `file:${p.target.paths[0] ?? ''}`;
+    case 'web_request':
+      return p.target.url !== undefined ? `web:${p.target.url}` : 'web:search';
     case 'mcp_tool_call':
       return `mcp:${p.target.server}/${p.target.tool}`;
   }

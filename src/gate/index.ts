@@ -24,7 +24,16 @@ export type {
   Lease,
   ProposalRef,
 } from './types';
-export { mapToolCall, matchRule, proposalForToolCall, toolCallDigest, type CallMapping } from './mapping';
+export {
+  mapToolCall,
+  matchRule,
+  proposalForToolCall,
+  toolCallDigest,
+  userTaskField,
+  PROPOSAL_HAS_USER_TASK,
+  type CallMapping,
+  type MatchedRule,
+} from './mapping';
 
 /** How long an identical call waits for the previous one's outcome to be recorded before it is resolved (ms). */
 const REPORT_WAIT_MS = 5000;
@@ -48,7 +57,19 @@ export class Gate {
    */
   async decide(call: GateToolCall, opts: DecideOptions = {}): Promise<GateAnswer> {
     const { client } = this.options;
-    const mapping = mapToolCall(this.options.rules, call);
+    let mapping = mapToolCall(this.options.rules, call);
+    if (this.options.refine) {
+      try {
+        mapping = await this.options.refine(mapping, call);
+      } catch (err) {
+        return {
+          kind: 'refused',
+          reason: `agent-judge could not read this call: ${(err as Error).message}`,
+          proposal: null,
+        };
+      }
+    }
+    if (mapping.kind === 'refuse') return { kind: 'refused', reason: mapping.reason, proposal: null };
     if (mapping.kind === 'error') {
       return {
         kind: 'refused',

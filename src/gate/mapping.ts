@@ -9,7 +9,7 @@ import { canonicalJson } from '../contracts/canonical-json';
 import { toHex, utf8 } from '../contracts/encoding';
 import { applyTemplate, globMatches, MCP_TOOL_CALL, type McpRule } from '../contracts/mcp';
 import { proposalWorkflowId, PROPOSAL_WORKFLOW_ID_PREFIX } from '../contracts/digest';
-import { safeParseProposal, type Proposal } from '../contracts/proposal';
+import { ProposalEnvelopeSchema, safeParseProposal, type Proposal } from '../contracts/proposal';
 import { callProposalIdPrefix } from '../contracts/workflow-ids';
 import type { AgentStatement, GateRules, GateToolCall } from './types';
 
@@ -29,7 +29,9 @@ export type CallMapping =
       target: Record<string, unknown>;
       parameters: Record<string, unknown>;
     }
-  | { kind: 'error'; rule: MatchedRule; message: string };
+  | { kind: 'error'; rule: MatchedRule; message: string }
+  /** Refused before any proposal, by a runtime's own completion (src/hooks/): `reason` says which rule and why. */
+  | { kind: 'refuse'; rule: MatchedRule; reason: string };
 
 /** The first rule matching server and tool, or null (the call becomes an `mcp_tool_call`). */
 export function matchRule(rules: GateRules, server: string, tool: string): MatchedRule | null {
@@ -77,16 +79,17 @@ export function mapToolCall(
 /**
  * The identity of one exact call, as its proposal's `performer.call`: SHA-256 over the canonical JSON of its server,
  * tool, definition hash and arguments, plus the runtime for every runtime but MCP (the MCP proxy's calls keep the form
- * they always had).
+ * they always had) and the working directory when the runtime gives one.
  */
 export function toolCallDigest(
-  call: Pick<GateToolCall, 'runtime' | 'server' | 'tool' | 'toolDefinitionHash' | 'arguments'>,
+  call: Pick<GateToolCall, 'runtime' | 'server' | 'tool' | 'toolDefinitionHash' | 'arguments' | 'cwd'>,
 ): string {
   return toHex(
     sha256(
       utf8(
         canonicalJson({
           ...(call.runtime !== 'mcp' ? { runtime: call.runtime } : {}),
+          ...(call.cwd !== undefined ? { cwd: call.cwd } : {}),
           server: call.server,
           tool: call.tool,
           ...(call.toolDefinitionHash !== undefined ? { tool_definition_hash: call.toolDefinitionHash } : {}),
@@ -104,7 +107,7 @@ export function toolCallDigest(
  */
 export function proposalForToolCall(input: {
   agentId: string;
-  call: Pick<GateToolCall, 'runtime' | 'server' | 'tool' | 'toolDefinitionHash'>;
+  call: Pick<GateToolCall, 'runtime' | 'server' | 'tool' | 'toolDefinitionHash' | 'userTask'>;
   callDigest: string;
   mapping: Extract<CallMapping, { kind: 'judged' }>;
   agent: AgentStatement;
@@ -124,6 +127,7 @@ export function proposalForToolCall(input: {
       `${what} ${call.server}/${call.tool}; the agent gave no justification (_agent_judge.justification)`,
     cited_evidence: agent.cited_evidence ?? [],
     scope_claim: agent.scope_claim ?? {},
+    ...userTaskField(call.userTask),
     performer: {
       by: 'caller',
       call: input.callDigest,
@@ -143,3 +147,17 @@ export function proposalForToolCall(input: {
     proposal: { ...parsed.value, proposal_id: `${prefix}${workflowId.slice(PROPOSAL_WORKFLOW_ID_PREFIX.length)}` },
   };
 }
+
+/**
+ * The proposal contract's field for the user's task, when it has one (`user_task`, optional; issue 27 adds it): a
+ * runtime's `userTask` then travels to the judge as untrusted context. Until the contract has the field this is empty,
+ * so a call carrying a task still makes a valid proposal. Bounded to the field's 8 KiB (cut at a character).
+ */
+export function userTaskField(task: string | undefined): { user_task?: string } {
+  if (task === undefined || task.trim() === '' || !PROPOSAL_HAS_USER_TASK) return {};
+  return { user_task: task.length > USER_TASK_MAX ? `${task.slice(0, USER_TASK_MAX - 1)}…` : task };
+}
+
+/** Whether the proposal contract in this build has `user_task` (see {@link userTaskField}). */
+export const PROPOSAL_HAS_USER_TASK = 'user_task' in ProposalEnvelopeSchema.shape;
+const USER_TASK_MAX = 8 * 1024;

@@ -8,6 +8,7 @@ import type { Clarification } from '../contracts/messages';
 import type { McpRule } from '../contracts/mcp';
 import type { ProposalStatus } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
+import type { CallMapping } from './mapping';
 
 /** What the agent may say for itself with a call (all optional): the proposal's justification, evidence and scope. */
 export type AgentStatement = Partial<Clarification>;
@@ -26,8 +27,19 @@ export interface GateToolCall {
   toolDefinitionHash?: string;
   /** The arguments exactly as the tool will receive them. */
   arguments: Record<string, unknown>;
+  /**
+   * The directory the call acts in, when the runtime says (a hook's `cwd`): part of the call's identity, since the
+   * same command in two directories is two actions. Absent for MCP.
+   */
+  cwd?: string;
   /** The agent's own justification, evidence and scope, when the runtime lets it supply them. */
   agent?: AgentStatement;
+  /**
+   * What the user asked the agent to do, as the runtime saw it (e.g. a session's first user message): untrusted
+   * context for the judge, never part of the call's identity. Carried as the proposal's `user_task` when the
+   * proposal contract has that field (see `proposalForToolCall`).
+   */
+  userTask?: string;
   /**
    * Audit only (never part of the call's identity): the runtime's session and call ids. Not recorded by the gate yet;
    * the adapter's own log line carries them.
@@ -64,6 +76,12 @@ export interface GateOptions {
   holdMs: number;
   /** How often a held call looks at its proposal again while a person decides (ms, default 250). */
   pollMs?: number;
+  /**
+   * A runtime's own completion of what the rules made of a call, before any proposal: fill in what the arguments do
+   * not say (a working directory, a parsed shell line, resolved paths), run a call at once (`no-judge`), or refuse
+   * it (`refuse`). Pure or cheap; an exception refuses the call.
+   */
+  refine?: (mapping: CallMapping, call: GateToolCall) => CallMapping | Promise<CallMapping>;
 }
 
 /** Per call: cancellation and progress. */

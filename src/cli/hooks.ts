@@ -1,0 +1,291 @@
+/**
+ * `agent-judge hook ...` and `agent-judge gate`: coding agents' hooks on the gate (docs/hooks.md). `hook
+ * claude-code | codex | gemini` is the command hook itself (bin/agent-judge.mjs runs it without loading this module);
+ * `hook check` lists what the policy makes of a runtime's tools; `hook install` / `uninstall` edit the runtime's
+ * settings; `hook token` makes an agent's gate token; `gate` runs the resident gate on its own.
+ */
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { AgentJudgeError, BadInputError } from '../contracts/errors';
+import { AgentIdSchema } from '../contracts/proposal';
+import { HOOK_RUNTIMES, isHookRuntime, BUILTIN_SERVER, type HookRuntime } from '../contracts/hooks';
+import { MCP_TOOL_CALL } from '../contracts/mcp';
+import { durationMs } from '../contracts/duration';
+import { loadPolicy } from '../policy/load';
+import { tierFor } from '../policy/classify';
+import { matchRule } from '../gate/mapping';
+import { PACKAGE_ROOT } from '../package-root';
+import { taskQueuesFor } from '../names';
+import { printJson } from './io';
+
+/** The built-in tools each runtime runs hooks for, as `hook check` lists them. */
+export const KNOWN_TOOLS: Record<HookRuntime, readonly string[]> = {
+  'claude-code': [
+    'Read',
+    'Grep',
+    'Glob',
+    'LS',
+    'Bash',
+    'Write',
+    'Edit',
+    'MultiEdit',
+    'NotebookEdit',
+    'WebFetch',
+    'WebSearch',
+    'TodoWrite',
+    'TaskCreate',
+    'TaskGet',
+    'TaskUpdate',
+    'TaskList',
+    'TaskStop',
+    'EnterPlanMode',
+    'ExitPlanMode',
+    'AskUserQuestion',
+    'Agent',
+  ],
+  codex: ['Bash', 'apply_patch'],
+  gemini: [
+    'read_file',
+    'read_many_files',
+    'list_directory',
+    'glob',
+    'grep_search',
+    'run_shell_command',
+    'write_file',
+    'replace',
+    'web_fetch',
+    'google_web_search',
+    'write_todos',
+    'save_memory',
+    'get_internal_docs',
+    'ask_user',
+    'enter_plan_mode',
+    'exit_plan_mode',
+  ],
+};
+
+function runtimeArg(value: string): HookRuntime {
+  if (!isHookRuntime(value))
+    throw new BadInputError(`runtime: expected one of ${HOOK_RUNTIMES.join(', ')}, got ${value}`);
+  return value;
+}
+
+interface InstallFlags {
+  project?: boolean;
+  user?: boolean;
+  dir?: string;
+  url?: string;
+  tokenFile?: string;
+  http?: boolean;
+  headless?: boolean;
+  timeout?: string;
+  policy?: string;
+  stateDir: string;
+}
+
+function scopeOf(flags: { project?: boolean; user?: boolean }): 'project' | 'user' {
+  if (flags.project && flags.user) throw new BadInputError('--project and --user: choose one');
+  return flags.user ? 'user' : 'project';
+}
+
+export function registerHookCommands(program: Command): void {
+  const hook = program
+    .command('hook')
+    .description('coding agents’ hooks on the gate: the command hook, check, install, uninstall, token');
+
+  for (const runtime of HOOK_RUNTIMES) {
+    hook
+      .command(runtime)
+      .description(`the ${runtime} command hook: stdin to the resident gate, its answer back (exit 2 blocks)`)
+      .allowUnknownOption()
+      .helpOption(false)
+      .argument('[options...]')
+      .action(async (options: string[]) => {
+        const { runHookClient } = await import('../hooks/client');
+        process.exitCode = await runHookClient([runtime, ...options]);
+      });
+  }
+
+  hook
+    .command('check')
+    .description("list a runtime's built-in tools with the rule, tier and action type each maps to")
+    .argument('<runtime>', HOOK_RUNTIMES.join(' | '))
+    .option('--policy <file>', 'the CompliancePolicy file (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')
+    .option('--tool <name...>', 'check these tool names too (MCP tools, newer tools)')
+    .action(async (runtimeName: string, opts: { policy?: string; tool?: string[] }) => {
+      const runtime = runtimeArg(runtimeName);
+      const policy = await loadPolicy(opts.policy ? { path: opts.policy } : {});
+      const rules = policy.spec.hooks[runtime];
+      const tools = [...new Set([...KNOWN_TOOLS[runtime], ...(opts.tool ?? [])])];
+      const rows = tools.map((tool) => {
+        const matched = matchRule(rules, BUILTIN_SERVER, tool);
+        const actionType = matched?.rule?.actionType ?? (matched?.rule?.tier ? null : MCP_TOOL_CALL);
+        return {
+          tool,
+          rule: matched?.name ?? null,
+          tier: matched?.rule?.tier ?? tierFor(policy, actionType ?? MCP_TOOL_CALL),
+          action_type: actionType,
+          unmapped: matched === null,
+        };
+      });
+      printJson({ runtime, tools: rows, unmapped: rows.filter((r) => r.unmapped).map((r) => r.tool) });
+    });
+
+  hook
+    .command('install')
+    .description("put agent-judge in a runtime's hooks (idempotent; prints what changed)")
+    .argument('<runtime>', HOOK_RUNTIMES.join(' | '))
+    .option('--project', "this project's settings (default; Claude Code: .claude/settings.local.json)")
+    .option('--user', "the user's settings (~/.claude, ~/.codex, ~/.gemini)")
+    .option('--dir <dir>', 'the project directory (default: the current one)')
+    .option('--url <url>', "the resident gate (default: the policy's spec.hooks.gate.listen)")
+    .option('--token-file <file>', 'the gate token file (default: <state-dir>/hook-token, made by agent-judge dev)')
+    .option('--http', "Claude Code: an http hook straight to the gate (the token goes in the settings' env)")
+    .option('--headless', 'Claude Code run with -p: a held call is deferred (claude -p --resume asks again)')
+    .option('--timeout <seconds>', "the runtime's hook timeout (default: the policy's holdFor + 30 s)")
+    .option('--policy <file>', 'the CompliancePolicy file (holdFor, the gate address)')
+    .option('--state-dir <dir>', 'where agent-judge dev keeps its state', '.agent-judge')
+    .action(async (runtimeName: string, flags: InstallFlags) => {
+      const runtime = runtimeArg(runtimeName);
+      const scope = scopeOf(flags);
+      const policy = await loadPolicy(flags.policy ? { path: flags.policy } : {});
+      const url = (flags.url ?? `http://${policy.spec.hooks.gate.listen}`).replace(/\/+$/, '');
+      if (!/^http:\/\/[^/]+$/.test(url)) throw new BadInputError(`--url: expected http://HOST:PORT, got ${url}`);
+      const tokenFile = resolve(flags.tokenFile ?? join(flags.stateDir, 'hook-token'));
+      const timeoutSeconds =
+        flags.timeout !== undefined
+          ? Number(flags.timeout)
+          : Math.ceil(durationMs(policy.spec.hooks.holdFor) / 1000) + 30;
+      if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 5 || timeoutSeconds > 3600) {
+        throw new BadInputError(`--timeout: expected whole seconds between 5 and 3600, got ${flags.timeout}`);
+      }
+      if (flags.http && runtime !== 'claude-code') throw new BadInputError('--http: only Claude Code has http hooks');
+      const { readFileSync } = await import('node:fs');
+      let httpToken: string | undefined;
+      if (flags.http) {
+        if (!existsSync(tokenFile)) {
+          throw new BadInputError(
+            `--http: ${tokenFile} does not exist yet; start agent-judge dev once (or pass --token-file)`,
+          );
+        }
+        httpToken = readFileSync(tokenFile, 'utf8').trim();
+      }
+      const { settingsPath, shellQuote, readSettings, withOurs, writeSettings } = await import('../hooks/install');
+      const bin = join(PACKAGE_ROOT, 'bin', 'agent-judge-hook.mjs');
+      const command = [
+        process.execPath,
+        bin,
+        runtime,
+        '--url',
+        url,
+        '--token-file',
+        tokenFile,
+        '--timeout-ms',
+        String((timeoutSeconds - 2) * 1000),
+        ...(flags.headless ? ['--defer-when-held'] : []),
+      ]
+        .map(shellQuote)
+        .join(' ');
+      const path = settingsPath(runtime, scope, resolve(flags.dir ?? '.'), homedir());
+      const { next, changes } = withOurs(readSettings(path), runtime, {
+        command,
+        url,
+        ...(httpToken !== undefined ? { httpToken } : {}),
+        timeoutSeconds,
+        deferWhenHeld: flags.headless === true,
+      });
+      if (changes.length > 0) writeSettings(path, next);
+      const notes = [
+        ...(existsSync(tokenFile) ? [] : [`${tokenFile} does not exist yet: agent-judge dev makes it on start`]),
+        ...(runtime === 'codex'
+          ? ['Codex runs a new or changed hook only once it is trusted: review it with /hooks in codex']
+          : []),
+      ];
+      printJson({ runtime, settings: path, changed: changes.length > 0, changes, notes });
+    });
+
+  hook
+    .command('uninstall')
+    .description("remove exactly agent-judge's entries from a runtime's hooks")
+    .argument('<runtime>', HOOK_RUNTIMES.join(' | '))
+    .option('--project', "this project's settings (default)")
+    .option('--user', "the user's settings")
+    .option('--dir <dir>', 'the project directory (default: the current one)')
+    .action(async (runtimeName: string, flags: { project?: boolean; user?: boolean; dir?: string }) => {
+      const runtime = runtimeArg(runtimeName);
+      const { settingsPath, readSettings, withoutOurs, writeSettings } = await import('../hooks/install');
+      const path = settingsPath(runtime, scopeOf(flags), resolve(flags.dir ?? '.'), homedir());
+      const { next, removed } = withoutOurs(readSettings(path), runtime);
+      if (removed.length > 0) writeSettings(path, next);
+      printJson({ runtime, settings: path, changed: removed.length > 0, removed });
+    });
+
+  hook
+    .command('token')
+    .description('make a gate token for one agent: the token once, and the line for spec.hooks.gate.agents')
+    .option('--agent <id>', 'the agent the token stands for (e.g. @engineering)')
+    .action(async (opts: { agent?: string }) => {
+      const agent = AgentIdSchema.safeParse(opts.agent ?? '');
+      if (!agent.success) throw new BadInputError(`--agent: ${agent.error.issues[0]?.message ?? 'required'}`);
+      const { newAgentToken, tokenSha256 } = await import('../mcp/http-auth');
+      const token = newAgentToken();
+      process.stdout.write(
+        `${token}\n` +
+          `# Shown once: put it in a file only ${agent.data}'s hooks read (hook install --token-file FILE).\n` +
+          '# The policy keeps only its hash; add this line under spec.hooks.gate.agents:\n' +
+          `- { agent: "${agent.data}", tokenSha256: "${tokenSha256(token)}" }\n`,
+      );
+    });
+}
+
+export function registerGateCommand(program: Command): void {
+  program
+    .command('gate')
+    .description('run the resident gate for coding agents’ hooks on loopback (agent-judge dev runs one too)')
+    .option('--listen <host:port>', "loopback address (default: the policy's spec.hooks.gate.listen)")
+    .option('--policy <file>', 'the CompliancePolicy file (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')
+    .option('--address <host:port>', 'Temporal frontend (default: $TEMPORAL_ADDRESS or localhost:7233)')
+    .option('--namespace <name>', 'Temporal namespace (default: $TEMPORAL_NAMESPACE or default)')
+    .option('--task-queue-prefix <prefix>', 'the workers’ task queue prefix')
+    .option('--state-dir <dir>', 'where the dev token and the audit log are kept', '.agent-judge')
+    .action(
+      async (opts: { listen?: string; policy?: string; taskQueuePrefix?: string; stateDir: string }, cmd: Command) => {
+        const flags = cmd.optsWithGlobals<{ address?: string; namespace?: string }>();
+        const policy = await loadPolicy(opts.policy ? { path: opts.policy } : {});
+        const { connectClient, temporalTarget } = await import('../client/connection');
+        const target = temporalTarget({ address: flags.address, namespace: flags.namespace });
+        let client;
+        try {
+          client = await connectClient(target);
+          await client.workflowService.describeNamespace({ namespace: target.namespace });
+        } catch (err) {
+          await client?.connection.close().catch(() => undefined);
+          throw new AgentJudgeError(
+            `cannot reach Temporal at ${target.address}: ${(err as Error).message}; refusing to start, so no hook ` +
+              'call is allowed unjudged',
+          );
+        }
+        const { startResidentGate } = await import('../hooks/resident');
+        const log = (line: string) => process.stderr.write(`agent-judge gate: ${line}\n`);
+        const gate = await startResidentGate({
+          policy,
+          client,
+          taskQueue: taskQueuesFor(opts.taskQueuePrefix).workflow,
+          stateDir: resolve(opts.stateDir),
+          ...(opts.listen ? { listen: opts.listen } : {}),
+          log,
+        });
+        log(
+          `listening on ${gate.url} for ${gate.agents.join(', ')}${gate.tokenFile ? ` (token ${gate.tokenFile})` : ''}`,
+        );
+        await new Promise<void>((r) => {
+          process.once('SIGINT', r);
+          process.once('SIGTERM', r);
+        });
+        await gate.close();
+        await client.connection.close().catch(() => undefined);
+      },
+    );
+}

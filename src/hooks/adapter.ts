@@ -1,0 +1,126 @@
+/**
+ * What every coding-agent hook adapter shares: the event a runtime's hook input becomes (a tool call to decide, the
+ * outcome of one performed), the reply a runtime reads back (its JSON on stdout and an exit code), and the texts the
+ * model and the person at the terminal read. Each runtime's file (claude-code.ts, codex.ts, gemini.ts) reads its own
+ * input format and renders these in its own output format; nothing here knows a runtime.
+ */
+import type { GateAnswer, GateToolCall } from '../gate';
+import type { HookRuntime } from '../contracts/hooks';
+
+/** One hook invocation, as the gate sees it. */
+export type HookEvent =
+  | {
+      kind: 'pre';
+      call: GateToolCall;
+      /** Names this tool call until its outcome comes back (session and tool-use id, or the call itself). */
+      key: string;
+    }
+  | { kind: 'post'; key: string; outcome: 'ok' | 'tool_error'; detail?: string }
+  | { kind: 'ignored'; why: string };
+
+/** What the runtime reads back: stdout (JSON, or nothing), stderr, exit code (0 or 2, the blocking code). */
+export interface HookReply {
+  exitCode: 0 | 2;
+  stdout?: Record<string, unknown>;
+  stderr?: string;
+}
+
+/** How a held call is answered when its hold ends. */
+export interface RenderOptions {
+  /** Claude Code headless: answer `defer` (the run ends with the call deferred; `--resume` asks again). */
+  deferWhenHeld: boolean;
+  /** The person at the terminal approves (Claude Code's `ask`) instead of the policy's approvers. */
+  terminalApproves: boolean;
+}
+
+export type Decision = Exclude<GateAnswer, { kind: 'cancelled' }>;
+
+/** One runtime's reader and renderer. */
+export interface HookAdapter {
+  runtime: HookRuntime;
+  /** The runtime's hook input (parsed JSON) as an event; throws BadInputError naming the field when it is not one. */
+  read(input: unknown): HookEvent;
+  /** The gate's answer to a `pre` event, in the runtime's format. */
+  render(answer: Decision, options: RenderOptions): HookReply;
+  /** The reply to a `post` or ignored event (nothing to say). */
+  acknowledge(): HookReply;
+  /** A blocking reply for when nothing could be decided (the gate unreachable, input unreadable). */
+  block(reason: string): HookReply;
+}
+
+/** A short time from now, for "retry after". */
+function retryAt(ms: number): string {
+  return new Date(Date.now() + ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** The text the model reads for an answer that does not run the call; `undefined` for `forward`. */
+export function modelText(a: Decision): string | undefined {
+  switch (a.kind) {
+    case 'forward':
+      return undefined;
+    case 'deny': {
+      const v = a.verdict;
+      const by = v ? `${v.decided_by}${v.rule ? `, rule ${v.rule}` : ''}` : 'agent-judge';
+      return (
+        `agent-judge REJECT (${by}): ${a.reason}. Not performed. ` +
+        `${a.recorded ? 'This identical call was rejected before and was not judged again. ' : ''}` +
+        `An identical call is refused again; a different call is a new proposal. Proposal ${a.proposalId}.`
+      );
+    }
+    case 'clarify':
+      return (
+        `agent-judge CLARIFY: ${a.reason}. Not performed. Say why this call is needed (the tool's description, ` +
+        `where it has one) and repeat the identical call; ${a.roundsLeft} clarification round(s) left` +
+        `${a.deadline ? `, until ${a.deadline}` : ''}. Proposal ${a.proposalId}.`
+      );
+    case 'pending':
+      return (
+        `agent-judge: pending, not performed yet. Proposal ${a.proposalId} is waiting for ` +
+        `${a.waitingFor === 'human' ? 'a person to decide' : 'the judge'}` +
+        `${a.deadline ? ` (until ${a.deadline})` : ''}. ` +
+        `Retry the identical call after ${retryAt(a.retryAfterMs)} (in about ${Math.ceil(a.retryAfterMs / 1000)} s, ` +
+        'or later): it runs once if approved, or gets the REJECT. Meanwhile do something else or end your turn.'
+      );
+    case 'refused':
+      return `agent-judge ${a.reason.startsWith('REJECT') ? '' : 'REJECT: '}${a.reason}. Not performed.`;
+  }
+}
+
+/** What the person at the terminal is told about a held call (never shown to the model). */
+export function personText(a: Decision): string | undefined {
+  if (a.kind !== 'pending' || a.waitingFor !== 'human') return undefined;
+  return (
+    `agent-judge: ${a.proposalId} waits for an approver: agent-judge decide ${a.proposalId} approve|reject ` +
+    '--approver <you> (or in Discord)'
+  );
+}
+
+/** A hook call's agent statement: the tool's own description as its justification, the session as evidence. */
+export function hookStatement(
+  runtime: HookRuntime,
+  tool: string,
+  sessionId: string | undefined,
+  description: unknown,
+): NonNullable<GateToolCall['agent']> {
+  const justification =
+    typeof description === 'string' && description.trim() !== ''
+      ? description.slice(0, 4096)
+      : `${runtime} ${tool} call; the tool gave no description of its purpose`;
+  return {
+    justification,
+    ...(sessionId
+      ? {
+          // The runtime (not the model) names the session the call belongs to: the user's request there is what the
+          // call serves. The judge sees the session's task itself as `user_task` where the runtime gives it.
+          cited_evidence: [{ type: 'session', source: `${runtime} session ${sessionId}`.slice(0, 512) }],
+        }
+      : {}),
+  };
+}
+
+/** `arguments` without the statement-only fields (a model's description of a command is not the command). */
+export function withoutFields(args: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(args)) if (!fields.includes(k)) out[k] = v;
+  return out;
+}

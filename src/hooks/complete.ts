@@ -1,0 +1,118 @@
+/**
+ * The hooks layer's completion of what a runtime's rules made of a call (the gate's `refine`): the working directory
+ * and a parsed shell line for `shell_command`, resolved and confined paths for `file_edit`, and the protected-path
+ * check for read tools. A deny rule or a path outside the roots refuses the call before any proposal; an allowlisted
+ * shell line runs at once (no-judge).
+ */
+import { resolve } from 'node:path';
+import type { CallMapping, GateToolCall } from '../gate';
+import { FILE_EDIT, SHELL_COMMAND, type HookShellSettings } from '../contracts/hooks';
+import type { PatternRuleSchema } from '../contracts/policy';
+import type { z } from 'zod';
+import { parseShell } from './shell-parse';
+import { shellVerdict } from './shell-rules';
+import { pathVerdict, type PathContext } from './paths';
+
+/** What the completion needs: the policy's hook settings, resolved roots, the deny patterns. */
+export interface CompletionContext {
+  shell: HookShellSettings;
+  /** Real absolute roots. */
+  roots: readonly string[];
+  /** Protected components, lowercase. */
+  protect: readonly string[];
+  /** `spec.lightweight.deny`: a line that matches one is never run without a proposal. */
+  denyPatterns: ReadonlyArray<z.infer<typeof PatternRuleSchema>>;
+}
+
+/** Arguments that name a file or directory a read tool opens (Claude Code, Gemini CLI). */
+const PATH_ARGUMENTS = ['file_path', 'notebook_path', 'path', 'dir_path', 'absolute_path'];
+
+/** The directory a shell tool runs in: the tool's own argument (Gemini's `dir_path`), else the session's. */
+function shellDirectory(call: GateToolCall): string {
+  const cwd = call.cwd ?? process.cwd();
+  const own = call.arguments.dir_path ?? call.arguments.workdir ?? call.arguments.directory;
+  return typeof own === 'string' && own.length > 0 ? resolve(cwd, own) : cwd;
+}
+
+/** The files an apply_patch body touches (`*** Add File:`, `*** Update File:`, `*** Delete File:`, `*** Move to:`). */
+export function patchPaths(patch: string): string[] {
+  const paths: string[] = [];
+  for (const line of patch.split(/\r?\n/)) {
+    const m = /^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+)$/.exec(line);
+    if (m) paths.push(m[1]!.trim());
+  }
+  return [...new Set(paths)];
+}
+
+/** The gate's `refine` for one runtime's calls (see the module comment). */
+export async function completeHookCall(
+  mapping: CallMapping,
+  call: GateToolCall,
+  ctx: CompletionContext,
+): Promise<CallMapping> {
+  const where = (cwd: string): PathContext => ({ cwd, roots: ctx.roots, protect: ctx.protect });
+  const cwd = call.cwd ?? process.cwd();
+  if (mapping.kind === 'no-judge') {
+    for (const key of PATH_ARGUMENTS) {
+      const p = call.arguments[key];
+      if (typeof p !== 'string' || p === '') continue;
+      const v = pathVerdict(p, where(cwd));
+      if (v.kind === 'protected') {
+        return { kind: 'refuse', rule: mapping.rule, reason: `REJECT (files.protect): ${JSON.stringify(p)} ${v.why}` };
+      }
+    }
+    return mapping;
+  }
+  if (mapping.kind !== 'judged') return mapping;
+
+  if (mapping.actionType === SHELL_COMMAND) {
+    const command = mapping.parameters.command;
+    if (typeof command !== 'string' || command.trim() === '') {
+      return { kind: 'error', rule: mapping.rule, message: 'the shell call has no command' };
+    }
+    const dir = shellDirectory(call);
+    const parsed = await parseShell(command);
+    const verdict = shellVerdict(parsed, ctx.shell, where(dir));
+    if (verdict.kind === 'deny') {
+      return { kind: 'refuse', rule: mapping.rule, reason: `REJECT (${verdict.rule}): ${verdict.reason}` };
+    }
+    if (verdict.kind === 'allow') {
+      const pattern = ctx.denyPatterns.find((r) => new RegExp(r.pattern, 'iu').test(command));
+      // An allowlisted line that matches a deny pattern (a secret on the command line) is judged, so the REJECT is
+      // recorded with the pattern's name.
+      if (!pattern) return { kind: 'no-judge', rule: { name: `${mapping.rule.name}+${verdict.rule}`, rule: null } };
+    }
+    return {
+      ...mapping,
+      target: { ...mapping.target, cwd: dir },
+      parameters: {
+        ...mapping.parameters,
+        command,
+        parsed: {
+          reducible: parsed.reducible,
+          commands: parsed.commands.map((c) => ({ argv: c.argv, redirects: c.redirects })),
+          ...(parsed.why !== undefined ? { why: parsed.why.slice(0, 512) } : {}),
+        },
+      },
+    };
+  }
+
+  if (mapping.actionType === FILE_EDIT) {
+    const written = Array.isArray(mapping.target.paths) ? (mapping.target.paths as unknown[]) : [];
+    const patch = mapping.parameters.patch;
+    const paths = written.length > 0 ? written : typeof patch === 'string' ? patchPaths(patch) : [];
+    if (paths.length === 0) return { kind: 'error', rule: mapping.rule, message: 'the change names no file' };
+    const real: string[] = [];
+    for (const p of paths) {
+      if (typeof p !== 'string') return { kind: 'error', rule: mapping.rule, message: 'a path is not a string' };
+      const v = pathVerdict(p, where(cwd));
+      if (v.kind !== 'inside') {
+        const rule = v.kind === 'protected' ? 'files.protect' : 'files.roots';
+        return { kind: 'refuse', rule: mapping.rule, reason: `REJECT (${rule}): ${JSON.stringify(p)} ${v.why}` };
+      }
+      real.push(v.real);
+    }
+    return { ...mapping, target: { ...mapping.target, paths: [...new Set(real)] } };
+  }
+  return mapping;
+}

@@ -1,0 +1,292 @@
+/**
+ * The resident gate: coding agents' hooks decided by a long-lived process on loopback, so a hook call pays neither
+ * process start-up nor a Temporal connection. `POST /hooks/<runtime>` takes the runtime's own hook input as the body
+ * and answers with the runtime's own hook output (so Claude Code's `http` hook type points straight at it; the
+ * command hook `agent-judge hook <runtime>` forwards stdin here). Authenticated per agent as the MCP HTTP front is
+ * (src/mcp/http-auth.ts: a bearer token per agent, kept in the policy as its SHA-256; the token decides the agent id),
+ * Host checked against DNS rebinding, browsers' requests (an Origin header) refused.
+ *
+ * One gate (src/gate/) per agent and runtime. A forwarded call's lease is kept until the runtime's post-tool hook
+ * reports what happened (by session and tool-use id), or until `spec.mcp.performWithin`, when the proposal itself
+ * records "forwarded, no outcome".
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Client } from '@temporalio/client';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { durationMs } from '../contracts/duration';
+import { canonicalJson } from '../contracts/canonical-json';
+import { toHex, utf8 } from '../contracts/encoding';
+import { isHookRuntime, type HookRuntime } from '../contracts/hooks';
+import type { CompliancePolicy } from '../contracts/policy';
+import type { McpHttpAgent } from '../contracts/mcp';
+import { Gate, type GateAnswer, type Lease } from '../gate';
+import { agentForToken, bearerToken } from '../mcp/http-auth';
+import { appendChained } from '../audit/chain';
+import { completeHookCall, type CompletionContext } from './complete';
+import { realRoots } from './paths';
+import { hookAdapter } from './runtimes';
+import type { HookReply } from './adapter';
+
+/** The largest hook input read (a Write of a large file is bounded by the proposal's own limit long before). */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** Leases waiting for their post-tool report, at most (oldest dropped first: their proposals then end uncertain). */
+const MAX_LEASES = 10_000;
+
+/** The response header carrying the exit code a command hook should exit with (0, or 2 to block). */
+export const EXIT_CODE_HEADER = 'x-agent-judge-exit-code';
+
+export interface HookGateOptions {
+  host: string;
+  port: number;
+  policy: CompliancePolicy;
+  /** Who may call: the policy's `spec.hooks.gate.agents`, or the dev token's agent. */
+  agents: readonly McpHttpAgent[];
+  temporal: { client: Client; taskQueue: string };
+  /** Relative hook roots resolve against this (where the gate runs). */
+  baseDir: string;
+  /** Hash-chained log of the calls decided without a proposal (no-judge, refused). */
+  auditLog: string;
+  log: (line: string) => void;
+}
+
+/** A call decided without a proposal, as its audit line records it. */
+export interface HookAuditRecord {
+  kind: 'hook_no_judge' | 'hook_refused';
+  agent: string;
+  runtime: HookRuntime;
+  tool: string;
+  argument_digest: string;
+  rule: string | null;
+  reason?: string;
+  session_id?: string;
+  call_id?: string;
+  at: string;
+}
+
+interface HeldLease {
+  lease: Lease;
+  timer: NodeJS.Timeout;
+}
+
+/** Loopback: 127.0.0.0/8, ::1, localhost (as src/mcp/http-front.ts; not imported, it loads the MCP SDK). */
+function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+function reply(res: ServerResponse, r: HookReply): void {
+  if (r.exitCode === 2) {
+    res.writeHead(422, { 'content-type': 'text/plain; charset=utf-8', [EXIT_CODE_HEADER]: '2' });
+    res.end(r.stderr ?? 'agent-judge: blocked');
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'application/json', [EXIT_CODE_HEADER]: '0' });
+  res.end(JSON.stringify(r.stdout ?? {}));
+}
+
+function plain(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers });
+  res.end(text);
+}
+
+function readBody(req: IncomingMessage): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) resolve(null);
+      else chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+export class HookGateServer {
+  private server: Server | undefined;
+  private readonly gates = new Map<string, Gate>();
+  private readonly leases = new Map<string, HeldLease>();
+  private readonly completion: CompletionContext;
+  private readonly holdMs: number;
+  private readonly performMs: number;
+  private auditQueue: Promise<void> = Promise.resolve();
+  private port = 0;
+
+  constructor(private readonly o: HookGateOptions) {
+    const h = o.policy.spec.hooks;
+    this.completion = {
+      shell: h.shell,
+      roots: realRoots(h.files.roots, o.baseDir),
+      protect: h.files.protect.map((p) => p.toLowerCase()),
+      denyPatterns: o.policy.spec.lightweight.deny,
+    };
+    this.holdMs = durationMs(h.holdFor);
+    this.performMs = durationMs(o.policy.spec.mcp.performWithin);
+  }
+
+  /** Listens; resolves to the base URL (`http://127.0.0.1:PORT`). */
+  async start(): Promise<string> {
+    const server = createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        this.o.log(`request failed: ${(err as Error).message}`);
+        plain(res, 500, 'agent-judge: internal error; the call was not allowed', { [EXIT_CODE_HEADER]: '2' });
+      });
+    });
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.o.port, this.o.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.port = (server.address() as AddressInfo).port;
+    return `http://${this.o.host.includes(':') ? `[${this.o.host}]` : this.o.host}:${this.port}`;
+  }
+
+  /** Stops listening; held calls are answered as refused (never allowed); leases left are never reported. */
+  async close(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const held of this.leases.values()) clearTimeout(held.timer);
+    this.leases.clear();
+    if (server) {
+      const closing = new Promise<void>((r) => server.close(() => r()));
+      server.closeAllConnections();
+      await closing;
+    }
+    await this.auditQueue;
+  }
+
+  private hostAllowed(host: string | undefined): boolean {
+    if (host === undefined) return false;
+    const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$/.exec(host);
+    return m !== null && Number(m[2]) === this.port && isLoopbackHost(m[1]!);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://gate');
+    const m = /^\/hooks\/([a-z-]+)$/.exec(url.pathname);
+    if (!m || !isHookRuntime(m[1]!)) return plain(res, 404, 'Not Found: POST /hooks/claude-code|codex|gemini');
+    if (req.method !== 'POST') return plain(res, 405, 'Method Not Allowed', { allow: 'POST' });
+    // DNS rebinding: a page that rebinds a name to loopback sends its own Host; hooks never send an Origin.
+    if (!this.hostAllowed(req.headers.host)) return plain(res, 403, 'Forbidden: Host not allowed');
+    if (req.headers.origin !== undefined) return plain(res, 403, 'Forbidden: browsers may not call the gate');
+    const token = bearerToken(req.headers.authorization);
+    const agent = token === null ? null : agentForToken(this.o.agents, token);
+    if (agent === null) {
+      return plain(res, 401, 'Unauthorized: a valid bearer token is required (agent-judge hook token)', {
+        'www-authenticate': 'Bearer realm="agent-judge"',
+      });
+    }
+    const runtime = m[1];
+    const adapter = hookAdapter(runtime);
+    const text = await readBody(req);
+    if (text === null) return reply(res, adapter.block(`the hook input is larger than ${MAX_BODY_BYTES} bytes`));
+    let event;
+    try {
+      event = adapter.read(JSON.parse(text));
+    } catch (err) {
+      return reply(res, adapter.block(`the hook input cannot be read (${(err as Error).message})`));
+    }
+    if (event.kind === 'ignored') return reply(res, adapter.acknowledge());
+    const leaseKey = `${agent}|${runtime}|${event.key}`;
+    if (event.kind === 'post') {
+      await this.reportOutcome(leaseKey, event.outcome, event.detail);
+      return reply(res, adapter.acknowledge());
+    }
+
+    const control = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) control.abort();
+    });
+    const answer = await this.gateFor(agent, runtime).decide(event.call, { signal: control.signal });
+    if (answer.kind === 'cancelled') return;
+    if (answer.kind === 'forward' && answer.lease) this.hold(leaseKey, answer.lease);
+    if ((answer.kind === 'forward' && !answer.lease) || answer.kind === 'refused') {
+      this.audit(agent, runtime, event.call, answer);
+    }
+    const defer = url.searchParams.get('defer') === '1';
+    reply(
+      res,
+      adapter.render(answer, { deferWhenHeld: defer, terminalApproves: this.o.policy.spec.hooks.terminalApproves }),
+    );
+  }
+
+  private gateFor(agent: string, runtime: HookRuntime): Gate {
+    const key = `${agent}|${runtime}`;
+    let gate = this.gates.get(key);
+    if (!gate) {
+      gate = new Gate({
+        client: this.o.temporal.client,
+        taskQueue: this.o.temporal.taskQueue,
+        rules: this.o.policy.spec.hooks[runtime],
+        performer: { agentId: agent, redeemer: `hook:${runtime}` },
+        holdMs: this.holdMs,
+        refine: (mapping, call) => completeHookCall(mapping, call, this.completion),
+      });
+      this.gates.set(key, gate);
+    }
+    return gate;
+  }
+
+  private hold(key: string, lease: Lease): void {
+    const previous = this.leases.get(key);
+    if (previous) clearTimeout(previous.timer);
+    const timer = setTimeout(() => this.leases.delete(key), this.performMs);
+    timer.unref();
+    this.leases.set(key, { lease, timer });
+    if (this.leases.size > MAX_LEASES) {
+      const [oldest] = this.leases.keys();
+      if (oldest !== undefined) {
+        clearTimeout(this.leases.get(oldest)!.timer);
+        this.leases.delete(oldest);
+      }
+    }
+  }
+
+  private async reportOutcome(key: string, outcome: 'ok' | 'tool_error', detail?: string): Promise<void> {
+    const held = this.leases.get(key);
+    if (!held) return; // a no-judge call, or one this gate did not lease: nothing to report
+    this.leases.delete(key);
+    clearTimeout(held.timer);
+    await held.lease
+      .report(outcome, detail)
+      .catch((err: Error) => this.o.log(`could not record the outcome on ${held.lease.workflowId}: ${err.message}`));
+  }
+
+  private audit(
+    agent: string,
+    runtime: HookRuntime,
+    call: { tool: string; arguments: Record<string, unknown>; session?: { sessionId?: string; callId?: string } },
+    answer: Extract<GateAnswer, { kind: 'forward' | 'refused' }>,
+  ): void {
+    const record: HookAuditRecord = {
+      kind: answer.kind === 'forward' ? 'hook_no_judge' : 'hook_refused',
+      agent,
+      runtime,
+      tool: call.tool,
+      argument_digest: toHex(sha256(utf8(canonicalJson(call.arguments)))),
+      rule: answer.kind === 'forward' ? answer.rule : null,
+      ...(answer.kind === 'refused' ? { reason: answer.reason.slice(0, 1000) } : {}),
+      ...(call.session?.sessionId ? { session_id: call.session.sessionId } : {}),
+      ...(call.session?.callId ? { call_id: call.session.callId } : {}),
+      at: new Date().toISOString(),
+    };
+    // Off the call's latency, in call order (the append takes a lock).
+    this.auditQueue = this.auditQueue.then(() =>
+      appendChained(this.o.auditLog, record).then(
+        () => undefined,
+        (err: Error) => this.o.log(`could not append to ${this.o.auditLog}: ${err.message}`),
+      ),
+    );
+  }
+
+  /** Resolves once every audit line started so far is written. */
+  flushAudit(): Promise<void> {
+    return this.auditQueue;
+  }
+}
