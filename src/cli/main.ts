@@ -77,8 +77,9 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   {
     commands: [
       {
-        term: 'eval [options] <corpus>',
-        description: 'evaluate the judge on a JSONL corpus of {"proposal","expected","tags"} lines',
+        term: 'eval [options] [corpus]',
+        description:
+          'evaluate the judge on a JSONL corpus of {"proposal","expected","tags"} lines, or on a benchmark of the field',
       },
     ],
     load: async () => (await import('./eval')).registerEvalCommand,

@@ -5,6 +5,9 @@ import { canonicalJson } from './canonical-json';
 import { jsonDepthProblem } from './json-depth';
 import { PROPOSAL_ID_RE } from './workflow-ids';
 
+/** The longest `user_task` a proposal carries (characters): runtimes cut a longer task to it. */
+export const USER_TASK_MAX_CHARS = 8 * 1024;
+
 /** Largest proposal accepted, as UTF-8 JSON. Temporal's own payload limit is 2 MB. */
 export const MAX_PROPOSAL_BYTES = 256 * 1024;
 
@@ -264,11 +267,7 @@ export const ProposalEnvelopeSchema = z.strictObject({
    * untrusted text like every other field (it came through the agent's runtime): the prompt fences and labels it,
    * and the injection scan reads it. Optional: direct callers fill it in, runtimes that know the task will too.
    */
-  user_task: z
-    .string()
-    .min(1)
-    .max(8 * 1024)
-    .optional(),
+  user_task: z.string().min(1).max(USER_TASK_MAX_CHARS).optional(),
   /**
    * Set when the caller performs the approved action itself (the MCP proxy forwards the call): agent-judge's
    * executors never run it, and the caller reports the outcome. `call` is the digest of the exact call (tool, its

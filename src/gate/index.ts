@@ -30,7 +30,6 @@ export {
   proposalForToolCall,
   toolCallDigest,
   userTaskField,
-  PROPOSAL_HAS_USER_TASK,
   type CallMapping,
   type MatchedRule,
 } from './mapping';

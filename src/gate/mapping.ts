@@ -9,7 +9,7 @@ import { canonicalJson } from '../contracts/canonical-json';
 import { toHex, utf8 } from '../contracts/encoding';
 import { applyTemplate, globMatches, MCP_TOOL_CALL, type McpRule } from '../contracts/mcp';
 import { proposalWorkflowId, PROPOSAL_WORKFLOW_ID_PREFIX } from '../contracts/digest';
-import { ProposalEnvelopeSchema, safeParseProposal, type Proposal } from '../contracts/proposal';
+import { safeParseProposal, USER_TASK_MAX_CHARS, type Proposal } from '../contracts/proposal';
 import { callProposalIdPrefix } from '../contracts/workflow-ids';
 import type { AgentStatement, GateRules, GateToolCall } from './types';
 
@@ -149,15 +149,10 @@ export function proposalForToolCall(input: {
 }
 
 /**
- * The proposal contract's field for the user's task, when it has one (`user_task`, optional; issue 27 adds it): a
- * runtime's `userTask` then travels to the judge as untrusted context. Until the contract has the field this is empty,
- * so a call carrying a task still makes a valid proposal. Bounded to the field's 8 KiB (cut at a character).
+ * The proposal's `user_task` from a runtime's `userTask`: what the user asked travels to the judge as untrusted
+ * context. Cut to the field's limit (a visible ellipsis), so a long first message still makes a valid proposal.
  */
 export function userTaskField(task: string | undefined): { user_task?: string } {
-  if (task === undefined || task.trim() === '' || !PROPOSAL_HAS_USER_TASK) return {};
-  return { user_task: task.length > USER_TASK_MAX ? `${task.slice(0, USER_TASK_MAX - 1)}…` : task };
+  if (task === undefined || task.trim() === '') return {};
+  return { user_task: task.length > USER_TASK_MAX_CHARS ? `${task.slice(0, USER_TASK_MAX_CHARS - 1)}…` : task };
 }
-
-/** Whether the proposal contract in this build has `user_task` (see {@link userTaskField}). */
-export const PROPOSAL_HAS_USER_TASK = 'user_task' in ProposalEnvelopeSchema.shape;
-const USER_TASK_MAX = 8 * 1024;

@@ -16,7 +16,7 @@ import { gemini } from '../../src/hooks/gemini';
 import { firstUserMessage } from '../../src/hooks/transcript';
 import { patchPaths } from '../../src/hooks/complete';
 import type { Decision } from '../../src/hooks/adapter';
-import { PROPOSAL_HAS_USER_TASK, userTaskField } from '../../src/gate';
+import { userTaskField } from '../../src/gate';
 
 const schemaDir = fileURLToPath(new URL('../fixtures/hook-schemas/codex/', import.meta.url));
 const schema = (name: string) => JSON.parse(readFileSync(join(schemaDir, `${name}.schema.json`), 'utf8')) as object;
@@ -179,10 +179,11 @@ describe("the user's task", () => {
     writeFileSync(elsewhere, readFileSync(file));
     expect(firstUserMessage(elsewhere, 'claude-code', join(home, 'projects'))).toBeUndefined();
   });
-  it("travels as the proposal's user_task exactly when the proposal contract has that field", () => {
-    expect(userTaskField('Fix the login bug')).toEqual(
-      PROPOSAL_HAS_USER_TASK ? { user_task: 'Fix the login bug' } : {},
-    );
+  it("travels as the proposal's user_task, cut visibly to the field's limit", () => {
+    expect(userTaskField('Fix the login bug')).toEqual({ user_task: 'Fix the login bug' });
     expect(userTaskField('   ')).toEqual({});
+    const long = userTaskField('x'.repeat(10_000)).user_task!;
+    expect(long).toHaveLength(8 * 1024);
+    expect(long.endsWith('…')).toBe(true);
   });
 });
