@@ -79,7 +79,8 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
       {
         term: 'eval [options] [corpus]',
         description:
-          'evaluate the judge on a JSONL corpus of {"proposal","expected","tags"} lines, or on a benchmark of the field',
+          'evaluate the judge on a JSONL corpus of {"proposal","expected","tags"} lines, ' +
+          'or on a benchmark of the field',
       },
     ],
     load: async () => (await import('./eval')).registerEvalCommand,
