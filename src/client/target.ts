@@ -29,6 +29,8 @@ export const REFUSABLE_ENV_VARS: readonly string[] = [
   'LOG_FORMAT',
   'DISCORD_API_URL',
   'DISCORD_CHANNEL_ID',
+  'AGENT_JUDGE_OPENAI_BASE_URL',
+  'AGENT_JUDGE_OPENAI_FORMAT',
 ];
 
 /**

@@ -18,7 +18,7 @@ import {
 import { BadInputError } from '../../src/contracts/errors';
 import { proposal } from '../helpers/system';
 
-/** A valid proposal of every known action type (proposal() lacks the last three). */
+/** A valid proposal of every known action type (proposal() lacks the ones below). */
 function valid(type: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   const extra: Record<string, Record<string, unknown>> = {
     impersonation: {
@@ -30,6 +30,15 @@ function valid(type: string, overrides: Record<string, unknown> = {}): Record<st
       target: { server: 'filesystem', tool: 'write_file' },
       parameters: { arguments: { path: '/srv/ws/a.txt', content: 'a' }, tool_definition_hash: 'a'.repeat(64) },
     },
+    shell_command: {
+      target: { cwd: '/srv/ws' },
+      parameters: {
+        command: 'ls -la',
+        parsed: { reducible: true, commands: [{ argv: ['ls', '-la'], redirects: [] }] },
+      },
+    },
+    file_edit: { target: { paths: ['/srv/ws/a.txt'] }, parameters: { change: 'write', content: 'a' } },
+    web_request: { target: { url: 'https://example.org/' }, parameters: { prompt: 'summarise' } },
   };
   return proposal(type, { ...(extra[type] ?? {}), ...overrides });
 }
