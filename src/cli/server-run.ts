@@ -8,7 +8,7 @@ import type { CompliancePolicy } from '../contracts/policy';
 import { createServer } from 'node:net';
 import { ensureSearchAttributes, freePort, startDevServer } from '../devserver/server';
 import { findTemporalCli } from '../devserver/temporal-cli';
-import { BadInputError } from '../contracts/errors';
+import { BadInputError, SearchAttributeTypeError } from '../contracts/errors';
 import { DEFAULT_POLICY_PATH, loadPolicyLayers } from '../policy/load';
 import { announceWorkerPolicy } from '../worker/policy-publication';
 import { taskQueuesFor } from '../names';
@@ -332,6 +332,9 @@ export async function runWorker(opts: WorkerCommandOptions, cmd: Command): Promi
       const added = await ensureSearchAttributes(connection, target.namespace);
       if (added.length > 0) logger.info({ added }, 'registered search attributes');
     } catch (err) {
+      // A wrong type is certain breakage (workflow tasks that write it fail forever): refuse to start. Anything
+      // else (no operator permission on a managed cluster) only means we could not look.
+      if (err instanceof SearchAttributeTypeError) throw err;
       logger.warn(
         { err: (err as Error).message },
         'could not check search attributes; register them as README describes',

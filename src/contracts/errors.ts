@@ -61,3 +61,9 @@ export class ExecutionRefusedError extends AgentJudgeError {
 export class DeliveryRefusedError extends AgentJudgeError {
   override readonly failureType: FailureType = FailureType.DeliveryRefused;
 }
+
+/**
+ * A search attribute this project writes exists on the namespace with another type (registered by hand or by an
+ * older build): writes to it would fail every workflow task that sets it. The worker refuses to start (exit 2).
+ */
+export class SearchAttributeTypeError extends BadInputError {}

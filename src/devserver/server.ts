@@ -3,8 +3,9 @@ import { mkdirSync, openSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname } from 'node:path';
 import { Connection } from '@temporalio/client';
+import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../names';
-import { AgentJudgeError } from '../contracts/errors';
+import { AgentJudgeError, SearchAttributeTypeError } from '../contracts/errors';
 
 export interface DevServerOptions {
   cliPath: string;
@@ -164,18 +165,40 @@ async function isReady(address: string, namespace: string): Promise<boolean> {
 
 /**
  * Registers this project's search attributes on a namespace where they are missing: a reused
- * SQLite file or an external cluster does not get them from start-dev flags.
+ * SQLite file or an external cluster does not get them from start-dev flags. One that exists with another type
+ * is refused with the commands that fix it: every workflow task that writes it would fail (a Bool written to a
+ * Datetime attribute is `BadSearchAttributes`, retried forever).
  */
 export async function ensureSearchAttributes(connection: Connection, namespace: string): Promise<string[]> {
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
-  const have = new Set([
-    ...Object.keys(existing.customAttributes ?? {}),
-    ...Object.keys(existing.systemAttributes ?? {}),
-  ]);
-  const missing = SEARCH_ATTRIBUTE_DEFINITIONS.filter((sa) => !have.has(sa.name));
+  const types: Record<string, number | null | undefined> = {
+    ...(existing.systemAttributes ?? {}),
+    ...(existing.customAttributes ?? {}),
+  };
+  const wrong = SEARCH_ATTRIBUTE_DEFINITIONS.filter(
+    (sa) => sa.name in types && types[sa.name] !== indexedValueType(sa.type),
+  );
+  if (wrong.length > 0) {
+    const lines = wrong.map((sa) => {
+      const found = TYPE_NAMES.find((t) => encodeSearchAttributeIndexedValueType(t) === types[sa.name]) ?? 'unknown';
+      return (
+        `${sa.name} is ${found} on namespace ${namespace}, expected ${sa.type.toUpperCase()}; fix it with:\n` +
+        `  temporal operator search-attribute remove --namespace ${namespace} --name ${sa.name} --yes\n` +
+        `  temporal operator search-attribute create --namespace ${namespace} --name ${sa.name} --type ${sa.type}`
+      );
+    });
+    throw new SearchAttributeTypeError(`search attributes with the wrong type:\n${lines.join('\n')}`);
+  }
+  const missing = SEARCH_ATTRIBUTE_DEFINITIONS.filter((sa) => !(sa.name in types));
   if (missing.length === 0) return [];
-  // INDEXED_VALUE_TYPE_KEYWORD = 2, INDEXED_VALUE_TYPE_BOOL = 6 (temporal.api.enums.v1).
-  const searchAttributes = Object.fromEntries(missing.map((sa) => [sa.name, sa.type === 'Bool' ? 6 : 2]));
+  const searchAttributes = Object.fromEntries(missing.map((sa) => [sa.name, indexedValueType(sa.type)]));
   await connection.operatorService.addSearchAttributes({ namespace, searchAttributes });
   return missing.map((sa) => sa.name);
+}
+
+const TYPE_NAMES = ['TEXT', 'KEYWORD', 'INT', 'DOUBLE', 'BOOL', 'DATETIME', 'KEYWORD_LIST'] as const;
+
+/** The wire enum from the SDK's own table: a hand-typed number once registered AuditFlag as Datetime (6, not 5). */
+function indexedValueType(type: 'Keyword' | 'Bool'): number {
+  return encodeSearchAttributeIndexedValueType(type === 'Bool' ? 'BOOL' : 'KEYWORD')!;
 }
