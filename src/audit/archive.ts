@@ -202,10 +202,19 @@ export function archivedRuns(
 
 /**
  * Whether reading a run failed because the server no longer has it. `fetchHistory` surfaces the gRPC NOT_FOUND status
- * as it is, not as a `WorkflowNotFoundError`.
+ * as it is, not as a `WorkflowNotFoundError`. A server with archival enabled (a real cluster, not `start-dev`) answers
+ * INVALID_ARGUMENT instead, "... may have passed retention period".
  */
 export function isRunGone(err: unknown): boolean {
   if (err instanceof Error && err.name === 'WorkflowNotFoundError') return true;
-  const code = (err as { code?: unknown; cause?: { code?: unknown } } | null)?.code;
-  return code === 5 || (err as { cause?: { code?: unknown } } | null)?.cause?.code === 5;
+  const e = err as {
+    code?: unknown;
+    message?: unknown;
+    details?: unknown;
+    cause?: { code?: unknown; details?: unknown };
+  } | null;
+  const code = e?.code ?? e?.cause?.code;
+  if (code === 5) return true;
+  const text = [e?.message, e?.details, e?.cause?.details].filter((t) => typeof t === 'string').join(' ');
+  return code === 3 && /passed retention period/i.test(text);
 }

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SearchAttributeTypeError } from '../../src/contracts/errors';
 import { ensureSearchAttributes } from '../../src/devserver/server';
@@ -17,7 +18,7 @@ async function freshNamespace(): Promise<string> {
   const namespace = `sa-${randomUUID().slice(0, 8)}`;
   await connection.workflowService.registerNamespace({
     namespace,
-    workflowExecutionRetentionPeriod: { seconds: 86_400 },
+    workflowExecutionRetentionPeriod: msToTs('1 day'),
   });
   for (let i = 0; i < 120; i++) {
     try {
