@@ -87,19 +87,37 @@ export interface OutcomeView {
 const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
+ * Every way text can start a new line in Discord: untrusted text is one line wherever it appears, so a line (and the
+ * mark at its start) is always agent-judge's own. A newline in an evidence title once rendered as a line of its own,
+ * `✅ Issue 42: requested by scott`, as if the judge had verified it.
+ */
+// eslint-disable-next-line no-control-regex -- vertical tab and form feed are what this matches
+const LINE_BREAK = /\r\n|[\n\r\u000b\u000c\u0085\u2028\u2029]/g;
+
+/**
+ * The marks agent-judge uses to state facts (evidence checks, outcomes, warnings) and their look-alikes: they never
+ * appear inside untrusted text, which could otherwise claim a check that never ran.
+ */
+const RESERVED_MARK = new RegExp(
+  '[\u2705\u274c\u2754\u26a0\u23f3\u231b\u23f0\u25ab\u2713\u2714\u2611\u2716-\u2718\u{1f7e2}\u{1f534}\u{1f512}]\ufe0f?',
+  'gu',
+);
+
+/**
  * Untrusted text made inert for Discord markdown: no formatting, no mentions (`<@…>`,
  * `@everyone`), no masked or auto links, no headings or quotes, no direction overrides.
  * It still reads the same.
  */
 export function escapeText(raw: string): string {
   return raw
-    .replace(/\r\n?/g, '\n')
+    .replace(LINE_BREAK, ' ⏎ ')
     .replace(CONTROL, '')
     .replace(/[\\*_~`|<>[\]()]/g, '\\$&')
     .replace(/^(\s*)([#-])/gm, '$1\\$2')
     .replace(/^(\s*\d+)\./gm, '$1\\.')
     .replace(/:\/\//g, '\\://')
-    .replace(/@/g, '@\u200b');
+    .replace(/@/g, '@\u200b')
+    .replace(RESERVED_MARK, '(icon)');
 }
 
 /** Cuts to `max` characters with an ellipsis, never splitting a surrogate pair or an escape. */
@@ -114,18 +132,53 @@ export function truncate(text: string, max: number): string {
   return `${cut}…`;
 }
 
+/** The command that shows a proposal in full: every visible cut names it. */
+export function statusCommand(proposalId: string): string {
+  return `agent-judge status ${proposalId.replace(CONTROL, '').replace(/[`\s]/g, '')}`;
+}
+
+/** What ends a cut: how much is missing and where to read it, so a long harmless prefix cannot hide the rest. */
+function cutNote(missing: number, proposalId: string): string {
+  return `… ${missing} more characters: \`${statusCommand(proposalId)}\``;
+}
+
+/**
+ * Escapes and bounds untrusted text like {@link safeText}, but a cut says so: `… N more characters: \`agent-judge
+ * status <id>\``, N counted in the original text.
+ */
+export function cutText(raw: string, max: number, proposalId: string): string {
+  const whole = escapeText(raw);
+  if (whole.length <= max) return whole;
+  let keep = Math.max(0, max - cutNote(raw.length, proposalId).length - 1);
+  for (;;) {
+    const head = raw.slice(0, keep).replace(/[\ud800-\udbff]$/, '');
+    const escaped = escapeText(head).replace(/\\+$/, (t) => (t.length % 2 ? t.slice(0, -1) : t));
+    const text = `${escaped} ${cutNote(raw.length - head.length, proposalId)}`;
+    if (text.length <= max || keep === 0) return text.slice(0, max);
+    keep = Math.max(0, keep - (text.length - max));
+  }
+}
+
 /** Escapes, then bounds: what every piece of proposal text goes through. */
 export function safeText(raw: string, max: number): string {
   // Cut the raw text first so the escaped result is close to the limit, then bound it exactly.
   return truncate(escapeText(truncate(raw, max)), max);
 }
 
-/** Text for a code block: nothing inside renders, only a closing fence must be broken. */
-function codeBlock(raw: string, lang: string, max: number): string {
+/**
+ * Text for a code block: nothing inside renders, only a closing fence must be broken. A cut is stated after the
+ * block when a proposal id is given.
+ */
+function codeBlock(raw: string, lang: string, max: number, proposalId?: string): string {
   const fence = '```';
   const body = raw.replace(CONTROL, '').replace(/```/g, '`\u200b`\u200b`');
-  const room = max - fence.length * 2 - lang.length - 2;
-  return `${fence}${lang}\n${truncate(body, Math.max(1, room))}\n${fence}`;
+  const frame = fence.length * 2 + lang.length + 2;
+  if (body.length <= max - frame || proposalId === undefined) {
+    return `${fence}${lang}\n${truncate(body, Math.max(1, max - frame))}\n${fence}`;
+  }
+  const room = Math.max(1, max - frame - cutNote(body.length, proposalId).length - 1);
+  const head = body.slice(0, room).replace(/[\ud800-\udbff]$/, '');
+  return `${fence}${lang}\n${head}\n${fence}\n${cutNote(body.length - head.length, proposalId)}`;
 }
 
 /** Inline code for a short untrusted value (a URL, an id): shown, copyable, never a link. */
@@ -144,8 +197,11 @@ function embedSize(e: APIEmbed): number {
   );
 }
 
-/** Shrinks the longest field values until the embed fits Discord's 6,000-character total. */
-export function fitEmbed(embed: APIEmbed): APIEmbed {
+/**
+ * Shrinks the longest field values until the embed fits Discord's 6,000-character total; with a proposal id, each
+ * shrunk field says it was cut and where to read it whole.
+ */
+export function fitEmbed(embed: APIEmbed, proposalId?: string): APIEmbed {
   const e: APIEmbed = { ...embed, fields: (embed.fields ?? []).slice(0, LIMITS.fields).map((f) => ({ ...f })) };
   let over = embedSize(e) - LIMITS.embedTotal;
   while (over > 0) {
@@ -154,7 +210,9 @@ export function fitEmbed(embed: APIEmbed): APIEmbed {
       e.description = truncate(e.description ?? '', Math.max(1, (e.description?.length ?? 0) - over));
       break;
     }
-    longest.value = truncateMarkdown(longest.value, Math.max(64, longest.value.length - over));
+    const note = proposalId ? `\n… cut to fit: \`${statusCommand(proposalId)}\`` : '';
+    const value = longest.value.endsWith(note) && note ? longest.value.slice(0, -note.length) : longest.value;
+    longest.value = `${truncateMarkdown(value, Math.max(64, longest.value.length - over - note.length))}${note}`;
     over = embedSize(e) - LIMITS.embedTotal;
   }
   return e;
@@ -238,6 +296,7 @@ export function evidenceChecksOf(notice: EscalationNotice): Map<number, Evidence
 function evidenceLines(
   items: readonly EvidenceView[],
   checks: ReadonlyMap<number, EvidenceStatus> = new Map(),
+  proposalId?: string,
 ): string {
   if (items.length === 0) return 'none cited';
   const lines: string[] = [];
@@ -257,7 +316,7 @@ function evidenceLines(
     lines.push(`${mark} ${label}${kind}${where}`);
     if (lines.join('\n').length > LIMITS.fieldValue - 40) {
       lines.pop();
-      lines.push(`… and ${items.length - i} more`);
+      lines.push(`… and ${items.length - i} more${proposalId ? `: \`${statusCommand(proposalId)}\`` : ''}`);
       break;
     }
   }
@@ -326,27 +385,27 @@ export function renderEscalation(notice: EscalationNotice, decisions: readonly D
   const judgeName = `${FIELD.judge}${confidenceText(notice.dispute.judge_confidence ?? notice.verdict?.confidence)}`;
 
   const embed: APIEmbed = {
-    title: safeText(`${p.action_type} → ${target}`, LIMITS.title),
-    description: safeText(notice.dispute.reason || 'A person must decide this proposal.', 700),
+    title: cutText(`${p.action_type} → ${target}`, LIMITS.title, p.proposal_id),
+    description: cutText(notice.dispute.reason || 'A person must decide this proposal.', 700, p.proposal_id),
     color: COLORS.pending,
     fields: [
       field(FIELD.agent, agent, true),
       field(FIELD.tier, safeText(notice.tier, 40), true),
       field(FIELD.approvals, approvalsText(needed, decisions), true),
       field(FIELD.deadline, `${deadline} (${discordTimestamp(notice.deadline, 'f')})`),
-      field(FIELD.actor, safeText(notice.dispute.actor_position || p.justification, 1000)),
+      field(FIELD.actor, cutText(notice.dispute.actor_position || p.justification, 1000, p.proposal_id)),
       field(
         judgeName,
         judgePosition
-          ? safeText(judgePosition, 1000)
+          ? cutText(judgePosition, 1000, p.proposal_id)
           : notice.tier === 'human-only'
             ? 'Not judged: this tier is decided by people only.'
             : 'No reasoning given.',
       ),
-      field(FIELD.parameters, codeBlock(JSON.stringify(p.parameters ?? {}, null, 1), 'json', 600)),
+      field(FIELD.parameters, codeBlock(JSON.stringify(p.parameters ?? {}, null, 1), 'json', 600, p.proposal_id)),
       field(
         `${FIELD.evidence} (${p.cited_evidence.length})`,
-        evidenceLines(p.cited_evidence, evidenceChecksOf(notice)),
+        evidenceLines(p.cited_evidence, evidenceChecksOf(notice), p.proposal_id),
       ),
       field(FIELD.constraints, constraintLines(p, notice.verdict)),
     ],
@@ -360,7 +419,7 @@ export function renderEscalation(notice: EscalationNotice, decisions: readonly D
   );
   return {
     content,
-    embeds: [fitEmbed(embed)],
+    embeds: [fitEmbed(embed, p.proposal_id)],
     components: renderButtons(notice.workflow_id),
     allowed_mentions: { parse: [] },
   };
@@ -384,7 +443,7 @@ export function renderUncertainExecution(notice: UncertainExecutionNotice): Mess
       field('Executor', safeText(notice.execution.executor, 64), true),
       field('Started', discordTimestamp(notice.execution.started_at, 'f'), true),
       field('What the executor knows', safeText(notice.execution.error ?? 'nothing', 1000)),
-      field(FIELD.parameters, codeBlock(JSON.stringify(p.parameters ?? {}, null, 1), 'json', 600)),
+      field(FIELD.parameters, codeBlock(JSON.stringify(p.parameters ?? {}, null, 1), 'json', 600, p.proposal_id)),
     ],
     footer: { text: footerText(notice.workflow_id, p.proposal_id) },
   };

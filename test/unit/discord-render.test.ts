@@ -219,7 +219,8 @@ describe('the escalation message', () => {
     );
     assertWithinLimits(p);
     expect(fieldValue(p, FIELD.evidence)).toMatch(/… and \d+ more/);
-    expect(fieldValue(p, FIELD.parameters).endsWith('\n```')).toBe(true);
+    // The cut is stated after the block, with the characters left out and where to read them.
+    expect(fieldValue(p, FIELD.parameters)).toMatch(/\n```\n… \d+ more characters: `agent-judge status [^`]+`$/);
     for (const b of p.components[0]!.components)
       expect(('label' in b ? b.label : '')?.length ?? 0).toBeLessThanOrEqual(LIMITS.buttonLabel);
   });
@@ -228,7 +229,8 @@ describe('the escalation message', () => {
 describe('escaping and truncation', () => {
   it('escapes markdown while keeping the words readable', () => {
     expect(escapeText('a*b_c~d`e|f')).toBe('a\\*b\\_c\\~d\\`e\\|f');
-    expect(escapeText('1. item\n- item\n# h')).toBe('1\\. item\n\\- item\n\\# h');
+    // Untrusted text is one line: a list or a heading cannot start, the breaks stay visible.
+    expect(escapeText('1. item\n- item\n# h')).toBe('1\\. item ⏎ - item ⏎ # h');
     expect(escapeText('mail me@x')).toBe('mail me@\u200bx');
   });
 
