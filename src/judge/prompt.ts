@@ -4,6 +4,7 @@ import { canonicalJson, type Proposal } from '../contracts/proposal';
 import type { Tier } from '../contracts/verdict';
 import type { EvidenceCheck } from './evidence';
 import { answerJsonSchema, MAX_MODEL_REASON } from './answer';
+import { normaliseForMatching } from '../policy/normalise';
 
 /** Bumped whenever the prompt's wording changes, so audits can tell prompt generations apart. */
 export const PROMPT_VERSION = 'agent-judge/judge-prompt@3';
@@ -71,22 +72,6 @@ export interface InjectionMarker {
   marker: string;
 }
 
-/** Invisible characters that split words without showing: soft hyphen, joiners, bidi marks, variation selectors. */
-const INVISIBLE: Array<[number, number]> = [
-  [0x00ad, 0x00ad],
-  [0x034f, 0x034f],
-  [0x061c, 0x061c],
-  [0x115f, 0x1160],
-  [0x17b4, 0x17b5],
-  [0x180b, 0x180f],
-  [0x200b, 0x200f],
-  [0x202a, 0x202e],
-  [0x2060, 0x206f],
-  [0xfe00, 0xfe0f],
-  [0xfeff, 0xfeff],
-];
-const isInvisible = (cp: number) => INVISIBLE.some(([lo, hi]) => cp >= lo && cp <= hi);
-
 /** Patterns of text addressed to a judge model. Matched after NFKC folding and zero-width removal. */
 const MARKERS: Array<[name: string, re: RegExp]> = [
   [
@@ -107,12 +92,9 @@ const MARKERS: Array<[name: string, re: RegExp]> = [
   ['approve-request', /\b(?:approve|authorize|allow) this (?:proposal|request|action)\b|\bmust be approved\b/u],
 ];
 
-/** Folds look-alike forms together: NFKC (full-width to ASCII), no zero-width characters, lower case. */
+/** Folds look-alike forms together: {@link normaliseForMatching} (NFKC, no invisible characters), lower case. */
 export function foldForMatching(text: string): string {
-  const visible = Array.from(text.normalize('NFKC'))
-    .filter((ch) => !isInvisible(ch.codePointAt(0) as number))
-    .join('');
-  return visible.toLowerCase().replace(/\s+/gu, ' ');
+  return normaliseForMatching(text).toLowerCase().replace(/\s+/gu, ' ');
 }
 
 function walkStrings(value: unknown, path: string, out: Array<[string, string]>): void {
@@ -133,18 +115,8 @@ function walkStrings(value: unknown, path: string, out: Array<[string, string]>)
  */
 export function findInjectionMarkers(proposal: Proposal): InjectionMarker[] {
   const leaves: Array<[string, string]> = [];
-  walkStrings(
-    {
-      target: proposal.target,
-      parameters: proposal.parameters,
-      justification: proposal.justification,
-      cited_evidence: proposal.cited_evidence,
-      scope_claim: proposal.scope_claim,
-      user_task: proposal.user_task,
-    },
-    '',
-    leaves,
-  );
+  // Every field the model sees: the prompt carries the whole proposal (ids, agent id and revision_of included).
+  walkStrings(proposal, '', leaves);
   const found: InjectionMarker[] = [];
   for (const [path, raw] of leaves) {
     let text = raw;
@@ -156,8 +128,11 @@ export function findInjectionMarkers(proposal: Proposal): InjectionMarker[] {
       }
     }
     const folded = foldForMatching(text);
+    // Identifiers (proposal_id, agent_id, revision_of) join words with - _ . or : instead of spaces; prose keeps its
+    // full stops, which bound the markers to one sentence.
+    const spaced = /\s/u.test(folded) ? folded : folded.replace(/[-_.:]+/gu, ' ');
     for (const [name, re] of MARKERS) {
-      if (re.test(folded)) found.push({ path, marker: name });
+      if (re.test(folded) || re.test(spaced)) found.push({ path, marker: name });
     }
   }
   return found;

@@ -1,6 +1,7 @@
 import type { Proposal } from '../contracts/proposal';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { RuleFinding } from '../contracts/verdict';
+import { normaliseForMatching } from './normalise';
 
 type Leaf = [path: string, text: string];
 
@@ -49,9 +50,13 @@ function candidatesFor(proposal: Proposal, field: string | undefined): Leaf[] {
  */
 export function lightweightCheck(proposal: Proposal, policy: CompliancePolicy): RuleFinding {
   const { deny, topics } = policy.spec.lightweight;
+  // Deny reads both forms (either one matching rejects); a topic rule allows only when both match, so neither a
+  // zero-width space nor a look-alike letter changes what a rule decides (src/policy/normalise.ts).
   for (const rule of deny) {
     const re = new RegExp(rule.pattern, 'iu');
-    const hit = candidatesFor(proposal, rule.field).find(([, text]) => re.test(text));
+    const hit = candidatesFor(proposal, rule.field).find(
+      ([, text]) => re.test(text) || re.test(normaliseForMatching(text)),
+    );
     if (hit) return { verdict: 'REJECT', rule: rule.name, reason: `${hit[0]} matches deny rule ${rule.name}` };
   }
   const allowed = topics[proposal.action_type];
@@ -60,9 +65,10 @@ export function lightweightCheck(proposal: Proposal, policy: CompliancePolicy): 
     // innocent leaf would carry the rest through.
     const match = allowed.find((rule) => {
       const re = new RegExp(rule.pattern, 'u');
-      if (!rule.field) return re.test(proposal.justification);
+      const holds = (text: string) => re.test(text) && re.test(normaliseForMatching(text));
+      if (!rule.field) return holds(proposal.justification);
       const texts = leavesOf(valueAt(proposal, rule.field), rule.field, true);
-      return texts.length > 0 && texts.every(([, text]) => re.test(text));
+      return texts.length > 0 && texts.every(([, text]) => holds(text));
     });
     if (!match) {
       return {
