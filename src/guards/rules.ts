@@ -82,6 +82,27 @@ export function checkExec(
         `allowed: ${entry.subcommands.join(', ')} as the first argument`,
     };
   }
+  const args = argv.slice(entry.subcommands ? 2 : 1);
+  for (const arg of args) {
+    if (program === 'git' && isRiskyGitOption(arg)) {
+      return { verdict: 'REJECT', rule: 'exec.risky-option', reason: `option ${JSON.stringify(arg)} is not allowed` };
+    }
+    if (arg.startsWith('-') && arg !== '--') {
+      if (entry.options && !optionAllowed(arg, entry.options)) {
+        return {
+          verdict: 'REJECT',
+          rule: 'exec.option',
+          reason: `option ${JSON.stringify(arg)} is not allowed for ${program}; allowed: ${entry.options.join(' ')}`,
+        };
+      }
+    } else if (entry.pathArgs && arg !== '--' && !confine(arg, policy.spec.exec.cwdRoots, where.cwd)) {
+      return {
+        verdict: 'REJECT',
+        rule: 'exec.path-arg',
+        reason: `argument ${JSON.stringify(arg)} points outside the allowed directories`,
+      };
+    }
+  }
   if (program === 'git') {
     // Refused before any approval: git reads config and metadata from the folder it discovers, which an agent could
     // have written (a filter there runs during `git status`), or from the checkout above the workspace.
@@ -102,27 +123,6 @@ export function checkExec(
           (named.length === 0
             ? '(the policy names none)'
             : `(${named.map((r) => `${r.name}: ${r.path}`).join(', ')}); cwd ${JSON.stringify(cwd ?? where.cwd)} is in none`),
-      };
-    }
-  }
-  const args = argv.slice(entry.subcommands ? 2 : 1);
-  for (const arg of args) {
-    if (program === 'git' && isRiskyGitOption(arg)) {
-      return { verdict: 'REJECT', rule: 'exec.risky-option', reason: `option ${JSON.stringify(arg)} is not allowed` };
-    }
-    if (arg.startsWith('-') && arg !== '--') {
-      if (entry.options && !optionAllowed(arg, entry.options)) {
-        return {
-          verdict: 'REJECT',
-          rule: 'exec.option',
-          reason: `option ${JSON.stringify(arg)} is not allowed for ${program}; allowed: ${entry.options.join(' ')}`,
-        };
-      }
-    } else if (entry.pathArgs && arg !== '--' && !confine(arg, policy.spec.exec.cwdRoots, where.cwd)) {
-      return {
-        verdict: 'REJECT',
-        rule: 'exec.path-arg',
-        reason: `argument ${JSON.stringify(arg)} points outside the allowed directories`,
       };
     }
   }
