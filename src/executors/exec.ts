@@ -70,7 +70,8 @@ async function gitTarget(
   const repo = namedRepositoryFor(cwd, policy, baseDir);
   if (!repo) {
     throw new ExecutionRefusedError(
-      `exec.git-repository: git runs only with its cwd inside a repository ${GIT_REPOSITORIES_FIELD} names; ${cwd} is in none`,
+      `exec.git-repository: git runs only with its cwd inside a repository ${GIT_REPOSITORIES_FIELD} names; ` +
+        `${cwd} is in none`,
     );
   }
   const where = locateRepository(repo);
@@ -92,7 +93,8 @@ async function gitTarget(
   const risky = [...new Set(programConfigKeys(keys))];
   if (risky.length > 0) {
     throw new ExecutionRefusedError(
-      `exec.git-config: repository ${repo.name} (${repo.path}) sets ${risky.slice(0, 5).join(', ')} in its own config, ` +
+      `exec.git-config: repository ${repo.name} (${repo.path}) sets ${risky.slice(0, 5).join(', ')} ` +
+        'in its own config, ' +
         'which can make git run a program; no git command runs there (docs/execution.md#git)',
     );
   }
@@ -110,7 +112,15 @@ interface SpawnSpec {
   ctx: ExecutionContext;
 }
 
-function spawnCommand({ program, argv, cwd, env, timeoutMs, maxOutputBytes: max, ctx }: SpawnSpec): Promise<ExecutorOutput> {
+function spawnCommand({
+  program,
+  argv,
+  cwd,
+  env,
+  timeoutMs,
+  maxOutputBytes: max,
+  ctx,
+}: SpawnSpec): Promise<ExecutorOutput> {
   return new Promise((resolve, reject) => {
     const child = spawn(program, argv, {
       cwd,
@@ -141,7 +151,8 @@ function spawnCommand({ program, argv, cwd, env, timeoutMs, maxOutputBytes: max,
     child.stdout.on('data', take('stdout'));
     child.stderr.on('data', take('stderr'));
     child.on('error', (err) => {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') resolve({ ok: false, error: `${program}: command not found` });
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+        resolve({ ok: false, error: `${program}: command not found` });
       else if (err.name === 'AbortError') reject(err);
       else resolve({ ok: false, error: err.message });
     });
@@ -199,7 +210,10 @@ export const execExecutor: Executor = {
     try {
       const target = await gitTarget(confined.real, ctx.policy, ctx.baseDir, home);
       const [sub, ...rest] = args;
-      const argv = [...GIT_SAFETY, ...(sub === 'diff' || sub === 'log' ? [sub, ...GIT_NO_DIFF_PROGRAMS, ...rest] : args)];
+      const argv = [
+        ...GIT_SAFETY,
+        ...(sub === 'diff' || sub === 'log' ? [sub, ...GIT_NO_DIFF_PROGRAMS, ...rest] : args),
+      ];
       return await spawnCommand({ ...spec, argv, env: gitEnvironment(target.gitDir, target.workTree, home) });
     } finally {
       await rm(home, { recursive: true, force: true });

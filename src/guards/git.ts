@@ -57,7 +57,9 @@ export function locateRepository(repo: NamedRepository): GitLocation {
   }
   if (dotGitStat && !dotGitStat.isDirectory() && !dotGitStat.isSymbolicLink()) {
     return {
-      refused: `repository ${repo.name} (${repo.path}) has a .git file (a linked worktree or a submodule); name the main checkout`,
+      refused:
+        `repository ${repo.name} (${repo.path}) has a .git file (a linked worktree or a submodule); ` +
+        'name the main checkout',
     };
   }
   const isDir = (p: string) => {

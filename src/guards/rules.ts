@@ -122,7 +122,8 @@ export function checkExec(
           `git runs only with its cwd inside a repository ${GIT_REPOSITORIES_FIELD} names ` +
           (named.length === 0
             ? '(the policy names none)'
-            : `(${named.map((r) => `${r.name}: ${r.path}`).join(', ')}); cwd ${JSON.stringify(cwd ?? where.cwd)} is in none`),
+            : `(${named.map((r) => `${r.name}: ${r.path}`).join(', ')}); ` +
+              `cwd ${JSON.stringify(cwd ?? where.cwd)} is in none`),
       };
     }
   }

@@ -115,7 +115,9 @@ export async function completeHookCall(
         return {
           kind: 'refuse',
           rule: mapping.rule,
-          reason: `REJECT (files.repository-shape): ${JSON.stringify(p)} would give a folder a git repository's shape (${shaped})`,
+          reason:
+            `REJECT (files.repository-shape): ${JSON.stringify(p)} ` +
+            `would give a folder a git repository's shape (${shaped})`,
         };
       }
       real.push(v.real);

@@ -99,8 +99,7 @@ async function execute(baseDir: string, i: ExecuteInput): Promise<ExecutionResul
   return new MockActivityEnvironment(info).run((input: ExecuteInput) => activities.execute(input), i);
 }
 
-const execOf = (command: string[], cwd: string) =>
-  parseProposal(proposal('exec', { parameters: { command, cwd } }));
+const execOf = (command: string[], cwd: string) => parseProposal(proposal('exec', { parameters: { command, cwd } }));
 
 /** A base directory with the default policy (plus `spec`) and its workspace. */
 function setup(spec: (workspace: string) => Record<string, unknown> = () => ({})) {
@@ -168,7 +167,7 @@ function plantLazyFetchRepository(workspace: string, marker: string): string {
 }
 
 describe('finding 1: a repository an agent laid out in the workspace never runs its programs', () => {
-  it('an approved `git status --short` there is refused with the default policy, and the filter never runs', async () => {
+  it('an approved `git status --short` there is refused by the default policy; the filter never runs', async () => {
     const { baseDir, workspace, policy } = setup();
     const marker = join(tempDir('agent-judge-sec-marker-'), 'pwned');
     const evil = plantFilterRepository(workspace, marker);
@@ -212,8 +211,9 @@ describe('finding 1: a repository an agent laid out in the workspace never runs 
     expect(status.error).toMatch(/^exec\.git-config: repository evil \(.*\) sets filter\.x\.clean in its own config/);
     const log = await execute(baseDir, approved(execOf(['git', 'log', '-p'], lazy), named));
     expect(log.status).toBe('refused');
-    expect(log.error).toMatch(
-      /^exec\.git-config: repository lazy \(.*\) sets core\.sshcommand, extensions\.partialclone, remote\.origin\.promisor/,
+    expect(log.error).toMatch(/^exec\.git-config: repository lazy \(.*\) sets /);
+    expect(log.error).toContain(
+      'sets core.sshcommand, extensions.partialclone, remote.origin.promisor in its own config',
     );
     expect(existsSync(marker)).toBe(false);
   });

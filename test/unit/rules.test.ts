@@ -240,21 +240,20 @@ describe('checkExec and exec rules', () => {
     const cwd = join(baseDir, '.agent-judge/workspace/other');
     expect(checkExec(['git', 'diff'], named, { cwd, baseDir })).toMatchObject({
       rule: 'exec.git-repository',
-      reason: `git runs only with its cwd inside a repository spec.exec.git.repositories names (app: ${app}); cwd ${JSON.stringify(cwd)} is in none`,
+      reason:
+        'git runs only with its cwd inside a repository spec.exec.git.repositories names ' +
+        `(app: ${app}); cwd ${JSON.stringify(cwd)} is in none`,
     });
     expect(checkExec(['git', 'diff'], named, { cwd: join(app, 'src'), baseDir })).toBeNull();
   });
 
-  it.each([
-    [['echo', 'hi']],
-    [['echo', '/etc/passwd']],
-    [['ls', '-la']],
-    [['ls', 'notes']],
-    [['echo', 'x; rm -rf /']],
-  ])('approves %j', (command) => {
-    expect(checkExec(command, policy, where())).toBeNull();
-    expect(judgeByRules(execOf(command), ctx)).toMatchObject({ verdict: 'APPROVE', rule: 'rules.passed' });
-  });
+  it.each([[['echo', 'hi']], [['echo', '/etc/passwd']], [['ls', '-la']], [['ls', 'notes']], [['echo', 'x; rm -rf /']]])(
+    'approves %j',
+    (command) => {
+      expect(checkExec(command, policy, where())).toBeNull();
+      expect(judgeByRules(execOf(command), ctx)).toMatchObject({ verdict: 'APPROVE', rule: 'rules.passed' });
+    },
+  );
 
   it('rejects a cwd outside the allowed directories', () => {
     for (const cwd of ['/tmp', '..', '.agent-judge/workspace/../../..', outside]) {
