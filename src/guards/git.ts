@@ -69,7 +69,12 @@ export function locateRepository(repo: NamedRepository): GitLocation {
       return false;
     }
   };
-  const gitDir = dotGitStat ? realpathSync(dotGit) : null;
+  let gitDir: string | null = null;
+  try {
+    gitDir = dotGitStat ? realpathSync(dotGit) : null;
+  } catch {
+    return { refused: `repository ${repo.name} (${repo.path}) has a .git symlink that leads nowhere` };
+  }
   if (gitDir !== null && isDir(gitDir)) {
     if (existsSync(join(gitDir, 'commondir'))) {
       return { refused: `repository ${repo.name} (${repo.path}) is a linked worktree; name the main checkout` };
