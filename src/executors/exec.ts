@@ -78,10 +78,17 @@ async function gitTarget(
   if ('refused' in where) throw new ExecutionRefusedError(`exec.git-repository: ${where.refused}`);
   const keys: string[] = [];
   for (const file of repositoryConfigFiles(where.gitDir)) {
-    // `--file` reads that one file and follows no include; nothing in it runs while it is listed.
+    // `--file` reads that one file and follows no include; nothing in it runs while it is listed. Run outside any
+    // repository (in the empty HOME, no discovery above it), so no repository setup reads anything else.
     const { stdout } = await run('git', ['config', '--file', file, '--null', '--list'], {
       cwd: home,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...gitEnvironment(where.gitDir, where.workTree, home) },
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: home,
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_CONFIG_GLOBAL: '/dev/null',
+        GIT_CEILING_DIRECTORIES: dirname(home),
+      },
       maxBuffer: 16 * 1024 * 1024,
     }).catch((err: unknown) => {
       throw new ExecutionRefusedError(
