@@ -67,6 +67,25 @@ export const ExecAllowSchema = z.strictObject({
   pathArgs: z.boolean().default(true),
 });
 
+/** A repository of the operator's that git commands may inspect (spec.exec.git.repositories). */
+export const GitRepositorySchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'expected a repository name such as app'),
+  /**
+   * The checkout (its `.git` directory is the repository) or a bare repository; relative paths resolve against the
+   * working directory. A git command runs only with its cwd equal to or inside one of these.
+   */
+  path: z.string().min(1),
+});
+
+/** How allowlisted git commands run: only in repositories the operator names (docs/execution.md#git). */
+export const ExecGitSettingsSchema = z
+  .strictObject({ repositories: z.array(GitRepositorySchema).default([]) })
+  .refine((g) => new Set(g.repositories.map((r) => r.name)).size === g.repositories.length, {
+    message: 'repository names must be unique',
+    path: ['repositories'],
+  })
+  .default({ repositories: [] });
+
 export const PatternRuleSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'expected a rule name such as secrets.private-key'),
   pattern: RegexSource,
@@ -179,6 +198,8 @@ export const CompliancePolicySchema = z.strictObject({
         .int()
         .positive()
         .default(64 * 1024),
+      /** The repositories git may inspect; with none, every git command is refused. */
+      git: ExecGitSettingsSchema,
     }),
     files: z.strictObject({
       /** Directories file writes may touch, after resolving `..` and symlinks. */

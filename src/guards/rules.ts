@@ -1,7 +1,8 @@
 import { normalizeRepoPath as repoPath, withinScope } from '../contracts/repo-path';
 import type { CompliancePolicy } from '../contracts/policy';
 import { isAction, type Proposal } from '../contracts/proposal';
-import { confine } from './paths';
+import { GIT_REPOSITORIES_FIELD, namedRepositoryFor } from './git';
+import { confine, realPath } from './paths';
 import type { RuleFinding } from '../contracts/verdict';
 
 /** What the rules need besides the proposal: the policy, and where relative paths start. */
@@ -32,6 +33,18 @@ function isRiskyGitOption(arg: string): boolean {
   if (!arg.startsWith('--') || arg === '--') return false;
   const name = arg.split('=')[0]!;
   return name.length >= 3 && RISKY_GIT_OPTIONS.some((opt) => opt.startsWith(name));
+}
+
+/**
+ * Names that give a folder a git repository's shape: git takes a folder as a repository only when it holds a HEAD
+ * (next to objects/ and refs/), and packed-refs is a repository's ref store. No agent writes a file or folder of these
+ * names, at any level and in any case (case-insensitive file systems).
+ */
+export const REPOSITORY_SHAPED_NAMES: readonly string[] = ['head', 'packed-refs'];
+
+/** The first component of a written path that is a repository-shaped name, or undefined. */
+export function repositoryShapedComponent(components: readonly string[]): string | undefined {
+  return components.find((c) => REPOSITORY_SHAPED_NAMES.includes(c.toLowerCase()));
 }
 
 function optionAllowed(arg: string, allowed: readonly string[]): boolean {
@@ -87,6 +100,30 @@ export function checkExec(
         verdict: 'REJECT',
         rule: 'exec.path-arg',
         reason: `argument ${JSON.stringify(arg)} points outside the allowed directories`,
+      };
+    }
+  }
+  if (program === 'git') {
+    // Refused before any approval: git reads config and metadata from the folder it discovers, which an agent could
+    // have written (a filter there runs during `git status`), or from the checkout above the workspace.
+    let cwd: string | null;
+    try {
+      cwd = realPath(where.cwd, where.baseDir);
+    } catch {
+      cwd = null;
+    }
+    const repo = cwd === null ? null : namedRepositoryFor(cwd, policy, where.baseDir);
+    if (!repo) {
+      const named = policy.spec.exec.git.repositories;
+      return {
+        verdict: 'REJECT',
+        rule: 'exec.git-repository',
+        reason:
+          `git runs only with its cwd inside a repository ${GIT_REPOSITORIES_FIELD} names ` +
+          (named.length === 0
+            ? '(the policy names none)'
+            : `(${named.map((r) => `${r.name}: ${r.path}`).join(', ')}); ` +
+              `cwd ${JSON.stringify(cwd ?? where.cwd)} is in none`),
       };
     }
   }
@@ -164,6 +201,14 @@ export function hardRules(proposal: Proposal, ctx: RuleContext): RuleFinding | n
         verdict: 'REJECT',
         rule: 'files.git-metadata',
         reason: `path ${JSON.stringify(path)} writes git metadata (${metadata})`,
+      };
+    }
+    const shaped = repositoryShapedComponent(path.split(/[\\/]+/));
+    if (shaped) {
+      return {
+        verdict: 'REJECT',
+        rule: 'files.repository-shape',
+        reason: `path ${JSON.stringify(path)} would give a folder a git repository's shape (${shaped})`,
       };
     }
     if (!confine(path, policy.spec.files.roots, baseDir)) {

@@ -11,7 +11,7 @@ import type { PatternRuleSchema } from '../contracts/policy';
 import type { z } from 'zod';
 import { parseShell } from './shell-parse';
 import { shellVerdict } from './shell-rules';
-import { pathVerdict, type PathContext } from './paths';
+import { pathVerdict, repositoryShapeOf, type PathContext } from './paths';
 
 /** What the completion needs: the policy's hook settings, resolved roots, the deny patterns. */
 export interface CompletionContext {
@@ -109,6 +109,16 @@ export async function completeHookCall(
       if (v.kind !== 'inside') {
         const rule = v.kind === 'protected' ? 'files.protect' : 'files.roots';
         return { kind: 'refuse', rule: mapping.rule, reason: `REJECT (${rule}): ${JSON.stringify(p)} ${v.why}` };
+      }
+      const shaped = repositoryShapeOf(p, where(cwd), v.real);
+      if (shaped !== null) {
+        return {
+          kind: 'refuse',
+          rule: mapping.rule,
+          reason:
+            `REJECT (files.repository-shape): ${JSON.stringify(p)} ` +
+            `would give a folder a git repository's shape (${shaped})`,
+        };
       }
       real.push(v.real);
     }

@@ -5,6 +5,7 @@
  */
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { isInside, realPath } from '../guards/paths';
+import { repositoryShapedComponent } from '../guards/rules';
 
 export interface PathContext {
   /** The call's working directory (from the runtime, never from the tool's arguments). */
@@ -50,4 +51,19 @@ export function pathVerdict(p: string, ctx: PathContext): PathVerdict {
       return { kind: 'protected', why: `touches ${hit}, which spec.hooks.files.protect keeps out` };
   }
   return { kind: 'inside', real, root };
+}
+
+/**
+ * For a change (never a read): the repository-shaped name (HEAD, packed-refs; src/guards/rules.ts) that `p`, as written
+ * or as resolved, would create inside its root, or null. Such a file turns the folder into a repository whose config
+ * an allowlisted `git status` would obey.
+ */
+export function repositoryShapeOf(p: string, ctx: PathContext, real: string): string | null {
+  for (const candidate of [resolve(ctx.cwd, p), real]) {
+    const within = ctx.roots.find((r) => isInside(candidate, r));
+    if (within === undefined) continue;
+    const hit = repositoryShapedComponent(relative(within, candidate).split(sep));
+    if (hit !== undefined) return hit;
+  }
+  return null;
 }

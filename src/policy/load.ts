@@ -135,6 +135,7 @@ export function completePolicy(
 
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(baseDir, p));
   policy.spec.exec.cwdRoots = policy.spec.exec.cwdRoots.map(abs);
+  policy.spec.exec.git.repositories = policy.spec.exec.git.repositories.map((r) => ({ ...r, path: abs(r.path) }));
   policy.spec.files.roots = policy.spec.files.roots.map(abs);
   policy.spec.memory.dir = abs(policy.spec.memory.dir);
   policy.spec.audit.archive.dir = abs(policy.spec.audit.archive.dir);

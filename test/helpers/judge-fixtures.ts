@@ -26,6 +26,8 @@ export function tempBaseDir(): string {
 /** The shipped default policy with a judge section (evidence host allowed, short timeouts). */
 export async function judgePolicy(baseDir: string, judge: Partial<JudgeSettings> = {}): Promise<CompliancePolicy> {
   const policy = await loadPolicy({ baseDir, env: {} });
+  // The corpus's exec cases run git in the workspace: here it is a repository the operator names.
+  policy.spec.exec.git.repositories = [{ name: 'workspace', path: join(baseDir, '.agent-judge', 'workspace') }];
   policy.spec.judge = {
     withoutModel: 'escalate',
     apiKeyEnv: 'OLLAMA_API_KEY',

@@ -162,6 +162,17 @@ describe('Claude Code through the resident gate', () => {
       claudeInput('PreToolUse', 'Edit', { file_path: settings, old_string: 'a', new_string: 'b' }),
     );
     expect(decisionOf(unhook.json).permissionDecisionReason).toMatch(/files\.protect.*\.claude/);
+    // A HEAD makes a folder a repository whose config the allowlisted `git status` would obey.
+    const head = await httpHook(
+      claudeInput('PreToolUse', 'Write', {
+        file_path: join(project, 'evil', 'HEAD'),
+        content: 'ref: refs/heads/main\n',
+      }),
+    );
+    expect(decisionOf(head.json)).toMatchObject({ permissionDecision: 'deny' });
+    expect(decisionOf(head.json).permissionDecisionReason).toMatch(
+      /REJECT \(files\.repository-shape\): .* would give a folder a git repository's shape \(HEAD\)/,
+    );
   });
 
   it('a held call is pending (deny saying when to retry, defer when headless); decided, it runs once', async () => {

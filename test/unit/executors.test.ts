@@ -440,7 +440,7 @@ describe('exec', () => {
     expect(result.output).toMatchObject({ timed_out: true, exit_code: null, signal: 'SIGKILL' });
   });
 
-  it('git diff shows changes, and repository config cannot make it run a program', async () => {
+  it('git diff, log and status read a named repository; attributes alone run nothing', async () => {
     const repo = join(root, `repo-${randomUUID()}`);
     mkdirSync(repo);
     const git = (...args: string[]) =>
@@ -450,20 +450,38 @@ describe('exec', () => {
     git('add', 'f.txt');
     git('commit', '-qm', 'init');
     writeFileSync(join(repo, 'f.txt'), 'a\nb\n');
-    // What an actor could plant with file_write: a textconv driver and an external diff driver.
+    // What an actor can write in the work tree: attributes naming drivers, which no config defines.
+    writeFileSync(join(repo, '.gitattributes'), '* diff=evil filter=evil\n');
+    const named = testPolicy(baseDir, { exec: { git: { repositories: [{ name: 'repo', path: repo }] } } });
+
+    const diff = await execute(input(execOf(['git', 'diff'], { cwd: repo }), { policy: named }));
+    expect(diff.status, diff.error).toBe('succeeded');
+    expect((diff.output as { stdout: string }).stdout).toContain('+b');
+    const log = await execute(input(execOf(['git', 'log', '-p', '--oneline'], { cwd: repo }), { policy: named }));
+    expect(log.status, log.error).toBe('succeeded');
+    expect((log.output as { stdout: string }).stdout).toContain('init');
+    const status = await execute(input(execOf(['git', 'status', '--short'], { cwd: repo }), { policy: named }));
+    expect((status.output as { stdout: string }).stdout).toContain('M f.txt');
+  });
+
+  it('refuses git in a named repository whose config defines a program-running driver', async () => {
+    const repo = join(root, `repo-${randomUUID()}`);
+    mkdirSync(repo);
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: repo });
+    git('init', '-q');
+    writeFileSync(join(repo, 'f.txt'), 'a\n');
     const marker = join(outside, `pwned-${randomUUID()}`);
     writeFileSync(join(repo, '.gitattributes'), '* diff=evil\n');
     git('config', 'diff.evil.textconv', `touch ${marker}; cat`);
     git('config', 'diff.evil.command', `touch ${marker}`);
+    const named = testPolicy(baseDir, { exec: { git: { repositories: [{ name: 'repo', path: repo }] } } });
 
-    const diff = await execute(input(execOf(['git', 'diff'], { cwd: repo })));
-    expect(diff.status, diff.error).toBe('succeeded');
-    expect((diff.output as { stdout: string }).stdout).toContain('+b');
-    const log = await execute(input(execOf(['git', 'log', '-p', '--oneline'], { cwd: repo })));
-    expect(log.status, log.error).toBe('succeeded');
-    expect((log.output as { stdout: string }).stdout).toContain('init');
-    const status = await execute(input(execOf(['git', 'status', '--short'], { cwd: repo })));
-    expect((status.output as { stdout: string }).stdout).toContain('M f.txt');
+    const diff = await execute(input(execOf(['git', 'diff'], { cwd: repo }), { policy: named }));
+    expect(diff.status).toBe('refused');
+    expect(diff.error).toBe(
+      `exec.git-config: repository repo (${repo}) sets diff.evil.textconv, diff.evil.command in its own config, ` +
+        'which can make git run a program; no git command runs there (docs/execution.md#git)',
+    );
     expect(existsSync(marker)).toBe(false);
   });
 

@@ -210,15 +210,50 @@ describe('checkExec and exec rules', () => {
     [['git', 'log', '--oneline', '-n', '5']],
     [['git', 'log', 'main..feature', '--stat']],
     [['git', 'diff', '--cached', '--', 'src/a.ts']],
-    [['echo', 'hi']],
-    [['echo', '/etc/passwd']],
-    [['ls', '-la']],
-    [['ls', 'notes']],
-    [['echo', 'x; rm -rf /']],
-  ])('approves %j', (command) => {
-    expect(checkExec(command, policy, where())).toBeNull();
-    expect(judgeByRules(execOf(command), ctx)).toMatchObject({ verdict: 'APPROVE', rule: 'rules.passed' });
+  ])('approves %j in a repository the policy names', (command) => {
+    const named = testPolicy(baseDir, {
+      exec: { git: { repositories: [{ name: 'workspace', path: '.agent-judge/workspace' }] } },
+    });
+    expect(checkExec(command, named, where())).toBeNull();
+    expect(judgeByRules(execOf(command), { policy: named, baseDir })).toMatchObject({
+      verdict: 'APPROVE',
+      rule: 'rules.passed',
+    });
   });
+
+  it('rejects every git command when the policy names no repository, naming the field', () => {
+    const finding = hardRules(execOf(['git', 'status']), ctx);
+    expect(finding).toEqual({
+      verdict: 'REJECT',
+      rule: 'exec.git-repository',
+      reason: 'git runs only with its cwd inside a repository spec.exec.git.repositories names (the policy names none)',
+    });
+    expect(judgeByRules(execOf(['git', 'log', '-p']), ctx)).toMatchObject({
+      verdict: 'REJECT',
+      rule: 'exec.git-repository',
+    });
+  });
+
+  it('rejects git with a cwd outside every named repository, listing them', () => {
+    const app = join(baseDir, '.agent-judge/workspace/app');
+    const named = testPolicy(baseDir, { exec: { git: { repositories: [{ name: 'app', path: app }] } } });
+    const cwd = join(baseDir, '.agent-judge/workspace/other');
+    expect(checkExec(['git', 'diff'], named, { cwd, baseDir })).toMatchObject({
+      rule: 'exec.git-repository',
+      reason:
+        'git runs only with its cwd inside a repository spec.exec.git.repositories names ' +
+        `(app: ${app}); cwd ${JSON.stringify(cwd)} is in none`,
+    });
+    expect(checkExec(['git', 'diff'], named, { cwd: join(app, 'src'), baseDir })).toBeNull();
+  });
+
+  it.each([[['echo', 'hi']], [['echo', '/etc/passwd']], [['ls', '-la']], [['ls', 'notes']], [['echo', 'x; rm -rf /']]])(
+    'approves %j',
+    (command) => {
+      expect(checkExec(command, policy, where())).toBeNull();
+      expect(judgeByRules(execOf(command), ctx)).toMatchObject({ verdict: 'APPROVE', rule: 'rules.passed' });
+    },
+  );
 
   it('rejects a cwd outside the allowed directories', () => {
     for (const cwd of ['/tmp', '..', '.agent-judge/workspace/../../..', outside]) {
@@ -254,6 +289,24 @@ describe('file_write paths', () => {
   ])('rejects writing git metadata: %s', (_name, path) => {
     // A planted repository turns read-only git commands into code execution.
     expect(hardRules(fw(path), ctx)).toMatchObject({ verdict: 'REJECT', rule: 'files.git-metadata' });
+  });
+
+  it.each([
+    ['a HEAD', '.agent-judge/workspace/evil/HEAD'],
+    ['a HEAD in lower case', '.agent-judge/workspace/evil/head'],
+    ['a file below a folder named HEAD', '.agent-judge/workspace/HEAD/x'],
+    ['a packed-refs', '.agent-judge/workspace/evil/packed-refs'],
+  ])('rejects a write that gives a folder a repository shape: %s', (_name, path) => {
+    expect(hardRules(fw(path), ctx)).toMatchObject({ verdict: 'REJECT', rule: 'files.repository-shape' });
+  });
+
+  it.each([
+    ['a config file', '.agent-judge/workspace/app/config'],
+    ['an index', '.agent-judge/workspace/site/index'],
+    ['a file in objects/', '.agent-judge/workspace/src/objects/user.ts'],
+    ['a name that contains HEAD', '.agent-judge/workspace/HEADER.md'],
+  ])('allows ordinary names: %s', (_name, path) => {
+    expect(hardRules(fw(path), ctx)).toBeNull();
   });
 
   it.each([
