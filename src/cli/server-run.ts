@@ -12,6 +12,7 @@ import { BadInputError, SearchAttributeTypeError } from '../contracts/errors';
 import { DEFAULT_POLICY_PATH, loadPolicyLayers } from '../policy/load';
 import { announceWorkerPolicy } from '../worker/policy-publication';
 import { taskQueuesFor } from '../names';
+import { resolveUnsignedDecisions } from '../identity/decision';
 import { createWorkers, requireCapabilityKey, runWorkers, WORKER_ROLES, type WorkerRole } from '../worker';
 import { createNotifiersFromEnv } from '../escalation/discord-notifier';
 import { startDiscordBotFromEnv } from './discord';
@@ -198,7 +199,8 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
   const policyPath = resolve(opts.policy ?? env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH);
   const capabilityKey = await devCapabilityKey(env);
   const loaded = await loadPolicyLayers({ path: policyPath });
-  const policy = withCapabilityIssuer(loaded.policy, capabilityKey);
+  const signing = resolveUnsignedDecisions(loaded.policy, 'dev');
+  const policy = withCapabilityIssuer(signing.policy, capabilityKey);
   let metrics = metricsExportFrom(opts, DEFAULT_DEV_METRICS_ADDRESS);
   // The default address moves aside when taken (another dev running); an explicit one is an error.
   if (metrics && 'prometheus' in metrics && opts.metrics === undefined && !(await portFree(metrics.prometheus)))
@@ -281,6 +283,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     `judge       ${judge.description}`,
     `circles     ${describeCircles(operatorKeys)}`,
     `capability  ${describeCapabilities(policy, capabilityKey)}`,
+    `decisions   ${describeDecisionSigning(signing)}`,
     `discord     ${bot ? 'escalations go to Discord (bot connected)' : DISCORD_OFF}`,
     `hooks       ${hooksGate.line}`,
     ...audit,
@@ -316,7 +319,18 @@ export async function runWorker(opts: WorkerCommandOptions, cmd: Command): Promi
   const operatorKeys = circleOperatorKeys(env);
   const logger = createLogger({ env, format: opts.logFormat });
   const loaded = await loadPolicyLayers({ path: opts.policy ?? env.AGENT_JUDGE_POLICY });
-  const policy = loaded.policy;
+  const signing = resolveUnsignedDecisions(loaded.policy, 'worker');
+  const policy = signing.policy;
+  if (
+    signing.refused &&
+    signing.keyless.length > 0 &&
+    loaded.policy.spec.escalation.requireSignedDecisions === undefined
+  )
+    logger.warn(
+      { approvers: signing.keyless },
+      'unsigned decisions are refused: these approvers have no key in spec.escalation.approverKeys and cannot decide ' +
+        'until they have one (spec.escalation.requireSignedDecisions: false accepts unsigned decisions)',
+    );
   // Only the workflow worker signs tokens; the judge and executor workers never read the key.
   const capabilityKey =
     roles.includes('workflow') && env.AGENT_JUDGE_CAPABILITY_KEY
@@ -442,4 +456,14 @@ async function startDevHookGate(
       close: () => Promise.resolve(),
     };
   }
+}
+
+/** The banner's line on signed decisions: `dev` accepts unsigned ones by default, and says so. */
+function describeDecisionSigning(signing: { refused: boolean; keyless: string[] }): string {
+  if (signing.refused) return 'unsigned decisions are refused (spec.escalation.requireSignedDecisions)';
+  if (signing.keyless.length === 0) return 'every approver signs (spec.escalation.approverKeys)';
+  return (
+    `unsigned decisions accepted from ${signing.keyless.join(', ')} (dev only: agent-judge worker refuses them ` +
+    'unless spec.escalation.requireSignedDecisions is false)'
+  );
 }

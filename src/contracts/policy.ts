@@ -186,8 +186,12 @@ export const CompliancePolicySchema = z.strictObject({
       approverKeys: z.record(ApproverIdSchema, PublicKeyText).default({}),
       /** Key of the Discord bot: it signs the decisions of `discord:<id>` approvers it verified. */
       discordBotKey: PublicKeyText.optional(),
-      /** Refuse every unsigned decision (approvers without a key can then never decide). */
-      requireSignedDecisions: z.boolean().default(false),
+      /**
+       * Refuse every unsigned decision (approvers without a key can then never decide); `false` accepts them (an
+       * approver id without a key is then only a claim). Unset: `agent-judge worker` refuses them when an approver
+       * has no key, `agent-judge dev` accepts them and says so at start.
+       */
+      requireSignedDecisions: z.boolean().optional(),
     }),
     exec: z.strictObject({
       allowlist: z.array(ExecAllowSchema),

@@ -3,7 +3,7 @@ import { mkdirSync, openSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
+import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes.js';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../names';
 import { AgentJudgeError, SearchAttributeTypeError } from '../contracts/errors';
 

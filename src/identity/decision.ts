@@ -57,6 +57,33 @@ export function signingKeyFor(policy: CompliancePolicy, approver: string): strin
   return null;
 }
 
+/** The approvers the policy lists whose decisions nothing signs: for them an approver id is only a claim. */
+export function keylessApprovers(policy: CompliancePolicy): string[] {
+  return policy.spec.escalation.approvers.filter((a) => signingKeyFor(policy, a) === null);
+}
+
+/**
+ * Whether unsigned decisions count, resolved once at start: `requireSignedDecisions` as the policy sets it, and when
+ * it is unset, refused by `agent-judge worker` (anyone who can reach the namespace could otherwise decide as an
+ * approver without a key) and accepted by `agent-judge dev` (one person's machine). The workflows read the result.
+ */
+export function resolveUnsignedDecisions(
+  policy: CompliancePolicy,
+  mode: 'dev' | 'worker',
+): { policy: CompliancePolicy; refused: boolean; keyless: string[] } {
+  const keyless = keylessApprovers(policy);
+  const set = policy.spec.escalation.requireSignedDecisions;
+  const refused = set ?? (mode === 'worker' && keyless.length > 0);
+  return {
+    policy: {
+      ...policy,
+      spec: { ...policy.spec, escalation: { ...policy.spec.escalation, requireSignedDecisions: refused } },
+    },
+    refused,
+    keyless,
+  };
+}
+
 /**
  * Why a decision's signature is not acceptable to the run `binding` describes, or null. `usedNonces`
  * are the nonces of the signed decisions this run already accepted. Never throws.
@@ -71,7 +98,8 @@ export function refuseDecisionSignature(
   const key = signingKeyFor(policy, d.approver);
   if (!key) {
     return policy.spec.escalation.requireSignedDecisions
-      ? `decisions must be signed, and the policy has no key for ${d.approver}`
+      ? `decisions must be signed, and the policy has no key for ${d.approver} (add one to ` +
+          'spec.escalation.approverKeys; spec.escalation.requireSignedDecisions: false accepts unsigned decisions)'
       : null;
   }
   const s = d.signature;

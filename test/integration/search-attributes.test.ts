@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Connection } from '@temporalio/client';
-import { msToTs } from '@temporalio/common/lib/time';
+import { msToTs } from '@temporalio/common/lib/time.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SearchAttributeTypeError } from '../../src/contracts/errors';
 import { ensureSearchAttributes } from '../../src/devserver/server';

@@ -145,7 +145,7 @@ describe('policy show and policy check', () => {
     expect(line('human:')).toMatch(/^ {4}human: 0\.2 # .*mine-\d+\.yaml:7$/);
     expect(line('clarify: 0.6')).toMatch(/# default$/);
     expect(line('roots:')).toMatch(/roots: \[ \/srv\/ws \] # .*mine-\d+\.yaml:9$/);
-    expect(line('requireSignedDecisions:')).toMatch(/false # built-in$/);
+    expect(line('approverKeys:')).toMatch(/\{\} # built-in$/);
     expect(text).toMatch(/^# policy_sha256 here: [0-9a-f]{64}$/m);
   });
 
