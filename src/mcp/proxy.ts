@@ -291,6 +291,8 @@ export class McpJudgeProxy {
       }
     }
     if (m.method !== undefined && m.id !== undefined) this.awaited.add(m.id);
+    // The upstream gave up on one of its requests: an answer to it is no longer awaited.
+    if (m.method === 'notifications/cancelled') this.awaited.delete(m.params?.requestId as Id);
     if (m.method === 'notifications/tools/list_changed') {
       this.tools.clear();
       this.toolsComplete = false;
@@ -327,6 +329,7 @@ export class McpJudgeProxy {
     }
     this.inFlight.clear();
     this.progressRequest.clear();
+    this.awaited.clear();
     for (const [id, control] of this.held) {
       this.answer(id, refusedAnswer(`${why}; the call was not forwarded`));
       this.answeredAtEnd.add(id);
