@@ -217,7 +217,10 @@ export class McpHttpFront {
       return writeJson(res, 400, 'Bad Request: No valid session ID provided');
     }
     // One agent's sessions are bounded before the shared bound: it cannot take the others' sessions (or upstreams).
-    const mine = [...this.sessions.values(), ...this.starting].filter((s) => s.agent === agent && !s.closed);
+    // A session is in both sets from its initialize answer until that request's handling returns: counted once.
+    const mine = [...new Set([...this.sessions.values(), ...this.starting])].filter(
+      (s) => s.agent === agent && !s.closed,
+    );
     if (mine.length >= this.o.sessionsPerAgent) return this.tooManySessions(res, agent, mine, body.id);
     if (this.sessions.size + this.starting.size >= MAX_SESSIONS) {
       return writeJson(res, 503, `Service Unavailable: ${MAX_SESSIONS} sessions are open`);
