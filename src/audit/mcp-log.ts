@@ -1,9 +1,11 @@
 /**
- * The MCP proxy's pass-through (no-judge) calls, which have no workflow: a hash-chained log under the state folder
- * (`<state-dir>/mcp-audit.jsonl`, written by `agent-judge mcp`), merged into `audit export` next to the proposals.
+ * The MCP proxy's pass-through (no-judge) calls, which have no workflow, and the agent messages it dropped unrelayed
+ * (src/mcp/admission.ts): a hash-chained log under the state folder (`<state-dir>/mcp-audit.jsonl`, written by
+ * `agent-judge mcp`), merged into `audit export` next to the proposals.
  */
 import { join } from 'node:path';
-import { ChainError, readChain, verifyChain } from './chain';
+import type { DropReason } from '../mcp/admission';
+import { appendChained, ChainError, readChain, verifyChain } from './chain';
 
 /** Where `agent-judge mcp --state-dir DIR` keeps its pass-through log. */
 export function mcpAuditLogPath(stateDir: string): string {
@@ -24,4 +26,25 @@ export function readPassThroughLog(
   return readChain<Record<string, unknown>>(file)
     .filter((e) => Date.parse(e.at) >= from)
     .map((e) => ({ ...e.record, log: { file, seq: e.seq, hash: e.hash } }));
+}
+
+/** An agent message the proxy dropped instead of relaying it upstream, as its audit line records it. */
+export interface DroppedRecord {
+  kind: 'mcp_dropped';
+  agent: string;
+  server: string;
+  reason: DropReason;
+  /** The message's method (a batch: its methods, comma-separated), cut to 200 characters; null for a response. */
+  method: string | null;
+  /** Whether the agent got an error answer (a request with an id) or nothing (a notification, a response). */
+  answered: boolean;
+  at: string;
+}
+
+/** Appends one dropped-message line; a failure to write is logged, never thrown (the message stays dropped). */
+export function appendDropped(file: string, record: DroppedRecord, log: (line: string) => void): Promise<void> {
+  return appendChained(file, { ...record, method: record.method?.slice(0, 200) ?? null }).then(
+    () => undefined,
+    (err: Error) => log(`could not append to the audit log ${file}: ${err.message}`),
+  );
 }

@@ -185,11 +185,16 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
 
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   const { McpJudgeProxy } = await import('../mcp/proxy');
+  const { withoutBatches } = await import('../mcp/stdio-front');
   let exitCode = 0;
   let finish: () => void = () => undefined;
   const finished = new Promise<void>((r) => (finish = r));
   const proxy = new McpJudgeProxy({
-    front: new StdioServerTransport(),
+    // Batches are taken out before the SDK's framing (which cannot parse them) and refused by the proxy.
+    front: new StdioServerTransport(
+      withoutBatches(process.stdin, (batch) => proxy.refuseBatch(batch)),
+      process.stdout,
+    ),
     upstream: await openUpstream(upstream),
     settings: policy.spec.mcp,
     server,
@@ -281,6 +286,7 @@ async function serveHttp(
     server: o.server,
     upstream: o.upstream,
     ...(o.agent !== undefined ? { onlyAgent: o.agent } : {}),
+    sessionsPerAgent: o.policy.spec.limits.httpSessionsPerAgent,
     temporal: o.temporal,
     auditLog: o.auditLog,
     log,

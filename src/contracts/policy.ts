@@ -154,6 +154,21 @@ export const AuditSettingsSchema = z
     archive: { dir: '.agent-judge/archive', every: '1h' },
   });
 
+/**
+ * Per-agent limits (issue 21): what one agent may hold at once, so that it cannot starve the others. Each refusal
+ * names its limit (`spec.limits.<field> (<value>)`) and when it resets.
+ */
+export const LimitsSettingsSchema = z
+  .strictObject({
+    /**
+     * MCP sessions one agent may have open on `agent-judge mcp --http` (each holds an upstream connection, often a
+     * process); beyond it that agent's `initialize` gets HTTP 429. At most the front's shared bound (256).
+     */
+    httpSessionsPerAgent: z.int().min(1).max(256).default(8),
+  })
+  .default({ httpSessionsPerAgent: 8 });
+export type LimitsSettings = z.infer<typeof LimitsSettingsSchema>;
+
 /** The CompliancePolicy resource, shaped like a Kubernetes object so it can later be a CRD. */
 export const CompliancePolicySchema = z.strictObject({
   apiVersion: z.literal('agent-judge.dev/v1alpha1'),
@@ -252,6 +267,8 @@ export const CompliancePolicySchema = z.strictObject({
     capabilities: CapabilitySettingsSchema,
     /** The MCP judge proxy: which tool calls are judged as what (`agent-judge mcp`, docs/mcp.md). */
     mcp: McpSettingsSchema,
+    /** Per-agent limits: sessions on the MCP HTTP front. */
+    limits: LimitsSettingsSchema,
     /** Coding agents' built-in tools through their hooks: rules per runtime, shell and file checks (docs/hooks.md). */
     hooks: HooksSettingsSchema,
     /** Model-backed judge settings (see the judge docs); optional so the rules judge runs alone. */

@@ -12,9 +12,11 @@ import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { appendDropped } from '../audit/mcp-log';
 import { durationMs } from '../contracts/duration';
 import { BadInputError } from '../contracts/errors';
 import type { McpSettings } from '../contracts/mcp';
+import { refuseBatch } from './admission';
 import { agentForToken, bearerToken } from './http-auth';
 import { McpJudgeProxy } from './proxy';
 import { describeUpstream, oneLine, openUpstream, type UpstreamSpec } from './upstream';
@@ -33,6 +35,8 @@ export interface HttpFrontOptions {
   upstream: UpstreamSpec;
   /** `--agent`: when given, only this agent's token is accepted. */
   onlyAgent?: string;
+  /** `spec.limits.httpSessionsPerAgent`: one agent's sessions open at once (each holds an upstream connection). */
+  sessionsPerAgent: number;
   temporal: { client: Client; taskQueue: string };
   auditLog: string;
   log: (line: string) => void;
@@ -102,9 +106,12 @@ export class McpHttpFront {
   private allowedHosts = new Set<string>();
   private allowedOrigins = new Set<string>();
   private readonly idleMs: number;
+  /** How often idle sessions are looked for: one idles out at most this long after its deadline. */
+  private readonly sweepMs: number;
 
   constructor(private readonly o: HttpFrontOptions) {
     this.idleMs = durationMs(o.settings.http.sessionIdle);
+    this.sweepMs = Math.min(60_000, Math.max(1000, this.idleMs / 4));
   }
 
   /** Listens; resolves to the endpoint URL (the real port when 0 was asked for). */
@@ -132,7 +139,7 @@ export class McpHttpFront {
     for (const h of this.o.settings.http.allowedHosts) this.allowedHosts.add(h.toLowerCase());
     this.allowedOrigins = new Set([...hosts.map((h) => `http://${hostWithPort(h, port)}`)]);
     for (const o of this.o.settings.http.allowedOrigins) this.allowedOrigins.add(o.toLowerCase());
-    this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, Math.max(1000, this.idleMs / 4)));
+    this.sweeper = setInterval(() => this.sweep(), this.sweepMs);
     this.sweeper.unref();
     return `http://${hostWithPort(this.o.host, port)}/mcp`;
   }
@@ -196,6 +203,9 @@ export class McpHttpFront {
       }
     }
 
+    // Refused before any session sees it: each element would need admitting (and a tools/call judging) on its own.
+    if (Array.isArray(body)) return this.refuseBatch(res, agent, body);
+
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
       const session = this.sessions.get(sessionId);
@@ -203,10 +213,15 @@ export class McpHttpFront {
       if (!session || session.agent !== agent) return writeJson(res, 404, 'Session not found');
       return this.serve(session, req, res, body);
     }
-    const messages = Array.isArray(body) ? (body as unknown[]) : [body];
-    if (req.method !== 'POST' || !messages.some((m) => isInitializeRequest(m))) {
+    if (req.method !== 'POST' || !isJSONRPCRequest(body) || !isInitializeRequest(body)) {
       return writeJson(res, 400, 'Bad Request: No valid session ID provided');
     }
+    // One agent's sessions are bounded before the shared bound: it cannot take the others' sessions (or upstreams).
+    // A session is in both sets from its initialize answer until that request's handling returns: counted once.
+    const mine = [...new Set([...this.sessions.values(), ...this.starting])].filter(
+      (s) => s.agent === agent && !s.closed,
+    );
+    if (mine.length >= this.o.sessionsPerAgent) return this.tooManySessions(res, agent, mine, body.id);
     if (this.sessions.size + this.starting.size >= MAX_SESSIONS) {
       return writeJson(res, 503, `Service Unavailable: ${MAX_SESSIONS} sessions are open`);
     }
@@ -215,6 +230,59 @@ export class McpHttpFront {
     this.starting.delete(session);
     // An initialize the transport refused leaves no session behind, and no upstream connection.
     if (session.id === undefined) await this.endSession(session, 'initialize was refused');
+  }
+
+  private refuseBatch(res: ServerResponse, agent: string, batch: unknown[]): void {
+    const refusal = refuseBatch(batch);
+    this.o.log(`dropped a batch from ${agent}, not relayed (${refusal.reason}): ${refusal.detail}`);
+    const record = {
+      kind: 'mcp_dropped' as const,
+      agent,
+      server: this.o.server,
+      reason: refusal.reason,
+      method: refusal.method,
+      answered: true,
+      at: new Date().toISOString(),
+    };
+    void appendDropped(this.o.auditLog, record, this.o.log);
+    const body =
+      refusal.answers.length > 0
+        ? refusal.answers
+        : { jsonrpc: '2.0', id: null, error: { code: -32600, message: refusal.detail } };
+    res.writeHead(400, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  }
+
+  /**
+   * 429 to an agent at `spec.limits.httpSessionsPerAgent`: the answer names the limit and when a session frees (its
+   * client ends it, or the one closest to its idle deadline idles out by the time given, if nobody uses it).
+   */
+  private tooManySessions(res: ServerResponse, agent: string, mine: Session[], id: string | number): void {
+    const now = Date.now();
+    // A session with a request open does not idle: its deadline starts now at the earliest.
+    const deadline = Math.min(...mine.map((s) => (s.open === 0 ? s.lastActive : now) + this.idleMs)) + this.sweepMs;
+    const resetsAt = new Date(deadline).toISOString();
+    const limit = `spec.limits.httpSessionsPerAgent (${this.o.sessionsPerAgent})`;
+    const message =
+      `Too Many Requests: ${agent} has ${mine.length} MCP sessions open, the limit ${limit}; a session frees when ` +
+      `its client ends it (DELETE) or when it idles out (spec.mcp.http.sessionIdle ` +
+      `${String(this.o.settings.http.sessionIdle)}): the next by ${resetsAt} if it stays unused`;
+    this.o.log(`refused a session for ${agent}: the limit ${limit} is reached`);
+    res.writeHead(429, {
+      'content-type': 'application/json',
+      'retry-after': String(Math.max(1, Math.ceil((deadline - now) / 1000))),
+    });
+    res.end(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        error: {
+          code: -32000,
+          message,
+          data: { limit: 'spec.limits.httpSessionsPerAgent', value: this.o.sessionsPerAgent, resetsAt },
+        },
+      }),
+    );
   }
 
   private async newSession(agent: string): Promise<Session> {

@@ -16,7 +16,9 @@ import { toHex, utf8 } from '../contracts/encoding';
 import { BadInputError } from '../contracts/errors';
 import { holdForMs, type McpSettings } from '../contracts/mcp';
 import { appendChained } from '../audit/chain';
+import { appendDropped } from '../audit/mcp-log';
 import { Gate, type Lease } from '../gate';
+import { admit, refuseBatch, type Admission, type ErrorAnswer } from './admission';
 import { refusedAnswer, renderGateAnswer, type CallAnswer } from './answers';
 import { MCP_REDEEMER, MCP_RUNTIME, type ToolCall } from './mapping';
 import { judgeFailure } from './judged-call';
@@ -112,6 +114,8 @@ export class McpJudgeProxy {
   private readonly forwarding = new Set<Promise<unknown>>();
   /** Requests answered with an error when the upstream ended: a later answer to them is dropped. */
   private readonly answeredAtEnd = new Set<Id>();
+  /** The upstream's requests to the agent (sampling, elicitation, roots, ping) not answered yet: their answers pass. */
+  private readonly awaited = new Set<Id>();
 
   /** Maps, judges, holds and leases each judged call (src/gate/); one per proxy, so it remembers identical calls. */
   private readonly gate: Gate;
@@ -152,6 +156,10 @@ export class McpJudgeProxy {
   // --- agent -> upstream ------------------------------------------------------------------------
 
   private fromAgent(m: Msg): void {
+    // Before anything else: only what MCP lets a client send goes on (a tools/call without an id is never relayed).
+    const admission = admit(m, this.awaited);
+    if (!admission.pass) return this.drop(admission);
+    if (m.method === undefined) this.awaited.delete(m.id as Id);
     if (m.method !== undefined && m.id !== undefined) {
       if (m.method === 'tools/call') {
         void this.handleCall(m);
@@ -173,6 +181,28 @@ export class McpJudgeProxy {
     }
     this.toUpstream(m);
     if (m.method === 'notifications/initialized') void this.checkToolsAtStart();
+  }
+
+  /** A JSON-RPC batch from the agent (the stdio front hands it here unparsed by the SDK): refused whole. */
+  refuseBatch(batch: unknown[]): void {
+    const refusal = refuseBatch(batch);
+    this.drop(refusal, refusal.answers);
+  }
+
+  /** A message that does not reach the upstream: one log line, one audit line, and an error if it had an id. */
+  private drop(a: Admission & { pass: false }, answers: ErrorAnswer[] = a.answer ? [a.answer] : []): void {
+    this.o.log(`dropped a message from the agent, not relayed (${a.reason}): ${a.detail}`);
+    for (const answer of answers) this.toAgent(answer);
+    const record = {
+      kind: 'mcp_dropped' as const,
+      agent: this.o.agentId,
+      server: this.o.server,
+      reason: a.reason,
+      method: a.method,
+      answered: answers.length > 0,
+      at: new Date().toISOString(),
+    };
+    this.auditQueue = this.auditQueue.then(() => appendDropped(this.o.auditLog, record, this.o.log));
   }
 
   /** Remembers an agent request relayed upstream until its response comes back. */
@@ -260,6 +290,9 @@ export class McpJudgeProxy {
         return;
       }
     }
+    if (m.method !== undefined && m.id !== undefined) this.awaited.add(m.id);
+    // The upstream gave up on one of its requests: an answer to it is no longer awaited.
+    if (m.method === 'notifications/cancelled') this.awaited.delete(m.params?.requestId as Id);
     if (m.method === 'notifications/tools/list_changed') {
       this.tools.clear();
       this.toolsComplete = false;
@@ -296,6 +329,7 @@ export class McpJudgeProxy {
     }
     this.inFlight.clear();
     this.progressRequest.clear();
+    this.awaited.clear();
     for (const [id, control] of this.held) {
       this.answer(id, refusedAnswer(`${why}; the call was not forwarded`));
       this.answeredAtEnd.add(id);

@@ -115,6 +115,8 @@ describe('the MCP conformance suite, server mode, against the --http front', () 
           sessionIdle: '30s',
         },
       },
+      // The suite opens a session per scenario (about 30) and ends none of them: all one agent's, all within 30 s.
+      limits: { httpSessionsPerAgent: 64 },
     });
     const policyFile = join(sys.baseDir, 'policy.json');
     writeFileSync(policyFile, JSON.stringify(policy));

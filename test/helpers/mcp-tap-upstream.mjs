@@ -4,6 +4,7 @@
 //   node mcp-tap-upstream.mjs <log file> <mode> <upstream command...>
 // mode: `pass` | `hold-request:<tool>` (logged, never sent on: the upstream never sees it) |
 // `hold-response:<tool>` (sent on; the upstream's answer is logged and never sent back).
+// Every other message the proxy sends on is logged too (`message`: its method and id), and a batch (`batch`).
 // It exits when its stdin ends (the proxy died), after the upstream has finished what it was given.
 import { spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
@@ -25,6 +26,8 @@ const swallowed = new Set();
 createInterface({ input: process.stdin }).on('line', (line) => {
   if (!line.trim()) return;
   const m = JSON.parse(line);
+  if (Array.isArray(m)) log({ event: 'batch', methods: m.map((e) => e?.method ?? null) });
+  else if (m.method !== 'tools/call') log({ event: 'message', method: m.method ?? null, id: m.id ?? null });
   if (m.method === 'tools/call') {
     const tool = m.params?.name;
     const held = tool === heldTool;

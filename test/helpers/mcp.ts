@@ -290,8 +290,11 @@ export async function heldProposalFor(client: TemporalClient, taskQueue: string,
 /** One line of the tap's log. */
 export interface TapEntry {
   pid: number;
-  event: 'call' | 'answer-held';
-  id: string | number;
+  /** `message`: anything but a tools/call reached the upstream (its method, null for a response); `batch`: an array. */
+  event: 'call' | 'answer-held' | 'message' | 'batch';
+  id: string | number | null;
+  method?: string | null;
+  methods?: Array<string | null>;
   tool?: string;
   arguments?: Record<string, unknown>;
   held?: string | null;
