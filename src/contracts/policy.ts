@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ActionTypeSchema } from './proposal';
+import { ActionTypeSchema, AgentIdSchema, MemoryStoreSchema } from './proposal';
 import { TierSchema } from './verdict';
 import { ApproverIdSchema } from './messages';
 import { JudgeSettingsSchema } from './judge-settings';
@@ -135,6 +135,44 @@ export const AuditSettingsSchema = z
     archive: { dir: '.agent-judge/archive', every: '1h' },
   });
 
+const MIB = 1024 * 1024;
+
+/**
+ * Per-agent limits (issue 21): what one agent may take of the shared deployment, so a flood from one agent never
+ * starves another's proposals or buries the approvers. Checked where proposals are submitted (src/client/limits.ts),
+ * counted from Temporal visibility: approximate by visibility's lag (docs/security.md, Per-agent limits).
+ */
+export const LimitsSettingsSchema = z
+  .strictObject({
+    /** Proposals one agent may submit per window (a sliding window over the proposals' start times). */
+    proposals: z
+      .strictObject({
+        perAgent: z.int().min(1).default(120),
+        window: DurationSchema.default('1m'),
+      })
+      .default({ perAgent: 120, window: '1m' }),
+    /** Proposals of one agent that may wait for a person at once; beyond it a new human-only proposal is refused. */
+    pendingEscalationsPerAgent: z.int().min(1).default(20),
+  })
+  .default({ proposals: { perAgent: 120, window: '1m' }, pendingEscalationsPerAgent: 20 });
+export type LimitsSettings = z.infer<typeof LimitsSettingsSchema>;
+
+/**
+ * Agent memory (memory_write): where the stores live, which stores each agent may write besides its own (a store
+ * named by its agent id, `@` left out, or starting with it and `.` or `:`), and how large one store may grow.
+ */
+export const MemorySettingsSchema = z
+  .strictObject({
+    dir: z.string().min(1).default('.agent-judge/memory'),
+    /** Agent id (or `*`, every agent) -> the stores it may write besides its own. */
+    stores: z.record(z.union([AgentIdSchema, z.literal('*')]), z.array(MemoryStoreSchema)).default({}),
+    maxStoreBytes: z
+      .int()
+      .positive()
+      .default(16 * MIB),
+  })
+  .default({ dir: '.agent-judge/memory', stores: {}, maxStoreBytes: 16 * MIB });
+
 /** The CompliancePolicy resource, shaped like a Kubernetes object so it can later be a CRD. */
 export const CompliancePolicySchema = z.strictObject({
   apiVersion: z.literal('agent-judge.dev/v1alpha1'),
@@ -184,7 +222,9 @@ export const CompliancePolicySchema = z.strictObject({
       /** Directories file writes may touch, after resolving `..` and symlinks. */
       roots: z.array(z.string().min(1)).min(1),
     }),
-    memory: z.strictObject({ dir: z.string().min(1) }).default({ dir: '.agent-judge/memory' }),
+    memory: MemorySettingsSchema,
+    /** Per-agent limits: proposals per window, pending escalations (docs/security.md). */
+    limits: LimitsSettingsSchema,
     lightweight: z.strictObject({
       /** A match anywhere rejects, naming the rule. */
       deny: z.array(PatternRuleSchema).default([]),

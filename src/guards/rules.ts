@@ -2,6 +2,7 @@ import { normalizeRepoPath as repoPath, withinScope } from '../contracts/repo-pa
 import type { CompliancePolicy } from '../contracts/policy';
 import { isAction, type Proposal } from '../contracts/proposal';
 import { confine } from './paths';
+import { memoryStoreFinding } from '../contracts/memory-stores';
 import type { RuleFinding } from '../contracts/verdict';
 
 /** What the rules need besides the proposal: the policy, and where relative paths start. */
@@ -133,6 +134,9 @@ export function hardRules(proposal: Proposal, ctx: RuleContext): RuleFinding | n
       };
     }
   }
+
+  const store = memoryStoreFinding(proposal, policy);
+  if (store) return store;
 
   if (isAction(proposal, 'exec')) {
     const p = proposal.parameters;

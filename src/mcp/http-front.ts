@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
+import type { SubmissionLimits } from '../client/limits';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { durationMs } from '../contracts/duration';
@@ -33,7 +34,7 @@ export interface HttpFrontOptions {
   upstream: UpstreamSpec;
   /** `--agent`: when given, only this agent's token is accepted. */
   onlyAgent?: string;
-  temporal: { client: Client; taskQueue: string };
+  temporal: { client: Client; taskQueue: string; limits?: SubmissionLimits };
   auditLog: string;
   log: (line: string) => void;
   /** Passed to each session's proxy (see ProxyOptions.onJudgedCall). */
