@@ -63,7 +63,7 @@ async function refusal(p: Promise<unknown>): Promise<LimitExceededError> {
 }
 
 describe('per-agent limits', () => {
-  it('an agent past its proposals per window is refused, naming the limit and its reset; another agent is not', async () => {
+  it('an agent past its proposals per window is refused, naming the limit and its reset; not another', async () => {
     const flood = `@flood-${randomUUID().slice(0, 8)}`;
     const started = Date.now();
     for (let i = 0; i < PER_AGENT; i++) {
@@ -125,7 +125,7 @@ describe('per-agent limits', () => {
     expect(run.code).toBe(4);
   });
 
-  it('past its pending escalations, a new human-only proposal of that agent is refused; its others and other agents go on', async () => {
+  it('past its pending escalations, a new human-only proposal is refused; its others, other agents go on', async () => {
     const waiter = `@waiter-${randomUUID().slice(0, 8)}`;
     for (let i = 0; i < PENDING; i++) {
       const out = await submitAndWait(sys.client, proposal('financial_op', { agent_id: waiter }), opts());
@@ -150,7 +150,7 @@ describe('per-agent limits', () => {
     expect(theirs.status).toBe('awaiting_human');
   });
 
-  it("memory_write into another agent's store is rejected, naming the rule; the agent's own store is written", async () => {
+  it("memory_write into another agent's store is rejected, naming the rule; its own store is written", async () => {
     const id = randomUUID().slice(0, 8);
     const [writer, victim] = [`@writer-${id}`, `@victim-${id}`];
     const foreign = proposal('memory_write', {
