@@ -4,6 +4,8 @@
  * through; memory_write reaches only the agent's own stores, and no store grows past its cap. Against the run's real
  * Temporal dev server, the limits counted from its visibility.
  */
+// First: this process's Runtime exports metrics (the executor's refusals are counted there).
+import { scrape } from '../helpers/metrics';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -183,11 +185,23 @@ describe('per-agent limits', () => {
         opts(),
       );
     expect((await write('a'.repeat(200))).status).toBe('executed');
+    const refusals = async () =>
+      (await scrape()).samples.find(
+        (x) =>
+          x.name === 'agent_judge_limit_refusals_total' &&
+          x.labels.taskQueue === sys.taskQueues.execute &&
+          x.labels.limit === 'memory_store_bytes',
+      )?.value;
+    const before = await refusals();
+    expect(before).toBe(0);
     const out = await write('b'.repeat(200));
     expect(out.status).toBe('failed');
     expect(out.execution).toMatchObject({ status: 'refused' });
     expect(out.execution?.error).toMatch(/^limit memory_store_bytes: store big-\w+ holds \d+ bytes .*\(600\)/);
     const text = readFileSync(join(sys.policy.spec.memory.dir, `big-${id}.jsonl`), 'utf8');
     expect(text).not.toContain('bbbb');
+    // Counted once, by limit, in the process that refused it.
+    for (let i = 0; i < 50 && (await refusals()) !== 1; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await refusals()).toBe(1);
   });
 });
