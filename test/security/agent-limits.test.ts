@@ -14,6 +14,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { submitAndWait, submitProposal } from '../../src/client/proposals';
+import { createGate, type GateRules } from '../../src/gate';
+import { McpRuleSchema } from '../../src/contracts/mcp';
+import { refusedAnswer } from '../../src/mcp/answers';
 import { LimitExceededError } from '../../src/contracts/errors';
 import { PROPOSAL_WORKFLOW_TYPE } from '../../src/names';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
@@ -87,6 +90,56 @@ describe('per-agent limits', () => {
     const quiet = `@quiet-${randomUUID().slice(0, 8)}`;
     const other = await submitAndWait(sys.client, proposal('vault_note_create', { agent_id: quiet }), opts());
     expect(other.status).toBe('approved');
+  });
+
+  it('through the gate (what the MCP proxy runs), a call past the limit is refused with its words', async () => {
+    const rules: GateRules = {
+      rules: [
+        McpRuleSchema.parse({
+          name: 'notes.write',
+          server: 'notes',
+          tool: 'write_note',
+          actionType: 'vault_note_create',
+          target: { vault: 'main', path: '$.path' },
+          parameters: { content: '$.content' },
+        }),
+      ],
+    };
+    const agent = `@mcp-${randomUUID().slice(0, 8)}`;
+    const gate = createGate({
+      client: sys.client,
+      taskQueue: sys.taskQueues.workflow,
+      limits: { policy: sys.policy },
+      rules,
+      performer: { agentId: agent, redeemer: 'hook:limits' },
+      holdMs: 10_000,
+    });
+    const write = () =>
+      gate.decide({
+        runtime: 'fake',
+        server: 'notes',
+        tool: 'write_note',
+        arguments: { path: `notes/${randomUUID()}.md`, content: '# hi' },
+      });
+    for (let i = 0; i < PER_AGENT; i++) {
+      const a = await write();
+      expect(a.kind).toBe('forward');
+      if (a.kind === 'forward') await a.lease?.report('ok');
+    }
+    await visible(agent, PER_AGENT);
+    const refused = await write();
+    expect(refused).toMatchObject({ kind: 'refused', proposal: null });
+    const reason = refused.kind === 'refused' ? refused.reason : '';
+    expect(reason).toMatch(
+      new RegExp(`^limit proposals_per_agent: ${agent} submitted ${PER_AGENT} proposals .*resets at 20`),
+    );
+    // The MCP proxy answers it as an error result in these words.
+    const answer = refusedAnswer(reason);
+    expect(answer).toMatchObject({
+      isError: true,
+      _meta: { 'dev.agent-judge/verdict': { outcome: 'REFUSED', reason } },
+    });
+    expect(answer.content).toEqual([{ type: 'text', text: `REJECT: ${reason}. Not performed.` }]);
   });
 
   it('the CLI exits 4 on a limit and says which one and when it resets', async () => {
