@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: starts its own Temporal dev server (in memory) and prints latency, throughput and CPU tables as
  * medians and percentiles over repeated runs, each target of issue 12 beside its figure. Timing lives here, never in
- * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,archive,metrics,reports,capabilities,mcp,judge-model picks
- * sections (default: all; judge-model skips itself without its model file).
+ * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,archive,metrics,reports,capabilities,mcp,flood,judge-model
+ * picks sections (default: all; judge-model skips itself without its model file).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { freePort, startDevServer } from '../src/devserver/server';
@@ -90,6 +90,12 @@ const sections: Section[] = [
   {
     name: 'mcp',
     run: table('MCP proxy relay overhead (issue 10)', async (s) => (await import('./mcp')).benchMcp(s)),
+  },
+  {
+    name: 'flood',
+    run: table("One agent's flood and another's latency (issue 21): second agent's lightweight proposals", async (s) =>
+      (await import('./flood')).benchFlood(s),
+    ),
   },
   {
     name: 'judge-model',

@@ -5,7 +5,8 @@ import type { ExecutionResult } from '../contracts/status';
 import { FailureType, UNCERTAIN_EXPLANATION } from '../contracts/lifecycle';
 import { executionHeartbeatTimeoutMs } from '../contracts/policy';
 import { ApplicationFailure } from '@temporalio/common';
-import { BadInputError, ExecutionRefusedError } from '../contracts/errors';
+import { BadInputError, ExecutionRefusedError, LimitExceededError } from '../contracts/errors';
+import { countLimitRefusal } from '../metrics/limit-refusals';
 import { workflowIdNamedBy } from '../contracts/workflow-ids';
 import { builtinExecutors, executorFor, ExecutionLedger, type ExecutorRegistry } from '../executors';
 import { hardRules } from '../guards/rules';
@@ -206,7 +207,10 @@ export function createExecutorActivities(deps: ExecutorDeps): ExecutorActivities
           };
         } catch (err) {
           if (err instanceof ExecutionRefusedError) result = refuse(err.message);
-          else if (executor.idempotent) {
+          else if (err instanceof LimitExceededError) {
+            countLimitRefusal(ctx.metricMeter, err.limit);
+            result = refuse(err.message);
+          } else if (executor.idempotent) {
             result = {
               ...base,
               status: 'failed',

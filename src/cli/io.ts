@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { AgentJudgeError, BadInputError, PolicyError } from '../contracts/errors';
+import { AgentJudgeError, BadInputError, LimitExceededError, PolicyError } from '../contracts/errors';
 import { jsonTextDepthProblem } from '../contracts/json-depth';
 
 /** Prints one JSON document on stdout: what scripts read. */
@@ -33,9 +33,13 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Exit codes: 0 ok, 2 bad input, 1 anything else. */
+/** Exit code of a request a per-agent limit refused (3 is a KNOCK denied or a breached threshold). */
+export const LIMIT_EXCEEDED_EXIT_CODE = 4;
+
+/** Exit codes: 0 ok, 2 bad input, 4 a per-agent limit, 1 anything else. */
 export function exitCodeFor(err: unknown): number {
   if (err instanceof BadInputError || err instanceof PolicyError) return 2;
+  if (err instanceof LimitExceededError) return LIMIT_EXCEEDED_EXIT_CODE;
   if (err && typeof err === 'object' && (err as { exitCode?: unknown }).exitCode === 2) return 2;
   return 1;
 }

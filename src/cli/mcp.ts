@@ -146,7 +146,15 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
     );
   }
 
-  const temporal = { client, taskQueue: taskQueuesFor(flags.taskQueuePrefix).workflow };
+  const temporal = {
+    client,
+    taskQueue: taskQueuesFor(flags.taskQueuePrefix).workflow,
+    // Each judged call's proposal is held to this policy's per-agent limits; a refusal is said on stderr too.
+    limits: {
+      policy,
+      onRefused: (limit: string) => process.stderr.write(`agent-judge mcp: a call was refused by limit ${limit}\n`),
+    },
+  };
   // Which policy the workers judge with: said at start, and again on every judged call while it is not this one.
   const { PolicyWatch } = await import('../client/policy-in-force');
   const watch = new PolicyWatch({

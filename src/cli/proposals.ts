@@ -10,6 +10,7 @@ import type { ProposalOutcome } from '../contracts/status';
 import { loadKeyFile } from '../identity/keys';
 import { sinceWindowMs, withClient } from './shared';
 import { warnIfPolicyNotInForce } from './policy-check';
+import { DEFAULT_POLICY_PATH, loadPolicy } from '../policy/load';
 
 /** `--json` and `--format`: the short form on a terminal, the full JSON for scripts (src/cli/outcome-text.ts). */
 export function addOutputOptions(cmd: Command): Command {
@@ -47,7 +48,10 @@ export function registerProposalCommands(program: Command): void {
     const input = await readJsonInput(file, 'proposal');
     await withClient(cmd, async (client) => {
       await warnIfPolicyNotInForce(client, opts.taskQueue);
-      const options = { taskQueue: opts.taskQueue };
+      // The per-agent limits of AGENT_JUDGE_POLICY, else (unset, or a file the warning above said is ignored) the
+      // default policy's: a refusal exits 4, naming the limit and when it resets.
+      const policy = await loadPolicy().catch(() => loadPolicy({ path: DEFAULT_POLICY_PATH }));
+      const options = { taskQueue: opts.taskQueue, limits: { policy } };
       if (opts.wait) printOutcome(await submitAndWait(client, input, options), { format });
       else {
         const submitted = await submitProposal(client, input, options);

@@ -23,6 +23,8 @@ export {
   type CapabilityAction,
   type RedeemCapabilityOptions,
 } from './capabilities';
+export { checkSubmissionLimits, type SubmissionLimits } from './limits';
+export { LimitExceededError, LIMIT_NAMES, type LimitName } from '../contracts/errors';
 export { actionDigest, mcpToolCallDigest } from '../contracts/capability';
 export { verifyCapability } from '../identity/capability';
 export { connect, connectClient, temporalTarget, type TemporalTarget } from './connection';

@@ -44,6 +44,7 @@ import type { KeyFile } from '../contracts/identity';
 import type { DecisionBinding } from '../identity/decision';
 import { signDecision } from '../identity/sign-decision';
 import { grpcCode, GrpcStatus } from './grpc';
+import { checkSubmissionLimits, type SubmissionLimits } from './limits';
 
 export { proposalWorkflowId };
 
@@ -53,6 +54,8 @@ export class RefusedError extends AgentJudgeError {}
 export interface SubmitOptions {
   /** The workflow task queue (default `agent-judge`). */
   taskQueue?: string;
+  /** The per-agent limits to hold the proposal to (src/client/limits.ts); unchecked without. */
+  limits?: SubmissionLimits;
 }
 
 /**
@@ -270,6 +273,8 @@ export async function submitProposal(
 ): Promise<{ proposal_id: string; workflow_id: string }> {
   const prepared = prepareStart(input, options);
   const { proposal, workflowId, start } = prepared;
+  if (options.limits)
+    await checkSubmissionLimits(client, proposal, { taskQueue: start.taskQueue, workflowId }, options.limits);
   try {
     await startReserved(client, prepared, (reuse) =>
       client.workflow.start<typeof proposalWorkflow>(PROPOSAL_WORKFLOW_TYPE, {
@@ -314,6 +319,9 @@ export async function submitAndSettle(
 ): Promise<{ outcome: ProposalOutcome; status: ProposalStatus | null }> {
   const prepared = prepareStart(input, options);
   const { workflowId, start } = prepared;
+  if (options.limits) {
+    await checkSubmissionLimits(client, prepared.proposal, { taskQueue: start.taskQueue, workflowId }, options.limits);
+  }
   try {
     const status = await startReserved(client, prepared, (reuse) =>
       client.workflow.executeUpdateWithStart(awaitSettledUpdate, {

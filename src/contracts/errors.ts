@@ -67,3 +67,28 @@ export class DeliveryRefusedError extends AgentJudgeError {
  * older build): writes to it would fail every workflow task that sets it. The worker refuses to start (exit 2).
  */
 export class SearchAttributeTypeError extends BadInputError {}
+
+/** The per-agent limits of `spec.limits` and `spec.memory` (docs/security.md, Per-agent limits). */
+export const LIMIT_NAMES = [
+  'proposals_per_agent',
+  'pending_escalations_per_agent',
+  'memory_store',
+  'memory_store_bytes',
+] as const;
+export type LimitName = (typeof LIMIT_NAMES)[number];
+
+/**
+ * A per-agent limit refused a request: which limit, and when it resets (an ISO time; null when only the operator can
+ * lift it, or when it lifts as the agent's waiting proposals are decided). Never retried as such; the CLI exits 4.
+ */
+export class LimitExceededError extends AgentJudgeError {
+  override readonly failureType: FailureType = FailureType.LimitExceeded;
+
+  constructor(
+    readonly limit: LimitName,
+    readonly resetsAt: string | null,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -141,6 +141,8 @@ export const FailureType = {
   Refused: 'Refused',
   /** A run's chosen proposal_id is held by other content: the run is withdrawn, nothing of it is performed. */
   ProposalIdTaken: 'ProposalIdTaken',
+  /** A per-agent limit refused the request (`LimitExceededError`: which limit, when it resets). */
+  LimitExceeded: 'LimitExceeded',
   /** A broken invariant of our own code; retrying may help after a deploy. */
   Internal: 'Internal',
 } as const;
@@ -157,6 +159,7 @@ export const NON_RETRYABLE_FAILURE_TYPES: readonly FailureType[] = [
   FailureType.CircleRefused,
   FailureType.Refused,
   FailureType.ProposalIdTaken,
+  FailureType.LimitExceeded,
 ];
 
 export function isRetryableFailureType(type: FailureType): boolean {

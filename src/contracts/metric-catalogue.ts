@@ -6,6 +6,7 @@
  */
 import { EXECUTION_STATUSES } from './lifecycle';
 import { TIERS, type DecidedBy, type Tier, type Verdict } from './verdict';
+import { LIMIT_NAMES } from './errors';
 
 /** Every metric of ours starts with this (Prometheus convention: one prefix per application). */
 export const METRIC_PREFIX = 'agent_judge_';
@@ -63,8 +64,11 @@ export interface MetricDefinition {
   help: string;
   /** Closed label sets; the worker creates each combination at zero. Absent: filled per policy. */
   labels: Record<string, readonly string[]>;
-  /** Where it is counted: workflow code, an activity, or the worker (visibility, runtime). */
-  source: 'workflow' | 'activity:judge' | 'worker';
+  /**
+   * Where it is counted: workflow code, an activity, the worker (visibility, runtime), or whoever refuses a request
+   * (the submitting process, such as the MCP proxy, and the executor).
+   */
+  source: 'workflow' | 'activity:judge' | 'worker' | 'refuser';
 }
 
 const tiers = TIERS as readonly string[];
@@ -182,6 +186,13 @@ export const METRICS = {
     help: 'Unix time the last review of each kind closed (set by the reviews code)',
     labels: { review: REVIEW_KINDS },
     source: 'worker',
+  },
+  limitRefusals: {
+    name: 'agent_judge_limit_refusals_total',
+    kind: 'counter',
+    help: 'Requests refused by a per-agent limit (spec.limits, spec.memory), by limit',
+    labels: { limit: LIMIT_NAMES },
+    source: 'refuser',
   },
 } as const satisfies Record<string, MetricDefinition>;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ActionTypeSchema } from './proposal';
+import { ActionTypeSchema, AgentIdSchema, MemoryStoreSchema } from './proposal';
 import { TierSchema } from './verdict';
 import { ApproverIdSchema } from './messages';
 import { JudgeSettingsSchema } from './judge-settings';
@@ -154,20 +154,49 @@ export const AuditSettingsSchema = z
     archive: { dir: '.agent-judge/archive', every: '1h' },
   });
 
+const MIB = 1024 * 1024;
+
 /**
- * Per-agent limits (issue 21): what one agent may hold at once, so that it cannot starve the others. Each refusal
- * names its limit (`spec.limits.<field> (<value>)`) and when it resets.
+ * Per-agent limits (issue 21): what one agent may take of the shared deployment, so a flood from one agent never
+ * starves another's proposals or buries the approvers. Proposal limits are checked where proposals are submitted
+ * (src/client/limits.ts), counted from Temporal visibility: approximate by visibility's lag (docs/security.md,
+ * Per-agent limits); the session limit by the MCP HTTP front. Each refusal names its limit and when it resets.
  */
 export const LimitsSettingsSchema = z
   .strictObject({
+    /** Proposals one agent may submit per window (a sliding window over the proposals' start times). */
+    proposals: z
+      .strictObject({
+        perAgent: z.int().min(1).default(120),
+        window: DurationSchema.default('1m'),
+      })
+      .default({ perAgent: 120, window: '1m' }),
+    /** Proposals of one agent that may wait for a person at once; beyond it a new human-only proposal is refused. */
+    pendingEscalationsPerAgent: z.int().min(1).default(20),
     /**
      * MCP sessions one agent may have open on `agent-judge mcp --http` (each holds an upstream connection, often a
      * process); beyond it that agent's `initialize` gets HTTP 429. At most the front's shared bound (256).
      */
     httpSessionsPerAgent: z.int().min(1).max(256).default(8),
   })
-  .default({ httpSessionsPerAgent: 8 });
+  .default({ proposals: { perAgent: 120, window: '1m' }, pendingEscalationsPerAgent: 20, httpSessionsPerAgent: 8 });
 export type LimitsSettings = z.infer<typeof LimitsSettingsSchema>;
+
+/**
+ * Agent memory (memory_write): where the stores live, which stores each agent may write besides its own (a store
+ * named by its agent id, `@` left out, or starting with it and `.` or `:`), and how large one store may grow.
+ */
+export const MemorySettingsSchema = z
+  .strictObject({
+    dir: z.string().min(1).default('.agent-judge/memory'),
+    /** Agent id (or `*`, every agent) -> the stores it may write besides its own. */
+    stores: z.record(z.union([AgentIdSchema, z.literal('*')]), z.array(MemoryStoreSchema)).default({}),
+    maxStoreBytes: z
+      .int()
+      .positive()
+      .default(16 * MIB),
+  })
+  .default({ dir: '.agent-judge/memory', stores: {}, maxStoreBytes: 16 * MIB });
 
 /** The CompliancePolicy resource, shaped like a Kubernetes object so it can later be a CRD. */
 export const CompliancePolicySchema = z.strictObject({
@@ -224,7 +253,9 @@ export const CompliancePolicySchema = z.strictObject({
       /** Directories file writes may touch, after resolving `..` and symlinks. */
       roots: z.array(z.string().min(1)).min(1),
     }),
-    memory: z.strictObject({ dir: z.string().min(1) }).default({ dir: '.agent-judge/memory' }),
+    memory: MemorySettingsSchema,
+    /** Per-agent limits: proposals per window, pending escalations, MCP HTTP sessions (docs/security.md). */
+    limits: LimitsSettingsSchema,
     lightweight: z.strictObject({
       /** A match anywhere rejects, naming the rule. */
       deny: z.array(PatternRuleSchema).default([]),
@@ -267,8 +298,6 @@ export const CompliancePolicySchema = z.strictObject({
     capabilities: CapabilitySettingsSchema,
     /** The MCP judge proxy: which tool calls are judged as what (`agent-judge mcp`, docs/mcp.md). */
     mcp: McpSettingsSchema,
-    /** Per-agent limits: sessions on the MCP HTTP front. */
-    limits: LimitsSettingsSchema,
     /** Coding agents' built-in tools through their hooks: rules per runtime, shell and file checks (docs/hooks.md). */
     hooks: HooksSettingsSchema,
     /** Model-backed judge settings (see the judge docs); optional so the rules judge runs alone. */

@@ -12,6 +12,8 @@ export const USER_TASK_MAX_CHARS = 8 * 1024;
 export const MAX_PROPOSAL_BYTES = 256 * 1024;
 
 const Identifier = z.string().regex(PROPOSAL_ID_RE, 'expected 1-128 characters of letters, digits, . _ : -');
+/** A memory store's name (memory_write's `target.store`). */
+export const MemoryStoreSchema = Identifier;
 
 export const AgentIdSchema = z
   .string()

@@ -1,5 +1,7 @@
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LimitExceededError } from '../contracts/errors';
+import { memoryStoreFinding } from '../contracts/memory-stores';
 import { proposalFor, type Executor } from './types';
 
 /** memory_write: appends one JSON line to the agent memory store `<memory.dir>/<store>.jsonl`. */
@@ -38,6 +40,9 @@ export const memoryExecutor: Executor = {
     const dir = ctx.policy.spec.memory.dir;
     await mkdir(dir, { recursive: true });
     const file = join(dir, `${target.store}.jsonl`);
+    // Checked again here, whatever the verdict said: a store that is not the agent's is never written.
+    const foreign = memoryStoreFinding(ctx.proposal, ctx.policy);
+    if (foreign) throw new LimitExceededError('memory_store', null, `${foreign.rule}: ${foreign.reason}`);
     const line = {
       at: new Date().toISOString(),
       agent_id: ctx.proposal.agent_id,
@@ -45,7 +50,21 @@ export const memoryExecutor: Executor = {
       workflow_id: ctx.workflowId,
       content: parameters.content,
     };
-    await appendFile(file, `${JSON.stringify(line)}\n`, 'utf8');
+    const text = `${JSON.stringify(line)}\n`;
+    const max = ctx.policy.spec.memory.maxStoreBytes;
+    const size = await stat(file).then(
+      (s) => s.size,
+      () => 0,
+    );
+    if (size + Buffer.byteLength(text) > max) {
+      throw new LimitExceededError(
+        'memory_store_bytes',
+        null,
+        `limit memory_store_bytes: store ${target.store} holds ${size} bytes and this write would pass ` +
+          `spec.memory.maxStoreBytes (${max}); it resets only when the operator clears or raises it`,
+      );
+    }
+    await appendFile(file, text, 'utf8');
     return { ok: true, output: { store: target.store, file, bytes: Buffer.byteLength(parameters.content) } };
   },
 };

@@ -6,7 +6,7 @@
  * in its own format. Contract for adapter authors: docs/gate.md.
  */
 import { DEFAULT_TASK_QUEUES } from '../wire-names';
-import { BadInputError } from '../contracts/errors';
+import { BadInputError, LimitExceededError } from '../contracts/errors';
 import { mapToolCall, proposalForToolCall, toolCallDigest } from './mapping';
 import { callerOutcomeOf, resolveCall, unreachableReason } from './resolve';
 import { reportCallerOutcome } from '../client/performer';
@@ -106,6 +106,7 @@ export class Gate {
         {
           client,
           taskQueue: this.options.taskQueue ?? DEFAULT_TASK_QUEUES.workflow,
+          limits: this.options.limits,
           holdMs: this.options.holdMs,
           pollMs: this.options.pollMs,
           redeemer: this.options.performer.redeemer,
@@ -121,6 +122,8 @@ export class Gate {
       return { kind: 'forward', rule: mapping.rule.name, lease: this.lease(digest, resolution.status) };
     } catch (err) {
       if (signal.aborted) return { kind: 'cancelled' };
+      // A per-agent limit: its own words (which limit, when it resets), not "could not judge".
+      if (err instanceof LimitExceededError) return { kind: 'refused', reason: err.message, proposal: null };
       return { kind: 'refused', reason: unreachableReason(err, client), proposal: null };
     }
   }

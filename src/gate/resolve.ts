@@ -13,6 +13,7 @@ import { proposalWorkflowId } from '../contracts/digest';
 import { capabilityBinding, type SettleClaim } from '../contracts/capability';
 import type { Proposal } from '../contracts/proposal';
 import { clarify, RefusedError, submitAndSettle, waitUntilSettled } from '../client/proposals';
+import type { SubmissionLimits } from '../client/limits';
 import { CapabilityRefusedError, redeemCapability } from '../client/capabilities';
 import { reportCallerOutcome, runState, statusOfRun } from '../client/performer';
 import { grpcCode, GrpcStatus } from '../client/grpc';
@@ -44,6 +45,8 @@ export type Resolution =
 export interface ResolveOptions {
   client: Client;
   taskQueue: string;
+  /** The per-agent limits each new proposal is held to (src/client/limits.ts). */
+  limits?: SubmissionLimits;
   holdMs: number;
   /** The redeemer the approval is claimed under: exactly one performer. */
   redeemer: string;
@@ -161,7 +164,11 @@ export async function resolveCall(
         deadline - Math.min(CLAIM_MARGIN_MS, options.holdMs / 2),
       );
       const claim = settleClaim(proposal, workflowId, claimBefore, options.redeemer);
-      const settling = submitAndSettle(client, proposal, { taskQueue: options.taskQueue, claim });
+      const settling = submitAndSettle(client, proposal, {
+        taskQueue: options.taskQueue,
+        limits: options.limits,
+        claim,
+      });
       try {
         const started = await abortable(settling, signal, deadline);
         if (started === 'held-too-long') {

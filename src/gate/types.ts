@@ -4,6 +4,7 @@
  * agent's hook as its hook protocol's decision. docs/gate.md is the contract for adapter authors.
  */
 import type { Client } from '@temporalio/client';
+import type { SubmissionLimits } from '../client/limits';
 import type { Clarification } from '../contracts/messages';
 import type { McpRule } from '../contracts/mcp';
 import type { ProposalStatus } from '../contracts/status';
@@ -70,6 +71,8 @@ export interface GateOptions {
   client: Client;
   /** The proposal workflow's task queue (default `agent-judge`). */
   taskQueue?: string;
+  /** The per-agent limits each proposal is held to (src/client/limits.ts); a refusal answers `refused`, naming it. */
+  limits?: SubmissionLimits;
   rules: GateRules;
   performer: GatePerformer;
   /** How long one call is held while a judge or a person decides before it is answered `pending` (ms). */

@@ -3,6 +3,7 @@ import type { CompliancePolicy } from '../contracts/policy';
 import { isAction, type Proposal } from '../contracts/proposal';
 import { GIT_REPOSITORIES_FIELD, namedRepositoryFor } from './git';
 import { confine, realPath } from './paths';
+import { memoryStoreFinding } from '../contracts/memory-stores';
 import type { RuleFinding } from '../contracts/verdict';
 
 /** What the rules need besides the proposal: the policy, and where relative paths start. */
@@ -170,6 +171,9 @@ export function hardRules(proposal: Proposal, ctx: RuleContext): RuleFinding | n
       };
     }
   }
+
+  const store = memoryStoreFinding(proposal, policy);
+  if (store) return store;
 
   if (isAction(proposal, 'exec')) {
     const p = proposal.parameters;

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
+import type { SubmissionLimits } from '../client/limits';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { appendDropped } from '../audit/mcp-log';
@@ -37,7 +38,7 @@ export interface HttpFrontOptions {
   onlyAgent?: string;
   /** `spec.limits.httpSessionsPerAgent`: one agent's sessions open at once (each holds an upstream connection). */
   sessionsPerAgent: number;
-  temporal: { client: Client; taskQueue: string };
+  temporal: { client: Client; taskQueue: string; limits?: SubmissionLimits };
   auditLog: string;
   log: (line: string) => void;
   /** Passed to each session's proxy (see ProxyOptions.onJudgedCall). */

@@ -10,6 +10,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
+import type { SubmissionLimits } from '../client/limits';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { canonicalJson } from '../contracts/canonical-json';
 import { toHex, utf8 } from '../contracts/encoding';
@@ -51,7 +52,8 @@ export interface ProxyOptions {
   /** The upstream's name in rules and audit lines. */
   server: string;
   agentId: string;
-  temporal: { client: Client; taskQueue: string };
+  /** Where proposals go, and the per-agent limits they are held to (`spec.limits` of the proxy's policy). */
+  temporal: { client: Client; taskQueue: string; limits?: SubmissionLimits };
   /** The hash-chained log of pass-through (no-judge) calls. */
   auditLog: string;
   /** One line on stderr. */
@@ -124,6 +126,7 @@ export class McpJudgeProxy {
     this.gate = new Gate({
       client: o.temporal.client,
       taskQueue: o.temporal.taskQueue,
+      limits: o.temporal.limits,
       rules: o.settings,
       performer: { agentId: o.agentId, redeemer: MCP_REDEEMER },
       holdMs: holdForMs(o.settings),

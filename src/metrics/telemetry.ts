@@ -119,5 +119,10 @@ export function initialiseSeries(meter: MetricMeter, scope: SeriesScope): number
     const judge = meter.withTags({ namespace, taskQueue: taskQueues.judge, activityType: 'judge' });
     zero(judge, METRICS.modelErrors, labelCombinations(METRICS.modelErrors.labels));
   }
+  if (scope.roles.includes('executor')) {
+    // The executor refuses a memory store that is not the agent's or is full (the limits it counts).
+    const executor = meter.withTags({ namespace, taskQueue: taskQueues.execute, activityType: 'execute' });
+    zero(executor, METRICS.limitRefusals, labelCombinations(METRICS.limitRefusals.labels));
+  }
   return created;
 }

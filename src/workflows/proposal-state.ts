@@ -20,6 +20,7 @@ import { withinScope } from '../contracts/repo-path';
 import { PROPOSAL_ID_TAKEN_RULE, workflowIdNamedBy } from '../contracts/workflow-ids';
 import { describeIssues } from '../contracts/zod-error';
 import { lightweightCheck } from '../policy/patterns';
+import { memoryStoreFinding } from '../contracts/memory-stores';
 import { decisionVerifier } from './decision-verifier';
 import type {
   CapabilityRecord,
@@ -252,6 +253,12 @@ export class ProposalState {
   /** The no-judge tier: the policy approves at once. */
   noJudgeVerdict(now: string): Verdict {
     return this.verdict('APPROVE', `tier no-judge: ${this._proposal.action_type} needs no review`, 'policy', now);
+  }
+
+  /** A memory_write into a store not the agent's (src/contracts/memory-stores.ts), as a REJECT; null otherwise. */
+  memoryStoreVerdict(now: string): Verdict | null {
+    const finding = memoryStoreFinding(this._proposal, this.policy);
+    return finding && this.verdict(finding.verdict, finding.reason, 'rules', now, { rule: finding.rule });
   }
 
   /** The lightweight tier: deny patterns and topic lists decide, naming the rule. */

@@ -10,6 +10,7 @@ import {
   CancellationScope,
   condition,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -50,6 +51,7 @@ import {
 } from './proposal-state';
 import { loadDecisionVerifier } from './decision-verifier';
 import { ProposalMetrics } from './metrics';
+import { MEMORY_STORES } from './patches';
 
 /** The innermost message of an activity failure, for verdict reasons and execution errors. */
 function failureMessage(err: unknown): string {
@@ -286,6 +288,12 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
 
   /** One judgement of the proposal as it currently stands. */
   const judgeOnce = async (): Promise<Verdict> => {
+    // memory_write is confined to the agent's own stores before any approval (issue 21). Patched: histories recorded
+    // before the confinement replay as they ran (their policy snapshots name no stores).
+    const confined =
+      tier !== 'full-judge-review' && state.proposal.action_type === 'memory_write' && patched(MEMORY_STORES);
+    const store = confined ? state.memoryStoreVerdict(now()) : null;
+    if (store) return store;
     switch (tier) {
       case 'no-judge':
         return state.noJudgeVerdict(now());

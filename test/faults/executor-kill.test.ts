@@ -78,7 +78,7 @@ async function submit(p: Record<string, unknown>): Promise<string> {
 async function scenario(restartIn: (first: string) => string) {
   const trace = mkdtempSync(join(tmpdir(), 'agent-judge-fault-trace-'));
   dirs.push(trace);
-  const store = `fault-${randomUUID().slice(0, 8)}`;
+  const store = `engineering.fault-${randomUUID().slice(0, 8)}`;
   const first = executor(sys.baseDir);
   await first.ready;
 

@@ -187,7 +187,7 @@ export async function submitMix(
   taskQueue: string,
   opts: { trace: string; execs: number; memories: number; seconds: number },
 ): Promise<Mix> {
-  const store = `fault-${randomUUID().slice(0, 8)}`;
+  const store = `engineering.fault-${randomUUID().slice(0, 8)}`;
   const tags = Array.from({ length: opts.execs }, () => randomUUID().slice(0, 8));
   const submit = async (p: Record<string, unknown>) => (await submitProposal(client, p, { taskQueue })).workflow_id;
   const execs = await Promise.all(

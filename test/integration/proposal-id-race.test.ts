@@ -44,7 +44,7 @@ async function startedUnder(proposalId: string): Promise<string[]> {
 describe('proposal_id under a race', () => {
   it('of 12 different proposals sent at once under one proposal_id, exactly one starts', async () => {
     const proposalId = `race-${randomUUID().slice(0, 8)}`;
-    const store = `race-${randomUUID().slice(0, 8)}`;
+    const store = `engineering.race-${randomUUID().slice(0, 8)}`;
     const inputs = Array.from({ length: 12 }, (_, i) =>
       proposal('memory_write', { proposal_id: proposalId, target: { store }, parameters: { content: `variant ${i}` } }),
     );

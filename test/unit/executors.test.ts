@@ -152,7 +152,7 @@ const fileWrite = (name: string, content: string, mode?: 'create' | 'overwrite' 
 
 describe('memory_write', () => {
   it('appends one JSON line to the store, naming the agent, proposal and workflow', async () => {
-    const store = `mem-${randomUUID().slice(0, 8)}`;
+    const store = `engineering.mem-${randomUUID().slice(0, 8)}`;
     const pr = p('memory_write', { target: { store }, parameters: { content: 'the build is green' } });
     const i = input(pr);
     const result = await execute(i);
@@ -262,7 +262,7 @@ describe('at most once', () => {
   });
 
   it('the same memory_write executed twice writes one line', async () => {
-    const store = `once-${randomUUID().slice(0, 8)}`;
+    const store = `engineering.once-${randomUUID().slice(0, 8)}`;
     const i = input(p('memory_write', { target: { store }, parameters: { content: 'only once' } }));
     const first = await execute(i);
     const second = await execute(i);
@@ -275,7 +275,7 @@ describe('at most once', () => {
   });
 
   it('another workflow with the same action does act (the key binds the workflow)', async () => {
-    const store = `two-${randomUUID().slice(0, 8)}`;
+    const store = `engineering.two-${randomUUID().slice(0, 8)}`;
     const pr = p('memory_write', { target: { store }, parameters: { content: 'twice, two workflows' } });
     await execute(input(pr));
     await execute(input(pr));
@@ -310,7 +310,7 @@ describe('at most once', () => {
   });
 
   it('a memory write is completed on retry when missing, confirmed by its workflow id when there', async () => {
-    const store = `retry-${randomUUID().slice(0, 8)}`;
+    const store = `engineering.retry-${randomUUID().slice(0, 8)}`;
     const file = () => join(policy.spec.memory.dir, `${store}.jsonl`);
     const i = input(p('memory_write', { target: { store }, parameters: { content: 'once only' } }));
     const first = await execute(i, { attempt: 2 });
@@ -642,7 +642,7 @@ describe('capability tokens', () => {
   });
 
   it('refuses, without acting, an action with no token, a token for another action or key', async () => {
-    const store = `refused-${randomUUID()}`;
+    const store = `engineering.refused-${randomUUID()}`;
     const pr = p('memory_write', { target: { store } });
     const none = await execute({ ...input(pr), capability: '' });
     expect(none).toMatchObject({ status: 'refused', error: expect.stringMatching(/no capability token/) as unknown });
@@ -678,7 +678,7 @@ describe('a token the workflow redeemed as it scheduled the activity', () => {
   }
 
   it("acts when the token's own proposal run scheduled it", async () => {
-    const store = `at-schedule-${randomUUID()}`;
+    const store = `engineering.at-schedule-${randomUUID()}`;
     const i: ExecuteInput = input(p('memory_write', { target: { store } }));
     const result = await scheduledBy(i, { workflowId: i.workflow_id, workflowType: 'proposalWorkflow' });
     expect(result).toMatchObject({ status: 'succeeded', executor: 'memory' });
@@ -686,7 +686,7 @@ describe('a token the workflow redeemed as it scheduled the activity', () => {
   });
 
   it('refuses when another workflow scheduled it, whatever its input claims', async () => {
-    const store = `at-schedule-${randomUUID()}`;
+    const store = `engineering.at-schedule-${randomUUID()}`;
     const i: ExecuteInput = input(p('memory_write', { target: { store } }));
     // Another workflow copied a token (and its workflow id) from the proposal's history into its own input.
     const elsewhere = await scheduledBy(i, { workflowId: 'someone-else', workflowType: 'proposalWorkflow' });
@@ -703,7 +703,7 @@ describe('a token the workflow redeemed as it scheduled the activity', () => {
   });
 
   it('still checks the token itself: another action is refused', async () => {
-    const store = `at-schedule-${randomUUID()}`;
+    const store = `engineering.at-schedule-${randomUUID()}`;
     const pr = p('memory_write', { target: { store } });
     const other = p('memory_write', { target: { store }, parameters: { content: 'something else' } });
     const i: ExecuteInput = input(pr, { tokenFor: other });
@@ -731,7 +731,7 @@ describe('a chosen proposal_id, reserved beside the start', () => {
   });
 
   it('held by other content: nothing is performed, the run learns why (ProposalIdTaken, not retried)', async () => {
-    const store = `taken-${randomUUID()}`;
+    const store = `engineering.taken-${randomUUID()}`;
     const i = input(p('memory_write', { target: { store } }));
     const activities = createExecutorActivities({
       baseDir,
@@ -749,7 +749,7 @@ describe('a chosen proposal_id, reserved beside the start', () => {
   });
 
   it('refuses when it cannot confirm it; a proposal_id that names its content needs no reservation', async () => {
-    const store = `unconfirmed-${randomUUID()}`;
+    const store = `engineering.unconfirmed-${randomUUID()}`;
     const i = input(p('memory_write', { target: { store } }));
     const activities = createExecutorActivities({ baseDir, stateDir: stateDir() });
     const refused = await new MockActivityEnvironment(scheduled(i)).run((x: ExecuteInput) => activities.execute(x), i);
