@@ -1,4 +1,7 @@
 import { Command, CommanderError, Help } from 'commander';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../package-root';
 
 /** Adds one group's commands (with their real options and actions) to the program. */
 type Register = (program: Command) => void;
@@ -203,7 +206,14 @@ function baseProgram(): Command {
     .description('Agents propose, a judge decides, people break ties; every step is a durable Temporal workflow.')
     .option('--address <host:port>', 'Temporal frontend (default: $TEMPORAL_ADDRESS or localhost:7233)')
     .option('--namespace <name>', 'Temporal namespace (default: $TEMPORAL_NAMESPACE or default)')
+    .version(packageVersion(), '-V, --version', 'print the installed agent-judge version')
     .exitOverride();
+}
+
+/** The version in the package's own package.json (a checkout or an installed copy). */
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: unknown };
+  return typeof manifest.version === 'string' ? manifest.version : 'unknown';
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -104,6 +104,14 @@ async function listUntil(args: string[], until: (rows: Array<{ proposal_id: stri
 }
 
 describe('commands that need no server', () => {
+  it('--version prints the installed package version and exits 0', async () => {
+    const version = await cli(['--version']);
+    const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    expect(version).toMatchObject({ code: 0, stdout: `${manifest.version}\n`, stderr: '' });
+  });
+
   it('help, schema, and bad flags', async () => {
     const [help, schema, badSchema, badSince, badDecision] = await Promise.all([
       cli(['--help']),
