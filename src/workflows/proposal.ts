@@ -10,7 +10,6 @@ import {
   CancellationScope,
   condition,
   log,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -51,7 +50,6 @@ import {
 } from './proposal-state';
 import { loadDecisionVerifier } from './decision-verifier';
 import { ProposalMetrics } from './metrics';
-import { MEMORY_STORES } from './patches';
 
 /** The innermost message of an activity failure, for verdict reasons and execution errors. */
 function failureMessage(err: unknown): string {
@@ -288,10 +286,9 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
 
   /** One judgement of the proposal as it currently stands. */
   const judgeOnce = async (): Promise<Verdict> => {
-    // memory_write is confined to the agent's own stores before any approval (issue 21). Patched: histories recorded
-    // before the confinement replay as they ran (their policy snapshots name no stores).
-    const confined =
-      tier !== 'full-judge-review' && state.proposal.action_type === 'memory_write' && patched(MEMORY_STORES);
+    // memory_write is confined to the agent's own stores before any approval (issue 21); the full judge's hard rules
+    // check the same.
+    const confined = tier !== 'full-judge-review' && state.proposal.action_type === 'memory_write';
     const store = confined ? state.memoryStoreVerdict(now()) : null;
     if (store) return store;
     switch (tier) {
