@@ -8,6 +8,8 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Client } from '@temporalio/client';
+import type { LimitName } from '../contracts/errors';
+import type { McpCounters } from '../metrics/mcp';
 import { AgentJudgeError, BadInputError } from '../contracts/errors';
 import { AgentIdSchema } from '../contracts/proposal';
 import type { CompliancePolicy } from '../contracts/policy';
@@ -30,6 +32,7 @@ interface McpFlags {
   upstreamUrl?: string;
   http?: string;
   allowRemote?: boolean;
+  metrics?: string;
 }
 
 function requireFlag(value: string | undefined, flag: string, what: string): string {
@@ -60,6 +63,10 @@ export function registerMcpCommands(program: Command): void {
     .option('--upstream-url <url>', 'the upstream is a Streamable HTTP MCP server at this URL (instead of a command)')
     .option('--http <host:port>', 'serve Streamable HTTP on http://HOST:PORT/mcp (bearer tokens: spec.mcp.http)')
     .option('--allow-remote', '--http on a non-loopback address (put TLS in front: tokens travel in every request)')
+    .option(
+      '--metrics <host:port>',
+      'serve Prometheus metrics of what the proxy refuses (dropped messages, sessions, limits) on HOST:PORT/metrics',
+    )
     .option('--policy <file>', 'the CompliancePolicy file (spec.mcp maps tools to action types)')
     .option('--server <name>', "the upstream's name in rules (default: the policy's spec.mcp.server)")
     .option('--address <host:port>', 'Temporal frontend (default: $TEMPORAL_ADDRESS or localhost:7233)')
@@ -131,6 +138,7 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
   const server = serverName(flags.server, policy);
   const upstream = upstreamSpec(flags.upstreamUrl, upstreamArgs);
   const listen = flags.http === undefined ? undefined : await httpListen(flags, policy, agent?.data);
+  const counters = flags.metrics === undefined ? undefined : await metricsCounters(flags.metrics);
 
   const { connectClient, temporalTarget } = await import('../client/connection');
   const target = temporalTarget({ address: flags.address, namespace: flags.namespace });
@@ -152,7 +160,10 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
     // Each judged call's proposal is held to this policy's per-agent limits; a refusal is said on stderr too.
     limits: {
       policy,
-      onRefused: (limit: string) => process.stderr.write(`agent-judge mcp: a call was refused by limit ${limit}\n`),
+      onRefused: (limit: LimitName) => {
+        counters?.limitRefused(limit);
+        process.stderr.write(`agent-judge mcp: a call was refused by limit ${limit}\n`);
+      },
     },
   };
   // Which policy the workers judge with: said at start, and again on every judged call while it is not this one.
@@ -188,6 +199,7 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
       auditLog,
       client,
       onJudgedCall,
+      counters,
     });
   }
 
@@ -211,6 +223,7 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
     auditLog,
     log: (line) => process.stderr.write(`agent-judge mcp: ${line}\n`),
     onJudgedCall,
+    ...(counters ? { counters } : {}),
     onFatal: (message, code) => {
       process.stderr.write(`${message.replace(/\s*[\r\n]+\s*/g, ' ')}\n`);
       exitCode = code;
@@ -283,6 +296,7 @@ async function serveHttp(
     auditLog: string;
     client: Client;
     onJudgedCall: (tool: string) => void;
+    counters: McpCounters | undefined;
   },
 ): Promise<number> {
   const { McpHttpFront } = await import('../mcp/http-front');
@@ -299,6 +313,7 @@ async function serveHttp(
     auditLog: o.auditLog,
     log,
     onJudgedCall: o.onJudgedCall,
+    ...(o.counters ? { counters: o.counters } : {}),
   });
   let url: string;
   try {
@@ -318,4 +333,18 @@ async function serveHttp(
   await front.close();
   await o.client.connection.close().catch(() => undefined);
   return 0;
+}
+
+/**
+ * `--metrics`: the SDK runtime's Prometheus exporter, as the workers use it, with the proxy's own counters. Loaded
+ * only with the flag: the native runtime is not needed to relay and judge calls.
+ */
+async function metricsCounters(address: string): Promise<McpCounters> {
+  const { parseBindAddress, telemetryOptions } = await import('../metrics/telemetry');
+  const bind = parseBindAddress(address, '--metrics');
+  const { Runtime } = await import('@temporalio/worker');
+  Runtime.install({ telemetryOptions: telemetryOptions({ prometheus: bind }) });
+  const { mcpCounters } = await import('../metrics/mcp');
+  process.stderr.write(`agent-judge mcp: metrics on http://${bind}/metrics\n`);
+  return mcpCounters(Runtime.instance().metricMeter);
 }

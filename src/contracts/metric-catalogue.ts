@@ -7,6 +7,7 @@
 import { EXECUTION_STATUSES } from './lifecycle';
 import { TIERS, type DecidedBy, type Tier, type Verdict } from './verdict';
 import { LIMIT_NAMES } from './errors';
+import { MCP_DROP_REASONS } from './mcp-drop-reasons';
 
 /** Every metric of ours starts with this (Prometheus convention: one prefix per application). */
 export const METRIC_PREFIX = 'agent_judge_';
@@ -192,6 +193,20 @@ export const METRICS = {
     kind: 'counter',
     help: 'Requests refused by a per-agent limit (spec.limits, spec.memory), by limit',
     labels: { limit: LIMIT_NAMES },
+    source: 'refuser',
+  },
+  mcpMessagesDropped: {
+    name: 'agent_judge_mcp_messages_dropped_total',
+    kind: 'counter',
+    help: 'Messages from an agent the MCP proxy dropped instead of relaying them to the upstream, by reason',
+    labels: { reason: MCP_DROP_REASONS },
+    source: 'refuser',
+  },
+  mcpSessionsRefused: {
+    name: 'agent_judge_mcp_sessions_refused_total',
+    kind: 'counter',
+    help: 'MCP HTTP sessions refused because the agent had spec.limits.httpSessionsPerAgent open',
+    labels: {},
     source: 'refuser',
   },
 } as const satisfies Record<string, MetricDefinition>;

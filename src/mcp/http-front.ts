@@ -14,6 +14,7 @@ import type { SubmissionLimits } from '../client/limits';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { appendDropped } from '../audit/mcp-log';
+import type { McpCounters } from '../metrics/mcp';
 import { durationMs } from '../contracts/duration';
 import { BadInputError } from '../contracts/errors';
 import type { McpSettings } from '../contracts/mcp';
@@ -38,6 +39,8 @@ export interface HttpFrontOptions {
   onlyAgent?: string;
   /** `spec.limits.httpSessionsPerAgent`: one agent's sessions open at once (each holds an upstream connection). */
   sessionsPerAgent: number;
+  /** Counts what the front and its sessions refuse (`agent-judge mcp --metrics`). */
+  counters?: McpCounters;
   temporal: { client: Client; taskQueue: string; limits?: SubmissionLimits };
   auditLog: string;
   log: (line: string) => void;
@@ -236,6 +239,7 @@ export class McpHttpFront {
   private refuseBatch(res: ServerResponse, agent: string, batch: unknown[]): void {
     const refusal = refuseBatch(batch);
     this.o.log(`dropped a batch from ${agent}, not relayed (${refusal.reason}): ${refusal.detail}`);
+    this.o.counters?.dropped(refusal.reason);
     const record = {
       kind: 'mcp_dropped' as const,
       agent,
@@ -269,6 +273,7 @@ export class McpHttpFront {
       `its client ends it (DELETE) or when it idles out (spec.mcp.http.sessionIdle ` +
       `${String(this.o.settings.http.sessionIdle)}): the next by ${resetsAt} if it stays unused`;
     this.o.log(`refused a session for ${agent}: the limit ${limit} is reached`);
+    this.o.counters?.sessionRefused();
     res.writeHead(429, {
       'content-type': 'application/json',
       'retry-after': String(Math.max(1, Math.ceil((deadline - now) / 1000))),
@@ -307,6 +312,7 @@ export class McpHttpFront {
       // The upstream of this session went away (or a tool collides): this session ends, the others go on.
       onFatal: (message) => void this.endSession(session, message),
       ...(this.o.onJudgedCall ? { onJudgedCall: this.o.onJudgedCall } : {}),
+      ...(this.o.counters ? { counters: this.o.counters } : {}),
     });
     const session: Session = { id: undefined, agent, transport, proxy, open: 0, lastActive: Date.now(), closed: false };
     this.starting.add(session);

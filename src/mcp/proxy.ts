@@ -18,6 +18,7 @@ import { BadInputError } from '../contracts/errors';
 import { holdForMs, type McpSettings } from '../contracts/mcp';
 import { appendChained } from '../audit/chain';
 import { appendDropped } from '../audit/mcp-log';
+import type { McpCounters } from '../metrics/mcp';
 import { Gate, type Lease } from '../gate';
 import { admit, refuseBatch, type Admission, type ErrorAnswer } from './admission';
 import { refusedAnswer, renderGateAnswer, type CallAnswer } from './answers';
@@ -68,6 +69,8 @@ export interface ProxyOptions {
    * while this proxy's policy differs from the workers' (src/client/policy-in-force.ts).
    */
   onJudgedCall?: (tool: string) => void;
+  /** Counts what the proxy refuses (`agent-judge mcp --metrics`). */
+  counters?: McpCounters;
 }
 
 /** A pass-through (no-judge) call as its audit line records it. */
@@ -195,6 +198,7 @@ export class McpJudgeProxy {
   /** A message that does not reach the upstream: one log line, one audit line, and an error if it had an id. */
   private drop(a: Admission & { pass: false }, answers: ErrorAnswer[] = a.answer ? [a.answer] : []): void {
     this.o.log(`dropped a message from the agent, not relayed (${a.reason}): ${a.detail}`);
+    this.o.counters?.dropped(a.reason);
     for (const answer of answers) this.toAgent(answer);
     const record = {
       kind: 'mcp_dropped' as const,

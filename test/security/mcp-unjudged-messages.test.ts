@@ -12,6 +12,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readChain } from '../../src/audit/chain';
+import { freePort } from '../../src/devserver/server';
 import { newAgentToken, tokenSha256 } from '../../src/mcp/http-auth';
 import {
   connectProxy,
@@ -40,6 +41,8 @@ interface Front {
   received: Array<Record<string, unknown>>;
   tap: string;
   close: () => Promise<void>;
+  /** The front's `--metrics` endpoint, when it serves one. */
+  metricsUrl?: string;
 }
 
 /** Taps the client's transport: every message the proxy sends is kept before the client handles it. */
@@ -83,6 +86,8 @@ async function httpFront(env: McpEnv, tap: string): Promise<Front & { proxy: Htt
   // The stdio proxy's flags without --agent (the token decides) and with the tapped upstream after `--`.
   const args = proxyArgs(env, tappedFsUpstream(env, tap)).slice(2);
   args.splice(args.indexOf('--agent'), 2);
+  const metrics = `127.0.0.1:${await freePort()}`;
+  args.unshift('--metrics', metrics);
   const proxy = await startHttpProxy(args, env.baseDir);
   const agent = await connectHttp(proxy.url, ENGINEERING);
   const { transport, received } = watch(agent);
@@ -91,6 +96,7 @@ async function httpFront(env: McpEnv, tap: string): Promise<Front & { proxy: Htt
     name: 'http',
     agent,
     proxy,
+    metricsUrl: `http://${metrics}/metrics`,
     stderr: proxy.stderr,
     send: (m) => transport.send(m as JSONRPCMessage),
     async sendBatch(batch) {
@@ -231,5 +237,22 @@ describe.each([
         'notifications/roots/list_changed',
       ]),
     );
+  });
+
+  it.runIf(name === 'http')('--metrics counts each dropped message by reason', async () => {
+    const text = await (await fetch(front.metricsUrl!)).text();
+    const count = (reason: string) =>
+      Number(
+        new RegExp(`^agent_judge_mcp_messages_dropped_total\\{[^}]*reason="${reason}"[^}]*\\} (\\d+)`, 'm').exec(
+          text,
+        )?.[1],
+      );
+    // The tests above, in order: one notification, one batch, one unknown method, one forged answer.
+    expect(count('not_a_client_notification')).toBe(1);
+    expect(count('batch')).toBe(1);
+    expect(count('unknown_method')).toBe(1);
+    expect(count('unexpected_response')).toBe(1);
+    expect(count('malformed')).toBe(0);
+    expect(text).toMatch(/^agent_judge_mcp_sessions_refused_total(\{[^}]*\})? 0$/m);
   });
 });
