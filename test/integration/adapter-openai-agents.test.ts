@@ -5,7 +5,7 @@
  * model got back for each call, the final output, and the proposal's recorded outcome.
  */
 import { randomUUID } from 'node:crypto';
-import { Agent, run, RunState, setTracingDisabled, tool } from '@openai/agents';
+import { Agent, run, RunState, setTracingDisabled, tool, type Tool } from '@openai/agents';
 import {
   assistantMessage,
   functionCall,
@@ -89,7 +89,7 @@ function toolOutputSeen(call: RecordedModelCall, callId: string): string {
   return typeof out === 'string' ? out : 'text' in out ? out.text : JSON.stringify(out);
 }
 
-function setup(holdMs = 10_000) {
+function setup(holdMs = 10_000, pendingMode?: 'interrupt' | 'answer') {
   const app = tools();
   const pending: Array<Extract<GateAnswer, { kind: 'pending' }>> = [];
   const gate = createGate({
@@ -103,7 +103,7 @@ function setup(holdMs = 10_000) {
   const model = new ScriptedModel();
   const base = new Agent({ name: 'assistant', instructions: 'Help.', model, tools: app.tools });
   // The one line an application adds:
-  const agent = withAgentJudge(base, { gate, onPending: (a) => pending.push(a) });
+  const agent = withAgentJudge(base, { gate, pending: pendingMode, onPending: (a) => pending.push(a) });
   /** The model's next turn: record the output it was given for `callId`, then answer. */
   const reply = (callId: string, text: (seen: string) => string) =>
     modelResponder((c) => {
@@ -177,5 +177,48 @@ describe('the OpenAI Agents SDK adapter', () => {
     expect(status).toMatchObject({ status: 'rejected', verdict: { verdict: 'REJECT' } });
     expect(text).toContain(status.verdict!.reason);
     model.assertComplete();
+  });
+
+  it("the SDK's own state.approve() cannot run a call the gate has not forwarded", async () => {
+    const { app, agent, model, pending, seen, reply } = setup(500);
+    model.enqueue([functionCall('deploy', { service: `svc-${randomUUID().slice(0, 8)}` }, { callId: 'c4' })]);
+    const first = await run(agent, 'deploy it');
+    expect(first.interruptions).toHaveLength(1);
+    first.state.approve(first.interruptions[0]!);
+    model.enqueue(reply('c4', () => 'Waiting for approval.'));
+    const resumed = await run(agent, first.state);
+    expect(app.ran.deploy).toBe(0);
+    expect(seen[0]).toMatch(
+      /^agent-judge: pending, not performed yet\. Proposal call-[0-9a-f]{32} is waiting for a person/,
+    );
+    expect(resumed.finalOutput).toBe('Waiting for approval.');
+    expect(pending).toHaveLength(2);
+    model.assertComplete();
+  });
+
+  it("pending: 'answer' gives the model the pending text and a time to retry, without an interruption", async () => {
+    const { app, agent, model, seen, reply } = setup(500, 'answer');
+    model.enqueue([functionCall('deploy', { service: `svc-${randomUUID().slice(0, 8)}` }, { callId: 'c5' })]);
+    model.enqueue(reply('c5', () => 'I will retry later.'));
+    const result = await run(agent, 'deploy it');
+    expect(result.interruptions).toHaveLength(0);
+    expect(app.ran.deploy).toBe(0);
+    expect(seen[0]).toMatch(/pending, not performed yet.*Retry the identical call after \d{4}-\d\d-\d\dT/);
+    expect(result.finalOutput).toBe('I will retry later.');
+    model.assertComplete();
+  });
+
+  it('refuses to wrap a hosted tool it cannot hold', () => {
+    const hosted = { type: 'hosted_tool', name: 'web_search' } as unknown as Tool;
+    expect(() =>
+      withAgentJudge([hosted], {
+        gate: createGate({
+          client: sys.client,
+          rules,
+          performer: { agentId: '@engineering', redeemer: 'x' },
+          holdMs: 1,
+        }),
+      }),
+    ).toThrow(/cannot judge the hosted_tool tool web_search/);
   });
 });
