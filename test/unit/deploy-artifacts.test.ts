@@ -4,7 +4,7 @@
  * pod runs a command and roles this CLI really accepts, the judge gets no executor credentials and no route to the
  * executor's network, and no deprecated image is left.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -158,5 +158,87 @@ describe('Dockerfile', () => {
     const ignored = read('.dockerignore').split('\n');
     for (const needed of ['src', 'scripts', 'bin', 'policies', 'package.json', 'package-lock.json'])
       expect(ignored).not.toContain(needed);
+  });
+});
+
+describe('the Helm chart (deploy/helm/agent-judge)', () => {
+  const chartDir = 'deploy/helm/agent-judge';
+  const chart = parseYaml(read(`${chartDir}/Chart.yaml`)) as { apiVersion: string; name: string; version: string };
+  const values = parseYaml(read(`${chartDir}/values.yaml`)) as Record<string, unknown>;
+  const templates = Object.fromEntries(
+    readdirSync(join(root, chartDir, 'templates')).map((f) => [f, read(`${chartDir}/templates/${f}`)]),
+  );
+  const all = Object.values(templates).join('\n');
+  /** The text of one named template in _helpers.tpl or elsewhere. */
+  const defined = (name: string) => {
+    const start = all.indexOf(`{{- define "${name}" -}}`);
+    return start < 0 ? '' : all.slice(start, all.indexOf('{{- end -}}\n', start));
+  };
+
+  it('is a v2 chart named agent-judge, with the CRD and the default policy', () => {
+    expect(chart).toMatchObject({ apiVersion: 'v2', name: 'agent-judge' });
+    expect(chart.version).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(read(`${chartDir}/crds/compliancepolicy.yaml`)).toContain('kind: CustomResourceDefinition');
+    expect(read(`${chartDir}/files/policy.yaml`), `cp policies/default.yaml ${chartDir}/files/policy.yaml`).toBe(
+      read('policies/default.yaml'),
+    );
+  });
+
+  it('refers only to values that values.yaml defines', () => {
+    const paths = [...new Set([...all.matchAll(/\.Values((?:\.[A-Za-z0-9_]+)+)/g)].map((m) => m[1]!.slice(1)))];
+    expect(paths.length).toBeGreaterThan(20);
+    const missing = paths.filter((path) => {
+      let node: unknown = values;
+      for (const key of path.split('.')) {
+        if (!node || typeof node !== 'object' || !(key in node)) return true;
+        node = (node as Record<string, unknown>)[key];
+      }
+      return false;
+    });
+    expect(missing).toEqual([]);
+  });
+
+  it('runs each role with a command the CLI accepts', async () => {
+    const commands = [...all.matchAll(/^\s*args: (\[.*\])$/gm)].map(
+      (m) => JSON.parse(m[1]!.replace(/\{\{ \.Values\.metrics\.port \}\}/g, '9464')) as string[],
+    );
+    const roles = commands.filter((c) => c[0] === 'worker').map((c) => c[c.indexOf('--role') + 1]);
+    expect(roles.sort()).toEqual([...WORKER_ROLES].sort());
+    expect(commands.map((c) => c[0])).toContain('discord');
+    for (const command of commands) expect(await cliProblems(command)).toEqual([]);
+  });
+
+  it('gives the judge container no executor credentials, and the sidecar the same container', () => {
+    const judge = defined('agent-judge.judgeContainer');
+    expect(judge).toContain('"--role", "judge"');
+    for (const name of NOT_FOR_THE_JUDGE) expect(judge).not.toContain(name);
+    expect(judge).not.toContain('secrets.workers');
+    expect(templates['deployment-judge.yaml']).toContain('include "agent-judge.judgeContainer"');
+    expect(templates['judge-sidecar.yaml']).toContain('include "agent-judge.judgeContainer"');
+    expect(defined('agent-judge.podCommon')).toContain('automountServiceAccountToken: false');
+  });
+
+  it('lets the judge reach DNS, Temporal and the model only, and nothing reach the executor but the scraper', () => {
+    const policies = templates['networkpolicies.yaml']!;
+    expect(policies).toMatch(/-default-deny[\s\S]*policyTypes: \[Ingress, Egress\]/);
+    const section = (role: string) => {
+      const start = policies.indexOf(`name: {{ include "agent-judge.fullname" . }}-${role}\n`);
+      return policies.slice(start, policies.indexOf('---', start));
+    };
+    const judge = section('judge');
+    expect([...judge.matchAll(/toYaml \.Values\.([a-z.]+)/g)].map((m) => m[1])).toEqual([
+      'judge.model.peer',
+      'judge.model.ports',
+    ]);
+    expect(judge).toContain('include "agent-judge.egressBase"');
+    expect([...defined('agent-judge.egressBase').matchAll(/toYaml \.Values\.([a-z.]+)/g)].map((m) => m[1])).toEqual([
+      'dns.peer',
+      'temporal.peer',
+    ]);
+    const executor = section('executor');
+    expect([...executor.matchAll(/^ {2}(ingress|egress):/gm)].map((m) => m[1])).toEqual(['ingress', 'egress']);
+    expect(executor.slice(executor.indexOf('ingress:'), executor.indexOf('egress:'))).toContain(
+      'include "agent-judge.metricsIngress"',
+    );
   });
 });
