@@ -44,13 +44,15 @@ securityContext:
     drop: [ALL]
 {{- end -}}
 
-{{/* Mounts every container has: the policy (read-only) and a writable .agent-judge for local state. */}}
+{{/* Mounts every container has: the policy (read-only), a writable .agent-judge for local state, /tmp. */}}
 {{- define "agent-judge.mounts" -}}
 - name: policy
   mountPath: /etc/agent-judge
   readOnly: true
 - name: state
   mountPath: /app/.agent-judge
+- name: tmp
+  mountPath: /tmp
 {{- end -}}
 
 {{- define "agent-judge.volumes" -}}
@@ -58,6 +60,8 @@ securityContext:
   configMap:
     name: {{ include "agent-judge.fullname" . }}-policy
 - name: state
+  emptyDir: {}
+- name: tmp
   emptyDir: {}
 {{- end -}}
 
