@@ -165,6 +165,26 @@ describe('the CompliancePolicy CRD', () => {
     ]);
   });
 
+  it('has defaults the schema itself accepts (the API server refuses a CRD whose defaults do not validate)', () => {
+    const problems: string[] = [];
+    let checked = 0;
+    const walk = (node: Node, at: string) => {
+      if (node.default !== undefined) {
+        checked += 1;
+        const check = ajv.compile(asDraft7({ ...node, default: undefined }) as object);
+        if (!check(structuredClone(node.default))) problems.push(`${at}: ${ajv.errorsText(check.errors)}`);
+      }
+      if (node.items) walk(node.items as Node, `${at}[]`);
+      if (node.additionalProperties && typeof node.additionalProperties === 'object')
+        walk(node.additionalProperties as Node, `${at}.*`);
+      for (const [k, v] of Object.entries((node.properties as Record<string, Node> | undefined) ?? {}))
+        walk(v, `${at}.${k}`);
+    };
+    walk(schema, 'openAPIV3Schema');
+    expect(checked).toBeGreaterThan(50);
+    expect(problems).toEqual([]);
+  });
+
   it('keeps the validation: patterns, bounds, enums and required fields', () => {
     const spec = (schema.properties as Record<string, Node>).spec as Node & { properties: Record<string, Node> };
     expect(spec.required).toEqual(expect.arrayContaining(['riskMatrix', 'thresholds', 'escalation']));
