@@ -9,9 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Ajv from 'ajv';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { CRD_COMMAND, CRD_PATH, crdYaml } from '../../src/cli/crd';
+import { buildProgram } from '../../src/cli/main';
 import { DEFAULT_POLICY_PATH, loadPolicy } from '../../src/policy/load';
 
 type Node = Record<string, unknown>;
@@ -146,6 +147,22 @@ describe('the CompliancePolicy CRD', () => {
   it('is the committed file, generated from the zod schema', () => {
     const committed = readFileSync(join(root, CRD_PATH), 'utf8');
     expect(committed === crdYaml(), `${CRD_PATH} is stale: regenerate it with\n  ${CRD_COMMAND}`).toBe(true);
+  });
+
+  it('is what `agent-judge schema crd` prints', async () => {
+    const argv = ['node', 'agent-judge', 'schema', 'crd'];
+    const program = await buildProgram(argv);
+    const printed: string[] = [];
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+      printed.push(String(chunk));
+      return true;
+    });
+    try {
+      await program.parseAsync(argv);
+    } finally {
+      write.mockRestore();
+    }
+    expect(printed.join('')).toBe(crdYaml());
   });
 
   it('names the resource agent-judge.dev/v1alpha1 CompliancePolicy, namespaced, served and stored', () => {
