@@ -46,22 +46,22 @@ securityContext:
 
 {{/* Mounts every container has: the policy (read-only), a writable .agent-judge for local state, /tmp. */}}
 {{- define "agent-judge.mounts" -}}
-- name: policy
+- name: agent-judge-policy
   mountPath: /etc/agent-judge
   readOnly: true
-- name: state
+- name: agent-judge-state
   mountPath: /app/.agent-judge
-- name: tmp
+- name: agent-judge-tmp
   mountPath: /tmp
 {{- end -}}
 
 {{- define "agent-judge.volumes" -}}
-- name: policy
+- name: agent-judge-policy
   configMap:
     name: {{ include "agent-judge.fullname" . }}-policy
-- name: state
+- name: agent-judge-state
   emptyDir: {}
-- name: tmp
+- name: agent-judge-tmp
   emptyDir: {}
 {{- end -}}
 
