@@ -96,7 +96,13 @@ function structural(node: Node, defs: Record<string, Node>, at: string, seen: re
       const { type: _type, ...rest } = structural(b, defs, at, seen);
       return rest;
     });
-    const merged = Object.assign({}, ...limits) as Node;
+    const merged: Node = {};
+    for (const limit of limits) {
+      for (const [k, v] of Object.entries(limit)) {
+        if (k in merged) throw new Error(`crd: ${at}: both branches of integer|string set ${k}`);
+        merged[k] = v;
+      }
+    }
     return {
       ...out,
       'x-kubernetes-int-or-string': true,
@@ -120,13 +126,12 @@ function structural(node: Node, defs: Record<string, Node>, at: string, seen: re
         ]),
       );
     }
+    // `false` (zod's strict objects): Kubernetes prunes what the properties do not name. Absent, `true` or `{}`: open.
     const extra = node.additionalProperties;
-    if (extra && typeof extra === 'object') {
+    if (extra && typeof extra === 'object' && Object.keys(extra).length > 0) {
       if (out.properties) throw new Error(`crd: ${at}: properties and additionalProperties together`);
-      const value = extra as Node;
-      if (Object.keys(value).length === 0) out['x-kubernetes-preserve-unknown-fields'] = true;
-      else out.additionalProperties = structural(value, defs, `${at}.*`, seen);
-    } else if (!out.properties) {
+      out.additionalProperties = structural(extra as Node, defs, `${at}.*`, seen);
+    } else if (extra !== false) {
       out['x-kubernetes-preserve-unknown-fields'] = true;
     }
     const keys = node.propertyNames ? keyCondition(node.propertyNames as Node) : null;
