@@ -72,6 +72,13 @@ function structural(node: Node, defs: Record<string, Node>, at: string, seen: re
   }
   const out: Node = {};
   for (const key of KEPT) if (node[key] !== undefined) out[key] = node[key];
+  // zod writes `.nullable()` as `type: [T, 'null']`; OpenAPI v3.0 has one type and `nullable`.
+  if (Array.isArray(node.type)) {
+    const types = (node.type as string[]).filter((t) => t !== 'null');
+    if (types.length !== 1) throw new Error(`crd: ${at}: a value of types ${types.join('|')} is not structural`);
+    out.type = types[0];
+    if (types.length < node.type.length) out.nullable = true;
+  }
   if (node.const !== undefined) out.enum = [node.const];
   // OpenAPI v3.0 (what Kubernetes reads) has the boolean form; for an integer, `> n` is `>= n + 1`.
   for (const [exclusive, bound, step] of [
@@ -144,14 +151,19 @@ function structural(node: Node, defs: Record<string, Node>, at: string, seen: re
   return out;
 }
 
-/** The CompliancePolicy's openAPIV3Schema: the zod schema's input side, made structural. */
-export function policyOpenApiSchema(): Node {
-  const json = z.toJSONSchema(CompliancePolicySchema, { io: 'input', unrepresentable: 'any' }) as Node;
+/** A JSON Schema document (its `$defs` inlined) as a Kubernetes structural schema; throws on what has no equivalent. */
+export function structuralSchema(json: Node): Node {
   const defs = {
     ...((json.definitions as Record<string, Node>) ?? {}),
     ...((json.$defs as Record<string, Node>) ?? {}),
   };
-  const schema = structural(json, defs, 'policy');
+  return structural(json, defs, 'schema');
+}
+
+/** The CompliancePolicy's openAPIV3Schema: the zod schema's input side, made structural. */
+export function policyOpenApiSchema(): Node {
+  const json = z.toJSONSchema(CompliancePolicySchema, { io: 'input', unrepresentable: 'any' }) as Node;
+  const schema = structuralSchema(json);
   const properties = schema.properties as Record<string, Node>;
   // The API server owns these three: metadata may only constrain name and generateName, and apiVersion/kind are
   // the resource's own.

@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import Ajv from 'ajv';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { CRD_COMMAND, CRD_PATH, crdYaml } from '../../src/cli/crd';
+import { z } from 'zod';
+import { CRD_COMMAND, CRD_PATH, crdYaml, structuralSchema } from '../../src/cli/crd';
 import { buildProgram } from '../../src/cli/main';
 import { DEFAULT_POLICY_PATH, loadPolicy } from '../../src/policy/load';
 
@@ -244,5 +245,39 @@ describe('the CompliancePolicy CRD', () => {
     ],
   ])('refuses %s', (_what, edit, refusal) => {
     expect(refusals(defaultWith(edit))).toContain(refusal);
+  });
+});
+
+describe('the JSON Schema to structural schema conversion', () => {
+  const convert = (schema: z.ZodType) => structuralSchema(z.toJSONSchema(schema, { io: 'input' }));
+
+  it('inlines references, and refuses recursive ones', () => {
+    const Name = z.string().min(1).meta({ id: 'Name' });
+    const converted = convert(z.strictObject({ a: Name, b: Name }));
+    expect(JSON.stringify(converted)).not.toContain('$ref');
+    expect(converted.properties).toEqual({ a: { type: 'string', minLength: 1 }, b: { type: 'string', minLength: 1 } });
+    const Tree: z.ZodType = z.lazy(() => z.strictObject({ children: z.array(Tree) }));
+    expect(() => convert(z.strictObject({ tree: Tree }))).toThrow(/recursive/);
+  });
+
+  it('keeps nullable values and refuses unions Kubernetes cannot check', () => {
+    expect(convert(z.strictObject({ a: z.string().nullable() })).properties).toEqual({
+      a: { type: 'string', nullable: true },
+    });
+    expect(() => convert(z.strictObject({ a: z.union([z.string(), z.boolean()]) }))).toThrow(
+      'crd: schema.a: a value of types string|boolean is not structural',
+    );
+    const either = z.union([z.strictObject({ b: z.string() }), z.strictObject({ c: z.number() })]);
+    expect(() => convert(z.strictObject({ a: either }))).toThrow(
+      'crd: schema.a: anyOf other than integer|string is not structural',
+    );
+  });
+
+  it('closes strict objects and opens records of anything', () => {
+    expect(convert(z.strictObject({}))).toEqual({ type: 'object', properties: {} });
+    expect(convert(z.record(z.string(), z.unknown()))).toEqual({
+      type: 'object',
+      'x-kubernetes-preserve-unknown-fields': true,
+    });
   });
 });
