@@ -5,6 +5,7 @@ import { CompliancePolicySchema } from '../contracts/policy';
 import { ProposalSchema } from '../contracts/proposal-schema';
 import { VerdictSchema } from '../contracts/verdict';
 import { BadInputError } from '../contracts/errors';
+import { crdYaml } from './crd';
 import { printJson } from './io';
 
 /** The JSON Schemas users validate against, generated from the zod schemas (one source of truth). */
@@ -24,8 +25,12 @@ export function registerSchemaCommand(program: Command): void {
   program
     .command('schema')
     .description('print the JSON Schema of a contract')
-    .argument('<name>', `one of ${Object.keys(SCHEMAS).join('|')}`)
+    .argument('<name>', `one of ${Object.keys(SCHEMAS).join('|')}, or crd (the CompliancePolicy CRD, YAML)`)
     .action((name: string) => {
+      if (name === 'crd') {
+        process.stdout.write(crdYaml());
+        return;
+      }
       if (!Object.prototype.hasOwnProperty.call(SCHEMAS, name)) {
         throw new BadInputError(
           `schema: unknown name ${JSON.stringify(name)}; expected one of ${Object.keys(SCHEMAS).join(', ')}`,
