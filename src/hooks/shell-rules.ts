@@ -8,6 +8,7 @@ import { basename, isAbsolute } from 'node:path';
 import { globMatches } from '../contracts/mcp';
 import type { HookShellSettings, ShellAllow } from '../contracts/hooks';
 import type { ParsedShell, SimpleCommand } from './shell-parse';
+import { gitConfigProblem } from './git-config';
 import { pathVerdict, type PathContext } from './paths';
 
 export type ShellVerdict =
@@ -60,6 +61,10 @@ function notAllowed(cmd: SimpleCommand, shell: HookShellSettings, where: PathCon
   if (!program || program.includes('/')) return `${JSON.stringify(program ?? '')} is not a bare program name`;
   const entry: ShellAllow | undefined = shell.allow.find((e) => e.command === program);
   if (!entry) return `${program} is not on spec.hooks.shell.allow`;
+  if (program === 'git') {
+    const why = gitConfigProblem(where.cwd);
+    if (why) return why;
+  }
   if (entry.subcommands && (sub === undefined || !entry.subcommands.includes(sub))) {
     return `${program} ${JSON.stringify(sub ?? '')} is not an allowed subcommand`;
   }

@@ -3,12 +3,13 @@
  * shell rules decide (src/hooks/shell-rules.ts): deny anywhere, allowlisted simple commands inside the roots, the
  * rest to the judge. Real files for path confinement (symlinks followed).
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseShell } from '../../src/hooks/shell-parse';
 import { shellVerdict } from '../../src/hooks/shell-rules';
+import { gitConfigKeys } from '../../src/hooks/git-config';
 import { defaultPolicyWith } from '../../src/policy/load';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'aj-shell-')));
@@ -98,5 +99,60 @@ describe("the policy's shell rules", () => {
     ]) {
       expect((await verdict(line)).kind, line).toBe('judge');
     }
+  });
+});
+
+describe("git in the agent's own repository", () => {
+  /** A project folder inside the roots whose `.git` is a folder with `config`, or a file. */
+  function project(name: string, dotGit: { config: string } | { file: string }): string {
+    const dir = join(root, name);
+    mkdirSync(dir, { recursive: true });
+    if ('config' in dotGit) {
+      mkdirSync(join(dir, '.git'), { recursive: true });
+      writeFileSync(join(dir, '.git', 'config'), dotGit.config);
+    } else writeFileSync(join(dir, '.git'), dotGit.file);
+    return dir;
+  }
+  const gitVerdict = async (cwd: string, line = 'git status --short') =>
+    shellVerdict(await parseShell(line), shell, { ...where, cwd });
+  /** Why the line is judged, or what it got instead. */
+  const judgedWhy = async (cwd: string, line?: string) => {
+    const v = await gitVerdict(cwd, line);
+    return v.kind === 'judge' ? v.why : `not judged: ${v.kind}`;
+  };
+
+  it('is allowed at once when its repository runs no program', async () => {
+    const dir = project('plain', { config: '[core]\n\trepositoryformatversion = 0\n\tbare = false\n' });
+    expect(await gitVerdict(dir)).toEqual({ kind: 'allow', rule: 'shell.allow' });
+  });
+
+  it("is judged when the repository's own config can make git run a program", async () => {
+    const filter = project('filter', {
+      config: '[core]\n\tbare = false\n[filter "x"]\n\tclean = sh -c "touch /tmp/x"\n',
+    });
+    expect(await judgedWhy(filter)).toContain('filter.x.clean');
+    const hooks = project('hooks', { config: '[core] hooksPath = .hooks\n' });
+    expect(await judgedWhy(hooks, 'git log --oneline')).toContain('core.hookspath');
+    const include = project('include', { config: '[include]\n\tpath = ../elsewhere\n' });
+    expect(await judgedWhy(include)).toContain('include.path');
+  });
+
+  it('is judged when .git is a file, or the config has a line the reader does not know', async () => {
+    expect(await judgedWhy(project('worktree', { file: 'gitdir: /elsewhere/.git/worktrees/w\n' }))).toContain(
+      'is a file',
+    );
+    expect(await gitVerdict(project('odd', { config: '[core]\n\t"quoted" = 1\n' }))).toMatchObject({ kind: 'judge' });
+  });
+
+  it('reads git-config syntax: subsections, keys on the header line, continuations, comments', () => {
+    const text =
+      '# c\n[Core]\n\tFSMonitor = x ; y\n[diff "pdf"] textconv = a\\\n  b\n[remote "origin"]\n\turl = u\n\tbare\n';
+    expect(gitConfigKeys(text)).toEqual([
+      'core.fsmonitor',
+      'diff.pdf.textconv',
+      'remote.origin.url',
+      'remote.origin.bare',
+    ]);
+    expect(gitConfigKeys('key-before-section = 1\n')).toBeNull();
   });
 });
