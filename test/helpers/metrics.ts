@@ -3,14 +3,15 @@
  * FIRST in a test file: the Runtime is one per process and test/helpers/system.ts installs a plain
  * one otherwise. Also a small parser for the text format, to compare scrapes.
  */
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { Runtime } from '@temporalio/worker';
+import { testRuntimeLogger } from './runtime-logger';
 import { freePort } from '../../src/devserver/server';
 import { telemetryOptions } from '../../src/metrics/telemetry';
 
 export const metricsPort = await freePort();
 export const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
 Runtime.install({
-  logger: new DefaultLogger('WARN'),
+  logger: testRuntimeLogger(),
   telemetryOptions: telemetryOptions({ prometheus: `127.0.0.1:${metricsPort}` }),
 });
 

@@ -7,7 +7,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, Runtime, type Worker } from '@temporalio/worker';
+import { testRuntimeLogger } from './runtime-logger';
 import pino from 'pino';
 import { inject } from 'vitest';
 import type { CompliancePolicy } from '../../src/contracts/policy';
@@ -31,7 +32,7 @@ import { parse as parseYaml } from 'yaml';
 
 // Worker lifecycle chatter drowns test output; keep warnings and errors.
 try {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  Runtime.install({ logger: testRuntimeLogger() });
 } catch {
   /* already installed in this process */
 }
