@@ -1,4 +1,4 @@
-// ESLint flat config: the rules STYLE.md asks for. typescript-eslint's type-checked rules,
+// ESLint flat config: the rules CONTRIBUTING.md asks for. typescript-eslint's type-checked rules,
 // eslint-plugin-import-x for cycle detection and the layer zones.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';

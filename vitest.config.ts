@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    // Worker-creating test files segfault under `threads` (NOTES.md); forks isolate them.
+    // Worker-creating test files segfault under `threads` (CONTRIBUTING.md); forks isolate them.
     pool: 'forks',
     globalSetup: ['test/build-setup.ts', 'test/global-setup.ts'],
     include: ['test/**/*.test.ts'],

@@ -89,7 +89,7 @@ export function devServerArgs(
 /**
  * Starts `temporal server start-dev` and waits until its frontend answers health checks. We spawn
  * it ourselves instead of using the SDK's `createLocal`, whose 5 s start budget is too short on a
- * busy 2-core machine (see NOTES.md).
+ * busy 2-core machine (CONTRIBUTING.md).
  */
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const ip = options.ip ?? '127.0.0.1';
