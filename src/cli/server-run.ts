@@ -283,7 +283,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     `judge       ${judge.description}`,
     `circles     ${describeCircles(operatorKeys)}`,
     `capability  ${describeCapabilities(policy, capabilityKey)}`,
-    `decisions   ${describeDecisionSigning(signing)}`,
+    `decisions   ${describeDecisionSigning(signing, policy.spec.escalation.approvers.length)}`,
     `discord     ${bot ? 'escalations go to Discord (bot connected)' : DISCORD_OFF}`,
     `hooks       ${hooksGate.line}`,
     ...audit,
@@ -459,8 +459,9 @@ async function startDevHookGate(
 }
 
 /** The banner's line on signed decisions: `dev` accepts unsigned ones by default, and says so. */
-function describeDecisionSigning(signing: { refused: boolean; keyless: string[] }): string {
+function describeDecisionSigning(signing: { refused: boolean; keyless: string[] }, approvers: number): string {
   if (signing.refused) return 'unsigned decisions are refused (spec.escalation.requireSignedDecisions)';
+  if (approvers === 0) return 'no approvers listed';
   if (signing.keyless.length === 0) return 'every approver signs (spec.escalation.approverKeys)';
   return (
     `unsigned decisions accepted from ${signing.keyless.join(', ')} (dev only: agent-judge worker refuses them ` +
