@@ -224,3 +224,11 @@ export function envMarkdownTable(): string {
   );
   return ['| variable | default | what it does |', '| --- | --- | --- |', ...rows].join('\n');
 }
+
+/**
+ * The `PATH` a child process the executor starts gets, and nothing else of this process's environment: programs are
+ * found where the operator's shell finds them, while no other variable (credentials, git settings) reaches them.
+ */
+export function childProcessPath(env: NodeJS.ProcessEnv = process.env): string {
+  return env.PATH ?? '/usr/bin:/bin';
+}

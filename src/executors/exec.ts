@@ -1,6 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { childProcessPath } from '../config/env';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { ExecutionRefusedError } from '../contracts/errors';
@@ -83,7 +84,7 @@ async function gitTarget(
     const { stdout } = await run('git', ['config', '--file', file, '--null', '--list'], {
       cwd: home,
       env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        PATH: childProcessPath(),
         HOME: home,
         GIT_CONFIG_NOSYSTEM: '1',
         GIT_CONFIG_GLOBAL: '/dev/null',
@@ -133,7 +134,7 @@ function spawnCommand({
       cwd,
       shell: false,
       // A minimal environment; git's (gitEnvironment) names its repository and reads no system or user config.
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', ...env },
+      env: { PATH: childProcessPath(), LANG: 'C.UTF-8', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: timeoutMs,
       killSignal: 'SIGKILL',
