@@ -11,8 +11,10 @@
  *
  * Writers in several processes may share one file: an append takes a lock (a directory created
  * next to the file, which `mkdir` makes atomic), reads the last line, and writes the new line
- * with one `write` under `O_APPEND`. A lock older than {@link STALE_LOCK_MS} is taken over (its
- * holder crashed).
+ * with one `write` under `O_APPEND`. The lock names its holder (pid and host); a waiter on the same
+ * host takes over at once a lock whose holder is no longer running (an MCP client killed its proxy
+ * mid-append), and any lock older than {@link STALE_LOCK_MS}. One takeover runs at a time (a second
+ * lock directory), so two waiters never both remove a lock and both think they hold the next one.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -25,9 +27,11 @@ import {
   readSync,
   rmSync,
   statSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
-import { dirname } from 'node:path';
+import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { canonicalJson } from '../contracts/canonical-json';
 
@@ -50,6 +54,10 @@ export const GENESIS = '0'.repeat(64);
 export const STALE_LOCK_MS = 30_000;
 /** How long an append waits for the lock before failing. */
 const LOCK_WAIT_MS = 10_000;
+/** A takeover lock older than this is removed: a takeover takes microseconds. */
+const STALE_TAKEOVER_MS = 5_000;
+/** The file inside a lock directory that names its holder. */
+const OWNER_FILE = 'owner.json';
 
 /** Raised when a log cannot be appended to or read because a line is broken. */
 export class ChainError extends Error {
@@ -99,25 +107,71 @@ function lastLine(file: string): string | undefined {
   }
 }
 
+/** Whether the lock's holder is a process on this host that no longer runs (never true for a lock being created). */
+function holderGone(lock: string): boolean {
+  let owner: { pid?: unknown; host?: unknown };
+  try {
+    owner = JSON.parse(readFileSync(join(lock, OWNER_FILE), 'utf8')) as typeof owner;
+  } catch {
+    return false; // not written yet (the holder is between mkdir and write), or already released
+  }
+  if (owner.host !== hostname() || !Number.isInteger(owner.pid) || owner.pid === process.pid) return false;
+  try {
+    process.kill(owner.pid as number, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+function ageOf(dir: string): number | undefined {
+  try {
+    return Date.now() - statSync(dir).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Removes a lock whose holder is gone or which is stale; returns whether it did. One process at a time does this. */
+function takeOver(lock: string): boolean {
+  const takeover = `${lock}.takeover`;
+  try {
+    mkdirSync(takeover);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    if ((ageOf(takeover) ?? 0) > STALE_TAKEOVER_MS) rmSync(takeover, { recursive: true, force: true });
+    return false;
+  }
+  try {
+    // Checked again under the takeover lock: another waiter may have taken over and a new holder come since.
+    const age = ageOf(lock);
+    if (age === undefined) return true;
+    if (!holderGone(lock) && age <= STALE_LOCK_MS) return false;
+    rmSync(lock, { recursive: true, force: true });
+    return true;
+  } finally {
+    rmSync(takeover, { recursive: true, force: true });
+  }
+}
+
 async function withLock<T>(file: string, fn: () => T): Promise<T> {
   const lock = `${file}.lock`;
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     try {
       mkdirSync(lock);
+      try {
+        writeFileSync(join(lock, OWNER_FILE), JSON.stringify({ pid: process.pid, host: hostname() }));
+      } catch (err) {
+        rmSync(lock, { recursive: true, force: true });
+        throw err;
+      }
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      let age = 0;
-      try {
-        age = Date.now() - statSync(lock).mtimeMs;
-      } catch {
-        continue; // released between mkdir and stat
-      }
-      if (age > STALE_LOCK_MS) {
-        rmSync(lock, { recursive: true, force: true });
-        continue;
-      }
+      const age = ageOf(lock);
+      if (age === undefined) continue; // released between mkdir and stat
+      if ((holderGone(lock) || age > STALE_LOCK_MS) && takeOver(lock)) continue;
       if (Date.now() > deadline)
         throw new ChainError(`${file}: could not take the lock ${lock} within ${LOCK_WAIT_MS} ms`, file);
       await sleep(5 + Math.random() * 20);

@@ -1,5 +1,6 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { appendChained, ChainError, GENESIS, readChain, verifyChain } from '../../src/audit/chain';
@@ -36,5 +37,38 @@ describe('hash-chained log', () => {
     await Promise.all(Array.from({ length: 40 }, (_, n) => appendChained(file, { n })));
     expect(verifyChain(file)).toMatchObject({ ok: true, entries: 40 });
     expect(new Set(readChain<{ n: number }>(file).map((e) => e.record.n)).size).toBe(40);
+  });
+});
+
+describe('the lock of a chained log', () => {
+  const holdLock = (file: string, pid: number) => {
+    mkdirSync(`${file}.lock`);
+    writeFileSync(join(`${file}.lock`, 'owner.json'), JSON.stringify({ pid, host: hostname() }));
+  };
+
+  it('is taken over at once when its holder no longer runs (killed mid-append)', async () => {
+    const file = fresh();
+    await appendChained(file, { n: 1 });
+    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+    await new Promise((r) => holder.once('spawn', r));
+    holdLock(file, holder.pid!);
+    let done = false;
+    const append = appendChained(file, { n: 2 }).then((e) => ((done = true), e));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(done).toBe(false); // a live holder is waited for
+    holder.kill('SIGKILL');
+    await new Promise((r) => holder.once('exit', r));
+    expect((await append).seq).toBe(2);
+    expect(existsSync(`${file}.lock`)).toBe(false);
+    expect(verifyChain(file)).toMatchObject({ ok: true, entries: 2 });
+  });
+
+  it("keeps one chain when many waiters find a dead holder's lock at once", async () => {
+    const file = fresh();
+    const holder = spawn(process.execPath, ['-e', '']);
+    await new Promise((r) => holder.once('exit', r));
+    holdLock(file, holder.pid!);
+    await Promise.all(Array.from({ length: 20 }, (_, n) => appendChained(file, { n })));
+    expect(verifyChain(file)).toMatchObject({ ok: true, entries: 20 });
   });
 });
