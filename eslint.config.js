@@ -6,9 +6,10 @@ import importX from 'eslint-plugin-import-x';
 import { builtinModules } from 'node:module';
 
 /**
- * Layers point down: contracts < names < guards < policy < judge, executors, escalation, circles
- * < workflows < activities < client < worker, cli, audit, devserver. Each zone forbids the imports
- * that would point up (or sideways into a layer a module must not know).
+ * Layers point down: contracts < config, identity, names < guards < policy < judge, executors, escalation,
+ * circles, metrics, devserver < workflows < activities < client < gate < the runtimes (mcp, hooks, adapters)
+ * < worker, audit < cli. Each zone forbids the imports that would point up (or sideways into a layer a
+ * module must not know); every folder of src/ has one (CONTRIBUTING.md: how to add a folder).
  */
 const layerZones = [
   {
@@ -67,6 +68,101 @@ const layerZones = [
     ],
     message:
       'the gate serves every runtime: it sits on the client and contracts, never on a runtime (mcp) or a worker.',
+  },
+  {
+    target: './src/circles',
+    from: './src',
+    except: ['./contracts', './identity', './circles'],
+    message: 'circles are pure trust-circle logic: they import only contracts and identity.',
+  },
+  {
+    target: './src/escalation',
+    from: './src',
+    except: ['./contracts', './identity', './names.ts', './escalation'],
+    message: 'escalation channels import only contracts, identity and names: the worker wires them to Temporal.',
+  },
+  {
+    target: './src/judge',
+    from: './src',
+    except: ['./contracts', './guards', './policy', './package-root.ts', './judge'],
+    message:
+      'the judge holds no executor credentials and knows no runtime: it imports only contracts, guards and policy.',
+  },
+  {
+    target: './src/metrics',
+    from: './src',
+    except: ['./contracts', './names.ts', './metrics'],
+    message: 'metrics import only contracts and names: every process (worker, proxy, CLI) uses them.',
+  },
+  {
+    target: './src/devserver',
+    from: './src',
+    except: ['./contracts', './names.ts', './devserver'],
+    message: 'the embedded Temporal server knows nothing of agent-judge above contracts and names.',
+  },
+  {
+    target: './src/activities',
+    from: [
+      './src/client',
+      './src/worker',
+      './src/cli',
+      './src/mcp',
+      './src/hooks',
+      './src/adapters',
+      './src/gate',
+      './src/devserver',
+    ],
+    message: 'activities run in the worker: they never import a runtime, the client, the worker or the CLI.',
+  },
+  {
+    target: './src/mcp',
+    from: [
+      './src/worker',
+      './src/activities',
+      './src/workflows',
+      './src/cli',
+      './src/hooks',
+      './src/adapters',
+      './src/executors',
+      './src/judge',
+    ],
+    message: 'the MCP proxy is one runtime on the gate: it never imports another runtime, the worker or the CLI.',
+  },
+  {
+    target: './src/hooks',
+    from: [
+      './src/worker',
+      './src/activities',
+      './src/workflows',
+      './src/cli',
+      './src/mcp',
+      './src/adapters',
+      './src/executors',
+      './src/judge',
+    ],
+    message:
+      'the coding-agent hooks are one runtime on the gate: they never import another runtime, the worker or the CLI.',
+  },
+  {
+    target: './src/adapters',
+    from: './src',
+    except: ['./contracts', './gate', './hooks/adapter.ts', './adapters'],
+    message: 'framework adapters sit on the gate alone (and share the texts the model reads with the hooks).',
+  },
+  {
+    target: './src/worker',
+    from: ['./src/cli', './src/mcp', './src/hooks', './src/adapters', './src/gate', './src/devserver'],
+    message: 'the worker hosts workflows and activities: it never imports a runtime or the CLI.',
+  },
+  {
+    target: './src/audit',
+    from: ['./src/cli', './src/mcp', './src/hooks', './src/adapters', './src/gate'],
+    message: 'audit reads histories and logs: it never imports a runtime or the CLI.',
+  },
+  {
+    target: ['./src/!(cli)/**/*', './src/*.ts'],
+    from: './src/cli',
+    message: 'nothing imports the CLI: it is the top of the tree.',
   },
   {
     target: './src/client',

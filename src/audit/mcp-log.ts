@@ -4,7 +4,7 @@
  * `agent-judge mcp`), merged into `audit export` next to the proposals.
  */
 import { join } from 'node:path';
-import type { DropReason } from '../mcp/admission';
+import type { McpDropReason as DropReason } from '../contracts/mcp-drop-reasons';
 import { appendChained, ChainError, readChain, verifyChain } from './chain';
 
 /** Where `agent-judge mcp --state-dir DIR` keeps its pass-through log. */

@@ -229,7 +229,7 @@ export function registerHookCommands(program: Command): void {
     .action(async (opts: { agent?: string }) => {
       const agent = AgentIdSchema.safeParse(opts.agent ?? '');
       if (!agent.success) throw new BadInputError(`--agent: ${agent.error.issues[0]?.message ?? 'required'}`);
-      const { newAgentToken, tokenSha256 } = await import('../mcp/http-auth');
+      const { newAgentToken, tokenSha256 } = await import('../gate/http-auth');
       const token = newAgentToken();
       process.stdout.write(
         `${token}\n` +

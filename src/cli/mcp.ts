@@ -115,7 +115,7 @@ export function registerMcpCommands(program: Command): void {
     .action(async (opts: { agent?: string }) => {
       const agent = AgentIdSchema.safeParse(requireFlag(opts.agent, '--agent', 'the agent id, e.g. @engineering'));
       if (!agent.success) throw new BadInputError(`--agent: ${agent.error.issues[0]?.message ?? 'invalid'}`);
-      const { newAgentToken, tokenSha256 } = await import('../mcp/http-auth');
+      const { newAgentToken, tokenSha256 } = await import('../gate/http-auth');
       const token = newAgentToken();
       process.stdout.write(
         `${token}\n` +

@@ -3,7 +3,7 @@
  * process start-up nor a Temporal connection. `POST /hooks/<runtime>` takes the runtime's own hook input as the body
  * and answers with the runtime's own hook output (so Claude Code's `http` hook type points straight at it; the
  * command hook `agent-judge hook <runtime>` forwards stdin here). Authenticated per agent as the MCP HTTP front is
- * (src/mcp/http-auth.ts: a bearer token per agent, kept in the policy as its SHA-256; the token decides the agent id),
+ * (src/gate/http-auth.ts: a bearer token per agent, kept in the policy as its SHA-256; the token decides the agent id),
  * Host checked against DNS rebinding, browsers' requests (an Origin header) refused.
  *
  * One gate (src/gate/) per agent and runtime. A forwarded call's lease is kept until the runtime's post-tool hook
@@ -21,7 +21,7 @@ import { isHookRuntime, type HookRuntime } from '../contracts/hooks';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { McpHttpAgent } from '../contracts/mcp';
 import { Gate, type GateAnswer, type Lease } from '../gate';
-import { agentForToken, bearerToken } from '../mcp/http-auth';
+import { agentForToken, bearerToken } from '../gate/http-auth';
 import { appendChained } from '../audit/chain';
 import { completeHookCall, type CompletionContext } from './complete';
 import { realRoots } from './paths';

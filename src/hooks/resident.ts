@@ -10,7 +10,7 @@ import type { Client } from '@temporalio/client';
 import { BadInputError } from '../contracts/errors';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { McpHttpAgent } from '../contracts/mcp';
-import { newAgentToken, tokenSha256 } from '../mcp/http-auth';
+import { newAgentToken, tokenSha256 } from '../gate/http-auth';
 import { HookGateServer } from './gate-server';
 
 /** The agent whose calls the dev token stands for. */

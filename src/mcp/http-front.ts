@@ -19,7 +19,7 @@ import { durationMs } from '../contracts/duration';
 import { BadInputError } from '../contracts/errors';
 import type { McpSettings } from '../contracts/mcp';
 import { refuseBatch } from './admission';
-import { agentForToken, bearerToken } from './http-auth';
+import { agentForToken, bearerToken } from '../gate/http-auth';
 import { McpJudgeProxy } from './proxy';
 import { describeUpstream, oneLine, openUpstream, type UpstreamSpec } from './upstream';
 

@@ -15,7 +15,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { tokenSha256, newAgentToken } from '../../src/mcp/http-auth';
+import { tokenSha256, newAgentToken } from '../../src/gate/http-auth';
 import { startSystem, testPolicy, type TestSystem } from '../helpers/system';
 import { toolPath } from '../helpers/tools';
 import {

@@ -15,7 +15,7 @@ import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { decide, getStatus } from '../../src/client/proposals';
 import { VERDICT_META_KEY } from '../../src/contracts/mcp';
-import { newAgentToken, tokenSha256 } from '../../src/mcp/http-auth';
+import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
 import { testPolicy, type TestSystem } from '../helpers/system';
 import { EVIDENCE, mcpSpec, scott, startMcpEnv, until } from '../helpers/mcp';
 import {

@@ -10,7 +10,7 @@ import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decide, getStatus } from '../../src/client/proposals';
-import { newAgentToken, tokenSha256 } from '../../src/mcp/http-auth';
+import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
 import {
   callTool,
   mcpSpec,

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decide, getStatus } from '../../src/client/proposals';
 import { HookGateServer } from '../../src/hooks/gate-server';
-import { newAgentToken, tokenSha256 } from '../../src/mcp/http-auth';
+import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
 import { readChain } from '../../src/audit/chain';
 import { startSystem, type TestSystem } from '../helpers/system';
 

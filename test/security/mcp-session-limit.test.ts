@@ -5,7 +5,7 @@
  * server-filesystem, the run's real Temporal server, workers started here.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newAgentToken, tokenSha256 } from '../../src/mcp/http-auth';
+import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
 import { FS_SERVER, mcpSpec, proxyArgs, startMcpEnv, type McpEnv } from '../helpers/mcp';
 import { testPolicy } from '../helpers/system';
 import { childrenOf, connectHttp, startHttpProxy, type HttpProxy } from '../helpers/mcp-http';

@@ -13,7 +13,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readChain } from '../../src/audit/chain';
 import { freePort } from '../../src/devserver/server';
-import { newAgentToken, tokenSha256 } from '../../src/mcp/http-auth';
+import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
 import {
   connectProxy,
   mcpSpec,

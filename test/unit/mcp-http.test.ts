@@ -8,7 +8,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { McpHttpSettingsSchema } from '../../src/contracts/mcp';
 import { jsonSchemaOf } from '../../src/cli/schema';
-import { agentForToken, bearerToken, newAgentToken, tokenSha256, TOKEN_PREFIX } from '../../src/mcp/http-auth';
+import { agentForToken, bearerToken, newAgentToken, tokenSha256, TOKEN_PREFIX } from '../../src/gate/http-auth';
 import { isLoopbackHost, parseListen } from '../../src/mcp/http-front';
 import { goneBecause, upstreamSpec } from '../../src/mcp/upstream';
 import { freePort } from '../../src/devserver/server';

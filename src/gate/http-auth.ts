@@ -1,7 +1,7 @@
 /**
- * Bearer tokens of the Streamable HTTP front (`agent-judge mcp --http`): one random token per agent, of which the
- * policy keeps only the SHA-256 (a leaked policy file grants nothing). The token, not a flag, decides whose calls
- * these are, so one front serves several agents with their own ids on their proposals.
+ * Agents' bearer tokens, shared by every HTTP front of the gate (`agent-judge mcp --http`, the hooks gate server): one
+ * random token per agent, of which the policy keeps only the SHA-256 (a leaked policy file grants nothing). The token,
+ * not a flag, decides whose calls these are, so one front serves several agents with their own ids on their proposals.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { McpHttpAgent } from '../contracts/mcp';
