@@ -1,6 +1,6 @@
 /**
  * The package as a user installs it: `npm pack` of this checkout, `npm install <tarball>` into an empty folder, a
- * TypeScript consumer of `agent-judge/client`, `agent-judge/contracts` and `agent-judge/gate` type-checked under
+ * TypeScript consumer of `agent-judge/client`, `/contracts`, `/gate` and `/openai-agents` type-checked under
  * `nodenext` with `skipLibCheck: false` and run, and the installed `agent-judge` CLI against the run's Temporal server.
  * One pack and one install per run; dist/ is built by test/build-setup.ts.
  */
@@ -16,7 +16,8 @@ import { proposal, startSystem, type TestSystem } from '../helpers/system';
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const TSC = join(REPO, 'node_modules/typescript/bin/tsc');
-const { devDependencies } = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+const { dependencies, devDependencies } = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
 };
 
@@ -60,6 +61,50 @@ try {
 }
 `;
 
+/** The OpenAI Agents SDK adapter as an app uses it: one line wraps the agent; an unmapped call waits for a person. */
+const AGENTS_CONSUMER = `
+import { Agent, RunContext, tool, type FunctionTool } from '@openai/agents';
+import { connectClient } from 'agent-judge/client';
+import { createGate } from 'agent-judge/gate';
+import { withAgentJudge } from 'agent-judge/openai-agents';
+
+const [address, namespace, taskQueue, marker] = process.argv.slice(2) as [string, string, string, string];
+const client = await connectClient({ address, namespace });
+try {
+  let ran = false;
+  const shell = tool({
+    name: 'run',
+    description: 'Runs a shell command',
+    parameters: {
+      type: 'object',
+      properties: { command: { type: 'string' } },
+      required: ['command'],
+      additionalProperties: false,
+    },
+    strict: true,
+    execute: async () => {
+      ran = true;
+      return 'done';
+    },
+  });
+  const gate = createGate({
+    client,
+    taskQueue,
+    rules: { rules: [] },
+    performer: { agentId: '@engineering', redeemer: 'openai-agents:package-test' },
+    holdMs: 300,
+  });
+  const agent = withAgentJudge(new Agent({ name: 'assistant', tools: [shell] }), { gate });
+  const judged = agent.tools[0] as FunctionTool;
+  // What the SDK's runner does for each call of this tool: parsed arguments, the call id.
+  const needsApproval = judged.needsApproval as (c: RunContext, args: unknown, callId: string) => Promise<boolean>;
+  const asks = await needsApproval(new RunContext(), { command: marker }, 'call-1');
+  console.log(JSON.stringify({ asks, ran }));
+} finally {
+  await client.connection.close();
+}
+`;
+
 let dir: string;
 let sys: TestSystem;
 
@@ -69,8 +114,18 @@ beforeAll(async () => {
   const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }];
   const consumer = join(dir, 'consumer');
   mkdirSync(join(consumer, 'src'), { recursive: true });
-  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  // An app on Node 20 pins the SDK's openai to 6.x as this package does (openai 7 declares Node 22).
+  writeFileSync(
+    join(consumer, 'package.json'),
+    JSON.stringify({
+      name: 'consumer',
+      private: true,
+      type: 'module',
+      overrides: { '@openai/agents': { openai: dependencies.openai } },
+    }),
+  );
   writeFileSync(join(consumer, 'src/index.ts'), CONSUMER);
+  writeFileSync(join(consumer, 'src/agents.ts'), AGENTS_CONSUMER);
   writeFileSync(
     join(consumer, 'tsconfig.json'),
     JSON.stringify({
@@ -96,6 +151,8 @@ beforeAll(async () => {
       '--prefer-offline',
       resolve(dir, filename),
       `@types/node@${devDependencies['@types/node']}`,
+      `@openai/agents@${devDependencies['@openai/agents']}`,
+      `openai@${dependencies.openai}`,
     ],
     { cwd: consumer },
   );
@@ -108,7 +165,7 @@ afterAll(async () => {
 });
 
 describe('the installed package', () => {
-  it('type-checks and runs a consumer of agent-judge/client, /contracts, /gate (nodenext, strict libs)', async () => {
+  it('type-checks and runs consumers of /client, /contracts, /gate, /openai-agents (nodenext, strict)', async () => {
     const consumer = join(dir, 'consumer');
     const typecheck = await run(process.execPath, [TSC, '-p', consumer], { cwd: consumer }).catch(
       (err: { stdout?: string; message?: string }) => ({ stdout: err.stdout ?? err.message ?? 'tsc failed' }),
@@ -125,6 +182,19 @@ describe('the installed package', () => {
     const result = JSON.parse(stdout) as { workflow_id: string; status: string; refused: string; gated: string };
     expect(result.workflow_id).toMatch(/^proposal-[0-9a-f]{32}$/);
     expect(result).toMatchObject({ status: 'executed', refused: 'BadInputError', gated: 'human' });
+  }, 600_000);
+
+  it('runs a consumer of agent-judge/openai-agents: the wrapped tool asks the gate; unmapped calls wait', async () => {
+    const consumer = join(dir, 'consumer');
+    const { stdout } = await run(process.execPath, [
+      join(consumer, 'out/agents.js'),
+      inject('temporalAddress'),
+      inject('temporalNamespace'),
+      sys.taskQueues.workflow,
+      `package-test-${Date.now()}`,
+    ]);
+    // needsApproval true: the SDK interrupts the run for this call; the tool itself never ran.
+    expect(JSON.parse(stdout)).toEqual({ asks: true, ran: false });
   }, 600_000);
 
   it('runs the installed CLI: propose --wait prints the executed outcome', async () => {
