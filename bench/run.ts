@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: starts its own Temporal dev server (in memory) and prints latency, throughput and CPU tables as
  * medians and percentiles over repeated runs, each target of issue 12 beside its figure. Timing lives here, never in
- * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,archive,metrics,reports,capabilities,mcp,flood,judge-model
- * picks sections (default: all; judge-model skips itself without its model file).
+ * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,archive,metrics,reports,capabilities,mcp,hooks,flood,
+ * judge-model picks sections (default: all; judge-model skips itself without its model file).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { freePort, startDevServer } from '../src/devserver/server';
@@ -90,6 +90,14 @@ const sections: Section[] = [
   {
     name: 'mcp',
     run: table('MCP proxy relay overhead (issue 10)', async (s) => (await import('./mcp')).benchMcp(s)),
+  },
+  {
+    name: 'hooks',
+    run: async (server) => {
+      const { rows, targets } = await (await import('./hooks')).benchHooks(server);
+      printTable("Coding-agent hooks: the latency a hook adds to a tool call (issue 23; Claude Code's input)", rows);
+      printTargets('Issue 23 targets: hooks', targets);
+    },
   },
   {
     name: 'flood',
