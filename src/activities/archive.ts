@@ -7,7 +7,6 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Context } from '@temporalio/activity';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils.js';
 import { optionalTsToMs } from '@temporalio/common/lib/time.js';
 import type { Logger } from 'pino';
@@ -21,7 +20,8 @@ import {
   writeHistoryFile,
   type ArchiveRecord,
 } from '../audit/archive';
-import { appendChained, ChainError } from '../audit/chain';
+import { appendChained } from '../audit/chain';
+import { AuditDamagedError } from '../contracts/errors';
 import { PROPOSAL_WORKFLOW_TYPE } from '../names';
 
 /** Histories fetched at once: round trips overlap, memory stays bounded. */
@@ -109,15 +109,8 @@ export function createArchiveActivities(deps: ArchiveDeps): ArchiveActivities {
       close_time: timestampIso(events.at(-1)?.eventTime) ?? wf.closeTime?.toISOString() ?? null,
     };
     await deps.afterFileWritten?.(record);
-    try {
-      await appendChained(indexFile, record);
-    } catch (err) {
-      // A lock held by another writer is worth a retry; a broken last line is not.
-      if (err instanceof ChainError && !err.message.includes('could not take the lock')) {
-        throw ApplicationFailure.nonRetryable(err.message, 'ArchiveIndexBroken');
-      }
-      throw err;
-    }
+    // A broken last line (ChainError, AuditDamaged) fails at once; a lock held for the whole wait is retried.
+    await appendChained(indexFile, record);
     result.archived += 1;
     result.indexed += 1;
   }
@@ -128,7 +121,7 @@ export function createArchiveActivities(deps: ArchiveDeps): ArchiveActivities {
       entries = readArchiveIndex(deps.dir);
     } catch (err) {
       // A damaged index must be looked at by a person; appending after it would hide the damage.
-      throw ApplicationFailure.nonRetryable((err as Error).message, 'ArchiveIndexBroken');
+      throw new AuditDamagedError((err as Error).message, { cause: err });
     }
     const archived = new Set(entries.map((e) => e.record.run_id));
     const result: ArchiveBatchResult = {

@@ -23,6 +23,7 @@ import {
 } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils.js';
+import { AuditDamagedError } from '../contracts/errors';
 import { readChain, verifyChain, type ChainEntry } from './chain';
 
 /** What the index records about one archived run. */
@@ -163,12 +164,7 @@ function listHistoryFiles(dir: string): string[] {
 }
 
 /** Raised when an archived history does not match its index entry (tampered, or cut short). */
-export class ArchiveIntegrityError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class ArchiveIntegrityError extends AuditDamagedError {}
 
 /** An archived run's history, checked against its entry's SHA-256 first. */
 export function readArchivedHistory(dir: string, record: ArchiveRecord): History {

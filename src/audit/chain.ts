@@ -34,6 +34,7 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { canonicalJson } from '../contracts/canonical-json';
+import { AgentJudgeError, AuditDamagedError } from '../contracts/errors';
 
 /** One line of a chained log. */
 export interface ChainEntry<T = unknown> {
@@ -59,15 +60,24 @@ const STALE_TAKEOVER_MS = 5_000;
 /** The file inside a lock directory that names its holder. */
 const OWNER_FILE = 'owner.json';
 
-/** Raised when a log cannot be appended to or read because a line is broken. */
-export class ChainError extends Error {
+/** Raised when a log cannot be appended to or read because a line is broken. Never retried. */
+export class ChainError extends AuditDamagedError {
   constructor(
     message: string,
     readonly file: string,
     readonly line?: number,
   ) {
     super(message);
-    this.name = new.target.name;
+  }
+}
+
+/** Raised when another writer held the lock for the whole wait: nothing is damaged, and a retry can succeed. */
+export class ChainLockTimeoutError extends AgentJudgeError {
+  constructor(
+    message: string,
+    readonly file: string,
+  ) {
+    super(message);
   }
 }
 
@@ -173,7 +183,7 @@ async function withLock<T>(file: string, fn: () => T): Promise<T> {
       if (age === undefined) continue; // released between mkdir and stat
       if ((holderGone(lock) || age > STALE_LOCK_MS) && takeOver(lock)) continue;
       if (Date.now() > deadline)
-        throw new ChainError(`${file}: could not take the lock ${lock} within ${LOCK_WAIT_MS} ms`, file);
+        throw new ChainLockTimeoutError(`${file}: could not take the lock ${lock} within ${LOCK_WAIT_MS} ms`, file);
       await sleep(5 + Math.random() * 20);
     }
   }

@@ -62,6 +62,11 @@ export class DeliveryRefusedError extends AgentJudgeError {
   override readonly failureType: FailureType = FailureType.DeliveryRefused;
 }
 
+/** An audit log or archived history is damaged; never retried, a person runs `agent-judge audit verify`. */
+export class AuditDamagedError extends AgentJudgeError {
+  override readonly failureType: FailureType = FailureType.AuditDamaged;
+}
+
 /**
  * A search attribute this project writes exists on the namespace with another type (registered by hand or by an
  * older build): writes to it would fail every workflow task that sets it. The worker refuses to start (exit 2).

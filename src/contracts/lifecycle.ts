@@ -143,6 +143,11 @@ export const FailureType = {
   ProposalIdTaken: 'ProposalIdTaken',
   /** A per-agent limit refused the request (`LimitExceededError`: which limit, when it resets). */
   LimitExceeded: 'LimitExceeded',
+  /**
+   * An audit log, the archive's index or an archived history is damaged (a broken line, a file that no longer matches
+   * its hash): a person must look (`agent-judge audit verify`); appending after the damage would hide it.
+   */
+  AuditDamaged: 'AuditDamaged',
   /** A broken invariant of our own code; retrying may help after a deploy. */
   Internal: 'Internal',
 } as const;
@@ -160,6 +165,7 @@ export const NON_RETRYABLE_FAILURE_TYPES: readonly FailureType[] = [
   FailureType.Refused,
   FailureType.ProposalIdTaken,
   FailureType.LimitExceeded,
+  FailureType.AuditDamaged,
 ];
 
 export function isRetryableFailureType(type: FailureType): boolean {

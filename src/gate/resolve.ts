@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { BadInputError, DuplicateProposalError } from '../contracts/errors';
+import { AgentJudgeError, BadInputError, DuplicateProposalError } from '../contracts/errors';
 import type { ProposalOutcome, ProposalStatus } from '../contracts/status';
 import type { CallerOutcome } from '../contracts/caller-outcome';
 import { proposalWorkflowId } from '../contracts/digest';
@@ -68,7 +68,12 @@ export interface ResolveOptions {
   onFinished?: (next: number) => void;
 }
 
-class Cancelled extends Error {}
+/** The caller went away (its abort signal fired) while the call was held. */
+class Cancelled extends AgentJudgeError {
+  constructor() {
+    super('the caller went away while the call was held');
+  }
+}
 
 function abortable<T>(p: Promise<T>, signal: AbortSignal, deadline: number): Promise<T | 'held-too-long'> {
   return new Promise((resolve, reject) => {

@@ -8,19 +8,19 @@
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { fromBase64Url, utf8 } from '../contracts/encoding';
+import { BadInputError } from '../contracts/errors';
 import { PUBLIC_KEY_BYTES, SIGNATURE_BYTES } from '../contracts/identity-text';
 
 /** The only header this module signs or accepts. */
 export const V4_PUBLIC_HEADER = 'v4.public.';
 
 /** Why a token was refused; `code` is stable for callers and tests. */
-export class PasetoError extends Error {
+export class PasetoError extends BadInputError {
   constructor(
     readonly code: 'malformed' | 'unsupported' | 'footer' | 'signature',
     message: string,
   ) {
     super(message);
-    this.name = new.target.name;
   }
 }
 

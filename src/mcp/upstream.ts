@@ -6,7 +6,7 @@
  */
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { BadInputError } from '../contracts/errors';
+import { AgentJudgeError, BadInputError } from '../contracts/errors';
 import { augmentToolsList, type ToolDefinition } from './tools';
 
 export type UpstreamSpec = { kind: 'stdio'; command: string; args: string[] } | { kind: 'http'; url: URL };
@@ -70,10 +70,9 @@ export async function openUpstream(spec: UpstreamSpec, stderr: 'inherit' | 'igno
  * A Streamable HTTP upstream is gone: reported on the transport's `onerror` just before its `onclose`, so the relay
  * ends the way it does when a stdio upstream exits, naming the URL and why.
  */
-export class UpstreamGoneError extends Error {
+export class UpstreamGoneError extends AgentJudgeError {
   constructor(url: URL, reason: string) {
     super(`the upstream MCP server at ${url.href} went away (${reason})`);
-    this.name = new.target.name;
   }
 }
 
