@@ -7,7 +7,7 @@ export default defineConfig({
     globalSetup: ['test/build-setup.ts', 'test/global-setup.ts'],
     include: ['test/**/*.test.ts'],
     // The fault suite (processes killed mid-flight) runs on its own: `npm run test:faults`.
-    exclude: ['test/faults/**', '**/node_modules/**'],
+    exclude: ['test/faults/**', 'test/cluster/**', '**/node_modules/**'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Two cores: more parallel files than this only adds contention with the Temporal server.

@@ -113,7 +113,7 @@ describe('agent-judge dev and the audit trail', () => {
 
 describe('agent-judge worker and a short retention', () => {
   it('warns in one line naming the setting and the figure', async () => {
-    // The test server's namespace is start-dev's own: one day.
+    // The test server's namespace keeps one day: start-dev's own, or the one a cluster run registers.
     const env = {
       ...process.env,
       TEMPORAL_ADDRESS: inject('temporalAddress'),
@@ -133,9 +133,10 @@ describe('agent-judge worker and a short retention', () => {
       .map((l) => JSON.parse(l) as { level: number; msg: string });
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.level).toBe(40);
-    expect(warnings[0]!.msg).toMatch(
-      /^namespace default keeps closed workflows for 1d \(its workflow execution retention\)/,
+    expect(warnings[0]!.msg).toContain(
+      `namespace ${inject('temporalNamespace')} keeps closed workflows for 1d (its workflow execution retention)`,
     );
+    expect(warnings[0]!.msg).toMatch(/^namespace /);
     expect(warnings[0]!.msg).toContain('the weekly audit review needs at least 8d');
     expect(await stop(worker.child)).toBe(0);
   });

@@ -128,15 +128,24 @@ describe('docker-compose.temporal.yml', () => {
   it('mounts the Temporal config the server is started with', () => {
     const temporal = services.temporal!;
     expect(temporal.entrypoint).toEqual(expect.arrayContaining(['--env', 'agent-judge']));
-    const config = parseYaml(read('deploy/temporal/agent-judge.yaml')) as {
-      persistence: { datastores: Record<string, { sql: { pluginName: string } }> };
+    // The file is a Go template (sprig's `default`); rendered here as the server renders it with no variables set.
+    const rendered = read('deploy/temporal/agent-judge.yaml')
+      .replace(/\{\{ env "[A-Z_]+" \| default "([^"]*)" \}\}/g, '$1')
+      .replace(/\{\{ env "([A-Z_]+)" \}\}/g, '$1');
+    expect(rendered).not.toContain('{{');
+    const config = parseYaml(rendered) as {
+      persistence: { numHistoryShards: number; datastores: Record<string, { sql: { pluginName: string } }> };
       archival: { history: { state: string } };
+      services: { frontend: { rpc: { grpcPort: number } } };
     };
     expect(Object.values(config.persistence.datastores).map((d) => d.sql.pluginName)).toEqual([
       'postgres12',
       'postgres12',
     ]);
     expect(config.archival.history.state).toBe('disabled');
+    // Every port at its default is the layout the compose file exposes.
+    expect(config.services.frontend.rpc.grpcPort).toBe(7233);
+    expect(config.persistence.numHistoryShards).toBe(512);
     for (const volume of temporal.volumes ?? []) expect(() => read(volume.split(':')[0]!)).not.toThrow();
   });
 });
