@@ -137,7 +137,7 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
 
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const median = (xs: number[]) => percentileOf(xs, 50);
   const kinds = Object.keys(results.get(CONFIGS[0]!)![0]!.cpu);
   printColumns(
     `Cluster scale: lightweight proposals (vault note, approved), submit -> final outcome, ${CONCURRENCY} in flight, ` +

@@ -13,10 +13,7 @@ export async function freshNamespace(address: string, log: (line: string) => voi
   const namespace = `test-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}-${randomUUID().slice(0, 6)}`;
   const connection = await Connection.connect({ address, connectTimeout: '10s' });
   try {
-    await connection.workflowService.registerNamespace({
-      namespace,
-      workflowExecutionRetentionPeriod: msToTs('1 day'),
-    });
+    await registerNamespace(connection, namespace);
     const deadline = Date.now() + 120_000;
     let added: string[] | undefined;
     let lastError: unknown;
@@ -40,4 +37,9 @@ export async function freshNamespace(address: string, log: (line: string) => voi
   } finally {
     await connection.close();
   }
+}
+
+/** Registers a namespace that keeps closed workflows one day, without search attributes of its own. */
+export async function registerNamespace(connection: Connection, namespace: string): Promise<void> {
+  await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
 }

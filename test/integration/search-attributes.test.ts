@@ -5,21 +5,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Connection } from '@temporalio/client';
-import { msToTs } from '@temporalio/common/lib/time.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SearchAttributeTypeError } from '../../src/contracts/errors';
 import { ensureSearchAttributes } from '../../src/devserver/server';
 import { SA } from '../../src/names';
+import { registerNamespace } from '../existing-server';
 
 let connection: Connection;
 
 /** A namespace of its own; a new one takes a moment to reach the server's namespace cache. */
 async function freshNamespace(): Promise<string> {
   const namespace = `sa-${randomUUID().slice(0, 8)}`;
-  await connection.workflowService.registerNamespace({
-    namespace,
-    workflowExecutionRetentionPeriod: msToTs('1 day'),
-  });
+  await registerNamespace(connection, namespace);
   for (let i = 0; i < 120; i++) {
     try {
       await connection.operatorService.listSearchAttributes({ namespace });
