@@ -186,6 +186,7 @@ const layerZones = [
       './circles/operator.ts',
       './identity/verify.ts',
       './identity/decision.ts',
+      './identity/grant.ts',
       './identity/review-mark.ts',
       './identity/nonces.ts',
       './workflows',

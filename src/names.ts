@@ -10,12 +10,13 @@ import type { ReviewCandidate, ReviewMark, ReviewSnapshot } from './contracts/re
 import type { CapabilityRedemption, RedeemCapabilityInput, SettleClaim } from './contracts/capability';
 import type { CallerOutcome } from './contracts/caller-outcome';
 import type { PolicyPublication, PolicyPublished } from './contracts/policy-in-force';
+import type { GrantRevocation, GrantStatus, GrantUse, GrantUsed } from './contracts/grant';
 
 /** The `withdraw` Update's argument: why the run's chosen proposal_id cannot be its own. */
 export interface WithdrawInput {
   reason: string;
 }
-import { PROPOSAL_ID_SEARCH_ATTRIBUTE, PROPOSAL_MESSAGE_NAMES as M } from './wire-names';
+import { GRANT_MESSAGE_NAMES, PROPOSAL_ID_SEARCH_ATTRIBUTE, PROPOSAL_MESSAGE_NAMES as M } from './wire-names';
 
 /**
  * ApplicationFailure types that cross processes (activity -> workflow -> client). Defined in
@@ -24,6 +25,10 @@ import { PROPOSAL_ID_SEARCH_ATTRIBUTE, PROPOSAL_MESSAGE_NAMES as M } from './wir
 export { FailureType, NON_RETRYABLE_FAILURE_TYPES } from './contracts/lifecycle';
 
 export {
+  GRANT_MEMO_KEY,
+  GRANT_WORKFLOW_ID_PREFIX,
+  GRANT_WORKFLOW_TYPE,
+  grantWorkflowId,
   POLICY_IN_FORCE_WORKFLOW_TYPE,
   policyInForceWorkflowId,
   archiveScheduleId,
@@ -81,6 +86,12 @@ export const reviewCloseUpdate = defineUpdate<ReviewSnapshot, [ReviewCandidate[]
 export const reviewStatusQuery = defineQuery<ReviewSnapshot>('reviewStatus');
 
 /** A workflow worker publishes the policy it judges with (src/workflows/policy-in-force.ts). */
+/** A proposal run uses a grant (its activity sends this); answers with the grant's count after the use. */
+export const useGrantUpdate = defineUpdate<GrantUsed, [GrantUse]>(GRANT_MESSAGE_NAMES.use);
+/** Revokes a live grant; answers with its status. */
+export const revokeGrantUpdate = defineUpdate<GrantStatus, [GrantRevocation]>(GRANT_MESSAGE_NAMES.revoke);
+export const grantStatusQuery = defineQuery<GrantStatus>(GRANT_MESSAGE_NAMES.status);
+
 export const publishPolicyUpdate = defineUpdate<PolicyPublished, [PolicyPublication]>('publishPolicy');
 /** The memo key of the policy-in-force workflow: the record (`PolicyInForce`), readable without a worker. */
 export const POLICY_MEMO_KEY = 'policy';

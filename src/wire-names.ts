@@ -50,6 +50,18 @@ export const PROPOSAL_MESSAGE_NAMES = {
   withdraw: 'withdraw',
 } as const;
 
+/** Scoped grants (docs/grants.md): one workflow per grant, `grant-<grant_id>`, on the workflow task queue. */
+export const GRANT_WORKFLOW_TYPE = 'grantWorkflow';
+export const GRANT_WORKFLOW_ID_PREFIX = 'grant-';
+/** The memo key holding a grant's definition: the workers' index of live grants reads it from visibility. */
+export const GRANT_MEMO_KEY = 'grant';
+export const GRANT_MESSAGE_NAMES = { use: 'useGrant', revoke: 'revokeGrant', status: 'grantStatus' } as const;
+
+/** The workflow id of a grant. */
+export function grantWorkflowId(grantId: string): string {
+  return `${GRANT_WORKFLOW_ID_PREFIX}${grantId}`;
+}
+
 /** The search attribute holding a proposal's proposal_id (what `status <proposal_id>` looks up). */
 export const PROPOSAL_ID_SEARCH_ATTRIBUTE = 'ProposalId';
 

@@ -16,6 +16,7 @@ import type {
 import type { JudgeInput } from '../judge';
 import type { CapabilityRequest, IssuedCapability } from '../contracts/capability';
 import type { TaskQueues } from '../names';
+import type { GrantUse, GrantUsed } from '../contracts/grant';
 
 export interface PolicySnapshot {
   policy: CompliancePolicy;
@@ -33,6 +34,25 @@ export interface PolicySnapshot {
    * without a run): the workflow then asks `issueCapability` when it executes.
    */
   capability?: IssuedCapability;
+  /**
+   * Live grants the workers' index says may cover this proposal (grant ids, at most a few), for a proposal the policy
+   * alone does not approve and whose tier the policy lets grants cover. Only candidates: each grant's own workflow
+   * decides a use (`useGrant`). Absent when there are none.
+   */
+  grant_candidates?: string[];
+}
+
+/** What a grant run needs at start: the policy in force and whether its id ran before. */
+export interface GrantSnapshot {
+  policy: CompliancePolicy;
+  /** Closed runs under the grant's workflow id: a grant id starts once. */
+  earlierRuns: number;
+}
+
+/** A proposal run asks a grant to approve it. */
+export interface UseGrantInput {
+  grant_id: string;
+  use: GrantUse;
 }
 
 /** The run a policy snapshot is taken for: its workflow id and its validated proposal. */
@@ -92,6 +112,13 @@ export interface WorkflowActivities {
    * activity: the token lands in history as its result; the key never leaves the worker).
    */
   issueCapability(request: CapabilityRequest): Promise<IssuedCapability>;
+  /** A grant run's start: the policy in force, and how many runs its id had before (see GrantSnapshot). */
+  grantSnapshot(run: { workflow_id: string }): Promise<GrantSnapshot>;
+  /**
+   * Asks one grant to approve a proposal (its `useGrant` Update): the grant's answer, or null when the grant refused
+   * (expired, used up, revoked, not covering) or could not be reached. Never throws for a refusal.
+   */
+  useGrant(input: UseGrantInput): Promise<GrantUsed | null>;
 }
 
 /** On the judge task queue. */

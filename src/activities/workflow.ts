@@ -4,7 +4,14 @@ import type { CompliancePolicy } from '../contracts/policy';
 import { durationMs } from '../contracts/policy';
 import { AgentJudgeError, DeliveryRefusedError } from '../contracts/errors';
 import type { EscalationNotifier } from '../escalation/notifier';
-import { PROPOSAL_WORKFLOW_TYPE, SA, type TaskQueues } from '../names';
+import {
+  GRANT_WORKFLOW_TYPE,
+  grantWorkflowId,
+  PROPOSAL_WORKFLOW_TYPE,
+  SA,
+  type TaskQueues,
+  useGrantUpdate,
+} from '../names';
 import { issueCapability, type CapabilityKey } from '../identity/capability-key';
 import {
   capabilityRequestFor,
@@ -12,7 +19,8 @@ import {
   type CapabilityRequest,
   type IssuedCapability,
 } from '../contracts/capability';
-import { capabilityTtlMs, executesOnPolicyAlone } from '../policy/classify';
+import { capabilityTtlMs, executesOnPolicyAlone, tierFor } from '../policy/classify';
+import type { LiveGrants } from './live-grants';
 import type { RejectionInput, WorkflowActivities } from './types';
 
 export interface WorkflowActivityDeps {
@@ -26,6 +34,8 @@ export interface WorkflowActivityDeps {
   logger: Logger;
   /** The key capability tokens are signed with; only the workflow worker holds it. */
   capabilityKey?: CapabilityKey;
+  /** The index of live grants (docs/grants.md); without one, no proposal looks for a grant. */
+  grants?: LiveGrants;
 }
 
 /** Activities of the workflow worker: policy snapshot, escalation notices, audit bookkeeping. */
@@ -67,6 +77,8 @@ export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowAc
     return issued;
   }
 
+  const grantable = (actionType: string) => deps.policy.spec.grants.tiers.includes(tierFor(deps.policy, actionType));
+
   // The policy is fixed for the worker's life: its digest is computed once here, not in every proposal run.
   let policySha256: string | undefined;
   return {
@@ -78,13 +90,48 @@ export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowAc
         run && deps.capabilityKey && executesOnPolicyAlone(deps.policy, run.proposal)
           ? sign(capabilityRequestFor(run.workflow_id, run.proposal, digest, capabilityTtlMs(deps.policy)))
           : undefined;
+      // Grants only for what the policy alone does not approve (a use is never spent on it), in a tier grants may
+      // cover: an in-memory lookup, no round trip.
+      const candidates =
+        run && !early && deps.grants && deps.grants.size > 0 && grantable(run.proposal.action_type)
+          ? deps.grants.candidates(run.proposal)
+          : [];
       return Promise.resolve({
         policy: deps.policy,
         taskQueues: deps.taskQueues,
         executable: deps.executable,
         policy_sha256: digest,
         ...(early ? { capability: early } : {}),
+        ...(candidates.length > 0 ? { grant_candidates: candidates } : {}),
       });
+    },
+
+    async grantSnapshot(run) {
+      const { count } = await deps.client.workflow.count(
+        `WorkflowType = '${GRANT_WORKFLOW_TYPE}' AND WorkflowId = '${run.workflow_id}' ` +
+          `AND ExecutionStatus != 'Running'`,
+      );
+      return { policy: deps.policy, earlierRuns: count };
+    },
+
+    async useGrant(input) {
+      try {
+        return await deps.client.workflow
+          .getHandle(grantWorkflowId(input.grant_id))
+          .executeUpdate(useGrantUpdate, { args: [input.use] });
+      } catch (err) {
+        // Refused (expired, used up, revoked, not covering), closed or unreachable: the proposal goes on as usual.
+        logger.info(
+          {
+            event: 'grant.refused',
+            grant_id: input.grant_id,
+            workflow_id: input.use.workflow_id,
+            err: (err as Error).message,
+          },
+          'grant not used',
+        );
+        return null;
+      }
     },
 
     async announceEscalation(notice) {

@@ -125,6 +125,16 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
     load: async () => (await import('./metrics')).registerMetricsCommands,
   },
   {
+    commands: [
+      {
+        term: 'grants',
+        description: 'scoped grants: approve calls like one proposal for a while or a number of uses (docs/grants.md)',
+      },
+    ],
+    load: async () => (await import('./grants')).registerGrantCommands,
+    listedAfter: 'decide',
+  },
+  {
     commands: [{ term: 'capability', description: 'capability tokens of approved actions: check one, redeem it once' }],
     load: async () => (await import('./capability')).registerCapabilityCommands,
   },

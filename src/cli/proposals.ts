@@ -99,21 +99,57 @@ export function registerProposalCommands(program: Command): void {
       .addArgument(new Argument('<decision>', 'approve or reject').choices(['approve', 'reject']))
       .requiredOption('--approver <id>', 'your approver id, as listed in the policy')
       .option('--reason <text>', 'why (shown in the audit trail)')
-      .option('--key <file>', 'sign the decision with your key file (required when the policy lists a key for you)'),
+      .option('--key <file>', 'sign the decision with your key file (required when the policy lists a key for you)')
+      .option(
+        '--grant-for <duration>',
+        'with approve: also grant calls like this one for this long (docs/grants.md; at most spec.grants.maxLifetime)',
+      )
+      .option('--grant-uses <n>', 'with --grant-for: how many calls the grant may approve (default 20)')
+      .option(
+        '--grant-same <fields>',
+        'with --grant-for: a pattern of fields that must stay equal (parameters.command)',
+      )
+      .option(
+        '--grant-under <dir>',
+        'with --grant-for: a pattern: every path of the target must lie in this directory',
+      ),
   ).action(
     async (
       id: string,
       decision: string,
-      opts: { approver: string; reason?: string; key?: string } & OutputFlags,
+      opts: {
+        approver: string;
+        reason?: string;
+        key?: string;
+        grantFor?: string;
+        grantUses?: string;
+        grantSame?: string;
+        grantUnder?: string;
+      } & OutputFlags,
       cmd: Command,
     ) => {
       chooseOutputFormat(opts, process.stdout.isTTY);
+      const granting = opts.grantFor !== undefined;
+      if (!granting && (opts.grantUses ?? opts.grantSame ?? opts.grantUnder) !== undefined)
+        throw new BadInputError('--grant-uses, --grant-same and --grant-under need --grant-for <duration>');
+      if (granting && decision !== 'approve') throw new BadInputError('--grant-for: only an approval can grant');
       const key = opts.key ? await loadKeyFile(opts.key) : undefined;
       await withClient(cmd, async (client) => {
         await warnIfPolicyNotInForce(client, DEFAULT_TASK_QUEUES.workflow);
         printOutcome(
           await decide(client, id, { decision, approver: opts.approver, reason: opts.reason, via: 'cli' }, { key }),
           opts,
+        );
+        if (!granting) return;
+        const { grantLike } = await import('./grants');
+        const flags = { for: opts.grantFor!, uses: opts.grantUses, same: opts.grantSame, under: opts.grantUnder };
+        const grant = await grantLike(client, id, opts.approver, { ...flags, reason: opts.reason }, key, {
+          for: '--grant-for',
+          uses: '--grant-uses',
+        });
+        process.stderr.write(
+          `grant ${grant.definition.grant_id} is live: up to ${grant.definition.max_uses} calls like this one until ` +
+            `${grant.definition.expires_at} (agent-judge grants revoke ${grant.definition.grant_id})\n`,
         );
       });
     },

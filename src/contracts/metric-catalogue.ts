@@ -20,7 +20,7 @@ export const LATENCY_BUCKETS_SECONDS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2,
 
 export const VERDICT_LABELS = ['APPROVE', 'REJECT', 'CLARIFY'] as const;
 /** `decided_by` collapsed: `human:<id>` becomes `human` (approver ids are never labels). */
-export const DECIDED_BY_LABELS = ['policy', 'rules', 'judge', 'timeout', 'human'] as const;
+export const DECIDED_BY_LABELS = ['policy', 'rules', 'judge', 'timeout', 'human', 'grant'] as const;
 export type DecidedByLabel = (typeof DECIDED_BY_LABELS)[number];
 /** What a proposal's judging came to: its last judge verdict that is not CLARIFY, as routed. */
 export const JUDGED_LABELS = ['APPROVE', 'REJECT', 'ESCALATE'] as const;
@@ -132,6 +132,13 @@ export const METRICS = {
     labels: { tier: tiers, decision: HUMAN_DECISIONS, judge_verdict: EARLIER_VERDICT_LABELS },
     source: 'workflow',
   },
+  grantUses: {
+    name: 'agent_judge_grant_uses_total',
+    kind: 'counter',
+    help: 'Proposals approved by a scoped grant instead of a judge or a person (docs/grants.md)',
+    labels: { tier: tiers },
+    source: 'workflow',
+  },
   executions: {
     name: 'agent_judge_executions_total',
     kind: 'counter',
@@ -228,7 +235,8 @@ export function meterName(def: { name: string; kind: string }): string {
 
 /** `human:<id>` → `human`; the approver id never becomes a label. */
 export function decidedByLabel(d: DecidedBy): DecidedByLabel {
-  return d.startsWith('human:') ? 'human' : (d as DecidedByLabel);
+  if (d.startsWith('human:')) return 'human';
+  return d.startsWith('grant:') ? 'grant' : (d as DecidedByLabel);
 }
 
 /** An action type as a label: listed in the policy's matrix, or `other` (agents pick types freely). */

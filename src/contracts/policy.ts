@@ -10,6 +10,7 @@ import { ReviewSettingsSchema } from './review';
 import { CapabilitySettingsSchema } from './capability-settings';
 import { McpSettingsSchema } from './mcp';
 import { HooksSettingsSchema } from './hooks';
+import { MAX_GRANT_USES } from './grant';
 
 /** A duration such as `90s`, `5m`, `1h`, `7d`, or a number of milliseconds. */
 export const DurationSchema = z.union([
@@ -198,6 +199,20 @@ export const MemorySettingsSchema = z
   })
   .default({ dir: '.agent-judge/memory', stores: {}, maxStoreBytes: 16 * MIB });
 
+/**
+ * Bounds on scoped grants (docs/grants.md): which tiers a grant may cover (`human-only` only when listed; [] turns
+ * grants off), the longest a grant may live, the most uses it may allow. Checked when a grant starts and again at
+ * every use, with the policy in force then.
+ */
+export const GrantSettingsSchema = z
+  .strictObject({
+    tiers: z.array(TierSchema).default(['lightweight-approval', 'full-judge-review']),
+    maxLifetime: DurationSchema.default('8h'),
+    maxUses: z.int().min(1).max(MAX_GRANT_USES).default(200),
+  })
+  .default({ tiers: ['lightweight-approval', 'full-judge-review'], maxLifetime: '8h', maxUses: 200 });
+export type GrantSettings = z.infer<typeof GrantSettingsSchema>;
+
 /** The CompliancePolicy resource, shaped like a Kubernetes object so it can later be a CRD. */
 export const CompliancePolicySchema = z.strictObject({
   apiVersion: z.literal('agent-judge.dev/v1alpha1'),
@@ -300,6 +315,8 @@ export const CompliancePolicySchema = z.strictObject({
     mcp: McpSettingsSchema,
     /** Coding agents' built-in tools through their hooks: rules per runtime, shell and file checks (docs/hooks.md). */
     hooks: HooksSettingsSchema,
+    /** Scoped grants: which tiers an approver may grant, for how long and how many uses at most. */
+    grants: GrantSettingsSchema,
     /** Model-backed judge settings (see the judge docs); optional so the rules judge runs alone. */
     judge: JudgeSettingsSchema.optional(),
   }),

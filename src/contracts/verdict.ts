@@ -20,6 +20,7 @@ export interface RuleFinding {
 export const DecidedBySchema = z.union([
   z.enum(['policy', 'rules', 'judge', 'timeout']),
   z.string().regex(/^human:[A-Za-z0-9@._:-]{1,128}$/, 'expected human:<approver id>'),
+  z.string().regex(/^grant:g[a-z2-7]{20}$/, 'expected grant:<grant id>'),
 ]);
 export type DecidedBy = z.infer<typeof DecidedBySchema>;
 

@@ -6,6 +6,7 @@ import { confirmProposalIdReservation } from '../client/proposals';
 import { createExecutorActivities, type ExecutorDeps } from '../activities/execute';
 import { createJudgeActivities } from '../activities/judge';
 import { createWorkflowActivities } from '../activities/workflow';
+import { LiveGrants } from '../activities/live-grants';
 import { activityInterceptors } from '../activities/failures';
 import { createArchiveActivities, type ArchiveDeps } from '../activities/archive';
 import type { CompliancePolicy } from '../contracts/policy';
@@ -96,6 +97,12 @@ export interface WorkerOptions {
    * in `spec.capabilities.issuers`. Required by the workflow role: no approval goes out token-less.
    */
   capabilityKey?: CapabilityKey;
+  /**
+   * The workflow worker's index of live grants (docs/grants.md); by default one of its own, refreshed every
+   * `grantRefreshMs` (2 s). Tests pass one to refresh it at once.
+   */
+  grants?: LiveGrants;
+  grantRefreshMs?: number;
 }
 
 /** Why no workflow worker starts: without a listed key every approved action would be token-less. */
@@ -130,29 +137,39 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
   if (roles.includes('workflow')) {
     if (!options.client) throw new Error('createWorkers: the workflow role needs a Temporal client');
     const capabilityKey = requireCapabilityKey(options);
-    workers.push(
-      await Worker.create({
-        ...common,
+    const grants =
+      options.grants ??
+      new LiveGrants({
+        client: options.client,
         taskQueue: options.taskQueues.workflow,
-        ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
-        ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : defaultWorkflowCode()),
-        activities: {
-          ...createWorkflowActivities({
-            policy: options.policy,
-            taskQueues: options.taskQueues,
-            executable: options.executableActionTypes ?? [
-              ...Object.keys(options.executor?.executors ?? builtinExecutors()),
-              ...Object.keys(options.policy.spec.webhook.routes),
-            ],
-            notifiers: options.notifiers ?? [],
-            client: options.client,
-            logger: options.logger,
-            capabilityKey,
-          }),
-          ...createCircleActivities({ operatorKeys: options.circleOperatorKeys ?? [] }),
-        },
-      }),
-    );
+        logger: options.logger,
+        refreshMs: options.grantRefreshMs,
+      });
+    const workflowWorker = await Worker.create({
+      ...common,
+      taskQueue: options.taskQueues.workflow,
+      ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
+      ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : defaultWorkflowCode()),
+      activities: {
+        ...createWorkflowActivities({
+          policy: options.policy,
+          taskQueues: options.taskQueues,
+          executable: options.executableActionTypes ?? [
+            ...Object.keys(options.executor?.executors ?? builtinExecutors()),
+            ...Object.keys(options.policy.spec.webhook.routes),
+          ],
+          notifiers: options.notifiers ?? [],
+          client: options.client,
+          logger: options.logger,
+          capabilityKey,
+          grants,
+        }),
+        ...createCircleActivities({ operatorKeys: options.circleOperatorKeys ?? [] }),
+      },
+    });
+    workers.push(workflowWorker);
+    // Refreshed while the worker has not stopped (INITIALIZED until its run starts).
+    if (!options.grants) grants.start(() => !['STOPPED', 'FAILED'].includes(workflowWorker.getState()));
     // Registries already running read this worker's operator keys now, not at their next run.
     const told = await announceOperatorKeys(options.client, options.taskQueues.workflow).catch((err: unknown) => {
       options.logger.warn({ err: (err as Error).message }, 'could not tell running circle registries to re-read keys');

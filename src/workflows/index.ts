@@ -1,6 +1,7 @@
 /** Every workflow the workers run; the bundler starts here. Deterministic code only. */
 import type { CircleRegistryInput } from '../circles/names';
 import type { ReviewSnapshot } from '../contracts/review';
+import type { GrantStatus } from '../contracts/grant';
 
 export { proposalWorkflow } from './proposal';
 
@@ -28,4 +29,13 @@ export { policyInForceWorkflow } from './policy-in-force';
 export async function reviewWorkflow(input: unknown): Promise<ReviewSnapshot> {
   const review = await import(/* webpackMode: "eager" */ './review');
   return review.reviewWorkflow(input);
+}
+
+/**
+ * A scoped grant (docs/grants.md). Loaded when a grant run starts, like the registry: proposals never pay for the
+ * grant's schemas or the signature library.
+ */
+export async function grantWorkflow(input: unknown): Promise<GrantStatus> {
+  const grant = await import(/* webpackMode: "eager" */ './grant');
+  return grant.grantWorkflow(input);
 }

@@ -83,6 +83,11 @@ export class ProposalMetrics {
   }
 
   /** One approver's accepted decision, against what the judge said before (never the approver id). */
+  /** A grant approved the proposal (once per proposal). */
+  grantUsed(): void {
+    counter(METRICS.grantUses).add(1, { tier: this.tier });
+  }
+
   humanDecision(decision: 'approve' | 'reject'): void {
     counter(METRICS.humanDecisions).add(1, {
       tier: this.tier,

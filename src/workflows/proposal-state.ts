@@ -5,6 +5,7 @@
  * time), plain JSON fields written only by its own methods: it is unit-tested without a server.
  */
 import { ApplicationFailure } from '@temporalio/common';
+import type { GrantUsed } from '../contracts/grant';
 import type { z } from 'zod';
 import type { EscalationNotice, AnnouncementRef, ResolutionNotice } from '../contracts/escalation';
 import type { UncertainExecutionNotice } from '../contracts/escalation';
@@ -265,6 +266,18 @@ export class ProposalState {
   patternVerdict(now: string): Verdict {
     const finding = lightweightCheck(this._proposal, this.policy);
     return this.verdict(finding.verdict, finding.reason, 'rules', now, { rule: finding.rule });
+  }
+
+  /** A live grant took this proposal as one of its uses (docs/grants.md): approved by the grant, not judged. */
+  grantVerdict(used: GrantUsed, now: string): Verdict {
+    return this.verdict(
+      'APPROVE',
+      `covered by grant ${used.grant_id} from ${used.approver} (use ${used.uses} of ${used.max_uses}, until ` +
+        `${used.expires_at})`,
+      `grant:${used.grant_id}`,
+      now,
+      { rule: 'grant' },
+    );
   }
 
   /** No judge answered (worker down, retries exhausted): confidence 0 sends the proposal to a person. */

@@ -437,6 +437,32 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     return state.humanOutcome(decided, now());
   };
 
+  /**
+   * Asks the candidate grants in turn (each one Update to its workflow, which decides); the first that takes the use
+   * approves. Never for an action the policy's own rules refuse: the memory-store confinement and, in the
+   * lightweight tier, deny patterns stay in force; only a missing topic rule may be covered.
+   */
+  const useGrant = async (candidates: string[]): Promise<Verdict | null> => {
+    if (state.proposal.action_type === 'memory_write' && state.memoryStoreVerdict(now())) return null;
+    if (tier === 'lightweight-approval' && state.patternVerdict(now()).rule !== 'topics.no-match') return null;
+    const use = {
+      workflow_id: state.workflowId,
+      agent_id: state.proposal.agent_id,
+      action_type: state.proposal.action_type,
+      target: state.proposal.target,
+      parameters: state.proposal.parameters,
+      tier,
+    };
+    for (const grant_id of candidates) {
+      const used = await blocking(() => local.useGrant({ grant_id, use }));
+      if (used) {
+        counted.grantUsed();
+        return state.grantVerdict(used, now());
+      }
+    }
+    return null;
+  };
+
   /** A verdict that ends the proposal: execute it when approved, else reject. */
   const settle = async (v: Verdict): Promise<void> => {
     if (v.verdict === 'APPROVE') await execute(v);
@@ -469,9 +495,16 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
 
   try {
     await decided.run(async () => {
+      // A live grant that covers the action approves it before any judge or person (docs/grants.md).
+      const granted = snapshot.grant_candidates ? await useGrant(snapshot.grant_candidates) : null;
+      if (granted) {
+        const verdict = record(granted);
+        counted.decided();
+        await execute(verdict);
+      }
       // The decision loop (seed 000 §3.3): judge, then execute / reject / escalate / clarify.
-      if (tier === 'human-only') await settle(record(await escalate(null)));
-      while (tier !== 'human-only') {
+      if (!granted && tier === 'human-only') await settle(record(await escalate(null)));
+      while (!granted && tier !== 'human-only') {
         setStage('judging');
         const verdict = record(await judgeOnce());
         const step = state.nextStep(verdict);

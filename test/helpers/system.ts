@@ -78,6 +78,10 @@ export interface SystemOptions {
   archive?: WorkerOptions['archive'];
   /** Another Temporal server than the shared one (a test that needs its own settings or stops it). */
   temporal?: { address: string; namespace: string };
+  /** The task queues' prefix (default: a random one per system). */
+  taskQueuePrefix?: string;
+  /** The workflow worker's index of live grants (a test refreshes its own at once). */
+  grants?: WorkerOptions['grants'];
 }
 
 export interface TestSystem {
@@ -94,7 +98,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<TestSyst
   const namespace = options.temporal?.namespace ?? inject('temporalNamespace');
   const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-test-'));
   const policy = testPolicy(baseDir, options.spec);
-  const taskQueues = taskQueuesFor(`test-${randomUUID()}`);
+  const taskQueues = taskQueuesFor(options.taskQueuePrefix ?? `test-${randomUUID()}`);
   const system = await startWorkersInProcess(address, {
     namespace,
     taskQueues,
@@ -105,6 +109,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<TestSyst
     judge: options.judge,
     executor: options.executor,
     archive: options.archive,
+    grants: options.grants,
     baseDir,
     workflowBundle: await workflowBundle(),
   });

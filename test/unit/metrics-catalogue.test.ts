@@ -71,7 +71,7 @@ describe('label values', () => {
     }
     expect(meterName(METRICS.verdicts)).toBe('agent_judge_verdicts');
     expect(meterName(METRICS.decisionLatency)).toBe('agent_judge_decision_latency_seconds');
-    expect(labelCombinations(METRICS.verdicts.labels)).toHaveLength(4 * 3 * 5);
+    expect(labelCombinations(METRICS.verdicts.labels)).toHaveLength(4 * 3 * 6);
   });
 });
 

@@ -1,0 +1,113 @@
+/**
+ * The workflow worker's index of live grants (docs/grants.md): which grants may cover a proposal, found in memory so
+ * a proposal pays no round trip when none does. Refreshed from Temporal visibility (running grant workflows of this
+ * task queue, each definition in its memo) every `refreshMs`. Only candidates: a stale entry (a grant revoked since)
+ * is refused by the grant's own workflow when the proposal asks it, and a grant not indexed yet simply is not used.
+ */
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import { GrantDefinitionSchema, type GrantDefinition } from '../contracts/grant';
+import type { Proposal } from '../contracts/proposal';
+import { GRANT_MEMO_KEY, GRANT_WORKFLOW_TYPE, grantWorkflowId } from '../names';
+import { grantCovers, grantedActionOf } from '../policy/grants';
+
+/** At most this many candidates are tried per proposal (each is one Update when the first ones refuse). */
+const MAX_CANDIDATES = 3;
+
+export interface LiveGrantsOptions {
+  client: Client;
+  /** The workflow task queue whose grants count. */
+  taskQueue: string;
+  logger: Logger;
+  /** How often visibility is read (default 2 s). */
+  refreshMs?: number;
+}
+
+/** Grant index refresh period by default: a new grant covers proposals within about this long. */
+export const DEFAULT_GRANT_REFRESH_MS = 2000;
+
+export class LiveGrants {
+  private byAction = new Map<string, GrantDefinition[]>();
+  private timer: NodeJS.Timeout | undefined;
+  private refreshing: Promise<void> | undefined;
+  private failing = false;
+
+  constructor(private readonly options: LiveGrantsOptions) {}
+
+  /** Live grants indexed now. */
+  get size(): number {
+    let n = 0;
+    for (const list of this.byAction.values()) n += list.length;
+    return n;
+  }
+
+  /** Reads visibility now (one refresh at a time; a caller during one waits for it). */
+  refresh(): Promise<void> {
+    this.refreshing ??= this.read().finally(() => (this.refreshing = undefined));
+    return this.refreshing;
+  }
+
+  /**
+   * Starts refreshing in the background while `alive()` holds (the worker it serves still runs); the timer never
+   * keeps the process alive.
+   */
+  start(alive: () => boolean = () => true): this {
+    if (this.timer) return this;
+    void this.refresh();
+    this.timer = setInterval(() => {
+      if (alive()) void this.refresh();
+      else this.stop();
+    }, this.options.refreshMs ?? DEFAULT_GRANT_REFRESH_MS);
+    this.timer.unref();
+    return this;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Grant ids that may cover the proposal (at most {@link MAX_CANDIDATES}, soonest expiry first), possibly none. */
+  candidates(proposal: Proposal, nowMs = Date.now()): string[] {
+    const list = this.byAction.get(key(proposal.agent_id, proposal.action_type));
+    if (!list) return [];
+    const action = grantedActionOf(proposal);
+    const out: string[] = [];
+    for (const d of list) {
+      if (Date.parse(d.expires_at) <= nowMs || !grantCovers(d, action)) continue;
+      out.push(d.grant_id);
+      if (out.length === MAX_CANDIDATES) break;
+    }
+    return out;
+  }
+
+  private async read(): Promise<void> {
+    const { client, taskQueue, logger } = this.options;
+    const next = new Map<string, GrantDefinition[]>();
+    try {
+      const query =
+        `WorkflowType = '${GRANT_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' ` + `AND TaskQueue = '${taskQueue}'`;
+      for await (const w of client.workflow.list({ query })) {
+        const parsed = GrantDefinitionSchema.safeParse(w.memo?.[GRANT_MEMO_KEY]);
+        // A memo that is not a definition (started around agent-judge) is skipped: it can only ever be a candidate.
+        if (!parsed.success || grantWorkflowId(parsed.data.grant_id) !== w.workflowId) continue;
+        const k = key(parsed.data.agent_id, parsed.data.action_type);
+        const list = next.get(k) ?? [];
+        list.push(parsed.data);
+        next.set(k, list);
+      }
+      for (const list of next.values()) list.sort((a, b) => a.expires_at.localeCompare(b.expires_at));
+      this.byAction = next;
+      if (this.failing) logger.info({ event: 'grants.index', grants: this.size }, 'grant index readable again');
+      this.failing = false;
+    } catch (err) {
+      // Keep the last index: its entries are only candidates, each grant's workflow still decides.
+      if (!this.failing) logger.warn({ event: 'grants.index', err: (err as Error).message }, 'cannot read live grants');
+      this.failing = true;
+    }
+  }
+}
+
+function key(agentId: string, actionType: string): string {
+  return `${agentId}\u0000${actionType}`;
+}

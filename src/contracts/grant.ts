@@ -1,0 +1,116 @@
+/**
+ * Scoped grants (docs/grants.md): an approver's signed, durable "approve calls like this one for N minutes or N uses,
+ * for this agent". A grant is its own workflow (src/workflows/grant.ts) with an expiry timer; a proposal it covers is
+ * approved before the judge, with `decided_by: grant:<id>`, and still gets its single-use capability token.
+ */
+import { z } from 'zod';
+import { ActionTypeSchema, AgentIdSchema } from './proposal';
+import { ApproverIdSchema } from './messages';
+import { NonceSchema, SignatureSchema } from './identity-text';
+import { TierSchema } from './verdict';
+
+/** A grant id: `g` then 20 base32 characters, made by the client; the workflow id is `grant-<id>`. */
+export const GRANT_ID_RE = /^g[a-z2-7]{20}$/;
+export const GrantIdSchema = z.string().regex(GRANT_ID_RE, 'expected a grant id such as gabcdefghijklmnopqrst');
+
+/** The most uses one grant may have: every use is one Update in the grant's history (at most 2,000 per run). */
+export const MAX_GRANT_USES = 1000;
+
+const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'expected 64 lowercase hex characters (a SHA-256)');
+
+/** A path prefix: absolute, normalised (no `.` or `..` segments, no trailing slash but for `/`). */
+const PathPrefix = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine(
+    (p) => p.startsWith('/') && !p.split('/').some((s) => s === '.' || s === '..') && (p === '/' || !p.endsWith('/')),
+    'expected an absolute, normalised path (no . or .. segments, no trailing slash)',
+  );
+
+/**
+ * Which calls a grant covers, besides its agent and action type:
+ * - `identical`: the same action exactly (`action_sha256`: the digest of action type, target and parameters);
+ * - `pattern`: a narrowed pattern: `target` and `parameters` name fields that must be equal (canonical JSON), and
+ *   `under` a directory every path of the target (path, cwd, paths) must lie in. At least one of the three.
+ */
+export const GrantMatchSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('identical'), action_sha256: Sha256Hex }),
+  z
+    .strictObject({
+      kind: z.literal('pattern'),
+      target: z.record(z.string().min(1).max(64), z.unknown()).optional(),
+      parameters: z.record(z.string().min(1).max(64), z.unknown()).optional(),
+      under: PathPrefix.optional(),
+    })
+    .refine(
+      (m) =>
+        m.under !== undefined || Object.keys(m.target ?? {}).length > 0 || Object.keys(m.parameters ?? {}).length > 0,
+      'a pattern grant needs at least one of target, parameters, under (otherwise it would cover every call)',
+    ),
+]);
+export type GrantMatch = z.infer<typeof GrantMatchSchema>;
+
+/** What an approver grants: signed as a whole, immutable for the grant's life. */
+export const GrantDefinitionSchema = z.strictObject({
+  grant_id: GrantIdSchema,
+  approver: ApproverIdSchema,
+  /** The one agent the grant is for. */
+  agent_id: AgentIdSchema,
+  action_type: ActionTypeSchema,
+  match: GrantMatchSchema,
+  /** Uses allowed in all (each covered proposal is one use). */
+  max_uses: z.int().min(1).max(MAX_GRANT_USES),
+  created_at: z.iso.datetime(),
+  expires_at: z.iso.datetime(),
+  reason: z.string().max(1024).optional(),
+  /** The proposal the approver was deciding when they granted, if any (audit only). */
+  origin_workflow_id: z.string().max(128).optional(),
+});
+export type GrantDefinition = z.infer<typeof GrantDefinitionSchema>;
+
+/** The grant workflow's input: the definition and the approver's signature over it (see identity/grant.ts). */
+export const GrantRequestSchema = z.strictObject({
+  definition: GrantDefinitionSchema,
+  signature: z.strictObject({ signed_at: z.iso.datetime(), nonce: NonceSchema, value: SignatureSchema }).optional(),
+});
+export type GrantRequest = z.infer<typeof GrantRequestSchema>;
+
+/** A proposal's use of a grant, sent as the grant's `useGrant` Update by the proposal run's activity. */
+export const GrantUseSchema = z.strictObject({
+  workflow_id: z.string().min(1).max(128),
+  agent_id: AgentIdSchema,
+  action_type: ActionTypeSchema,
+  target: z.record(z.string(), z.unknown()),
+  parameters: z.record(z.string(), z.unknown()),
+  tier: TierSchema,
+});
+export type GrantUse = z.infer<typeof GrantUseSchema>;
+
+/** Revoking a grant: who and why (audit); revocation only ever takes power away, so it needs no signature. */
+export const GrantRevocationSchema = z.strictObject({
+  by: z.string().min(1).max(128),
+  reason: z.string().max(1024).optional(),
+});
+export type GrantRevocation = z.infer<typeof GrantRevocationSchema>;
+
+export type GrantState = 'live' | 'expired' | 'used_up' | 'revoked' | 'refused';
+
+/** What the grant's status Query (and `agent-judge grants show`) says. */
+export interface GrantStatus {
+  definition: GrantDefinition;
+  state: GrantState;
+  /** Why the grant was refused at start (bad signature, outside the policy's bounds), when it was. */
+  refusal: string | null;
+  uses: Array<{ workflow_id: string; at: string }>;
+  revoked: (GrantRevocation & { at: string }) | null;
+}
+
+/** The `useGrant` Update's answer: the grant that approved the proposal, and its count after this use. */
+export interface GrantUsed {
+  grant_id: string;
+  approver: string;
+  uses: number;
+  max_uses: number;
+  expires_at: string;
+}

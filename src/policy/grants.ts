@@ -1,0 +1,118 @@
+/**
+ * Scoped grants, the pure half (docs/grants.md): which proposals a grant covers, and whether the policy allows a
+ * grant at all. Used by the grant workflow (the authority: it checks every use), by the workflow worker's index of
+ * live grants (which only finds candidates) and by the client before it starts a grant. Pure and deterministic.
+ */
+import { actionDigest } from '../contracts/capability';
+import { canonicalJson } from '../contracts/canonical-json';
+import { durationMs } from '../contracts/duration';
+import type { GrantDefinition, GrantMatch } from '../contracts/grant';
+import type { CompliancePolicy } from '../contracts/policy';
+import type { Proposal } from '../contracts/proposal';
+import type { Tier } from '../contracts/verdict';
+
+/** What a grant compares: the action alone (not the justification, evidence or the caller's call counter). */
+export interface GrantedAction {
+  agent_id: string;
+  action_type: string;
+  target: Record<string, unknown>;
+  parameters: Record<string, unknown>;
+}
+
+/** The paths a target names (`path`, `cwd`, `paths`), or null when it has a path field that is not text. */
+function targetPaths(target: Record<string, unknown>): string[] | null {
+  const out: string[] = [];
+  for (const key of ['path', 'cwd'] as const) {
+    if (!Object.hasOwn(target, key)) continue;
+    const v = target[key];
+    if (typeof v !== 'string') return null;
+    out.push(v);
+  }
+  if (Object.hasOwn(target, 'paths')) {
+    const v = target.paths;
+    if (!Array.isArray(v) || !v.every((p) => typeof p === 'string')) return null;
+    out.push(...v);
+  }
+  return out;
+}
+
+/**
+ * True when `path` lies in the directory `prefix` (itself included), compared by segments. Only absolute paths
+ * without `.`, `..` or empty segments qualify: anything else is never covered (it goes to the judge as usual). The
+ * executors' own guards (file roots after resolving symlinks, cwd roots) still apply to a covered call.
+ */
+export function pathIsUnder(path: string, prefix: string): boolean {
+  if (!path.startsWith('/') || path.includes('\0')) return false;
+  const segments = path.split('/').slice(1);
+  if (segments.some((s) => s === '' || s === '.' || s === '..') && path !== '/') return false;
+  if (prefix === '/') return true;
+  return path === prefix || path.startsWith(`${prefix}/`);
+}
+
+/** Field by field: every field the pattern names must be present and canonically equal. */
+function fieldsEqual(pattern: Record<string, unknown> | undefined, actual: Record<string, unknown>): boolean {
+  for (const [key, want] of Object.entries(pattern ?? {})) {
+    if (!Object.hasOwn(actual, key)) return false;
+    if (canonicalJson(actual[key]) !== canonicalJson(want)) return false;
+  }
+  return true;
+}
+
+/** True when `match` covers the action (agent and action type are compared by {@link grantCovers}). */
+export function matchCovers(match: GrantMatch, action: GrantedAction): boolean {
+  // The digest a capability token binds: action type, target, parameters.
+  if (match.kind === 'identical') return actionDigest(action) === match.action_sha256;
+  if (!fieldsEqual(match.target, action.target) || !fieldsEqual(match.parameters, action.parameters)) return false;
+  if (match.under !== undefined) {
+    const paths = targetPaths(action.target);
+    if (paths === null || paths.length === 0) return false;
+    if (!paths.every((p) => pathIsUnder(p, match.under!))) return false;
+  }
+  return true;
+}
+
+/** True when the grant covers the action: the same agent, the same action type, and its match. */
+export function grantCovers(definition: GrantDefinition, action: GrantedAction): boolean {
+  return (
+    definition.agent_id === action.agent_id &&
+    definition.action_type === action.action_type &&
+    matchCovers(definition.match, action)
+  );
+}
+
+/** The action of a proposal, as grants compare it. */
+export function grantedActionOf(proposal: Proposal): GrantedAction {
+  return {
+    agent_id: proposal.agent_id,
+    action_type: proposal.action_type,
+    target: proposal.target,
+    parameters: proposal.parameters,
+  };
+}
+
+/**
+ * Why the policy does not allow this grant, or null: grants turned off, a tier the policy does not let grants cover,
+ * a lifetime or a use count above its bounds, an expiry before the creation. `tier` is the tier the policy gives the
+ * grant's action type.
+ */
+export function refuseGrantByPolicy(policy: CompliancePolicy, definition: GrantDefinition, tier: Tier): string | null {
+  const bounds = policy.spec.grants;
+  if (bounds.tiers.length === 0) return 'the policy allows no grants (spec.grants.tiers is empty)';
+  if (!bounds.tiers.includes(tier))
+    return (
+      `${definition.action_type} is ${tier} in the policy, and spec.grants.tiers allows grants only for ` +
+      `${bounds.tiers.join(', ')}`
+    );
+  if (definition.max_uses > bounds.maxUses)
+    return `max_uses ${definition.max_uses} is above the policy's spec.grants.maxUses (${bounds.maxUses})`;
+  const created = Date.parse(definition.created_at);
+  const expires = Date.parse(definition.expires_at);
+  if (!(expires > created)) return 'expires_at must be after created_at';
+  const longest = durationMs(bounds.maxLifetime);
+  if (expires - created > longest)
+    return (
+      `the grant lives ${Math.round((expires - created) / 1000)}s, longer than spec.grants.maxLifetime ` +
+      `(${String(bounds.maxLifetime)})`
+    );
+  return null;
+}

@@ -1,0 +1,91 @@
+/**
+ * One workflow per scoped grant (docs/grants.md), id `grant-<grant_id>`: it verifies the approver's signature and
+ * the policy's bounds once at start, then answers `useGrant` Updates from proposal runs (a synchronous validator
+ * refuses a use that is expired, used up, revoked, already counted or not covered, before anything reaches history),
+ * takes `revokeGrant`, and closes at its expiry, its last use or its revocation. Its history is the grant's audit
+ * trail: every use names the proposal it approved.
+ */
+import {
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  proxyLocalActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { WorkflowActivities } from '../activities/types';
+import { GrantRequestSchema, GrantRevocationSchema, GrantUseSchema, type GrantStatus } from '../contracts/grant';
+import { FailureType } from '../contracts/lifecycle';
+import { describeIssues } from '../contracts/zod-error';
+import { refuseGrantSignature } from '../identity/grant';
+import { refuseGrantByPolicy } from '../policy/grants';
+import { tierFor } from '../policy/classify';
+import { grantStatusQuery, grantWorkflowId, revokeGrantUpdate, useGrantUpdate } from '../names';
+import { readUpdateInput } from './proposal-state';
+import { GrantRecord } from './grant-state';
+
+const local = proxyLocalActivities<WorkflowActivities>({ startToCloseTimeout: '10s' });
+
+export async function grantWorkflow(input: unknown): Promise<GrantStatus> {
+  const parsed = GrantRequestSchema.safeParse(input);
+  if (!parsed.success)
+    throw ApplicationFailure.nonRetryable(describeIssues('grant', parsed.error.issues), FailureType.BadInput);
+  const request = parsed.data;
+  const { definition } = request;
+  if (workflowInfo().workflowId !== grantWorkflowId(definition.grant_id))
+    throw ApplicationFailure.nonRetryable(
+      `workflow id ${workflowInfo().workflowId} is not ${grantWorkflowId(definition.grant_id)}; start grants with ` +
+        'agent-judge grants create or createGrant',
+      FailureType.BadInput,
+    );
+
+  let grant: GrantRecord | undefined;
+  const now = () => new Date(Date.now()).toISOString();
+  // Handlers first: a use that arrives with the start is refused ("still starting"), never lost in a missing handler.
+  setHandler(grantStatusQuery, () => {
+    if (!grant) throw new Error('the grant is still starting; ask again in a moment');
+    return grant.status(Date.now());
+  });
+  setHandler(useGrantUpdate, (use) => grant!.use(readUpdateInput(GrantUseSchema, 'grant use', use), now()), {
+    validator: (use) => {
+      const u = readUpdateInput(GrantUseSchema, 'grant use', use);
+      if (!grant || grant.refusal !== null) throw new Error(grant?.refusal ?? 'the grant is still starting');
+      const refusal = grant.refuseUse(u, Date.now());
+      if (refusal) throw new Error(refusal);
+    },
+  });
+  setHandler(
+    revokeGrantUpdate,
+    (revocation) => {
+      grant!.revoke(readUpdateInput(GrantRevocationSchema, 'revocation', revocation), now());
+      return grant!.status(Date.now());
+    },
+    {
+      validator: (revocation) => {
+        readUpdateInput(GrantRevocationSchema, 'revocation', revocation);
+        if (!grant) throw new Error('the grant is still starting');
+        const refusal = grant.refuseRevocation(Date.now());
+        if (refusal) throw new Error(refusal);
+      },
+    },
+  );
+
+  const { policy, earlierRuns } = await local.grantSnapshot({ workflow_id: workflowInfo().workflowId });
+  const record = new GrantRecord(definition, policy);
+  // A signed grant starts once: a second run under its id (after a revocation, say) would bring it back.
+  record.refusal =
+    (earlierRuns > 0 ? `grant ${definition.grant_id} already ran; a grant id starts once` : null) ??
+    refuseGrantSignature(policy, request, Date.now()) ??
+    refuseGrantByPolicy(policy, definition, tierFor(policy, definition.action_type));
+  grant = record;
+  // Refused: the run ends at once with the reason as its result (nothing failed: the grant was simply not given).
+  if (record.refusal !== null) {
+    await condition(allHandlersFinished);
+    return record.status(Date.now());
+  }
+
+  const lifeMs = Math.max(0, record.expiresAtMs - Date.now());
+  await condition(() => record.state(Date.now()) !== 'live', lifeMs);
+  await condition(allHandlersFinished);
+  return record.status(Date.now());
+}
