@@ -218,7 +218,12 @@ export function renderHtml(r: Report): string {
     r.breached.length > 0
       ? `<div class="status bad">Alert thresholds breached: ${esc(breached)}</div>`
       : '<div class="status good">No alert threshold breached.</div>';
-  const meta = [`${r.range.start} – ${r.range.end}`, `${r.proposals} proposals`, `policy ${r.policy}`];
+  const meta = [
+    `${r.range.start} – ${r.range.end}`,
+    `${r.proposals} proposals`,
+    `${r.approvals.human_decisions} human decisions, ${r.approvals.grant_uses} grant uses`,
+    `policy ${r.policy}`,
+  ];
   meta.push(`generated ${r.generated_at}`);
   const incidentHead = ['started', 'proposal', 'verdict', 'rule', 'reason', 'dispute', 'decided by'];
   incidentHead.push('time to decide', 'review');

@@ -94,6 +94,11 @@ export interface Report {
   generated_at: string;
   policy: string;
   proposals: number;
+  /**
+   * Who approved what people would otherwise have been asked about: accepted human decisions beside proposals scoped
+   * grants approved (docs/grants.md), and how many distinct grants did.
+   */
+  approvals: { human_decisions: number; grant_uses: number; grants: number };
   metrics: ReportMetric[];
   /** Names of the metrics past an alert threshold (what `--check` exits 3 on). */
   breached: MetricName[];
@@ -175,6 +180,22 @@ function incidentOf(r: AuditRecord, policy: CompliancePolicy, review: ReviewSnap
   };
 }
 
+/** Human decisions and grant uses among `records` (the approval-fatigue figure). */
+function approvalsOf(records: readonly AuditRecord[]): Report['approvals'] {
+  const grants = new Set<string>();
+  let grantUses = 0;
+  let humanDecisions = 0;
+  for (const r of records) {
+    humanDecisions += r.decisions.filter((d) => d.accepted).length;
+    const by = r.verdict?.decided_by;
+    if (by?.startsWith('grant:')) {
+      grantUses += 1;
+      grants.add(by);
+    }
+  }
+  return { human_decisions: humanDecisions, grant_uses: grantUses, grants: grants.size };
+}
+
 /** Builds the report of one period (with the previous period of the same length for the change column). */
 export function buildReport(input: ReportInput): Report {
   const { policy, range } = input;
@@ -246,6 +267,7 @@ export function buildReport(input: ReportInput): Report {
     generated_at: new Date(input.now ?? Date.now()).toISOString(),
     policy: policy.metadata.name,
     proposals: current.length,
+    approvals: approvalsOf(current),
     metrics,
     breached: metrics.filter((m) => m.state === 'breached').map((m) => m.name),
     incidents,
@@ -324,6 +346,9 @@ export function renderMarkdown(r: Report): string {
   out.push(`# agent-judge ${r.kind} report: ${r.period}`, '');
   out.push(
     `${r.range.start} – ${r.range.end} · ${r.proposals} proposals · policy ${r.policy} · generated ${r.generated_at}`,
+    '',
+    `Approvals by people: ${r.approvals.human_decisions} decisions; by scoped grants: ${r.approvals.grant_uses} ` +
+      `proposals through ${r.approvals.grants} grants.`,
     '',
   );
   out.push(
