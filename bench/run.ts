@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: starts its own Temporal dev server (in memory) and prints latency, throughput and CPU tables as
  * medians and percentiles over repeated runs, each target of issue 12 beside its figure. Timing lives here, never in
- * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,archive,metrics,reports,capabilities,mcp,hooks,flood,
- * judge-model picks sections (default: all; judge-model skips itself without its model file).
+ * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,archive,metrics,reports,capabilities,mcp,hooks,grants,
+ * fatigue,flood,judge-model picks sections (default: all; judge-model skips itself without its model file).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { freePort, startDevServer } from '../src/devserver/server';
@@ -98,6 +98,18 @@ const sections: Section[] = [
       printTable("Coding-agent hooks: the latency a hook adds to a tool call (issue 23; Claude Code's input)", rows);
       printTargets('Issue 23 targets: hooks', targets);
     },
+  },
+  {
+    name: 'grants',
+    run: table('Scoped grants (issue 25): lookup and use on the lightweight path, submit -> final outcome', async (s) =>
+      (await import('./grants')).benchGrants(s),
+    ),
+  },
+  {
+    name: 'fatigue',
+    run: table('Approval fatigue (issue 25): human decisions in a scripted coding-agent session', async (s) =>
+      (await import('./grants')).benchApprovalFatigue(s),
+    ),
   },
   {
     name: 'flood',

@@ -9,7 +9,8 @@ import type { Logger } from 'pino';
 import { GrantDefinitionSchema, type GrantDefinition } from '../contracts/grant';
 import type { Proposal } from '../contracts/proposal';
 import { GRANT_MEMO_KEY, GRANT_WORKFLOW_TYPE, grantWorkflowId } from '../names';
-import { grantCovers, grantedActionOf } from '../policy/grants';
+import { actionDigest } from '../contracts/capability';
+import { grantedActionOf, matchCovers } from '../policy/grants';
 
 /** At most this many candidates are tried per proposal (each is one Update when the first ones refuse). */
 const MAX_CANDIDATES = 3;
@@ -27,7 +28,7 @@ export interface LiveGrantsOptions {
 export const DEFAULT_GRANT_REFRESH_MS = 2000;
 
 export class LiveGrants {
-  private byAction = new Map<string, GrantDefinition[]>();
+  private byAction = new Map<string, IndexedGrants>();
   private timer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
   private failing = false;
@@ -37,7 +38,7 @@ export class LiveGrants {
   /** Live grants indexed now. */
   get size(): number {
     let n = 0;
-    for (const list of this.byAction.values()) n += list.length;
+    for (const list of this.byAction.values()) n += list.patterns.length + list.identicalCount;
     return n;
   }
 
@@ -67,14 +68,20 @@ export class LiveGrants {
     this.timer = undefined;
   }
 
-  /** Grant ids that may cover the proposal (at most {@link MAX_CANDIDATES}, soonest expiry first), possibly none. */
+  /**
+   * Grant ids that may cover the proposal (at most {@link MAX_CANDIDATES}, soonest expiry first), possibly none.
+   * Identical-action grants are found by the action's digest (one hash, whatever their number); pattern grants of the
+   * same agent and action type are compared one by one.
+   */
   candidates(proposal: Proposal, nowMs = Date.now()): string[] {
     const list = this.byAction.get(key(proposal.agent_id, proposal.action_type));
     if (!list) return [];
     const action = grantedActionOf(proposal);
+    const identical = list.identical.size > 0 ? list.identical.get(actionDigest(action)) : undefined;
     const out: string[] = [];
-    for (const d of list) {
-      if (Date.parse(d.expires_at) <= nowMs || !grantCovers(d, action)) continue;
+    for (const d of [...(identical ?? []), ...list.patterns]) {
+      if (Date.parse(d.expires_at) <= nowMs) continue;
+      if (d.match.kind === 'pattern' && !matchCovers(d.match, action)) continue;
       out.push(d.grant_id);
       if (out.length === MAX_CANDIDATES) break;
     }
@@ -83,7 +90,7 @@ export class LiveGrants {
 
   private async read(): Promise<void> {
     const { client, taskQueue, logger } = this.options;
-    const next = new Map<string, GrantDefinition[]>();
+    const next = new Map<string, IndexedGrants>();
     try {
       const query =
         `WorkflowType = '${GRANT_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' ` + `AND TaskQueue = '${taskQueue}'`;
@@ -91,12 +98,22 @@ export class LiveGrants {
         const parsed = GrantDefinitionSchema.safeParse(w.memo?.[GRANT_MEMO_KEY]);
         // A memo that is not a definition (started around agent-judge) is skipped: it can only ever be a candidate.
         if (!parsed.success || grantWorkflowId(parsed.data.grant_id) !== w.workflowId) continue;
-        const k = key(parsed.data.agent_id, parsed.data.action_type);
-        const list = next.get(k) ?? [];
-        list.push(parsed.data);
-        next.set(k, list);
+        const d = parsed.data;
+        const k = key(d.agent_id, d.action_type);
+        let list = next.get(k);
+        if (!list) next.set(k, (list = { identical: new Map(), identicalCount: 0, patterns: [] }));
+        if (d.match.kind === 'identical') {
+          const same = list.identical.get(d.match.action_sha256) ?? [];
+          same.push(d);
+          list.identical.set(d.match.action_sha256, same);
+          list.identicalCount += 1;
+        } else list.patterns.push(d);
       }
-      for (const list of next.values()) list.sort((a, b) => a.expires_at.localeCompare(b.expires_at));
+      const soonestFirst = (a: GrantDefinition, b: GrantDefinition) => a.expires_at.localeCompare(b.expires_at);
+      for (const list of next.values()) {
+        list.patterns.sort(soonestFirst);
+        for (const same of list.identical.values()) same.sort(soonestFirst);
+      }
       this.byAction = next;
       if (this.failing) logger.info({ event: 'grants.index', grants: this.size }, 'grant index readable again');
       this.failing = false;
@@ -106,6 +123,14 @@ export class LiveGrants {
       this.failing = true;
     }
   }
+}
+
+/** One agent's live grants for one action type. */
+interface IndexedGrants {
+  /** Identical-action grants by the action digest they name. */
+  identical: Map<string, GrantDefinition[]>;
+  identicalCount: number;
+  patterns: GrantDefinition[];
 }
 
 function key(agentId: string, actionType: string): string {
