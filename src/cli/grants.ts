@@ -18,12 +18,15 @@ import {
 import { getStatus } from '../client/proposals';
 import { signGrant } from '../identity/sign-grant';
 import { loadKeyFile } from '../identity/keys';
+import { DEFAULT_TASK_QUEUES } from '../names';
 import { printJson } from './io';
 import { parseDuration, withClient } from './shared';
 
 /** The flags that shape a grant, as `grants create` and `decide --grant-for` spell them. */
 export interface GrantFlags {
   for: string;
+  /** The workflow task queue the grant runs on (the workers'). */
+  taskQueue?: string;
   uses?: string;
   same?: string;
   under?: string;
@@ -62,7 +65,7 @@ export async function grantLike(
     reason: flags.reason,
     originWorkflowId: status.workflow_id,
   });
-  return createGrant(client, key ? signGrant(definition, key) : { definition });
+  return createGrant(client, key ? signGrant(definition, key) : { definition }, { taskQueue: flags.taskQueue });
 }
 
 /** One line per grant for a terminal. */
@@ -101,6 +104,7 @@ export function registerGrantCommands(program: Command): void {
     .option('--under <dir>', 'a pattern: every path of the target (path, cwd, paths) must lie in this directory')
     .option('--reason <text>', 'why (shown in the audit trail)')
     .option('--key <file>', 'sign the grant with your key file (required when the policy lists a key for you)')
+    .option('--task-queue <name>', 'workflow task queue of the workers', DEFAULT_TASK_QUEUES.workflow)
     .option('--json', 'print the status as JSON')
     .action(async (id: string, opts: GrantFlags & { approver: string; key?: string; json?: boolean }, cmd: Command) => {
       const key = opts.key ? await loadKeyFile(opts.key) : undefined;
@@ -120,10 +124,11 @@ export function registerGrantCommands(program: Command): void {
     .command('list')
     .description('live grants, newest first (--all: ended ones too)')
     .option('--all', 'also grants that expired, were used up, revoked or refused')
+    .option('--task-queue <name>', 'workflow task queue of the workers', DEFAULT_TASK_QUEUES.workflow)
     .option('--json', 'print JSON')
-    .action(async (opts: { all?: boolean; json?: boolean }, cmd: Command) => {
+    .action(async (opts: { all?: boolean; json?: boolean; taskQueue: string }, cmd: Command) => {
       await withClient(cmd, async (client) => {
-        const rows = await listGrants(client, { all: opts.all });
+        const rows = await listGrants(client, { all: opts.all, taskQueue: opts.taskQueue });
         if (opts.json) printJson(rows);
         else if (rows.length === 0) process.stdout.write(opts.all ? 'no grants\n' : 'no live grants\n');
         else process.stdout.write(rows.map(grantLine).join('\n') + '\n');

@@ -109,9 +109,11 @@ export function registerProposalCommands(program: Command): void {
         '--grant-same <fields>',
         'with --grant-for: a pattern of fields that must stay equal (parameters.command)',
       )
+      .option('--grant-under <dir>', 'with --grant-for: a pattern: every path of the target must lie in this directory')
       .option(
-        '--grant-under <dir>',
-        'with --grant-for: a pattern: every path of the target must lie in this directory',
+        '--task-queue <name>',
+        'with --grant-for: the workflow task queue of the workers',
+        DEFAULT_TASK_QUEUES.workflow,
       ),
   ).action(
     async (
@@ -125,6 +127,7 @@ export function registerProposalCommands(program: Command): void {
         grantUses?: string;
         grantSame?: string;
         grantUnder?: string;
+        taskQueue: string;
       } & OutputFlags,
       cmd: Command,
     ) => {
@@ -142,7 +145,13 @@ export function registerProposalCommands(program: Command): void {
         );
         if (!granting) return;
         const { grantLike } = await import('./grants');
-        const flags = { for: opts.grantFor!, uses: opts.grantUses, same: opts.grantSame, under: opts.grantUnder };
+        const flags = {
+          for: opts.grantFor!,
+          uses: opts.grantUses,
+          same: opts.grantSame,
+          under: opts.grantUnder,
+          taskQueue: opts.taskQueue,
+        };
         const grant = await grantLike(client, id, opts.approver, { ...flags, reason: opts.reason }, key, {
           for: '--grant-for',
           uses: '--grant-uses',

@@ -354,6 +354,86 @@ describe('clarify and decide', () => {
   });
 });
 
+describe('grants', () => {
+  const pr = () =>
+    proposal('forgejo_pr_create', {
+      cited_evidence: [{ type: 'issue', url: 'https://example.org/sscoble/speckl/issues/42' }],
+    });
+  const queue = () => ['--task-queue', sys.taskQueues.workflow];
+
+  it('decide --grant-for grants too; the identical PR is then approved by the grant; list, show, revoke', async () => {
+    const first = pr();
+    expect(outcome(await propose(writeJson(first), '--wait')).status).toBe('awaiting_human');
+    const refused = await cli([
+      'decide',
+      String(first.proposal_id),
+      'reject',
+      '--approver',
+      'scott',
+      '--grant-for',
+      '5m',
+    ]);
+    expect(refused.code).toBe(2);
+    expect(oneLine(refused.stderr)).toBe('agent-judge: --grant-for: only an approval can grant');
+    const badDuration = await cli(['grants', 'create', String(first.proposal_id), '--approver', 'scott', '--for', '5']);
+    expect(badDuration.code).toBe(2);
+    expect(oneLine(badDuration.stderr)).toMatch(/^agent-judge: --for: expected a duration such as 30m/);
+
+    const decided = await cli([
+      'decide',
+      String(first.proposal_id),
+      'approve',
+      '--approver',
+      'scott',
+      '--grant-for',
+      '10m',
+      '--grant-uses',
+      '3',
+      ...queue(),
+    ]);
+    expect(outcome(decided).verdict).toMatchObject({ decided_by: 'human:scott' });
+    const grantId = /grant (g[a-z2-7]{20}) is live: up to 3 calls/.exec(decided.stderr)?.[1];
+    expect(grantId, decided.stderr).toBeDefined();
+
+    const listed = await cli(['grants', 'list', '--json', ...queue()]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect((JSON.parse(listed.stdout) as Array<{ grant_id: string }>).map((g) => g.grant_id)).toContain(grantId);
+    const table = await cli(['grants', 'list', ...queue()]);
+    expect(table.stdout).toMatch(
+      new RegExp(`^${grantId}  live +@engineering forgejo_pr_create: the identical action`, 'm'),
+    );
+
+    // The same PR in other words: the workers' index picks the grant up within its refresh (2 s); until then a
+    // person would be asked, so the call is repeated until the grant answers.
+    let byGrant: ProposalOutcome | undefined;
+    for (let attempt = 0; attempt < 20 && !byGrant; attempt++) {
+      const again = outcome(
+        await propose(writeJson({ ...first, proposal_id: randomUUID(), justification: `again ${attempt}` }), '--wait'),
+      );
+      if (again.verdict?.decided_by === `grant:${grantId}`) byGrant = again;
+      else await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(byGrant?.status).toBe('approved');
+
+    const shown = await cli(['grants', 'show', grantId!]);
+    expect(shown.code, shown.stderr).toBe(0);
+    const status = JSON.parse(shown.stdout) as { state: string; uses: Array<{ workflow_id: string }> };
+    expect(status.state).toBe('live');
+    expect(status.uses.map((u) => u.workflow_id)).toEqual([byGrant!.workflow_id]);
+
+    const revoked = await cli(['grants', 'revoke', grantId!, '--by', 'scott', '--reason', 'done for today']);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toBe(`grant ${grantId} revoked after 1 of 3 uses\n`);
+    expect((JSON.parse((await cli(['grants', 'show', grantId!])).stdout) as { state: string }).state).toBe('revoked');
+    const twice = await cli(['grants', 'revoke', grantId!, '--by', 'scott']);
+    expect(twice.code).not.toBe(0);
+    expect(oneLine(twice.stderr)).toMatch(/is not running/);
+    const bad = await cli(['grants', 'show', 'not-a-grant']);
+    expect(bad.code).toBe(2);
+    expect(oneLine(bad.stderr)).toMatch(/^agent-judge: grant_id: expected a grant id/);
+  });
+});
+
 describe('audit', () => {
   it('export prints one JSON line per proposal with its verdicts and the human decision', async () => {
     const p = proposal('financial_op', { target: { account: `audit-${randomUUID().slice(0, 8)}` } });
