@@ -8,7 +8,7 @@
  * - on the 10-grant system, a note one identical grant covers: approved by the grant (one `useGrant` Update).
  * Beside them, the index lookup alone (`LiveGrants.candidates`, in process) with 0, 10 and 1,000 grants.
  * `node --import tsx bench/grants.ts` alone, or section `grants` of `npm run bench`. BENCH_GRANTS_N sets the samples
- * per row (default 60).
+ * per row (default 60). The approval-fatigue count below is section `fatigue` (`BENCH_ONLY=fatigue npm run bench`).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -5,6 +5,7 @@
  */
 import { actionDigest } from '../contracts/capability';
 import { canonicalJson } from '../contracts/canonical-json';
+import { quorumFor } from './classify';
 import { durationMs } from '../contracts/duration';
 import type { GrantDefinition, GrantMatch } from '../contracts/grant';
 import type { CompliancePolicy } from '../contracts/policy';
@@ -103,6 +104,9 @@ export function refuseGrantByPolicy(policy: CompliancePolicy, definition: GrantD
       `${definition.action_type} is ${tier} in the policy, and spec.grants.tiers allows grants only for ` +
       `${bounds.tiers.join(', ')}`
     );
+  // A grant is one approver's word: it never stands in for a quorum of several.
+  const quorum = quorumFor(policy, tier);
+  if (quorum > 1) return `${tier} needs ${quorum} approvers (spec.escalation.quorum), and a grant is one approver's`;
   if (definition.max_uses > bounds.maxUses)
     return `max_uses ${definition.max_uses} is above the policy's spec.grants.maxUses (${bounds.maxUses})`;
   const created = Date.parse(definition.created_at);

@@ -106,6 +106,13 @@ describe("the policy's bounds", () => {
     expect(refuseGrantByPolicy(policy, long, 'full-judge-review')).toMatch(/maxLifetime \(8h\)/);
     const backwards: GrantDefinition = { ...d, expires_at: '2026-12-03T09:00:00Z' };
     expect(refuseGrantByPolicy(policy, backwards, 'full-judge-review')).toMatch(/after created_at/);
+    const quorum = {
+      ...policy,
+      spec: { ...policy.spec, escalation: { ...policy.spec.escalation, quorum: { 'full-judge-review': 2 } } },
+    };
+    expect(refuseGrantByPolicy(quorum, d, 'full-judge-review')).toMatch(
+      /needs 2 approvers .* a grant is one approver's/,
+    );
     const off = { ...policy, spec: { ...policy.spec, grants: { ...policy.spec.grants, tiers: [] } } };
     expect(refuseGrantByPolicy(off, d, 'full-judge-review')).toMatch(/allows no grants/);
   });
