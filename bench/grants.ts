@@ -191,6 +191,7 @@ export async function benchApprovalFatigue(server: BenchServer): Promise<Row[]> 
     agent_id: AGENT,
     action_type: 'shell_command',
     justification: `bench session call ${randomUUID()}`,
+    cited_evidence: [{ type: 'issue', url: 'https://example.org/issues/1' }],
     target: { cwd: '/srv/repo' },
     parameters: { command, parsed: { reducible: true, commands: [{ argv: command.split(' '), redirects: [] }] } },
   });
