@@ -34,8 +34,8 @@ const run = promisify(execFile);
  */
 const APP = `
 import { createInterface } from 'node:readline';
-import { generateText, jsonSchema, stepCountIs, tool, type ModelMessage } from 'ai';
-import { MockLanguageModelV4 } from 'ai/test';
+import { generateText, jsonSchema, stepCountIs, streamText, tool, type ModelMessage } from 'ai';
+import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
 import { connectClient } from 'agent-judge/client';
 import { createGate, type GateAnswer, type GateRules } from 'agent-judge/gate';
 import { AgentJudgePendingError, withAgentJudge } from 'agent-judge/ai-sdk';
@@ -48,6 +48,8 @@ interface Command {
   messages?: ModelMessage[];
   ownApproval?: boolean;
   pending?: 'approval-request' | 'answer';
+  /** streamText instead of generateText. */
+  stream?: boolean;
 }
 
 const [address, namespace, taskQueue, holdMs, rulesJson] = process.argv.slice(2) as [
@@ -100,41 +102,65 @@ const usage = {
 };
 
 let conversation: ModelMessage[] = [];
+type ModelMessageLike = { role: string; content: unknown };
+
+/** streamText read to its end: its text, content and response, or the error its stream carried. */
+async function streamed(settings: Parameters<typeof streamText<typeof tools>>[0]) {
+  let failure: unknown;
+  const result = streamText({ ...settings, onError: ({ error }) => void (failure = error) });
+  try {
+    const [text, content, response] = await Promise.all([result.text, result.content, result.response]);
+    return { text, content, response };
+  } catch (err) {
+    throw failure ?? err;
+  }
+}
 
 async function generate(cmd: Command) {
   const steps = [...cmd.steps];
   const seen: unknown[] = [];
   let modelCalls = 0;
-  const model = new MockLanguageModelV4({
-    doGenerate: async ({ prompt }) => {
-      modelCalls++;
-      const last = prompt.at(-1);
-      if (last?.role === 'tool') {
-        for (const part of last.content) if (part.type === 'tool-result') seen.push(part.output);
-      }
-      const step = steps.shift();
-      if (!step) throw new Error('unexpected model call');
-      if ('text' in step) {
-        return {
-          content: [{ type: 'text', text: step.text }],
-          finishReason: { unified: 'stop', raw: 'stop' },
-          usage,
-          warnings: [],
-        };
-      }
-      return {
-        content: [
-          {
-            type: 'tool-call',
+  /** The model's next scripted turn, after recording the tool results it was given. */
+  const turn = (prompt: Array<ModelMessageLike>) => {
+    modelCalls++;
+    const last = prompt.at(-1);
+    if (last?.role === 'tool' && Array.isArray(last.content)) {
+      for (const part of last.content) if (part.type === 'tool-result') seen.push(part.output);
+    }
+    const step = steps.shift();
+    if (!step) throw new Error('unexpected model call');
+    return 'text' in step
+      ? { kind: 'text' as const, text: step.text, finishReason: { unified: 'stop' as const, raw: 'stop' } }
+      : {
+          kind: 'call' as const,
+          call: {
+            type: 'tool-call' as const,
             toolCallId: step.call.id,
             toolName: step.call.tool,
             input: JSON.stringify(step.call.input),
           },
-        ],
-        finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
-        usage,
-        warnings: [],
-      };
+          finishReason: { unified: 'tool-calls' as const, raw: 'tool_calls' },
+        };
+  };
+  const model = new MockLanguageModelV4({
+    doGenerate: async ({ prompt }) => {
+      const t = turn(prompt);
+      const content = t.kind === 'text' ? [{ type: 'text' as const, text: t.text }] : [t.call];
+      return { content, finishReason: t.finishReason, usage, warnings: [] };
+    },
+    doStream: async ({ prompt }) => {
+      const t = turn(prompt);
+      const body =
+        t.kind === 'text'
+          ? [
+              { type: 'text-start' as const, id: 't' },
+              { type: 'text-delta' as const, id: 't', delta: t.text },
+              { type: 'text-end' as const, id: 't' },
+            ]
+          : [t.call];
+      const finish = { type: 'finish' as const, finishReason: t.finishReason, usage };
+      const start = { type: 'stream-start' as const, warnings: [] };
+      return { stream: convertArrayToReadableStream([start, ...body, finish]) };
     },
   });
   if (cmd.messages) conversation = cmd.messages;
@@ -153,14 +179,15 @@ async function generate(cmd: Command) {
   // The one line an application adds: the tools and the approval hook, behind the gate.
   const judged = withAgentJudge(tools, { gate, pending: cmd.pending, onPending: (a) => pending.push(a) });
   try {
-    const result = await generateText({
+    const settings = {
       model,
       ...judged,
       // The application's own approval hook in place of agent-judge's (the tools stay judged).
       ...(cmd.ownApproval ? { toolApproval: () => 'approved' as const } : {}),
       messages,
       stopWhen: stepCountIs(5),
-    });
+    };
+    const result = cmd.stream ? await streamed(settings) : await generateText(settings);
     conversation = [...messages, ...result.response.messages];
     const approvals = result.content.flatMap((p) =>
       p.type === 'tool-approval-request' && !p.isAutomatic
@@ -278,6 +305,7 @@ class App {
     messages?: unknown[];
     ownApproval?: boolean;
     pending?: string;
+    stream?: boolean;
   }): Promise<Reply> {
     return new Promise((resolve, reject) => {
       const onExit = (code: number | null) => reject(new Error(`the application exited (${code}): ${this.stderr}`));
@@ -396,6 +424,33 @@ describe('the Vercel AI SDK 7 adapter', () => {
     const status = await getStatus(sys.client, proposalId!);
     expect(status).toMatchObject({ status: 'rejected', verdict: { verdict: 'REJECT' } });
     expect(text).toContain(status.verdict!.reason);
+  });
+
+  it('streamText: the same pause; a resume before the decision is the stream error; approved, runs once', async () => {
+    const app = new App(500);
+    const service = `svc-${randomUUID().slice(0, 8)}`;
+    const first = await app.generate({ stream: true, prompt: 'deploy it', steps: [call('c6', 'deploy', { service })] });
+    expect(first.error).toBeUndefined();
+    expect(first.approvals).toHaveLength(1);
+    expect(first.ran.deploy).toBe(0);
+    const held = first.pending[0]!;
+    expect(held).toMatchObject({ kind: 'pending', waitingFor: 'human' });
+
+    const early = await app.generate({ stream: true, resume: true, steps: [] });
+    expect(early.error).toMatchObject({ name: 'AgentJudgePendingError', waiting: { proposalId: held.proposalId } });
+    expect(early.modelCalls).toBe(0);
+    expect(early.ran.deploy).toBe(0);
+
+    await decide(sys.client, held.workflowId, { decision: 'approve', approver: 'scott' });
+    const resumed = await app.generate({ stream: true, resume: true, steps: [{ text: 'Deployed.' }] });
+    expect(resumed.error).toBeUndefined();
+    expect(resumed.ran.deploy).toBe(1);
+    expect(resumed.seen).toEqual([{ type: 'text', value: `deployed ${service}` }]);
+    expect(resumed.text).toBe('Deployed.');
+    expect(await getStatus(sys.client, held.workflowId)).toMatchObject({
+      status: 'executed',
+      caller: { outcome: 'ok' },
+    });
   });
 
   it("the application's own toolApproval ('approved') cannot run a call the gate has not forwarded", async () => {
