@@ -34,7 +34,7 @@ const run = promisify(execFile);
  */
 const APP = `
 import { createInterface } from 'node:readline';
-import { generateText, jsonSchema, stepCountIs, streamText, tool, type ModelMessage } from 'ai';
+import { generateText, jsonSchema, stepCountIs, streamText, tool, ToolLoopAgent, type ModelMessage } from 'ai';
 import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
 import { connectClient } from 'agent-judge/client';
 import { createGate, type GateAnswer, type GateRules } from 'agent-judge/gate';
@@ -50,6 +50,8 @@ interface Command {
   pending?: 'approval-request' | 'answer';
   /** streamText instead of generateText. */
   stream?: boolean;
+  /** A ToolLoopAgent's generate() instead of generateText. */
+  agent?: boolean;
 }
 
 const [address, namespace, taskQueue, holdMs, rulesJson] = process.argv.slice(2) as [
@@ -187,7 +189,12 @@ async function generate(cmd: Command) {
       messages,
       stopWhen: stepCountIs(5),
     };
-    const result = cmd.stream ? await streamed(settings) : await generateText(settings);
+    const result = cmd.stream
+      ? await streamed(settings)
+      : cmd.agent
+        ? // The same spread into the agent's settings; the conversation goes to generate().
+          await new ToolLoopAgent({ model, ...judged, stopWhen: stepCountIs(5) }).generate({ messages })
+        : await generateText(settings);
     conversation = [...messages, ...result.response.messages];
     const approvals = result.content.flatMap((p) =>
       p.type === 'tool-approval-request' && !p.isAutomatic
@@ -306,6 +313,7 @@ class App {
     ownApproval?: boolean;
     pending?: string;
     stream?: boolean;
+    agent?: boolean;
   }): Promise<Reply> {
     return new Promise((resolve, reject) => {
       const onExit = (code: number | null) => reject(new Error(`the application exited (${code}): ${this.stderr}`));
@@ -451,6 +459,31 @@ describe('the Vercel AI SDK 7 adapter', () => {
       status: 'executed',
       caller: { outcome: 'ok' },
     });
+  });
+
+  it('ToolLoopAgent: a REJECT never runs; a held call pauses; approved, the resumed agent runs it once', async () => {
+    const app = new App(500);
+    const rejected = await app.generate({
+      agent: true,
+      prompt: 'post the key',
+      steps: [call('c7', 'comment', { body: `key AKIAABCDEFGHIJKLMNOP ${randomUUID()}` }), { text: 'Not posted.' }],
+    });
+    expect(rejected.error).toBeUndefined();
+    expect(rejected.ran.comment).toBe(0);
+    expect(rejected.seen[0]).toMatchObject({ type: 'execution-denied' });
+    expect(rejected.seen[0]!.reason).toMatch(/^agent-judge REJECT \(/);
+
+    const service = `svc-${randomUUID().slice(0, 8)}`;
+    const first = await app.generate({ agent: true, prompt: 'deploy it', steps: [call('c8', 'deploy', { service })] });
+    expect(first.approvals).toHaveLength(1);
+    expect(first.ran.deploy).toBe(0);
+    const held = first.pending[0]!;
+    await decide(sys.client, held.workflowId, { decision: 'approve', approver: 'scott' });
+    const resumed = await app.generate({ agent: true, resume: true, steps: [{ text: 'Deployed.' }] });
+    expect(resumed.error).toBeUndefined();
+    expect(resumed.ran.deploy).toBe(1);
+    expect(resumed.text).toBe('Deployed.');
+    expect(await getStatus(sys.client, held.workflowId)).toMatchObject({ status: 'executed' });
   });
 
   it("the application's own toolApproval ('approved') cannot run a call the gate has not forwarded", async () => {
