@@ -408,6 +408,31 @@ describe('the Vercel AI SDK 7 adapter', () => {
     expect(early.ran.deploy + resumed.ran.deploy).toBe(1);
   });
 
+  it('a held call the person rejects: the resumed run does not run it, the model reads the REJECT', async () => {
+    const app = new App(500);
+    const first = await app.generate({
+      prompt: 'deploy it',
+      steps: [call('c9', 'deploy', { service: `svc-${randomUUID().slice(0, 8)}` })],
+    });
+    expect(first.approvals).toHaveLength(1);
+    const held = first.pending[0]!;
+    await decide(sys.client, held.workflowId, {
+      decision: 'reject',
+      approver: 'scott',
+      reason: 'not during the freeze',
+    });
+    const resumed = await app.generate({ resume: true, steps: [{ text: 'The deploy was rejected.' }] });
+    expect(resumed.error).toBeUndefined();
+    expect(resumed.ran.deploy).toBe(0);
+    expect(resumed.seen).toHaveLength(1);
+    expect(resumed.seen[0]).toMatchObject({ type: 'execution-denied' });
+    expect(resumed.seen[0]!.reason).toMatch(/^agent-judge REJECT \(/);
+    expect(resumed.seen[0]!.reason).toContain('not during the freeze');
+    expect(resumed.seen[0]!.reason).toContain(held.proposalId);
+    expect(resumed.text).toBe('The deploy was rejected.');
+    expect(await getStatus(sys.client, held.workflowId)).toMatchObject({ status: 'rejected' });
+  });
+
   it('a rejected call never runs; the model reads the reason as the SDK denial', async () => {
     const app = new App(10_000);
     const reply = await app.generate({
