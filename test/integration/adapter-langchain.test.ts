@@ -48,7 +48,7 @@ const rules: GateRules = {
 
 /** The application's tools, each counting how often it really ran (and with what). */
 function tools() {
-  const ran = { read_note: 0, deploy: 0, comment: 0 };
+  const ran = { read_note: 0, deploy: 0, comment: 0, migrate: 0 };
   const deployed: string[] = [];
   return {
     ran,
@@ -79,6 +79,13 @@ function tools() {
           return 'commented';
         },
         { name: 'comment', description: 'Comment on the issue', schema: z.object({ body: z.string() }) },
+      ),
+      tool(
+        (): string => {
+          ran.migrate++;
+          throw new Error('the database refused the migration');
+        },
+        { name: 'migrate', description: 'Migrate the database', schema: z.object({ version: z.number() }) },
       ),
     ],
   };
@@ -153,7 +160,7 @@ describe('the LangChain adapter', () => {
     model.respondWithTools([{ name: 'read_note', args: { path: 'notes/a.md' }, id: 'c1' }]);
     reply('c1', (out) => `The note says: ${out}`);
     const result = await agent().invoke(ask('read my note'), thread);
-    expect(app.ran).toEqual({ read_note: 1, deploy: 0, comment: 0 });
+    expect(app.ran).toEqual({ read_note: 1, deploy: 0, comment: 0, migrate: 0 });
     expect(seen).toEqual(['contents of notes/a.md']);
     expect(interruptsOf(result)).toEqual([]);
     expect(lastText(result)).toBe('The note says: contents of notes/a.md');
@@ -282,6 +289,49 @@ describe('the LangChain adapter', () => {
       },
     });
     expect(model.callCount).toBe(2);
+  });
+
+  it('two calls in one turn: no-judge read runs once, the held deploy waits; resumed, none runs again', async () => {
+    const { app, agent, model, pending, seen, thread } = setup(500);
+    const service = `svc-${randomUUID().slice(0, 8)}`;
+    model.respondWithTools([
+      { name: 'read_note', args: { path: 'notes/b.md' }, id: 'c7' },
+      { name: 'deploy', args: { service }, id: 'c8' },
+    ]);
+    const first = await agent().invoke(ask('read the note, then deploy'), thread);
+    expect(interruptsOf(first)).toMatchObject([{ tool: 'deploy', toolCallId: 'c8' }]);
+    expect(app.ran).toMatchObject({ read_note: 1, deploy: 0 });
+    await decide(sys.client, pending[0]!.workflowId, { decision: 'approve', approver: 'scott' });
+    model.respond((messages) => {
+      seen.push(toolOutputSeen(messages, 'c7'), toolOutputSeen(messages, 'c8'));
+      return new AIMessage('Both done.');
+    });
+    const resumed = await agent().invoke(new Command({ resume: 'decided' }), thread);
+    expect(interruptsOf(resumed)).toEqual([]);
+    // Each call is its own LangGraph task (createAgent's default): the finished read is not run again.
+    expect(app.ran).toMatchObject({ read_note: 1, deploy: 1 });
+    expect(seen).toEqual(['contents of notes/b.md', `deployed ${service}`]);
+    expect(lastText(resumed)).toBe('Both done.');
+  });
+
+  it('an approved call whose tool throws is recorded failed; the run ends with the error', async () => {
+    const { app, agent, model, pending, thread } = setup(500);
+    const version = Date.now();
+    model.respondWithTools([{ name: 'migrate', args: { version }, id: 'c9' }]);
+    const first = await agent().invoke(ask('migrate'), thread);
+    expect(interruptsOf(first)).toMatchObject([{ tool: 'migrate' }]);
+    await decide(sys.client, pending[0]!.workflowId, { decision: 'approve', approver: 'scott' });
+    // With a wrapToolCall middleware, LangChain's default lets a tool's own exception end the run (without one, the
+    // model would read it): the adapter records the failure and rethrows.
+    await expect(agent().invoke(new Command({ resume: 'decided' }), thread)).rejects.toThrow(
+      /the database refused the migration/,
+    );
+    expect(app.ran.migrate).toBe(1);
+    expect(await getStatus(sys.client, pending[0]!.workflowId)).toMatchObject({
+      status: 'failed',
+      caller: { outcome: 'upstream_failure', detail: 'the database refused the migration' },
+    });
+    expect(model.callCount).toBe(1);
   });
 
   it("pending: 'answer' gives the model the pending text and a time to retry, without an interrupt", async () => {
