@@ -124,11 +124,11 @@ function setup(holdMs = 10_000, pendingMode?: 'interrupt' | 'answer') {
   const model = fakeModel();
   let judge = agentJudgeMiddleware({ gate: newGate(), pending: pendingMode, onPending: (a) => pending.push(a) });
   /** A fresh agent on the checkpointer: nothing of a paused run lives in the agent object. */
-  const agent = (review?: AgentMiddleware) =>
+  const agent = (review?: AgentMiddleware, saved = true) =>
     createAgent({
       model,
       tools: app.tools,
-      checkpointer,
+      ...(saved ? { checkpointer } : {}),
       // The one line an application adds (after LangChain's own review step, when there is one):
       middleware: review ? [review, judge] : [judge],
     });
@@ -332,6 +332,14 @@ describe('the LangChain adapter', () => {
       caller: { outcome: 'upstream_failure', detail: 'the database refused the migration' },
     });
     expect(model.callCount).toBe(1);
+  });
+
+  it('without a checkpointer a held call cannot pause: the run fails and the tool does not run', async () => {
+    const { app, agent, model, pending, thread } = setup(500);
+    model.respondWithTools([{ name: 'deploy', args: { service: `svc-${randomUUID().slice(0, 8)}` }, id: 'c10' }]);
+    await expect(agent(undefined, false).invoke(ask('deploy it'), thread)).rejects.toThrow(/No checkpointer set/);
+    expect(app.ran.deploy).toBe(0);
+    expect(pending).toHaveLength(1);
   });
 
   it("pending: 'answer' gives the model the pending text and a time to retry, without an interrupt", async () => {
