@@ -77,12 +77,15 @@ export function agentJudgeMiddleware(options: AgentJudgeOptions): AgentMiddlewar
         try {
           result = await handler(request);
         } catch (err) {
-          if (lease) await report(lease.report('performer_failure', (err as Error).message), call, options);
+          if (lease) await report(lease.report('performer_failure', detailOf((err as Error).message)), call, options);
           throw err;
         }
-        // A ToolMessage with status `error` is the tool's own error answer: it ran.
-        const failed = ToolMessage.isInstance(result) && result.status === 'error';
-        if (lease) await report(lease.report(failed ? 'tool_error' : 'ok'), call, options);
+        // A ToolMessage with status `error` is the tool's own error answer: it ran, and failed.
+        const failed = ToolMessage.isInstance(result) && result.status === 'error' ? result.text : undefined;
+        if (lease) {
+          const recording = failed !== undefined ? lease.report('tool_error', detailOf(failed)) : lease.report('ok');
+          await report(recording, call, options);
+        }
         return result;
       }
       if (answer.kind === 'pending') {
@@ -160,6 +163,11 @@ async function report(recording: Promise<void>, call: GateToolCall, options: Age
     if (options.onReportError) options.onReportError(err as Error, call);
     else process.emitWarning(`agent-judge: the outcome of ${call.tool} was not recorded: ${(err as Error).message}`);
   }
+}
+
+/** An outcome's detail as the proposal records it (at most 2000 characters). */
+function detailOf(text: string): string {
+  return text.length > 2000 ? `${text.slice(0, 1999)}…` : text;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

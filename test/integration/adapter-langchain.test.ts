@@ -17,6 +17,7 @@ import {
   type AgentMiddleware,
   type BaseMessage,
   type HITLResponse,
+  type ToolRuntime,
 } from 'langchain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -48,7 +49,7 @@ const rules: GateRules = {
 
 /** The application's tools, each counting how often it really ran (and with what). */
 function tools() {
-  const ran = { read_note: 0, deploy: 0, comment: 0, migrate: 0 };
+  const ran = { read_note: 0, deploy: 0, comment: 0, migrate: 0, notify: 0 };
   const deployed: string[] = [];
   return {
     ran,
@@ -86,6 +87,18 @@ function tools() {
           throw new Error('the database refused the migration');
         },
         { name: 'migrate', description: 'Migrate the database', schema: z.object({ version: z.number() }) },
+      ),
+      tool(
+        (_input, runtime) => {
+          ran.notify++;
+          // The tool's own error answer: it ran, and says it failed.
+          return new ToolMessage({
+            content: 'the pager quota is used up',
+            tool_call_id: (runtime as ToolRuntime).toolCallId,
+            status: 'error',
+          });
+        },
+        { name: 'notify', description: 'Page the on-call person', schema: z.object({ text: z.string() }) },
       ),
     ],
   };
@@ -160,7 +173,7 @@ describe('the LangChain adapter', () => {
     model.respondWithTools([{ name: 'read_note', args: { path: 'notes/a.md' }, id: 'c1' }]);
     reply('c1', (out) => `The note says: ${out}`);
     const result = await agent().invoke(ask('read my note'), thread);
-    expect(app.ran).toEqual({ read_note: 1, deploy: 0, comment: 0, migrate: 0 });
+    expect(app.ran).toEqual({ read_note: 1, deploy: 0, comment: 0, migrate: 0, notify: 0 });
     expect(seen).toEqual(['contents of notes/a.md']);
     expect(interruptsOf(result)).toEqual([]);
     expect(lastText(result)).toBe('The note says: contents of notes/a.md');
@@ -312,6 +325,54 @@ describe('the LangChain adapter', () => {
     expect(app.ran).toMatchObject({ read_note: 1, deploy: 1 });
     expect(seen).toEqual(['contents of notes/b.md', `deployed ${service}`]);
     expect(lastText(resumed)).toBe('Both done.');
+  });
+
+  it('two held calls in one turn: each pauses on its own proposal and runs once after its own approval', async () => {
+    const { app, agent, model, pending, seen, thread } = setup(500);
+    const [a, b] = [`svc-${randomUUID().slice(0, 8)}`, `svc-${randomUUID().slice(0, 8)}`];
+    model.respondWithTools([
+      { name: 'deploy', args: { service: a }, id: 'c11' },
+      { name: 'deploy', args: { service: b }, id: 'c12' },
+    ]);
+    const first = await agent().invoke(ask('deploy both'), thread);
+    const held = interruptsOf(first);
+    expect(held.map((i) => i.toolCallId).sort()).toEqual(['c11', 'c12']);
+    const proposalOf = (callId: string) => held.find((i) => i.toolCallId === callId)!;
+    expect(proposalOf('c11').proposalId).not.toBe(proposalOf('c12').proposalId);
+
+    await decide(sys.client, proposalOf('c11').workflowId, { decision: 'approve', approver: 'scott' });
+    // One plain resume value for two paused calls: the approved one runs, the other pauses again.
+    const half = await agent().invoke(new Command({ resume: 'decided' }), thread);
+    expect(interruptsOf(half)).toMatchObject([{ toolCallId: 'c12', proposalId: proposalOf('c12').proposalId }]);
+    expect(app.deployed).toEqual([a]);
+
+    await decide(sys.client, proposalOf('c12').workflowId, { decision: 'approve', approver: 'scott' });
+    model.respond((messages) => {
+      seen.push(toolOutputSeen(messages, 'c11'), toolOutputSeen(messages, 'c12'));
+      return new AIMessage('Both deployed.');
+    });
+    const done = await agent().invoke(new Command({ resume: 'decided' }), thread);
+    expect(interruptsOf(done)).toEqual([]);
+    expect(app.deployed).toEqual([a, b]);
+    expect(seen).toEqual([`deployed ${a}`, `deployed ${b}`]);
+    expect(lastText(done)).toBe('Both deployed.');
+    expect(pending).toHaveLength(3);
+  });
+
+  it("an approved tool's own error answer is recorded failed (tool_error); the model reads it", async () => {
+    const { app, agent, model, pending, seen, reply, thread } = setup(500);
+    model.respondWithTools([{ name: 'notify', args: { text: `disk full ${randomUUID()}` }, id: 'c13' }]);
+    expect(interruptsOf(await agent().invoke(ask('page them'), thread))).toMatchObject([{ tool: 'notify' }]);
+    await decide(sys.client, pending[0]!.workflowId, { decision: 'approve', approver: 'scott' });
+    reply('c13', () => 'Paging failed.');
+    const resumed = await agent().invoke(new Command({ resume: 'decided' }), thread);
+    expect(app.ran.notify).toBe(1);
+    expect(seen).toEqual(['the pager quota is used up']);
+    expect(lastText(resumed)).toBe('Paging failed.');
+    expect(await getStatus(sys.client, pending[0]!.workflowId)).toMatchObject({
+      status: 'failed',
+      caller: { outcome: 'tool_error', detail: 'the pager quota is used up' },
+    });
   });
 
   it('an approved call whose tool throws is recorded failed; the run ends with the error', async () => {
