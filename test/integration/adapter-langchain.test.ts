@@ -225,6 +225,23 @@ describe('the LangChain adapter', () => {
     expect(model.callCount).toBe(2);
   });
 
+  it('a held call the person rejects never runs; the resumed thread gives the model the REJECT', async () => {
+    const { app, agent, model, pending, seen, reply, thread } = setup(500);
+    model.respondWithTools([{ name: 'deploy', args: { service: `svc-${randomUUID().slice(0, 8)}` }, id: 'c14' }]);
+    expect(interruptsOf(await agent().invoke(ask('deploy it'), thread))).toMatchObject([{ tool: 'deploy' }]);
+    await decide(sys.client, pending[0]!.workflowId, { decision: 'reject', approver: 'scott', reason: 'not today' });
+    reply('c14', () => 'The deploy was rejected.');
+    const resumed = await agent().invoke(new Command({ resume: 'decided' }), thread);
+    expect(interruptsOf(resumed)).toEqual([]);
+    expect(app.ran.deploy).toBe(0);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatch(/^agent-judge REJECT \(/);
+    expect(seen[0]).toContain(pending[0]!.proposalId);
+    expect(seen[0]).toContain('not today');
+    expect(lastText(resumed)).toBe('The deploy was rejected.');
+    expect(await getStatus(sys.client, pending[0]!.workflowId)).toMatchObject({ status: 'rejected' });
+  });
+
   it('a rejected call never runs; the model reads the reason', async () => {
     const { app, agent, model, seen, reply, thread } = setup();
     const body = `key AKIAABCDEFGHIJKLMNOP ${randomUUID()}`;
