@@ -1,8 +1,8 @@
 /**
  * The package as a user installs it: `npm pack` of this checkout, `npm install <tarball>` into an empty folder, a
- * TypeScript consumer of `agent-judge/client`, `/contracts`, `/gate`, `/openai-agents` and `/ai-sdk` type-checked under
- * `nodenext` with `skipLibCheck: false` and run, and the installed `agent-judge` CLI against the run's Temporal server.
- * One pack and one install per run; dist/ is built by test/build-setup.ts.
+ * TypeScript consumer of `agent-judge/client`, `/contracts`, `/gate`, `/openai-agents`, `/ai-sdk` and `/langchain`
+ * type-checked under `nodenext` with `skipLibCheck: false` and run, and the installed `agent-judge` CLI against the
+ * run's Temporal server. One pack and one install per run; dist/ is built by test/build-setup.ts.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -148,6 +148,56 @@ try {
 }
 `;
 
+/**
+ * The LangChain adapter as an app uses it: a real `createAgent` with LangChain's scripted model and a checkpointer, the
+ * one middleware line; a call no rule maps waits for a person, so the run pauses with agent-judge's interrupt.
+ */
+const LANGCHAIN_CONSUMER = `
+import { MemorySaver } from '@langchain/langgraph';
+import { createAgent, fakeModel, tool } from 'langchain';
+import { connectClient } from 'agent-judge/client';
+import { createGate } from 'agent-judge/gate';
+import { agentJudgeMiddleware, type AgentJudgeInterrupt } from 'agent-judge/langchain';
+
+const [address, namespace, taskQueue, marker] = process.argv.slice(2) as [string, string, string, string];
+const client = await connectClient({ address, namespace });
+try {
+  let ran = false;
+  const shell = tool(
+    () => {
+      ran = true;
+      return 'done';
+    },
+    {
+      name: 'run',
+      description: 'Runs a shell command',
+      schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
+    },
+  );
+  const gate = createGate({
+    client,
+    taskQueue,
+    rules: { rules: [] },
+    performer: { agentId: '@engineering', redeemer: 'langchain:package-test' },
+    holdMs: 300,
+  });
+  const agent = createAgent({
+    model: fakeModel().respondWithTools([{ name: 'run', args: { command: marker }, id: 'call-1' }]),
+    tools: [shell],
+    checkpointer: new MemorySaver(),
+    middleware: [agentJudgeMiddleware({ gate })],
+  });
+  const result = await agent.invoke(
+    { messages: [{ role: 'user', content: 'run it' }] },
+    { configurable: { thread_id: marker } },
+  );
+  const interrupts = (result as { __interrupt__?: Array<{ value: AgentJudgeInterrupt }> }).__interrupt__ ?? [];
+  console.log(JSON.stringify({ interrupts: interrupts.map((i) => [i.value.type, i.value.waitingFor]), ran }));
+} finally {
+  await client.connection.close();
+}
+`;
+
 let dir: string;
 let sys: TestSystem;
 
@@ -170,6 +220,7 @@ beforeAll(async () => {
   writeFileSync(join(consumer, 'src/index.ts'), CONSUMER);
   writeFileSync(join(consumer, 'src/agents.ts'), AGENTS_CONSUMER);
   writeFileSync(join(consumer, 'src/ai-sdk.ts'), AI_SDK_CONSUMER);
+  writeFileSync(join(consumer, 'src/langchain.ts'), LANGCHAIN_CONSUMER);
   writeFileSync(
     join(consumer, 'tsconfig.json'),
     JSON.stringify({
@@ -197,6 +248,9 @@ beforeAll(async () => {
       `@types/node@${devDependencies['@types/node']}`,
       `@openai/agents@${devDependencies['@openai/agents']}`,
       `openai@${dependencies.openai}`,
+      `langchain@${devDependencies.langchain}`,
+      `@langchain/core@${devDependencies['@langchain/core']}`,
+      `@langchain/langgraph@${devDependencies['@langchain/langgraph']}`,
     ],
     { cwd: consumer },
   );
@@ -209,7 +263,7 @@ afterAll(async () => {
 });
 
 describe('the installed package', () => {
-  it('type-checks and runs consumers of /client, /contracts, /gate, /openai-agents, /ai-sdk (nodenext)', async () => {
+  it('type-checks and runs consumers of /client, /contracts, /gate and the adapters (nodenext, strict)', async () => {
     const consumer = join(dir, 'consumer');
     const typecheck = await run(process.execPath, [TSC, '-p', consumer], { cwd: consumer }).catch(
       (err: { stdout?: string; message?: string }) => ({ stdout: err.stdout ?? err.message ?? 'tsc failed' }),
@@ -251,6 +305,18 @@ describe('the installed package', () => {
       `package-test-${Date.now()}`,
     ]);
     expect(JSON.parse(stdout)).toEqual({ status: 'user-approval', ran: false });
+  }, 600_000);
+
+  it('runs a consumer of agent-judge/langchain: createAgent pauses on an unmapped call, the tool unrun', async () => {
+    const consumer = join(dir, 'consumer');
+    const { stdout } = await run(process.execPath, [
+      join(consumer, 'out/langchain.js'),
+      inject('temporalAddress'),
+      inject('temporalNamespace'),
+      sys.taskQueues.workflow,
+      `package-test-${Date.now()}`,
+    ]);
+    expect(JSON.parse(stdout)).toEqual({ interrupts: [['agent-judge', 'human']], ran: false });
   }, 600_000);
 
   it('runs the installed CLI: propose --wait prints the executed outcome', async () => {
