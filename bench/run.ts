@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: starts its own Temporal dev server (in memory) and prints latency, throughput and CPU tables as
  * medians and percentiles over repeated runs, each target of issue 12 beside its figure. Timing lives here, never in
- * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,archive,metrics,reports,capabilities,mcp,hooks,grants,
- * fatigue,flood,judge-model picks sections (default: all; judge-model skips itself without its model file).
+ * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,archive,metrics,reports,capabilities,mcp,hooks,ai-sdk,
+ * langchain,grants,fatigue,flood,judge-model picks sections (default: all; judge-model skips itself without its model
+ * file).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { freePort, startDevServer } from '../src/devserver/server';
@@ -98,6 +99,20 @@ const sections: Section[] = [
       printTable("Coding-agent hooks: the latency a hook adds to a tool call (issue 23; Claude Code's input)", rows);
       printTargets('Issue 23 targets: hooks', targets);
     },
+  },
+  {
+    name: 'langchain',
+    run: table(
+      'LangChain adapter: one createAgent turn with one tool call, with and without agentJudgeMiddleware ' +
+        '(issue 24; interleaved; note: the p50 / p95 the adapter adds, ms)',
+      async (s) => (await import('./langchain')).benchLangchain(s),
+    ),
+  },
+  {
+    name: 'ai-sdk',
+    run: table('Vercel AI SDK 7 adapter: the latency it adds to a tool call (generateText, Node 22)', async (s) =>
+      (await import('./ai-sdk')).benchAiSdk(s),
+    ),
   },
   {
     name: 'grants',

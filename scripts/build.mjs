@@ -37,6 +37,10 @@ const ENTRY_POINTS = [
   'src/gate/index.ts',
   // The OpenAI Agents SDK adapter (agent-judge/openai-agents): imports @openai/agents as types only.
   'src/adapters/openai-agents.ts',
+  // The Vercel AI SDK 7 adapter (agent-judge/ai-sdk): imports nothing of `ai` (its shapes are declared structurally).
+  'src/adapters/ai-sdk.ts',
+  // The LangChain adapter (agent-judge/langchain): imports only `langchain` (createMiddleware, the message classes).
+  'src/adapters/langchain.ts',
   // The command hook: Node built-ins only, so one tool call's process loads one small file.
   'src/hooks/client.ts',
   // Also read by this script: how the workflow bundle below is made.

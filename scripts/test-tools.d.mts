@@ -9,6 +9,7 @@ export declare function ensureNode22Tools(log?: (line: string) => void): {
   inspector: string;
   conformance: string;
   chromiumPackage: string;
+  aiSdk: string;
 };
 export declare function ensureChromium(chromiumPackage: string, log?: (line: string) => void): Promise<string>;
 export declare function ensurePrometheus(log?: (line: string) => void): { promtool: string; prometheus: string };
@@ -24,6 +25,8 @@ export interface TestTools {
   inspector?: string;
   conformance?: string;
   chromium?: string;
+  /** The `ai` package (AI SDK 7) installed for Node 22, for the agent-judge/ai-sdk tests. */
+  aiSdk?: string;
   promtool?: string;
   prometheus?: string;
   realModel?: string;

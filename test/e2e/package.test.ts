@@ -1,8 +1,8 @@
 /**
  * The package as a user installs it: `npm pack` of this checkout, `npm install <tarball>` into an empty folder, a
- * TypeScript consumer of `agent-judge/client`, `/contracts`, `/gate` and `/openai-agents` type-checked under
- * `nodenext` with `skipLibCheck: false` and run, and the installed `agent-judge` CLI against the run's Temporal server.
- * One pack and one install per run; dist/ is built by test/build-setup.ts.
+ * TypeScript consumer of `agent-judge/client`, `/contracts`, `/gate`, `/openai-agents`, `/ai-sdk` and `/langchain`
+ * type-checked under `nodenext` with `skipLibCheck: false` and run, and the installed `agent-judge` CLI against the
+ * run's Temporal server. One pack and one install per run; dist/ is built by test/build-setup.ts.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -105,6 +105,99 @@ try {
 }
 `;
 
+/**
+ * The AI SDK 7 adapter in an app on Node 20 without `ai` installed (`ai` 7 needs Node 22; the SDK itself is driven by
+ * test/integration/adapter-ai-sdk.test.ts): its declarations need nothing of `ai`, and the approval hook the SDK would
+ * call answers an unmapped call with the SDK's approval request, the tool not run.
+ */
+const AI_SDK_CONSUMER = `
+import { connectClient } from 'agent-judge/client';
+import { createGate } from 'agent-judge/gate';
+import { withAgentJudge, type AgentJudgeApprovalStatus } from 'agent-judge/ai-sdk';
+
+const [address, namespace, taskQueue, marker] = process.argv.slice(2) as [string, string, string, string];
+const client = await connectClient({ address, namespace });
+try {
+  let ran = false;
+  const tools = {
+    run: {
+      description: 'Runs a shell command',
+      inputSchema: { type: 'object', properties: { command: { type: 'string' } } },
+      execute: async (input: { command: string }) => {
+        ran = true;
+        return input.command;
+      },
+    },
+  };
+  const gate = createGate({
+    client,
+    taskQueue,
+    rules: { rules: [] },
+    performer: { agentId: '@engineering', redeemer: 'ai-sdk:package-test' },
+    holdMs: 300,
+  });
+  const judged = withAgentJudge(tools, { gate });
+  // What the SDK does for each call: the approval hook with the parsed input and the call id.
+  const status: AgentJudgeApprovalStatus = await judged.toolApproval({
+    toolCall: { toolCallId: 'call-1', toolName: 'run', input: { command: marker } },
+    messages: [{ role: 'user', content: 'run it' }],
+  });
+  console.log(JSON.stringify({ status: typeof status === 'string' ? status : status.type, ran }));
+} finally {
+  await client.connection.close();
+}
+`;
+
+/**
+ * The LangChain adapter as an app uses it: a real `createAgent` with LangChain's scripted model and a checkpointer, the
+ * one middleware line; a call no rule maps waits for a person, so the run pauses with agent-judge's interrupt.
+ */
+const LANGCHAIN_CONSUMER = `
+import { MemorySaver } from '@langchain/langgraph';
+import { createAgent, fakeModel, tool } from 'langchain';
+import { connectClient } from 'agent-judge/client';
+import { createGate } from 'agent-judge/gate';
+import { agentJudgeMiddleware, type AgentJudgeInterrupt } from 'agent-judge/langchain';
+
+const [address, namespace, taskQueue, marker] = process.argv.slice(2) as [string, string, string, string];
+const client = await connectClient({ address, namespace });
+try {
+  let ran = false;
+  const shell = tool(
+    () => {
+      ran = true;
+      return 'done';
+    },
+    {
+      name: 'run',
+      description: 'Runs a shell command',
+      schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
+    },
+  );
+  const gate = createGate({
+    client,
+    taskQueue,
+    rules: { rules: [] },
+    performer: { agentId: '@engineering', redeemer: 'langchain:package-test' },
+    holdMs: 300,
+  });
+  const agent = createAgent({
+    model: fakeModel().respondWithTools([{ name: 'run', args: { command: marker }, id: 'call-1' }]),
+    tools: [shell],
+    checkpointer: new MemorySaver(),
+    middleware: [agentJudgeMiddleware({ gate })],
+  });
+  const result = await agent.invoke(
+    { messages: [{ role: 'user', content: 'run it' }] },
+    { configurable: { thread_id: marker } },
+  );
+  const interrupts = (result as { __interrupt__?: Array<{ value: AgentJudgeInterrupt }> }).__interrupt__ ?? [];
+  console.log(JSON.stringify({ interrupts: interrupts.map((i) => [i.value.type, i.value.waitingFor]), ran }));
+} finally {
+  await client.connection.close();
+}
+`;
+
 let dir: string;
 let sys: TestSystem;
 
@@ -126,6 +219,8 @@ beforeAll(async () => {
   );
   writeFileSync(join(consumer, 'src/index.ts'), CONSUMER);
   writeFileSync(join(consumer, 'src/agents.ts'), AGENTS_CONSUMER);
+  writeFileSync(join(consumer, 'src/ai-sdk.ts'), AI_SDK_CONSUMER);
+  writeFileSync(join(consumer, 'src/langchain.ts'), LANGCHAIN_CONSUMER);
   writeFileSync(
     join(consumer, 'tsconfig.json'),
     JSON.stringify({
@@ -153,6 +248,9 @@ beforeAll(async () => {
       `@types/node@${devDependencies['@types/node']}`,
       `@openai/agents@${devDependencies['@openai/agents']}`,
       `openai@${dependencies.openai}`,
+      `langchain@${devDependencies.langchain}`,
+      `@langchain/core@${devDependencies['@langchain/core']}`,
+      `@langchain/langgraph@${devDependencies['@langchain/langgraph']}`,
     ],
     { cwd: consumer },
   );
@@ -165,7 +263,7 @@ afterAll(async () => {
 });
 
 describe('the installed package', () => {
-  it('type-checks and runs consumers of /client, /contracts, /gate, /openai-agents (nodenext, strict)', async () => {
+  it('type-checks and runs consumers of /client, /contracts, /gate and the adapters (nodenext, strict)', async () => {
     const consumer = join(dir, 'consumer');
     const typecheck = await run(process.execPath, [TSC, '-p', consumer], { cwd: consumer }).catch(
       (err: { stdout?: string; message?: string }) => ({ stdout: err.stdout ?? err.message ?? 'tsc failed' }),
@@ -195,6 +293,30 @@ describe('the installed package', () => {
     ]);
     // needsApproval true: the SDK interrupts the run for this call; the tool itself never ran.
     expect(JSON.parse(stdout)).toEqual({ asks: true, ran: false });
+  }, 600_000);
+
+  it('runs a consumer of agent-judge/ai-sdk on Node 20 without ai installed: an unmapped call waits', async () => {
+    const consumer = join(dir, 'consumer');
+    const { stdout } = await run(process.execPath, [
+      join(consumer, 'out/ai-sdk.js'),
+      inject('temporalAddress'),
+      inject('temporalNamespace'),
+      sys.taskQueues.workflow,
+      `package-test-${Date.now()}`,
+    ]);
+    expect(JSON.parse(stdout)).toEqual({ status: 'user-approval', ran: false });
+  }, 600_000);
+
+  it('runs a consumer of agent-judge/langchain: createAgent pauses on an unmapped call, the tool unrun', async () => {
+    const consumer = join(dir, 'consumer');
+    const { stdout } = await run(process.execPath, [
+      join(consumer, 'out/langchain.js'),
+      inject('temporalAddress'),
+      inject('temporalNamespace'),
+      sys.taskQueues.workflow,
+      `package-test-${Date.now()}`,
+    ]);
+    expect(JSON.parse(stdout)).toEqual({ interrupts: [['agent-judge', 'human']], ran: false });
   }, 600_000);
 
   it('runs the installed CLI: propose --wait prints the executed outcome', async () => {
