@@ -10,7 +10,7 @@
  * and type-checked against `ai` 7's own declarations by test/integration/adapter-ai-sdk.test.ts): the rest of the
  * package works without it, on Node 20. docs/frameworks.md.
  */
-import { BadInputError } from '../contracts/errors';
+import { AgentJudgeError, BadInputError } from '../contracts/errors';
 import { modelText, personText } from '../hooks/adapter';
 import type { Gate, GateAnswer, GateToolCall, Lease } from '../gate';
 
@@ -74,13 +74,12 @@ type PendingAnswer = Extract<GateAnswer, { kind: 'pending' }>;
  * not called. The application's messages are unchanged (still ending with its approval response): resume them again
  * after the decision. `answer` says which proposal waits and how long.
  */
-export class AgentJudgePendingError extends Error {
-  override readonly name = 'AgentJudgePendingError';
+export class AgentJudgePendingError extends AgentJudgeError {
   constructor(
     readonly answer: PendingAnswer,
     readonly call: GateToolCall,
   ) {
-    super(modelText(answer));
+    super(modelText(answer) ?? 'agent-judge: pending, not performed yet.');
   }
 }
 
@@ -89,8 +88,7 @@ export class AgentJudgePendingError extends Error {
  * `toolApproval` replaced the adapter's). The SDK hands it to the model as the tool's error; the model reads exactly
  * the gate's text (`toString()` is the message alone).
  */
-export class AgentJudgeNotPerformedError extends Error {
-  override readonly name = 'AgentJudgeNotPerformedError';
+export class AgentJudgeNotPerformedError extends AgentJudgeError {
   constructor(
     readonly answer: Exclude<GateAnswer, { kind: 'forward' }>,
     readonly call: GateToolCall,
