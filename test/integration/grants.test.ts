@@ -16,12 +16,14 @@ import {
   revokeGrant,
   type GrantFromProposal,
 } from '../../src/client/grants';
-import { decide, submitAndWait } from '../../src/client/proposals';
+import { decide, getStatus, submitAndWait } from '../../src/client/proposals';
 import { parseProposal } from '../../src/contracts/proposal';
 import type { GrantDefinition, GrantStatus } from '../../src/contracts/grant';
 import { generateIdentity } from '../../src/identity/keys';
 import { signGrant } from '../../src/identity/sign-grant';
 import { GRANT_MEMO_KEY, GRANT_WORKFLOW_TYPE, grantWorkflowId } from '../../src/names';
+import { McpRuleSchema } from '../../src/contracts/mcp';
+import { createGate, type GateAnswer } from '../../src/gate';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
 
 const scott = generateIdentity();
@@ -136,6 +138,55 @@ describe('scoped grants', () => {
     await grants.refresh();
     expect(grants.size).toBe((await listGrants(sys.client, { taskQueue: sys.taskQueues.workflow })).length);
     expect((await submit(payment(1))).status).toBe('awaiting_human');
+  });
+
+  it("a runtime's gate: a call its caller performs is forwarded on a grant, leased and reported once", async () => {
+    const gate = createGate({
+      client: sys.client,
+      taskQueue: sys.taskQueues.workflow,
+      rules: {
+        rules: [
+          McpRuleSchema.parse({
+            name: 'fake.pay',
+            server: 'bank',
+            tool: 'pay',
+            actionType: 'financial_op',
+            target: { account: '$.account' },
+            parameters: { amount: '$.amount', currency: 'EUR' },
+          }),
+        ],
+      },
+      performer: { agentId: '@engineering', redeemer: 'hook:fake' },
+      holdMs: 3000,
+    });
+    const call = { runtime: 'fake', server: 'bank', tool: 'pay', arguments: { account: 'hosting', amount: 12 } };
+    const leased = async (a: GateAnswer) => {
+      if (a.kind !== 'forward' || a.lease === null) throw new Error(`expected a leased forward: ${JSON.stringify(a)}`);
+      await a.lease.report('ok');
+      return a.lease;
+    };
+    // A payment is human-only: the first call waits for a person, who approves it and grants calls like it.
+    const first = await gate.decide(call);
+    expect(first).toMatchObject({ kind: 'pending', waitingFor: 'human' });
+    const firstId = (first as { proposalId: string }).proposalId;
+    await decide(sys.client, firstId, { decision: 'approve', approver: 'scott' }, { key: scott });
+    const { proposal: held } = await getStatus(sys.client, firstId);
+    const live = await start(
+      grantDefinitionFor(held, { approver: 'scott', lifetimeMs: 600_000, maxUses: 5, scope: { kind: 'identical' } }),
+    );
+    await leased(await gate.decide(call));
+    await grants.refresh();
+
+    // The identical call again (a new proposal: the first one finished): the grant approves it, no person is asked.
+    const again = await leased(await gate.decide(call));
+    expect(again.proposalId).not.toBe(firstId);
+    expect(again.status.verdict).toMatchObject({ decided_by: `grant:${live.definition.grant_id}` });
+    expect(again.status.capability?.redemption).toMatchObject({ redeemer: 'hook:fake' });
+    const after = await getStatus(sys.client, again.proposalId);
+    expect(after.caller).toMatchObject({ outcome: 'ok' });
+    expect((await grantStatus(sys.client, live.definition.grant_id)).uses.map((u) => u.workflow_id)).toEqual([
+      again.workflowId,
+    ]);
   });
 
   it('a grant ends at its expiry, and its signed request cannot start it again', async () => {
