@@ -37,10 +37,11 @@ export class GrantRecord {
 
   /** Why this use is refused, or null. The authority on a grant: the workers' index only finds candidates. */
   refuseUse(use: GrantUse, nowMs: number): string | null {
+    // The same proposal asking again (its activity retried after the first answer was lost) is answered again, even
+    // when its use was the grant's last.
+    if (this.uses.some((u) => u.workflow_id === use.workflow_id)) return null;
     const state = this.state(nowMs);
     if (state !== 'live') return `grant ${this.definition.grant_id} is ${state.replace('_', ' ')}`;
-    // The same proposal asking again (its activity retried after the first answer was lost) is answered again.
-    if (this.uses.some((u) => u.workflow_id === use.workflow_id)) return null;
     if (!grantCovers(this.definition, use)) return `grant ${this.definition.grant_id} does not cover this action`;
     // The tier as the proposal's run sees it (the policy in force there): a policy that since moved the action type
     // out of the grantable tiers ends what the grant covers.

@@ -131,6 +131,9 @@ describe('a grant counts its own uses', () => {
     g.use(useOf(p, 'proposal-2'), 'now');
     g.use(useOf(p, 'proposal-3'), 'now');
     expect(g.refuseUse(useOf(p, 'proposal-4'), start)).toMatch(/is used up/);
+    // The last use's proposal asking again is still answered (its first answer may have been lost).
+    expect(g.refuseUse(useOf(p, 'proposal-3'), start)).toBeNull();
+    expect(g.use(useOf(p, 'proposal-3'), 'now').uses).toBe(3);
     expect(g.state(start)).toBe('used_up');
 
     const h = new GrantRecord(definitionFor(), policy);
