@@ -12,7 +12,8 @@
  */
 import { AgentJudgeError, BadInputError } from '../contracts/errors';
 import { modelText, personText } from '../hooks/adapter';
-import type { Gate, GateAnswer, GateToolCall, Lease } from '../gate';
+import type { GateAnswer, GateToolCall, Lease } from '../gate';
+import { reportOutcome, type AdapterOptions } from './options';
 
 /** The runtime name calls from this adapter carry (part of each call's identity). */
 export const AI_SDK_RUNTIME = 'ai-sdk';
@@ -46,9 +47,7 @@ export type AgentJudgeApprovalStatus =
 /** The SDK's `toolApproval` option, answered by the gate. */
 export type AgentJudgeToolApproval = (request: AiSdkApprovalRequest) => Promise<AgentJudgeApprovalStatus>;
 
-export interface AgentJudgeOptions {
-  /** The gate the calls go through (`createGate` from `agent-judge/gate`); its performer runs the approved calls. */
-  gate: Gate;
+export interface AgentJudgeOptions extends AdapterOptions {
   /** The `server` the policy's rules match these tools under (default `ai-sdk`). */
   server?: string;
   /**
@@ -58,13 +57,6 @@ export interface AgentJudgeOptions {
    * on.
    */
   pending?: 'approval-request' | 'answer';
-  /**
-   * Told when a call is left pending (the proposal waiting for a judge or a person): e.g. show the user which
-   * proposal to decide (`agent-judge decide <proposalId> approve|reject`).
-   */
-  onPending?: (answer: PendingAnswer, call: GateToolCall) => void;
-  /** Where a lease whose outcome could not be recorded is told (default: a process warning). */
-  onReportError?: (err: Error, call: GateToolCall) => void;
 }
 
 type PendingAnswer = Extract<GateAnswer, { kind: 'pending' }>;
@@ -212,12 +204,12 @@ function judgedTool<T extends AiSdkTool>(name: string, tool: T, answers: Answers
     try {
       output = await execute(input, execution);
     } catch (err) {
-      if (lease) await report(lease.report('performer_failure', (err as Error).message), call, options);
+      if (lease) await reportOutcome(lease.report('performer_failure', (err as Error).message), call, options);
       throw err;
     }
     // A streaming tool (an async iterable of preliminary results) runs while the SDK reads it: report at its end.
     if (lease && isAsyncIterable(output)) return reportedAtEnd(output, lease, call, options);
-    if (lease) await report(lease.report('ok'), call, options);
+    if (lease) await reportOutcome(lease.report('ok'), call, options);
     return output;
   };
   return { ...tool, execute: judgedExecute };
@@ -259,23 +251,14 @@ async function* reportedAtEnd(
   try {
     yield* output;
   } catch (err) {
-    await report(lease.report('performer_failure', (err as Error).message), call, options);
+    await reportOutcome(lease.report('performer_failure', (err as Error).message), call, options);
     throw err;
   }
-  await report(lease.report('ok'), call, options);
+  await reportOutcome(lease.report('ok'), call, options);
 }
 
 function isAsyncIterable(v: unknown): v is AsyncIterable<unknown> {
   return typeof v === 'object' && v !== null && Symbol.asyncIterator in v;
-}
-
-async function report(recording: Promise<void>, call: GateToolCall, options: AgentJudgeOptions): Promise<void> {
-  try {
-    await recording;
-  } catch (err) {
-    if (options.onReportError) options.onReportError(err as Error, call);
-    else process.emitWarning(`agent-judge: the outcome of ${call.tool} was not recorded: ${(err as Error).message}`);
-  }
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

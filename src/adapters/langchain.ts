@@ -8,7 +8,8 @@
  */
 import { createMiddleware, HumanMessage, ToolMessage, type AgentMiddleware, type ToolCallRequest } from 'langchain';
 import { modelText, personText } from '../hooks/adapter';
-import type { Gate, GateAnswer, GateToolCall } from '../gate';
+import type { GateToolCall } from '../gate';
+import { reportOutcome, type AdapterOptions } from './options';
 
 /** The runtime name calls from this adapter carry (part of each call's identity). */
 export const LANGCHAIN_RUNTIME = 'langchain';
@@ -19,9 +20,7 @@ export const AGENT_JUDGE_MIDDLEWARE = 'AgentJudgeMiddleware';
 /** Resume values one paused call takes before the adapter stops pausing and answers the pending text. */
 const MAX_RESUMES = 10_000;
 
-export interface AgentJudgeOptions {
-  /** The gate the calls go through (`createGate` from `agent-judge/gate`); its performer runs the approved calls. */
-  gate: Gate;
+export interface AgentJudgeOptions extends AdapterOptions {
   /** The `server` the policy's rules match these tools under (default `agents`, as for the OpenAI Agents SDK). */
   server?: string;
   /**
@@ -31,13 +30,6 @@ export interface AgentJudgeOptions {
    * and the run goes on.
    */
   pending?: 'interrupt' | 'answer';
-  /**
-   * Told when a call is left pending (the proposal waiting for a judge or a person): e.g. show the user which
-   * proposal to decide (`agent-judge decide <proposalId> approve|reject`).
-   */
-  onPending?: (answer: Extract<GateAnswer, { kind: 'pending' }>, call: GateToolCall) => void;
-  /** Where a lease whose outcome could not be recorded is told (default: a process warning). */
-  onReportError?: (err: Error, call: GateToolCall) => void;
 }
 
 /**
@@ -77,14 +69,15 @@ export function agentJudgeMiddleware(options: AgentJudgeOptions): AgentMiddlewar
         try {
           result = await handler(request);
         } catch (err) {
-          if (lease) await report(lease.report('performer_failure', detailOf((err as Error).message)), call, options);
+          if (lease)
+            await reportOutcome(lease.report('performer_failure', detailOf((err as Error).message)), call, options);
           throw err;
         }
         // A ToolMessage with status `error` is the tool's own error answer: it ran, and failed.
         const failed = ToolMessage.isInstance(result) && result.status === 'error' ? result.text : undefined;
         if (lease) {
           const recording = failed !== undefined ? lease.report('tool_error', detailOf(failed)) : lease.report('ok');
-          await report(recording, call, options);
+          await reportOutcome(recording, call, options);
         }
         return result;
       }
@@ -154,15 +147,6 @@ function firstUserMessage(messages: readonly unknown[] | undefined): string | un
   const first = messages?.find((m) => HumanMessage.isInstance(m));
   const text = first?.text.trim();
   return text ? text : undefined;
-}
-
-async function report(recording: Promise<void>, call: GateToolCall, options: AgentJudgeOptions): Promise<void> {
-  try {
-    await recording;
-  } catch (err) {
-    if (options.onReportError) options.onReportError(err as Error, call);
-    else process.emitWarning(`agent-judge: the outcome of ${call.tool} was not recorded: ${(err as Error).message}`);
-  }
 }
 
 /** An outcome's detail as the proposal records it (at most 2000 characters). */

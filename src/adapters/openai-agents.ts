@@ -10,14 +10,13 @@
 import type { Agent, AgentOutputType, FunctionTool, RunContext, Tool, ToolInputParameters } from '@openai/agents';
 import { BadInputError } from '../contracts/errors';
 import { modelText } from '../hooks/adapter';
-import type { Gate, GateAnswer, GateToolCall } from '../gate';
+import type { GateAnswer, GateToolCall } from '../gate';
+import { reportOutcome, type AdapterOptions } from './options';
 
 /** The runtime name calls from this adapter carry (part of each call's identity). */
 export const OPENAI_AGENTS_RUNTIME = 'openai-agents';
 
-export interface AgentJudgeOptions {
-  /** The gate the calls go through (`createGate` from `agent-judge/gate`); its performer runs the approved calls. */
-  gate: Gate;
+export interface AgentJudgeOptions extends AdapterOptions {
   /** The `server` the policy's rules match these tools under (default `agents`). */
   server?: string;
   /**
@@ -26,13 +25,6 @@ export interface AgentJudgeOptions {
    * `answer`: the model reads "pending, retry after ..." as the tool's result and the run goes on.
    */
   pending?: 'interrupt' | 'answer';
-  /**
-   * Told when a call is left pending (the proposal waiting for a judge or a person): e.g. show the user which
-   * proposal to decide (`agent-judge decide <proposalId> approve|reject`).
-   */
-  onPending?: (answer: Extract<GateAnswer, { kind: 'pending' }>, call: GateToolCall) => void;
-  /** Where a lease whose outcome could not be recorded is told (default: a process warning). */
-  onReportError?: (err: Error, call: GateToolCall) => void;
 }
 
 /** The answers asked in `needsApproval`, taken by `invoke` for the same call id (one per call; taken once). */
@@ -126,23 +118,14 @@ function judgedFunction<TContext>(
       try {
         output = await tool.invoke(runContext, input, details);
       } catch (err) {
-        if (lease) await report(lease.report('performer_failure', (err as Error).message), call, options);
+        if (lease) await reportOutcome(lease.report('performer_failure', (err as Error).message), call, options);
         throw err;
       }
       // A tool error the SDK turned into text (the tool's errorFunction) is the tool's answer: reported `ok`.
-      if (lease) await report(lease.report('ok'), call, options);
+      if (lease) await reportOutcome(lease.report('ok'), call, options);
       return output;
     },
   };
-}
-
-async function report(recording: Promise<void>, call: GateToolCall, options: AgentJudgeOptions): Promise<void> {
-  try {
-    await recording;
-  } catch (err) {
-    if (options.onReportError) options.onReportError(err as Error, call);
-    else process.emitWarning(`agent-judge: the outcome of ${call.tool} was not recorded: ${(err as Error).message}`);
-  }
 }
 
 function parseArguments(input: string): unknown {

@@ -8,6 +8,7 @@ import { WorkflowIdReusePolicy, type Client, WorkflowFailedError, WorkflowUpdate
 import { actionDigest } from '../contracts/capability';
 import { describeIssues } from '../contracts/zod-error';
 import { BadInputError, NotFoundError } from '../contracts/errors';
+import { innermostMessage } from '../contracts/innermost-message';
 import {
   GrantIdSchema,
   GrantRequestSchema,
@@ -22,6 +23,7 @@ import type { Proposal } from '../contracts/proposal';
 import {
   DEFAULT_TASK_QUEUES,
   GRANT_MEMO_KEY,
+  GRANT_WORKFLOW_ID_PREFIX,
   GRANT_WORKFLOW_TYPE,
   grantStatusQuery,
   grantWorkflowId,
@@ -98,13 +100,6 @@ export function grantDefinitionFor(proposal: Proposal, options: GrantFromProposa
   return parsed.data;
 }
 
-/** The innermost message of a Temporal failure (the workflow's or the validator's own words). */
-function innermost(err: unknown): string {
-  let e = err as { message?: string; cause?: unknown } | undefined;
-  while (e && typeof e === 'object' && e.cause) e = e.cause;
-  return String(e?.message ?? err);
-}
-
 /**
  * Starts the grant's workflow and waits (up to `waitMs`, default 10 s) until it has checked the signature and the
  * policy's bounds: resolves with its status when live, throws {@link BadInputError} with the workflow's reason when
@@ -134,7 +129,7 @@ export async function createGrant(
       try {
         status = (await handle.result()) as GrantStatus;
       } catch (err) {
-        if (err instanceof WorkflowFailedError) throw new BadInputError(`grant refused: ${innermost(err)}`);
+        if (err instanceof WorkflowFailedError) throw new BadInputError(`grant refused: ${innermostMessage(err)}`);
         throw err;
       }
       if (status.state === 'refused') throw new BadInputError(`grant refused: ${status.refusal}`);
@@ -148,7 +143,7 @@ export async function createGrant(
       if (Date.now() > deadline)
         throw new BadInputError(
           `grant ${definition.grant_id} was started but no workflow worker checked it within ` +
-            `${Math.round((options.waitMs ?? 10_000) / 1000)}s (${innermost(err)}); is a worker running?`,
+            `${Math.round((options.waitMs ?? 10_000) / 1000)}s (${innermostMessage(err)}); is a worker running?`,
         );
       await new Promise((r) => setTimeout(r, 100));
       continue;
@@ -159,7 +154,8 @@ export async function createGrant(
 }
 
 function requireGrantId(id: string): string {
-  const parsed = GrantIdSchema.safeParse(id.startsWith('grant-') ? id.slice('grant-'.length) : id);
+  const bare = id.startsWith(GRANT_WORKFLOW_ID_PREFIX) ? id.slice(GRANT_WORKFLOW_ID_PREFIX.length) : id;
+  const parsed = GrantIdSchema.safeParse(bare);
   if (!parsed.success) throw new BadInputError(describeIssues('grant_id', parsed.error.issues));
   return parsed.data;
 }
@@ -179,8 +175,9 @@ export async function grantStatus(client: Client, id: string): Promise<GrantStat
     return (await handle.result()) as GrantStatus;
   } catch (err) {
     const memo = GrantDefinitionSchema.safeParse(described.memo?.[GRANT_MEMO_KEY]);
-    if (!memo.success) throw new NotFoundError(`grant ${grantId} ended without a readable record: ${innermost(err)}`);
-    return { definition: memo.data, state: 'refused', refusal: innermost(err), uses: [], revoked: null };
+    if (!memo.success)
+      throw new NotFoundError(`grant ${grantId} ended without a readable record: ${innermostMessage(err)}`);
+    return { definition: memo.data, state: 'refused', refusal: innermostMessage(err), uses: [], revoked: null };
   }
 }
 
@@ -235,7 +232,7 @@ export async function revokeGrant(client: Client, id: string, revocation: GrantR
       args: [revocation],
     });
   } catch (err) {
-    if (err instanceof WorkflowUpdateFailedError) throw new BadInputError(innermost(err));
-    throw new NotFoundError(`grant ${grantId} is not running (${innermost(err)})`);
+    if (err instanceof WorkflowUpdateFailedError) throw new BadInputError(innermostMessage(err));
+    throw new NotFoundError(`grant ${grantId} is not running (${innermostMessage(err)})`);
   }
 }

@@ -22,6 +22,7 @@ import { judgeActivityTimeoutMs } from '../contracts/judge-timeout';
 import { executionHeartbeatTimeoutMs } from '../contracts/execution-timeout';
 import { issuedFor, proposalWorkflowId, safeParseProposal, searchableTarget, targetKey } from './contracts';
 import { FailureType, NON_RETRYABLE_FAILURE_TYPES } from '../contracts/lifecycle';
+import { innermostMessage } from '../contracts/innermost-message';
 import { type ProposalOutcome, outcomeOf, type Stage } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
 import type { AnnouncementRef } from '../contracts/escalation';
@@ -53,9 +54,7 @@ import { ProposalMetrics } from './metrics';
 
 /** The innermost message of an activity failure, for verdict reasons and execution errors. */
 function failureMessage(err: unknown): string {
-  let e = err as { message?: string; cause?: unknown } | undefined;
-  while (e && typeof e === 'object' && e.cause) e = e.cause;
-  return String(e?.message ?? err).slice(0, 500);
+  return innermostMessage(err).slice(0, 500);
 }
 
 /** An activity failure that says the run's chosen proposal_id is held by other content. */
