@@ -157,6 +157,7 @@ export async function benchGrants(server: BenchServer): Promise<Row[]> {
     rows.push({ name: `grants indexed per system: ${indexed.join(' / ')}`, n: 0 });
     return rows;
   } finally {
+    for (const s of systems) s.index.stop();
     for (const s of systems) await s.workers.stop();
     await connection.close();
     rmSync(baseDir, { recursive: true, force: true });
@@ -239,6 +240,7 @@ export async function benchApprovalFatigue(server: BenchServer): Promise<Row[]> 
         await index.refresh();
       }
     } finally {
+      index.stop();
       await workers.stop();
       await connection.close();
     }

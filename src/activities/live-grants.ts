@@ -4,7 +4,7 @@
  * task queue, each definition in its memo) every `refreshMs`. Only candidates: a stale entry (a grant revoked since)
  * is refused by the grant's own workflow when the proposal asks it, and a grant not indexed yet simply is not used.
  */
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { GrantDefinitionSchema, type GrantDefinition } from '../contracts/grant';
 import type { Proposal } from '../contracts/proposal';
@@ -32,6 +32,7 @@ export class LiveGrants {
   private timer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
   private failing = false;
+  private visibility: { client: Client; connection?: Connection } | undefined;
 
   constructor(private readonly options: LiveGrantsOptions) {}
 
@@ -63,9 +64,32 @@ export class LiveGrants {
     return this;
   }
 
+  /** Stops refreshing and closes the index's own connection (a read under way is cancelled; the index stays). */
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+    const connection = this.visibility?.connection;
+    this.visibility = undefined;
+    void connection?.close().catch(() => undefined);
+  }
+
+  /**
+   * The client visibility is read through: one of the index's own, on a connection without the client's gRPC retry
+   * interceptor. A read that fails is simply tried again at the next refresh; and a retry waiting in its backoff timer
+   * when the caller closes the shared connection would start a call on a closed channel, an uncaught error in
+   * whichever process (or test) closed it.
+   */
+  private visibilityClient(): Client {
+    if (this.visibility) return this.visibility.client;
+    const { client } = this.options;
+    if (!(client.connection instanceof Connection)) return (this.visibility = { client }).client;
+    const connection = Connection.lazy({ ...client.connection.options, interceptors: [] });
+    const own = new Client({
+      connection,
+      namespace: client.options.namespace,
+      dataConverter: client.options.dataConverter,
+    });
+    return (this.visibility = { client: own, connection }).client;
   }
 
   /**
@@ -89,7 +113,8 @@ export class LiveGrants {
   }
 
   private async read(): Promise<void> {
-    const { client, taskQueue, logger } = this.options;
+    const { taskQueue, logger } = this.options;
+    const client = this.visibilityClient();
     const next = new Map<string, IndexedGrants>();
     try {
       const query =

@@ -9,18 +9,19 @@
  * rewrite the whole file can rebuild the chain, so keep a copy of the last hash elsewhere (the
  * `audit verify` output prints it) when that matters.
  *
- * Writers in several processes may share one file: an append takes a lock (a directory created
- * next to the file, which `mkdir` makes atomic), reads the last line, and writes the new line
- * with one `write` under `O_APPEND`. The lock names its holder (pid and host); a waiter on the same
- * host takes over at once a lock whose holder is no longer running (an MCP client killed its proxy
+ * Writers in several processes may share one file: an append takes a lock (a file next to the log,
+ * created whole by an atomic `link`), reads the last line, and writes the new line with one `write`
+ * under `O_APPEND`. The lock names its holder (pid, start time and host); a waiter on the same host
+ * takes over at once a lock whose holder is no longer running (an MCP client killed its proxy
  * mid-append), and any lock older than {@link STALE_LOCK_MS}. One takeover runs at a time (a second
  * lock directory), so two waiters never both remove a lock and both think they hold the next one.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   closeSync,
   existsSync,
   fstatSync,
+  linkSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -31,7 +32,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { canonicalJson } from '../contracts/canonical-json';
 import { AgentJudgeError, AuditDamagedError } from '../contracts/errors';
@@ -51,14 +52,12 @@ export interface ChainEntry<T = unknown> {
 
 /** The `prev` of the first line. */
 export const GENESIS = '0'.repeat(64);
-/** A lock directory older than this is taken over: its writer died holding it. */
+/** A lock older than this is taken over: its writer died holding it. */
 export const STALE_LOCK_MS = 30_000;
 /** How long an append waits for the lock before failing. */
 const LOCK_WAIT_MS = 10_000;
 /** A takeover lock older than this is removed: a takeover takes microseconds. */
 const STALE_TAKEOVER_MS = 5_000;
-/** The file inside a lock directory that names its holder. */
-const OWNER_FILE = 'owner.json';
 
 /** Raised when a log cannot be appended to or read because a line is broken. Never retried. */
 export class ChainError extends AuditDamagedError {
@@ -117,26 +116,66 @@ function lastLine(file: string): string | undefined {
   }
 }
 
-/** Whether the lock's holder is a process on this host that no longer runs (never true for a lock being created). */
-function holderGone(lock: string): boolean {
-  let owner: { pid?: unknown; host?: unknown };
+/** What a lock file holds: who took it, and a token that is this acquisition's alone. */
+interface LockOwner {
+  pid?: unknown;
+  host?: unknown;
+  /** The holder's start time (field 22 of /proc/<pid>/stat): a pid given to another process is not taken for it. */
+  start?: unknown;
+  token?: unknown;
+}
+
+/** A process's state letter and start time from /proc; `'absent'` when it does not exist; undefined when unknown. */
+function procStat(pid: number): { state: string; start: string } | 'absent' | undefined {
   try {
-    owner = JSON.parse(readFileSync(join(lock, OWNER_FILE), 'utf8')) as typeof owner;
-  } catch {
-    return false; // not written yet (the holder is between mkdir and write), or already released
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses; fields are counted after the last ')'.
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    const [state, start] = [fields[0], fields[19]];
+    return state && start ? { state, start } : undefined;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && existsSync('/proc/self/stat')) return 'absent';
+    return undefined;
   }
-  if (owner.host !== hostname() || !Number.isInteger(owner.pid) || owner.pid === process.pid) return false;
+}
+
+const OWN_START = (() => {
+  const own = procStat(process.pid);
+  return typeof own === 'object' ? own.start : undefined;
+})();
+
+function readOwner(lock: string): LockOwner | undefined {
   try {
-    process.kill(owner.pid as number, 0);
+    return JSON.parse(readFileSync(lock, 'utf8')) as LockOwner;
+  } catch {
+    return undefined; // released since, or not a lock file this code wrote (then only its age counts)
+  }
+}
+
+/**
+ * Whether the lock's holder is a process on this host that no longer runs: gone, a zombie its parent has not
+ * reaped yet, or a new process that was given the dead holder's pid.
+ */
+function holderGone(lock: string): boolean {
+  const owner = readOwner(lock);
+  if (!owner || owner.host !== hostname() || !Number.isInteger(owner.pid) || owner.pid === process.pid) return false;
+  const pid = owner.pid as number;
+  const stat = procStat(pid);
+  if (stat === 'absent') return true;
+  if (stat) {
+    return stat.state === 'Z' || stat.state === 'X' || (owner.start !== undefined && owner.start !== stat.start);
+  }
+  try {
+    process.kill(pid, 0);
     return false;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
 
-function ageOf(dir: string): number | undefined {
+function ageOf(path: string): number | undefined {
   try {
-    return Date.now() - statSync(dir).mtimeMs;
+    return Date.now() - statSync(path).mtimeMs;
   } catch {
     return undefined;
   }
@@ -164,33 +203,45 @@ function takeOver(lock: string): boolean {
   }
 }
 
+/**
+ * Takes the lock, or returns false when another holds it. The owner is written to a file of this process's own
+ * first and then hard-linked to the lock's name: `link` is atomic and fails when the name exists, so the lock
+ * never exists without its owner (a writer killed between creating a lock and naming itself in it left one that
+ * every waiter had to sit out as stale).
+ */
+function tryLock(lock: string, token: string): boolean {
+  const mine = `${lock}.${token}`;
+  writeFileSync(mine, JSON.stringify({ pid: process.pid, host: hostname(), start: OWN_START, token }), {
+    mode: 0o600,
+  });
+  try {
+    linkSync(mine, lock);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return false;
+  } finally {
+    rmSync(mine, { force: true });
+  }
+}
+
 async function withLock<T>(file: string, fn: () => T): Promise<T> {
   const lock = `${file}.lock`;
+  const token = `${process.pid}-${randomBytes(6).toString('hex')}`;
   const deadline = Date.now() + LOCK_WAIT_MS;
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      try {
-        writeFileSync(join(lock, OWNER_FILE), JSON.stringify({ pid: process.pid, host: hostname() }));
-      } catch (err) {
-        rmSync(lock, { recursive: true, force: true });
-        throw err;
-      }
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const age = ageOf(lock);
-      if (age === undefined) continue; // released between mkdir and stat
-      if ((holderGone(lock) || age > STALE_LOCK_MS) && takeOver(lock)) continue;
-      if (Date.now() > deadline)
-        throw new ChainLockTimeoutError(`${file}: could not take the lock ${lock} within ${LOCK_WAIT_MS} ms`, file);
-      await sleep(5 + Math.random() * 20);
-    }
+  while (!tryLock(lock, token)) {
+    const age = ageOf(lock);
+    if (age === undefined) continue; // released between link and stat
+    if ((holderGone(lock) || age > STALE_LOCK_MS) && takeOver(lock)) continue;
+    if (Date.now() > deadline)
+      throw new ChainLockTimeoutError(`${file}: could not take the lock ${lock} within ${LOCK_WAIT_MS} ms`, file);
+    await sleep(5 + Math.random() * 20);
   }
   try {
     return fn();
   } finally {
-    rmSync(lock, { recursive: true, force: true });
+    // Only this acquisition's lock is removed: one taken over as stale may already be another writer's.
+    if (readOwner(lock)?.token === token) rmSync(lock, { force: true });
   }
 }
 

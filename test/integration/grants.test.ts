@@ -50,6 +50,7 @@ describe('scoped grants', () => {
     });
   });
   afterAll(async () => {
+    grants?.stop();
     await sys?.stop();
     await connection?.close();
   });

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { appendChained, ChainError, GENESIS, readChain, verifyChain } from '../../src/audit/chain';
 
@@ -41,10 +41,9 @@ describe('hash-chained log', () => {
 });
 
 describe('the lock of a chained log', () => {
-  const holdLock = (file: string, pid: number) => {
-    mkdirSync(`${file}.lock`);
-    writeFileSync(join(`${file}.lock`, 'owner.json'), JSON.stringify({ pid, host: hostname() }));
-  };
+  const holdLock = (file: string, pid: number, start?: string) =>
+    writeFileSync(`${file}.lock`, JSON.stringify({ pid, host: hostname(), start, token: 'theirs' }));
+  const startOf = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19]!;
 
   it('is taken over at once when its holder no longer runs (killed mid-append)', async () => {
     const file = fresh();
@@ -70,5 +69,32 @@ describe('the lock of a chained log', () => {
     holdLock(file, holder.pid!);
     await Promise.all(Array.from({ length: 20 }, (_, n) => appendChained(file, { n })));
     expect(verifyChain(file)).toMatchObject({ ok: true, entries: 20 });
+  });
+
+  it('waits for a live holder, and takes over at once when the pid now belongs to another process', async () => {
+    const file = fresh();
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+    await new Promise((r) => other.once('spawn', r));
+    try {
+      holdLock(file, other.pid!, startOf(other.pid!));
+      let done = false;
+      const waiting = appendChained(file, { n: 1 }).then(() => (done = true));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(done).toBe(false); // the holder named in the lock runs: its lock is kept
+      // The same pid with another start time: the holder died and the pid was given to a new process.
+      holdLock(file, other.pid!, String(Number(startOf(other.pid!)) - 1));
+      await waiting;
+      expect(done).toBe(true);
+      expect(verifyChain(file)).toMatchObject({ ok: true, entries: 1 });
+      expect(existsSync(`${file}.lock`)).toBe(false);
+    } finally {
+      other.kill('SIGKILL');
+    }
+  });
+
+  it('leaves no lock file and no owner file behind after appends', async () => {
+    const file = fresh();
+    await Promise.all(Array.from({ length: 10 }, (_, n) => appendChained(file, { n })));
+    expect(readdirSync(dirname(file)).sort()).toEqual(['log.jsonl']);
   });
 });
