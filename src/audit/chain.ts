@@ -204,44 +204,44 @@ function takeOver(lock: string): boolean {
 }
 
 /**
- * Takes the lock, or returns false when another holds it. The owner is written to a file of this process's own
- * first and then hard-linked to the lock's name: `link` is atomic and fails when the name exists, so the lock
- * never exists without its owner (a writer killed between creating a lock and naming itself in it left one that
- * every waiter had to sit out as stale).
+ * Takes the lock: the owner is written once to a file of this acquisition's own, then hard-linked to the lock's name
+ * until a link succeeds. `link` is atomic and fails when the name exists, so the lock never exists without its owner
+ * (a writer killed between creating a lock and naming itself in it left one that every waiter had to sit out).
  */
-function tryLock(lock: string, token: string): boolean {
-  const mine = `${lock}.${token}`;
-  writeFileSync(mine, JSON.stringify({ pid: process.pid, host: hostname(), start: OWN_START, token }), {
-    mode: 0o600,
-  });
-  try {
-    linkSync(mine, lock);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    return false;
-  } finally {
-    rmSync(mine, { force: true });
-  }
-}
-
 async function withLock<T>(file: string, fn: () => T): Promise<T> {
   const lock = `${file}.lock`;
   const token = `${process.pid}-${randomBytes(6).toString('hex')}`;
+  const mine = `${lock}.${token}`;
   const deadline = Date.now() + LOCK_WAIT_MS;
-  while (!tryLock(lock, token)) {
-    const age = ageOf(lock);
-    if (age === undefined) continue; // released between link and stat
-    if ((holderGone(lock) || age > STALE_LOCK_MS) && takeOver(lock)) continue;
-    if (Date.now() > deadline)
-      throw new ChainLockTimeoutError(`${file}: could not take the lock ${lock} within ${LOCK_WAIT_MS} ms`, file);
-    await sleep(5 + Math.random() * 20);
+  writeFileSync(mine, JSON.stringify({ pid: process.pid, host: hostname(), start: OWN_START, token }), { mode: 0o600 });
+  try {
+    while (!linked(mine, lock)) {
+      const age = ageOf(lock);
+      if (age === undefined) continue; // released between link and stat
+      if ((holderGone(lock) || age > STALE_LOCK_MS) && takeOver(lock)) continue;
+      if (Date.now() > deadline)
+        throw new ChainLockTimeoutError(`${file}: could not take the lock ${lock} within ${LOCK_WAIT_MS} ms`, file);
+      await sleep(5 + Math.random() * 20);
+    }
+  } finally {
+    rmSync(mine, { force: true });
   }
   try {
     return fn();
   } finally {
     // Only this acquisition's lock is removed: one taken over as stale may already be another writer's.
     if (readOwner(lock)?.token === token) rmSync(lock, { force: true });
+  }
+}
+
+/** Whether `from` was linked to the free name `to` (false when `to` exists). */
+function linked(from: string, to: string): boolean {
+  try {
+    linkSync(from, to);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return false;
   }
 }
 
