@@ -26,7 +26,7 @@ import {
 
 /** How long the model takes to answer APPROVE, by the file the proposal writes. */
 const JUDGE_MS: Record<string, number> = {
-  'cancelled-while-judged.md': 1000, // inside the settling Update's 2 s claim window
+  'cancelled-while-judged.md': 300, // inside the settling Update's 2 s claim window, even on a loaded machine
   'slow-but-held.md': 3000, // past it, within the patient proxy's hold
   'held-past-the-judge.md': 4000, // past the hasty proxy's 2 s hold
 };
@@ -36,6 +36,8 @@ let env: McpEnv;
 /** A proxy that holds a call longer than the judge takes, and one that gives up before it answers. */
 let patient: ConnectedProxy;
 let hasty: ConnectedProxy;
+/** Called when the model is asked about a file, before it answers (the cancelled case cancels there). */
+const onJudged = new Map<string, () => void>();
 
 beforeAll(async () => {
   fake = await startFakeOllama({
@@ -43,6 +45,7 @@ beforeAll(async () => {
       const text = req.messages.map((m) => m.content).join('\n');
       const file = Object.keys(JUDGE_MS).find((f) => text.includes(f));
       if (!file) throw new Error('unexpected judge call');
+      onJudged.get(file)?.();
       return { content: answerJson('APPROVE', 0.95, 'writes the report the task names'), delayMs: JUDGE_MS[file] };
     },
   });
@@ -90,13 +93,15 @@ describe('a judged call that outlives the proxy waiting for it', () => {
   it('cancelled while the model judges: never forwarded, and recorded as not forwarded at once', async () => {
     const path = join(env.workspace, 'cancelled-while-judged.md');
     const controller = new AbortController();
+    // Cancelled when the model is asked, so always before it answers: the settling Update is on its way by then. (A
+    // fixed delay raced the judge on a loaded cluster: the model's answer came after the claim window, nothing was
+    // claimed, and there was nothing to record.)
+    onJudged.set('cancelled-while-judged.md', () => controller.abort());
     const pending = callTool(patient.agent, 'write_file', writeArgs(path), { signal: controller.signal });
-    // Cancelled at once: the settling Update is already on its way (the cancellation follows the request on stdio).
-    setTimeout(() => controller.abort(), 100);
     await expect(pending).rejects.toThrow();
     const workflowId = await proposalWriting(path);
-    // The model approves a second later, inside the claim window: the settling Update claimed the approval for the
-    // call that is gone; the proxy records that it was never forwarded, long before the 2-minute window would have.
+    // The model approves 0.3 s later, inside the claim window: the settling Update claimed the approval for the call
+    // that is gone; the proxy records that it was never forwarded, long before the 2-minute window would have.
     const st = await until('the outcome recorded', async () => {
       const s = await getStatus(env.sys.client, workflowId);
       return s.caller?.outcome ? s : undefined;
