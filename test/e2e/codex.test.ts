@@ -39,6 +39,8 @@ let sys: TestSystem;
 let gate: HookGateServer;
 let model: FakeResponsesApi;
 let project: string;
+/** A project whose hooks point at a gate that is not there. */
+let offline: string;
 let home: string;
 const token = newAgentToken();
 
@@ -78,7 +80,7 @@ interface CodexRun {
 }
 
 /** `codex exec` (or `codex exec resume <session>`) in the project, with only the test's environment. */
-function codex(args: string[]): Promise<CodexRun> {
+function codex(args: string[], cwd = project): Promise<CodexRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       toolPath('codex'),
@@ -91,7 +93,7 @@ function codex(args: string[]): Promise<CodexRun> {
         ...args.slice(args[0] === 'resume' ? 2 : 0),
       ],
       {
-        cwd: project,
+        cwd,
         env: {
           PATH: process.env.PATH ?? '/usr/bin:/bin',
           HOME: home,
@@ -128,7 +130,10 @@ beforeAll(async () => {
   });
   project = join(sys.baseDir, 'project');
   home = join(sys.baseDir, 'home');
+  offline = join(sys.baseDir, 'offline');
   mkdirSync(project, { recursive: true });
+  mkdirSync(offline, { recursive: true });
+  writeFileSync(join(offline, 'README.md'), '# Offline\n');
   mkdirSync(join(home, '.codex'), { recursive: true });
   writeFileSync(join(project, 'README.md'), '# Widgets\n\nRun `make` to build.\n');
   writeFileSync(join(sys.baseDir, 'hook-token'), `${token}\n`, { mode: 0o600 });
@@ -159,6 +164,18 @@ beforeAll(async () => {
   ]);
   expect(install.code, install.stderr).toBe(0);
   expect(JSON.parse(install.stdout)).toMatchObject({ settings: join(project, '.codex', 'hooks.json'), changed: true });
+  const unreachable = await cli([
+    'hook',
+    'install',
+    'codex',
+    '--dir',
+    offline,
+    '--url',
+    'http://127.0.0.1:9',
+    '--token-file',
+    join(sys.baseDir, 'hook-token'),
+  ]);
+  expect(unreachable.code, unreachable.stderr).toBe(0);
   writeFileSync(
     join(home, '.codex', 'config.toml'),
     [
@@ -175,6 +192,8 @@ beforeAll(async () => {
       `env_key = "${API_KEY_ENV}"`,
       // Codex reads a project's .codex/ (its hooks.json) only in a trusted project.
       `[projects.${JSON.stringify(project)}]`,
+      'trust_level = "trusted"',
+      `[projects.${JSON.stringify(offline)}]`,
       'trust_level = "trusted"',
       '',
     ].join('\n'),
@@ -317,5 +336,20 @@ describe('the real Codex CLI with its hooks on agent-judge', () => {
     const again = /Proposal (call-[0-9a-f]{32})/.exec(outputSeen('call_again').text)![1]!;
     expect(again).not.toBe(proposalId);
     expect(await getStatus(sys.client, proposalId)).toMatchObject({ status: 'executed', caller: { outcome: 'ok' } });
+  });
+
+  it('with the gate out of reach, even a read is blocked: the hook fails closed in Codex', async () => {
+    model.script([
+      { output: [shellCall('call_offline', 'cat README.md')] },
+      { output: [message('agent-judge is not reachable.')] },
+    ]);
+    const run = await codex(['Show the README'], offline);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/hook: PreToolUse Blocked/);
+    const seen = outputSeen('call_offline').text;
+    expect(seen).toMatch(
+      /^Command blocked by PreToolUse hook: agent-judge: .*gate at http:\/\/127\.0\.0\.1:9 cannot be reached/,
+    );
+    expect(seen).not.toContain('# Offline');
   });
 });
