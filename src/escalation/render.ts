@@ -459,18 +459,44 @@ export function renderUncertainExecution(notice: UncertainExecutionNotice): Mess
   };
 }
 
-function decisionLine(d: DecisionRecord): string {
+/**
+ * How a chat channel writes the pieces of an outcome: a person, a moment, untrusted text. Discord and Slack share
+ * the outcome's words ({@link describeOutcome}) and differ only here.
+ */
+export interface ChatFormat {
+  /** The `via` of decisions made in this channel: those lines do not repeat it. */
+  channel: 'discord' | 'slack';
+  who(approver: string): string;
+  /** A moment, in the reader's own time zone where the channel can. */
+  time(iso: string): string;
+  /** Untrusted text, made inert and bounded. */
+  text(raw: string, max: number): string;
+}
+
+export const DISCORD_FORMAT: ChatFormat = {
+  channel: 'discord',
+  who,
+  time: (iso) => discordTimestamp(iso, 'f'),
+  text: safeText,
+};
+
+const VIA_LABEL: Record<DecisionRecord['via'], string> = { cli: 'CLI', api: 'API', discord: 'Discord', slack: 'Slack' };
+
+function decisionLine(d: DecisionRecord, fmt: ChatFormat): string {
   const verb = d.decision === 'approve' ? '✅ approved' : '❌ rejected';
-  const via = d.via === 'discord' ? '' : ` via ${d.via === 'cli' ? 'CLI' : 'API'}`;
-  const reason = d.reason ? `: ${safeText(d.reason, 300)}` : '';
-  return `${who(d.approver)} ${verb} ${discordTimestamp(d.at, 'f')}${via}${reason}`;
+  const via = d.via === fmt.channel ? '' : ` via ${VIA_LABEL[d.via] ?? 'API'}`;
+  const reason = d.reason ? `: ${fmt.text(d.reason, 300)}` : '';
+  return `${fmt.who(d.approver)} ${verb} ${fmt.time(d.at)}${via}${reason}`;
 }
 
 /** The outcome in words: headline (one line) and details (who, when, what). */
-export function describeOutcome(o: OutcomeView): { headline: string; details: string; color: number; final: boolean } {
+export function describeOutcome(
+  o: OutcomeView,
+  fmt: ChatFormat = DISCORD_FORMAT,
+): { headline: string; details: string; color: number; final: boolean } {
   const approvals = o.decisions.filter((d) => d.decision === 'approve');
   const rejects = o.decisions.filter((d) => d.decision === 'reject');
-  const lines = o.decisions.map(decisionLine);
+  const lines = o.decisions.map((d) => decisionLine(d, fmt));
   if (!isFinalStatus(o.status)) {
     const needed = Math.max(1, o.approvals_needed ?? 1);
     const waiting = Math.max(0, needed - approvals.length);
@@ -484,8 +510,8 @@ export function describeOutcome(o: OutcomeView): { headline: string; details: st
     const expired = o.verdict?.decided_by === 'timeout';
     const headline = expired
       ? '⌛ Expired: no decision before the deadline, so it was rejected'
-      : `❌ Rejected (${safeText(o.verdict?.decided_by ?? 'unknown', 64)})`;
-    const details = [...lines, o.verdict?.reason ? safeText(o.verdict.reason, 400) : ''].filter(Boolean).join('\n');
+      : `❌ Rejected (${fmt.text(o.verdict?.decided_by ?? 'unknown', 64)})`;
+    const details = [...lines, o.verdict?.reason ? fmt.text(o.verdict.reason, 400) : ''].filter(Boolean).join('\n');
     return {
       headline,
       details: details || 'No approver decided in time.',
@@ -494,7 +520,7 @@ export function describeOutcome(o: OutcomeView): { headline: string; details: st
     };
   }
   if (rejects.length > 0 || o.status === 'rejected') {
-    const by = rejects.length ? ` by ${rejects.map((d) => who(d.approver)).join(', ')}` : '';
+    const by = rejects.length ? ` by ${rejects.map((d) => fmt.who(d.approver)).join(', ')}` : '';
     return {
       headline: `❌ Rejected${by}`,
       details: lines.join('\n') || 'Rejected.',
@@ -502,7 +528,7 @@ export function describeOutcome(o: OutcomeView): { headline: string; details: st
       final: true,
     };
   }
-  const by = approvals.length ? ` by ${approvals.map((d) => who(d.approver)).join(', ')}` : '';
+  const by = approvals.length ? ` by ${approvals.map((d) => fmt.who(d.approver)).join(', ')}` : '';
   const tail =
     o.status === 'executed'
       ? ' · executed'
