@@ -120,6 +120,19 @@ export function escapeText(raw: string): string {
     .replace(RESERVED_MARK, '(icon)');
 }
 
+/**
+ * Untrusted text for a channel that shows it as plain text (Slack's `plain_text`): no control characters, no
+ * direction overrides, none of agent-judge's marks, and one line unless `keepLines` (for a block that holds nothing
+ * but this text, so a line of it cannot pass for one of agent-judge's).
+ */
+export function inertText(raw: string, { keepLines = false }: { keepLines?: boolean } = {}): string {
+  const lines = keepLines
+    ? raw.replace(/\r\n?|[\u000b\u000c\u0085\u2028\u2029]/g, '\n')
+    : raw.replace(LINE_BREAK, ' ⏎ ');
+  // CONTROL spares the newline.
+  return lines.replace(CONTROL, '').replace(RESERVED_MARK, '(icon)');
+}
+
 /** Cuts to `max` characters with an ellipsis, never splitting a surrogate pair or an escape. */
 export function truncate(text: string, max: number): string {
   if (text.length <= max) return text;
@@ -268,7 +281,7 @@ function confidenceText(c: number | null | undefined): string {
   return c === null || c === undefined ? '' : ` · confidence ${Math.round(c * 100)}%`;
 }
 
-const EVIDENCE_MARK: Record<EvidenceStatus, string> = {
+export const EVIDENCE_MARK: Record<EvidenceStatus, string> = {
   verified: '✅',
   failed: '❌ check failed:',
   'other-repo': '❌ other repository:',
