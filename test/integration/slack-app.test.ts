@@ -114,6 +114,8 @@ describe('Slack escalation over HTTP, one approval', () => {
     expect(h.app.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/slack\/events$/);
     expect(message.channel).toBe(h.fake.dmOf(h.alice));
     await h.fake.waitFor(() => h.fake.messagesFor(workflowId).length === 2, 'two DMs');
+    // bob's screen before anything is decided: a stale copy, still with its buttons.
+    const bobsStale = structuredClone(h.fake.messagesFor(workflowId).find((m) => m !== message)!);
     expect(message.text).toBe('Decision needed: financial_op by @engineering (human-only)');
     expect(message.blocks[0]).toEqual({
       type: 'header',
@@ -160,8 +162,8 @@ describe('Slack escalation over HTTP, one approval', () => {
     await h.fake.waitFor(() => !hasButtons(bobs), "bob's copy to close");
     expect(bobs.text).toBe(`✅ Approved by <@${h.alice}>`);
 
-    // A late click is told what happened.
-    await h.click(bobs, 'approve', h.bob, workflowId);
+    // A late click on a stale copy is told what happened.
+    await h.click(bobsStale, 'approve', h.bob, workflowId);
     const late = await h.fake.waitFor(() => h.fake.ephemerals.find((e) => e.user === h.bob), 'the late notice');
     expect(late.text).toBe(`This proposal is no longer waiting for a decision. ✅ Approved by <@${h.alice}>.`);
   });
