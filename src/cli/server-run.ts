@@ -127,6 +127,13 @@ const NO_APPROVERS = 'none: escalations will time out; add some with AGENT_JUDGE
 const DISCORD_OFF = 'off: set DISCORD_TOKEN to get escalations in Discord (see docs/discord.md)';
 const SLACK_OFF = 'off: set SLACK_BOT_TOKEN to get escalations in Slack (see docs/slack.md)';
 
+function describeSlack(slack: { mode: 'http' | 'socket'; url?: string } | null): string {
+  if (slack) return `escalations go to Slack (${slack.mode === 'socket' ? 'Socket Mode' : slack.url})`;
+  if (process.env.SLACK_BOT_TOKEN?.trim())
+    return 'posting only: set SLACK_SIGNING_SECRET or SLACK_APP_TOKEN to hear clicks';
+  return SLACK_OFF;
+}
+
 function describePolicy(policy: CompliancePolicy, path: string): string[] {
   const approvers = policy.spec.escalation.approvers;
   const unsigned = approvers.filter((a) => !signingKeyFor(policy, a));
@@ -288,7 +295,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     `capability  ${describeCapabilities(policy, capabilityKey)}`,
     `decisions   ${describeDecisionSigning(signing, policy.spec.escalation.approvers.length)}`,
     `discord     ${bot ? 'escalations go to Discord (bot connected)' : DISCORD_OFF}`,
-    `slack       ${slack ? `escalations go to Slack (${slack.mode === 'socket' ? 'Socket Mode' : slack.url})` : process.env.SLACK_BOT_TOKEN?.trim() ? 'posting only: set SLACK_SIGNING_SECRET or SLACK_APP_TOKEN to hear clicks' : SLACK_OFF}`,
+    `slack       ${describeSlack(slack)}`,
     `hooks       ${hooksGate.line}`,
     ...audit,
     `try         agent-judge propose examples/memory-write.json --wait`,

@@ -108,7 +108,8 @@ export function registerSlackCommand(program: Command): void {
     )
     .option(
       '--policy <file>',
-      'CompliancePolicy YAML with the slack:<user id> approvers (default: $AGENT_JUDGE_POLICY or policies/default.yaml)',
+      'CompliancePolicy YAML with the slack:<user id> approvers ' +
+        '(default: $AGENT_JUDGE_POLICY or policies/default.yaml)',
     )
     .option('--port <port>', 'HTTP mode: port for Slack to post interactions to (default 3000)', parsePort)
     .option('--host <address>', 'HTTP mode: address to listen on (default 127.0.0.1; 0.0.0.0 for all)')

@@ -126,12 +126,14 @@ export function escapeText(raw: string): string {
  * but this text, so a line of it cannot pass for one of agent-judge's).
  */
 export function inertText(raw: string, { keepLines = false }: { keepLines?: boolean } = {}): string {
-  const lines = keepLines
-    ? raw.replace(/\r\n?|[\u000b\u000c\u0085\u2028\u2029]/g, '\n')
-    : raw.replace(LINE_BREAK, ' ⏎ ');
+  const lines = keepLines ? raw.replace(OTHER_LINE_BREAK, '\n') : raw.replace(LINE_BREAK, ' ⏎ ');
   // CONTROL spares the newline.
   return lines.replace(CONTROL, '').replace(RESERVED_MARK, '(icon)');
 }
+
+/** Every line break but the newline, which {@link inertText} keeps with `keepLines`. */
+// eslint-disable-next-line no-control-regex -- vertical tab and form feed are what this matches
+const OTHER_LINE_BREAK = /\r\n?|[\u000b\u000c\u0085\u2028\u2029]/g;
 
 /** Cuts to `max` characters with an ellipsis, never splitting a surrogate pair or an escape. */
 export function truncate(text: string, max: number): string {

@@ -231,8 +231,9 @@ export async function startSlackApp(opts: SlackAppOptions): Promise<SlackApp> {
       log.error({ err, action_id: action.action_id }, 'click failed'),
     );
   });
-  app.error(async (err) => {
+  app.error((err) => {
     log.error({ err }, 'slack app error');
+    return Promise.resolve();
   });
 
   let url: string | undefined;

@@ -204,13 +204,15 @@ export function renderSlackEscalation(notice: EscalationNotice): SlackMessage {
   const needed = Math.max(1, notice.approvals_needed);
   const judgePosition = notice.dispute.judge_position || notice.verdict?.reason || '';
   const confidence = notice.dispute.judge_confidence ?? notice.verdict?.confidence;
-  const judgeLabel = `${FIELD.judge}${typeof confidence === 'number' ? ` · confidence ${Math.round(confidence * 100)}%` : ''}`;
+  const confidenceNote = typeof confidence === 'number' ? ` · confidence ${Math.round(confidence * 100)}%` : '';
+  const judgeLabel = `${FIELD.judge}${confidenceNote}`;
   const blocks: SlackBlock[] = [
     { type: 'header', text: plain(`${p.action_type} → ${describeTarget(p)}`, SLACK_LIMITS.header) },
     {
       type: 'section',
       text: mrkdwn(
-        `*Decision needed*${needed > 1 ? ` · ${needed} approvals needed` : ''} · decide by ${slackDate(notice.deadline)}`,
+        `*Decision needed*${needed > 1 ? ` · ${needed} approvals needed` : ''} · ` +
+          `decide by ${slackDate(notice.deadline)}`,
       ),
     },
     { type: 'section', text: plain(cut(notice.dispute.reason || 'A person must decide this proposal.', 700, id), 800) },

@@ -37,6 +37,11 @@ export interface ApiCall {
   auth: string | undefined;
 }
 
+/** A form or JSON field as text ('' when absent or not text). */
+function str(v: unknown): string {
+  return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '';
+}
+
 export class FakeSlack {
   readonly messages: FakeSlackMessage[] = [];
   readonly ephemerals: FakeEphemeral[] = [];
@@ -218,7 +223,7 @@ export class FakeSlack {
           bot_id: this.botId,
         });
       case 'conversations.open': {
-        const user = String(args.users ?? '');
+        const user = str(args.users);
         if (!/^[UW][A-Z0-9]+$/.test(user)) return send({ ok: false, error: 'user_not_found' });
         let dm = this.dms.get(user);
         if (!dm) {
@@ -235,9 +240,9 @@ export class FakeSlack {
           ts: this.nextTs(),
           user: this.botUserId,
           bot_id: this.botId,
-          text: String(args.text ?? ''),
+          text: str(args.text),
           blocks: args.blocks as Array<Record<string, unknown>>,
-          ...(args.thread_ts ? { thread_ts: String(args.thread_ts) } : {}),
+          ...(args.thread_ts ? { thread_ts: str(args.thread_ts) } : {}),
           edits: [],
         };
         this.messages.push(m);
@@ -247,13 +252,13 @@ export class FakeSlack {
         const m = this.messages.find((x) => x.channel === args.channel && x.ts === args.ts);
         if (!m) return send({ ok: false, error: 'message_not_found' });
         m.edits.push({ text: m.text, blocks: m.blocks });
-        m.text = String(args.text ?? '');
+        m.text = str(args.text);
         if (Array.isArray(args.blocks)) m.blocks = args.blocks as Array<Record<string, unknown>>;
         return send({ ok: true, channel: m.channel, ts: m.ts, text: m.text });
       }
       case 'chat.postEphemeral': {
         if (!channelOk(args.channel)) return send({ ok: false, error: 'channel_not_found' });
-        this.ephemerals.push({ channel: String(args.channel), user: String(args.user), text: String(args.text) });
+        this.ephemerals.push({ channel: String(args.channel), user: String(args.user), text: str(args.text) });
         return send({ ok: true, message_ts: this.nextTs() });
       }
       case 'conversations.history': {

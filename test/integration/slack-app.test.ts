@@ -109,7 +109,7 @@ describe('Slack escalation over HTTP, one approval', () => {
   afterAll(async () => h?.stop());
   afterEach(() => expect(h.fake.unexpected).toEqual([]));
 
-  it('DMs the dispute, refuses a bad signature and a non-approver, and an approver’s click approves and closes it', async () => {
+  it('DMs the dispute, refuses a bad signature and a non-approver; an approver’s click approves it', async () => {
     const { workflowId, message } = await h.escalate();
     expect(h.app.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/slack\/events$/);
     expect(message.channel).toBe(h.fake.dmOf(h.alice));
