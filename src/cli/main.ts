@@ -80,6 +80,17 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   {
     commands: [
       {
+        term: 'slack [options]',
+        description:
+          'run the Slack app: approvers decide escalated proposals with one click ' +
+          '(needs SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET or SLACK_APP_TOKEN)',
+      },
+    ],
+    load: async () => (await import('./slack')).registerSlackCommand,
+  },
+  {
+    commands: [
+      {
         term: 'eval [options] [corpus]',
         description:
           'evaluate the judge on a JSONL corpus of {"proposal","expected","tags"} lines, ' +

@@ -14,8 +14,9 @@ import { announceWorkerPolicy } from '../worker/policy-publication';
 import { taskQueuesFor } from '../names';
 import { resolveUnsignedDecisions } from '../identity/decision';
 import { createWorkers, requireCapabilityKey, runWorkers, WORKER_ROLES, type WorkerRole } from '../worker';
-import { createNotifiersFromEnv } from '../escalation/discord-notifier';
+import { createNotifiersFromEnv } from '../escalation/notifiers';
 import { startDiscordBotFromEnv } from './discord';
+import { startSlackAppFromEnv } from './slack';
 import { resolveJudge, type ResolvedJudge } from '../judge/discover';
 import { signingKeyFor } from '../identity/decision';
 import { PublicKeySchema } from '../contracts/identity';
@@ -124,6 +125,14 @@ function installRuntimeLogging(logger: Logger, env: Env, metrics: MetricsExport 
 
 const NO_APPROVERS = 'none: escalations will time out; add some with AGENT_JUDGE_APPROVERS=you';
 const DISCORD_OFF = 'off: set DISCORD_TOKEN to get escalations in Discord (see docs/discord.md)';
+const SLACK_OFF = 'off: set SLACK_BOT_TOKEN to get escalations in Slack (see docs/slack.md)';
+
+function describeSlack(slack: { mode: 'http' | 'socket'; url?: string } | null): string {
+  if (slack) return `escalations go to Slack (${slack.mode === 'socket' ? 'Socket Mode' : slack.url})`;
+  if (process.env.SLACK_BOT_TOKEN?.trim())
+    return 'posting only: set SLACK_SIGNING_SECRET or SLACK_APP_TOKEN to hear clicks';
+  return SLACK_OFF;
+}
 
 function describePolicy(policy: CompliancePolicy, path: string): string[] {
   const approvers = policy.spec.escalation.approvers;
@@ -236,7 +245,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     setRetention: true,
     archive: true,
   });
-  const notifiers = createNotifiersFromEnv(process.env, logger);
+  const notifiers = await createNotifiersFromEnv(process.env, logger);
   const judge = await describeJudge(policy);
   const operatorKeys = circleOperatorKeys(env);
   const workers = await createWorkers({
@@ -269,6 +278,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     logger,
   });
   const bot = await startDiscordBotFromEnv({ client, policy, logger });
+  const slack = await startSlackAppFromEnv({ client, policy, logger });
   const hooksGate = await startDevHookGate(policy, client, taskQueues.workflow, logger);
 
   const lines = [
@@ -285,6 +295,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     `capability  ${describeCapabilities(policy, capabilityKey)}`,
     `decisions   ${describeDecisionSigning(signing, policy.spec.escalation.approvers.length)}`,
     `discord     ${bot ? 'escalations go to Discord (bot connected)' : DISCORD_OFF}`,
+    `slack       ${describeSlack(slack)}`,
     `hooks       ${hooksGate.line}`,
     ...audit,
     `try         agent-judge propose examples/memory-write.json --wait`,
@@ -297,6 +308,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
   gauges.stop();
   await hooksGate.close();
   await bot?.stop().catch((err) => logger.error({ err }, 'discord bot stop failed'));
+  await slack?.stop().catch((err: unknown) => logger.error({ err }, 'slack app stop failed'));
   await running.catch((err) => logger.error({ err }, 'worker failed'));
   await native.close();
   await connection.close();
@@ -383,7 +395,7 @@ export async function runWorker(opts: WorkerCommandOptions, cmd: Command): Promi
     client,
     roles,
     logger,
-    notifiers: roles.includes('workflow') ? createNotifiersFromEnv(process.env, logger) : [],
+    notifiers: roles.includes('workflow') ? await createNotifiersFromEnv(process.env, logger) : [],
     judge: judge?.deps,
     circleOperatorKeys: operatorKeys,
     ...(capabilityKey ? { capabilityKey } : {}),

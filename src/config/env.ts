@@ -168,6 +168,29 @@ export const ENV_VARS = {
     schema: text,
     description: "key file the Discord bot signs verified decisions with (the policy's `discordBotKey`)",
   },
+  SLACK_BOT_TOKEN: { schema: text, description: 'Slack bot token (`xoxb-…`): turns on Slack escalation' },
+  SLACK_SIGNING_SECRET: {
+    schema: text,
+    description: "`agent-judge slack` over HTTP: the app's signing secret; requests not signed with it get a 401",
+  },
+  SLACK_APP_TOKEN: {
+    schema: text,
+    description:
+      '`agent-judge slack` in Socket Mode: app-level token (`xapp-…`, `connections:write`); no public URL needed',
+  },
+  SLACK_API_URL: {
+    schema: url,
+    default: 'https://slack.com/api/',
+    description: 'Slack Web API base (a loopback fake in tests)',
+  },
+  SLACK_CHANNEL_ID: {
+    schema: z.string().regex(/^[CGD][A-Z0-9]{2,30}$/, 'expected a Slack channel id such as C0123ABCD'),
+    description: 'post Slack escalations to this channel instead of DMs to each slack:<id> approver',
+  },
+  AGENT_JUDGE_SLACK_KEY: {
+    schema: text,
+    description: "key file the Slack app signs verified decisions with (the policy's `slackBotKey`)",
+  },
   PATH: {
     schema: text,
     description: 'searched for `temporal`; the only variable `exec` actions inherit',

@@ -40,9 +40,9 @@ export const HumanDecisionSchema = z.strictObject({
   decision: z.enum(['approve', 'reject']),
   approver: ApproverIdSchema,
   reason: z.string().max(4096).optional(),
-  via: z.enum(['cli', 'discord', 'api']).default('api'),
+  via: z.enum(['cli', 'discord', 'slack', 'api']).default('api'),
   /**
-   * Ed25519 signature by the approver's key (or the Discord bot's). `binds` names the content and
+   * Ed25519 signature by the approver's key (or the Discord bot's, or the Slack app's). `binds` names the content and
    * the run it was made for (statement v2, see identity/decision.ts); a signature without it is a
    * v1 signature, bound to the workflow id alone, and new runs refuse it.
    */

@@ -245,6 +245,8 @@ export const CompliancePolicySchema = z.strictObject({
       approverKeys: z.record(ApproverIdSchema, PublicKeyText).default({}),
       /** Key of the Discord bot: it signs the decisions of `discord:<id>` approvers it verified. */
       discordBotKey: PublicKeyText.optional(),
+      /** Key of the Slack app: it signs the decisions of `slack:<user id>` approvers it verified. */
+      slackBotKey: PublicKeyText.optional(),
       /**
        * Refuse every unsigned decision (approvers without a key can then never decide); `false` accepts them (an
        * approver id without a key is then only a claim). Unset: `agent-judge worker` refuses them when an approver

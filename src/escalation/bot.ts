@@ -15,19 +15,18 @@ import {
   type Message,
   type ModalSubmitInteraction,
 } from 'discord.js';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { pino, type Logger } from 'pino';
 import type { KeyFile } from '../contracts/identity';
 import type { HumanDecision } from '../contracts/messages';
-import { proposalContentDigest } from '../contracts/digest';
-import { signDecision } from '../identity/sign-decision';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { ProposalStatus } from '../contracts/status';
-import { humanDecisionUpdate, statusQuery } from '../names';
+import { statusQuery } from '../names';
 import { discordApproverId, isDiscordApprover } from './approvers';
 import { buttonCustomId, cleanReason, parseButtonCustomId, parseModalCustomId, REASON_INPUT_ID } from './custom-id';
+import { closedNotice, decideFromChat, FORGED, isClosedError, NOT_AN_APPROVER, NOT_OURS } from './decide';
 import { normalizeApiUrl } from './discord-notifier';
-import { describeOutcome, renderOutcome, renderReasonModal, type MessagePayload } from './render';
+import { renderOutcome, renderReasonModal, type MessagePayload } from './render';
 
 /** A refused or suspicious interaction, logged at warn with `event: "governance"`. */
 export interface GovernanceEvent {
@@ -163,12 +162,6 @@ function messageCarries(
   );
 }
 
-function isClosedError(err: unknown): boolean {
-  if (err instanceof WorkflowNotFoundError) return true;
-  const msg = err instanceof Error ? err.message : '';
-  return /already completed|workflow execution.*(completed|closed|not found)/i.test(msg);
-}
-
 /** Starts the bot and resolves once it is connected to the gateway. */
 export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordBot> {
   const log = (opts.logger ?? pino({ level: 'info' }, pino.destination(2))).child({ component: 'discord-bot' });
@@ -214,32 +207,22 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
   async function admit(i: Answerable, workflowId: string | null, boundTo: string | null): Promise<boolean> {
     if (workflowId === null) {
       governance(i, 'malformed_interaction', null, 'custom_id is not an agent-judge button');
-      await refuse(i, 'This button is not one agent-judge recognises. Nothing was done.');
+      await refuse(i, NOT_OURS);
       return false;
     }
     // The data must match a button the bot itself put on this message: a forged custom_id on
     // another message cannot redirect a click to a different proposal.
     if (boundTo === null || !messageCarries(i.message, botUserId(), boundTo, workflowId)) {
       governance(i, 'forged_interaction', workflowId, 'the button data does not match the message it came from');
-      await refuse(i, 'This button does not belong to this message. Nothing was done; the attempt was recorded.');
+      await refuse(i, FORGED);
       return false;
     }
     if (!isDiscordApprover(approvers(), i.user.id)) {
       governance(i, 'unauthorized_click', workflowId, 'not a discord:<id> approver in the policy');
-      await refuse(i, 'You are not an approver for this proposal. Nothing was done; the attempt was recorded.');
+      await refuse(i, NOT_AN_APPROVER);
       return false;
     }
     return true;
-  }
-
-  function closedNotice(status: ProposalStatus): string {
-    const { headline } = describeOutcome({
-      workflow_id: status.workflow_id,
-      status: status.status,
-      verdict: status.verdict,
-      decisions: status.decisions,
-    });
-    return `This proposal is no longer waiting for a decision. ${headline}.`;
   }
 
   /** Brings a stale message up to date (e.g. when the workflow could not edit it itself). */
@@ -263,59 +246,28 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
     decision: HumanDecision['decision'],
     reason: string | undefined,
   ): Promise<void> {
-    const approver = discordApproverId(i.user.id);
     const respond = new Responder(i, deferAfterMs, log);
-    const handle = opts.client.workflow.getHandle(workflowId);
-    let status: ProposalStatus;
-    let firstRunId = '';
-    try {
-      // With a key, the signature binds the run clicked on: its chain's first run id, from describe.
-      const [s, described] = await Promise.all([
-        handle.query(statusQuery),
-        opts.signingKey ? handle.describe() : undefined,
-      ]);
-      status = s;
-      firstRunId = described ? described.raw.workflowExecutionInfo?.firstRunId || described.runId : '';
-    } catch (err) {
-      if (isClosedError(err)) return respond.ephemeral('This proposal no longer exists. Nothing was done.');
-      log.error({ err, workflow_id: workflowId }, 'status query failed');
-      return respond.ephemeral('agent-judge could not be reached. Nothing was decided; please try again.');
+    const result = await decideFromChat({
+      client: opts.client,
+      workflowId,
+      approver: discordApproverId(i.user.id),
+      via: 'discord',
+      decision,
+      reason,
+      signingKey: opts.signingKey,
+      onDecision: opts.onDecision,
+      log,
+    });
+    if (result.kind === 'refused') {
+      if (result.governance) governance(i, 'refused_by_workflow', workflowId, result.governance);
+      return respond.ephemeral(result.notice);
     }
-    if (status.stage !== 'awaiting_human') {
-      await respond.ephemeral(closedNotice(status));
-      await refreshMessage(i, status);
+    if (result.kind === 'closed') {
+      await respond.ephemeral(result.notice);
+      await refreshMessage(i, result.status);
       return;
     }
-    if (status.decisions.some((d) => d.approver === approver)) {
-      const left = Math.max(
-        0,
-        status.approvals_needed - status.decisions.filter((d) => d.decision === 'approve').length,
-      );
-      return respond.ephemeral(`You have already decided this proposal; waiting for ${left} more approval(s).`);
-    }
-
-    opts.onDecision?.(workflowId);
-    const unsigned: HumanDecision = { decision, approver, via: 'discord', ...(reason ? { reason } : {}) };
-    const binding = { workflowId, runId: firstRunId, contentSha256: proposalContentDigest(status.proposal) };
-    const input = opts.signingKey ? signDecision(binding, unsigned, opts.signingKey) : unsigned;
-    let after: ProposalStatus;
-    try {
-      // The workflow's validator checks again (approver, still waiting, no repeat): it is the authority.
-      after = await handle.executeUpdate(humanDecisionUpdate, { args: [input] });
-    } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError) {
-        const why = err.cause?.message ?? err.message;
-        if (/not an approver/i.test(why)) governance(i, 'refused_by_workflow', workflowId, why);
-        return respond.ephemeral(`Not accepted: ${why.slice(0, 300)}`);
-      }
-      if (isClosedError(err)) return respond.ephemeral('This proposal has already closed. Nothing was done.');
-      log.error({ err, workflow_id: workflowId }, 'humanDecision update failed');
-      return respond.ephemeral('agent-judge could not record your decision. Nothing was decided; please try again.');
-    }
-    log.info(
-      { event: 'decision', workflow_id: workflowId, approver, decision, status: after.status },
-      `decision recorded: ${decision} by ${approver}`,
-    );
+    const after = result.status;
     await respond.update(
       renderOutcome(i.message?.embeds[0]?.toJSON(), {
         workflow_id: workflowId,

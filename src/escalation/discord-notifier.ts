@@ -300,10 +300,13 @@ export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationN
 }
 
 /**
- * The notifiers configured by the environment: Discord when `DISCORD_TOKEN` is set (with
- * `DISCORD_API_URL` and `DISCORD_CHANNEL_ID`), else none. The caller says so when it is empty.
+ * The Discord notifier when `DISCORD_TOKEN` is set (with `DISCORD_API_URL` and `DISCORD_CHANNEL_ID`), else none.
+ * Every channel's: src/escalation/notifiers.ts.
  */
-export function createNotifiersFromEnv(env: NodeJS.ProcessEnv = process.env, logger?: Logger): EscalationNotifier[] {
+export function createDiscordNotifiersFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  logger?: Logger,
+): EscalationNotifier[] {
   const token = env.DISCORD_TOKEN?.trim();
   if (!token) return [];
   return [

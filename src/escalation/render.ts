@@ -120,6 +120,21 @@ export function escapeText(raw: string): string {
     .replace(RESERVED_MARK, '(icon)');
 }
 
+/**
+ * Untrusted text for a channel that shows it as plain text (Slack's `plain_text`): no control characters, no
+ * direction overrides, none of agent-judge's marks, and one line unless `keepLines` (for a block that holds nothing
+ * but this text, so a line of it cannot pass for one of agent-judge's).
+ */
+export function inertText(raw: string, { keepLines = false }: { keepLines?: boolean } = {}): string {
+  const lines = keepLines ? raw.replace(OTHER_LINE_BREAK, '\n') : raw.replace(LINE_BREAK, ' ⏎ ');
+  // CONTROL spares the newline.
+  return lines.replace(CONTROL, '').replace(RESERVED_MARK, '(icon)');
+}
+
+/** Every line break but the newline, which {@link inertText} keeps with `keepLines`. */
+// eslint-disable-next-line no-control-regex -- vertical tab and form feed are what this matches
+const OTHER_LINE_BREAK = /\r\n?|[\u000b\u000c\u0085\u2028\u2029]/g;
+
 /** Cuts to `max` characters with an ellipsis, never splitting a surrogate pair or an escape. */
 export function truncate(text: string, max: number): string {
   if (text.length <= max) return text;
@@ -268,7 +283,7 @@ function confidenceText(c: number | null | undefined): string {
   return c === null || c === undefined ? '' : ` · confidence ${Math.round(c * 100)}%`;
 }
 
-const EVIDENCE_MARK: Record<EvidenceStatus, string> = {
+export const EVIDENCE_MARK: Record<EvidenceStatus, string> = {
   verified: '✅',
   failed: '❌ check failed:',
   'other-repo': '❌ other repository:',
@@ -459,18 +474,44 @@ export function renderUncertainExecution(notice: UncertainExecutionNotice): Mess
   };
 }
 
-function decisionLine(d: DecisionRecord): string {
+/**
+ * How a chat channel writes the pieces of an outcome: a person, a moment, untrusted text. Discord and Slack share
+ * the outcome's words ({@link describeOutcome}) and differ only here.
+ */
+export interface ChatFormat {
+  /** The `via` of decisions made in this channel: those lines do not repeat it. */
+  channel: 'discord' | 'slack';
+  who(approver: string): string;
+  /** A moment, in the reader's own time zone where the channel can. */
+  time(iso: string): string;
+  /** Untrusted text, made inert and bounded. */
+  text(raw: string, max: number): string;
+}
+
+export const DISCORD_FORMAT: ChatFormat = {
+  channel: 'discord',
+  who,
+  time: (iso) => discordTimestamp(iso, 'f'),
+  text: safeText,
+};
+
+const VIA_LABEL: Record<DecisionRecord['via'], string> = { cli: 'CLI', api: 'API', discord: 'Discord', slack: 'Slack' };
+
+function decisionLine(d: DecisionRecord, fmt: ChatFormat): string {
   const verb = d.decision === 'approve' ? '✅ approved' : '❌ rejected';
-  const via = d.via === 'discord' ? '' : ` via ${d.via === 'cli' ? 'CLI' : 'API'}`;
-  const reason = d.reason ? `: ${safeText(d.reason, 300)}` : '';
-  return `${who(d.approver)} ${verb} ${discordTimestamp(d.at, 'f')}${via}${reason}`;
+  const via = d.via === fmt.channel ? '' : ` via ${VIA_LABEL[d.via] ?? 'API'}`;
+  const reason = d.reason ? `: ${fmt.text(d.reason, 300)}` : '';
+  return `${fmt.who(d.approver)} ${verb} ${fmt.time(d.at)}${via}${reason}`;
 }
 
 /** The outcome in words: headline (one line) and details (who, when, what). */
-export function describeOutcome(o: OutcomeView): { headline: string; details: string; color: number; final: boolean } {
+export function describeOutcome(
+  o: OutcomeView,
+  fmt: ChatFormat = DISCORD_FORMAT,
+): { headline: string; details: string; color: number; final: boolean } {
   const approvals = o.decisions.filter((d) => d.decision === 'approve');
   const rejects = o.decisions.filter((d) => d.decision === 'reject');
-  const lines = o.decisions.map(decisionLine);
+  const lines = o.decisions.map((d) => decisionLine(d, fmt));
   if (!isFinalStatus(o.status)) {
     const needed = Math.max(1, o.approvals_needed ?? 1);
     const waiting = Math.max(0, needed - approvals.length);
@@ -484,8 +525,8 @@ export function describeOutcome(o: OutcomeView): { headline: string; details: st
     const expired = o.verdict?.decided_by === 'timeout';
     const headline = expired
       ? '⌛ Expired: no decision before the deadline, so it was rejected'
-      : `❌ Rejected (${safeText(o.verdict?.decided_by ?? 'unknown', 64)})`;
-    const details = [...lines, o.verdict?.reason ? safeText(o.verdict.reason, 400) : ''].filter(Boolean).join('\n');
+      : `❌ Rejected (${fmt.text(o.verdict?.decided_by ?? 'unknown', 64)})`;
+    const details = [...lines, o.verdict?.reason ? fmt.text(o.verdict.reason, 400) : ''].filter(Boolean).join('\n');
     return {
       headline,
       details: details || 'No approver decided in time.',
@@ -494,7 +535,7 @@ export function describeOutcome(o: OutcomeView): { headline: string; details: st
     };
   }
   if (rejects.length > 0 || o.status === 'rejected') {
-    const by = rejects.length ? ` by ${rejects.map((d) => who(d.approver)).join(', ')}` : '';
+    const by = rejects.length ? ` by ${rejects.map((d) => fmt.who(d.approver)).join(', ')}` : '';
     return {
       headline: `❌ Rejected${by}`,
       details: lines.join('\n') || 'Rejected.',
@@ -502,7 +543,7 @@ export function describeOutcome(o: OutcomeView): { headline: string; details: st
       final: true,
     };
   }
-  const by = approvals.length ? ` by ${approvals.map((d) => who(d.approver)).join(', ')}` : '';
+  const by = approvals.length ? ` by ${approvals.map((d) => fmt.who(d.approver)).join(', ')}` : '';
   const tail =
     o.status === 'executed'
       ? ' · executed'

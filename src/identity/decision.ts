@@ -1,7 +1,7 @@
 /**
  * Signed human decisions, verification side. The approver id in a decision is only a claim;
  * anyone who can reach the Temporal namespace could send `{"approver":"scott"}`. When the policy
- * gives an approver a public key (or a bot key for `discord:` approvers), the workflow accepts that
+ * gives an approver a public key (or a bot key for `discord:` or `slack:` approvers), the workflow accepts that
  * approver's decision only with a valid Ed25519 signature over the decision bound to what the
  * approver saw: this proposal's content digest and this workflow run, made within the signature
  * window, with a nonce the run has not accepted before. Pure: the proposal workflow verifies it
@@ -49,11 +49,12 @@ export function decisionSigningBytes(
 
 /** The key that must sign this approver's decisions, or null when the policy names none. */
 export function signingKeyFor(policy: CompliancePolicy, approver: string): string | null {
-  const { approverKeys, discordBotKey } = policy.spec.escalation;
+  const { approverKeys, discordBotKey, slackBotKey } = policy.spec.escalation;
   // Own keys only: an approver id such as `constructor` must not find Object's.
   const own = Object.hasOwn(approverKeys, approver) ? approverKeys[approver] : undefined;
   if (typeof own === 'string') return own;
   if (approver.startsWith('discord:') && discordBotKey) return discordBotKey;
+  if (approver.startsWith('slack:') && slackBotKey) return slackBotKey;
   return null;
 }
 

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createDiscordNotifier,
-  createNotifiersFromEnv,
+  createDiscordNotifiersFromEnv as createNotifiersFromEnv,
   DiscordDeliveryError,
   type DiscordAnnouncementRef,
 } from '../../src/escalation/discord-notifier';

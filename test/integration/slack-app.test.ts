@@ -1,0 +1,253 @@
+/**
+ * End to end: a real Temporal dev server, the real workers, the real Bolt app (HTTP receiver, signing secret) and
+ * the @slack/web-api notifier, against the loopback Slack. A proposal escalates, the dispute is posted as Block Kit,
+ * people click, the workflow acts, and the message tells everyone what happened.
+ */
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { generateIdentity } from '../../src/identity/keys';
+import type { KeyFile } from '../../src/contracts/identity';
+import { decide, submitProposal } from '../../src/client/proposals';
+import type { ProposalStatus } from '../../src/contracts/status';
+import { buttonCustomId } from '../../src/escalation/custom-id';
+import { startSlackApp, type SlackApp, type SlackGovernanceEvent } from '../../src/escalation/slack-app';
+import { createSlackNotifier } from '../../src/escalation/slack-notifier';
+import { statusQuery } from '../../src/names';
+import {
+  FAKE_SLACK_BOT_TOKEN,
+  FAKE_SLACK_SIGNING_SECRET,
+  FakeSlack,
+  type FakeSlackMessage,
+} from '../helpers/fake-slack';
+import { proposal, startSystem, type TestSystem } from '../helpers/system';
+
+interface Harness {
+  fake: FakeSlack;
+  system: TestSystem;
+  alice: string;
+  bob: string;
+  mallory: string;
+  governance: SlackGovernanceEvent[];
+  app: SlackApp;
+  escalate(): Promise<{ workflowId: string; message: FakeSlackMessage }>;
+  click(message: FakeSlackMessage, action: 'approve' | 'reject', userId: string, workflowId: string): Promise<number>;
+  status(workflowId: string): Promise<ProposalStatus>;
+  stop(): Promise<void>;
+}
+
+async function harness(
+  opts: { escalation?: Record<string, unknown>; channel?: boolean; signingKey?: KeyFile } = {},
+): Promise<Harness> {
+  const fake = await FakeSlack.start();
+  const alice = fake.userId('alice');
+  const bob = fake.userId('bob');
+  const mallory = fake.userId('mallory');
+  const notifier = createSlackNotifier({
+    token: FAKE_SLACK_BOT_TOKEN,
+    apiUrl: fake.apiUrl,
+    channelId: opts.channel ? fake.channelId : undefined,
+    logger: pino({ level: 'silent' }),
+  });
+  const system = await startSystem({
+    notifiers: [notifier],
+    spec: {
+      escalation: {
+        approvers: ['scott', `slack:${alice}`, `slack:${bob}`],
+        timeout: '2m',
+        reminderAt: 0,
+        ...opts.escalation,
+      },
+    },
+  });
+  const governance: SlackGovernanceEvent[] = [];
+  const app = await startSlackApp({
+    botToken: FAKE_SLACK_BOT_TOKEN,
+    signingSecret: FAKE_SLACK_SIGNING_SECRET,
+    apiUrl: fake.apiUrl,
+    port: 0,
+    client: system.client,
+    policy: system.policy,
+    logger: pino({ level: 'silent' }),
+    signingKey: opts.signingKey,
+    onGovernanceEvent: (e) => governance.push(e),
+  });
+  const h: Harness = {
+    fake,
+    system,
+    alice,
+    bob,
+    mallory,
+    governance,
+    app,
+    async escalate() {
+      const { workflow_id } = await submitProposal(system.client, proposal('financial_op'), {
+        taskQueue: system.taskQueues.workflow,
+      });
+      const message = await fake.waitFor(() => fake.messagesFor(workflow_id)[0], `the escalation of ${workflow_id}`);
+      return { workflowId: workflow_id, message };
+    },
+    click: (message, action, userId, workflowId) =>
+      fake.click({ appUrl: app.url!, message, actionId: buttonCustomId(action, workflowId), userId }),
+    status: (workflowId) => system.client.workflow.getHandle(workflowId).query(statusQuery),
+    async stop() {
+      await app.stop();
+      await system.stop();
+      await fake.stop();
+    },
+  };
+  return h;
+}
+
+const blockIds = (m: FakeSlackMessage) => m.blocks.map((b) => b.block_id ?? b.type);
+const hasButtons = (m: FakeSlackMessage) => m.blocks.some((b) => b.type === 'actions');
+
+describe('Slack escalation over HTTP, one approval', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await harness();
+  });
+  afterAll(async () => h?.stop());
+  afterEach(() => expect(h.fake.unexpected).toEqual([]));
+
+  it('DMs the dispute, refuses a bad signature and a non-approver; an approver’s click approves it', async () => {
+    const { workflowId, message } = await h.escalate();
+    expect(h.app.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/slack\/events$/);
+    expect(message.channel).toBe(h.fake.dmOf(h.alice));
+    await h.fake.waitFor(() => h.fake.messagesFor(workflowId).length === 2, 'two DMs');
+    // bob's screen before anything is decided: a stale copy, still with its buttons.
+    const bobsStale = structuredClone(h.fake.messagesFor(workflowId).find((m) => m !== message)!);
+    expect(message.text).toBe('Decision needed: financial_op by @engineering (human-only)');
+    expect(message.blocks[0]).toEqual({
+      type: 'header',
+      text: { type: 'plain_text', text: 'financial_op → account: ops', emoji: false },
+    });
+    expect(blockIds(message)).toContain(`aj:actions:${workflowId}`);
+    expect(blockIds(message)).toContain(`aj:escalation:${workflowId}`);
+    expect(JSON.stringify(message.blocks)).toContain('Agent: @engineering');
+
+    // Not signed with the app's secret: Bolt answers 401 and nothing runs.
+    const forged = await h.fake.click({
+      appUrl: h.app.url!,
+      message,
+      actionId: buttonCustomId('approve', workflowId),
+      userId: h.alice,
+      badSignature: true,
+    });
+    expect(forged).toBe(401);
+    expect((await h.status(workflowId)).decisions).toEqual([]);
+    expect(h.fake.ephemerals).toEqual([]);
+
+    expect(await h.click(message, 'approve', h.mallory, workflowId)).toBe(200);
+    const refused = await h.fake.waitFor(() => h.fake.ephemerals.find((e) => e.user === h.mallory), 'the refusal');
+    expect(refused.text).toBe('You are not an approver for this proposal. Nothing was done; the attempt was recorded.');
+    expect(h.governance).toContainEqual(
+      expect.objectContaining({ kind: 'unauthorized_click', actor: `slack:${h.mallory}`, workflow_id: workflowId }),
+    );
+    expect((await h.status(workflowId)).stage).toBe('awaiting_human');
+
+    expect(await h.click(message, 'approve', h.alice, workflowId)).toBe(200);
+    await h.fake.waitFor(() => !hasButtons(message), 'the message to close');
+    const status = await h.status(workflowId);
+    expect(status.status).toBe('approved');
+    expect(status.verdict?.decided_by).toBe(`human:slack:${h.alice}`);
+    expect(status.decisions).toEqual([
+      expect.objectContaining({ decision: 'approve', approver: `slack:${h.alice}`, via: 'slack' }),
+    ]);
+    expect(message.text).toBe(`✅ Approved by <@${h.alice}>`);
+    expect(message.blocks[1]).toMatchObject({ block_id: 'aj:outcome' });
+    // The dispute stays under the outcome.
+    expect(JSON.stringify(message.blocks)).toContain('Agent: @engineering');
+    // The workflow's own resolve edits bob's copy too.
+    const bobs = h.fake.messagesFor(workflowId).find((m) => m !== message)!;
+    await h.fake.waitFor(() => !hasButtons(bobs), "bob's copy to close");
+    expect(bobs.text).toBe(`✅ Approved by <@${h.alice}>`);
+
+    // A late click on a stale copy is told what happened.
+    await h.click(bobsStale, 'approve', h.bob, workflowId);
+    const late = await h.fake.waitFor(() => h.fake.ephemerals.find((e) => e.user === h.bob), 'the late notice');
+    expect(late.text).toBe(`This proposal is no longer waiting for a decision. ✅ Approved by <@${h.alice}>.`);
+  });
+
+  it('refuses a button that is not on the message it came from', async () => {
+    const { workflowId, message } = await h.escalate();
+    const other = await h.escalate();
+    // alice's copy of the first escalation, with the second one's button data.
+    await h.fake.click({
+      appUrl: h.app.url!,
+      message,
+      actionId: buttonCustomId('approve', other.workflowId),
+      userId: h.alice,
+    });
+    await h.fake.waitFor(() => h.governance.find((g) => g.kind === 'forged_interaction'), 'the forged click');
+    expect((await h.status(workflowId)).decisions).toEqual([]);
+    expect((await h.status(other.workflowId)).decisions).toEqual([]);
+  });
+});
+
+describe('Slack escalation in a channel, quorum of two with a deadline', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await harness({ escalation: { quorum: { 'human-only': 2 }, timeout: '8s', reminderAt: 0.5 }, channel: true });
+  });
+  afterAll(async () => h?.stop());
+  afterEach(() => expect(h.fake.unexpected).toEqual([]));
+
+  it('needs two distinct approvers; the first approval keeps the buttons', async () => {
+    const { workflowId, message } = await h.escalate();
+    expect(message.channel).toBe(h.fake.channelId);
+    expect(h.fake.messagesFor(workflowId)).toHaveLength(1);
+    expect(message.text).toContain('· 2 approvals needed');
+
+    await h.click(message, 'approve', h.alice, workflowId);
+    await h.fake.waitFor(() => message.text.startsWith('⏳'), 'the progress edit');
+    expect(message.text).toBe('⏳ 1 of 2 approvals · waiting for 1 more');
+    expect(hasButtons(message)).toBe(true);
+    expect((await h.status(workflowId)).stage).toBe('awaiting_human');
+
+    await h.click(message, 'approve', h.alice, workflowId);
+    const again = await h.fake.waitFor(() => h.fake.ephemerals.find((e) => e.user === h.alice), 'the repeat notice');
+    expect(again.text).toBe('You have already decided this proposal; waiting for 1 more approval(s).');
+
+    await h.click(message, 'approve', h.bob, workflowId);
+    await h.fake.waitFor(() => !hasButtons(message), 'the message to close');
+    const s = await h.status(workflowId);
+    expect(s.status).toBe('approved');
+    expect(s.decisions.map((d) => d.approver)).toEqual([`slack:${h.alice}`, `slack:${h.bob}`]);
+    expect(message.text).toBe(`✅ Approved by <@${h.alice}>, <@${h.bob}>`);
+  });
+
+  it('reminds in the thread after half the deadline, once, then marks the message expired', async () => {
+    const { workflowId, message } = await h.escalate();
+    const reminder = await h.fake.waitFor(() => h.fake.repliesTo(message.ts)[0], 'the reminder');
+    expect(reminder.text).toContain(
+      `<@${h.alice}> <@${h.bob}> ⏰ Reminder: financial_op by @engineering still needs a decision (0 of 2 approvals)`,
+    );
+    await h.fake.waitFor(() => message.text.startsWith('⌛'), 'the expired message');
+    expect(message.text).toBe('⌛ Expired: no decision before the deadline, so it was rejected');
+    expect(hasButtons(message)).toBe(false);
+    expect(h.fake.repliesTo(message.ts)).toHaveLength(1);
+    expect((await h.status(workflowId)).status).toBe('rejected');
+  });
+});
+
+describe('Slack escalation with the app’s key: only decisions the app signed count', () => {
+  const appKey = generateIdentity();
+  let h: Harness;
+  beforeAll(async () => {
+    h = await harness({ escalation: { slackBotKey: appKey.public_key }, signingKey: appKey });
+  });
+  afterAll(async () => h?.stop());
+
+  it('an unsigned claim to be a Slack approver is refused; the click, signed by the app, approves', async () => {
+    const { workflowId, message } = await h.escalate();
+    await expect(
+      decide(h.system.client, workflowId, { decision: 'approve', approver: `slack:${h.alice}`, via: 'slack' }),
+    ).rejects.toThrow(/must sign decisions/);
+    expect((await h.status(workflowId)).decisions).toEqual([]);
+    await h.click(message, 'approve', h.alice, workflowId);
+    await h.fake.waitFor(() => !hasButtons(message), 'the message to close');
+    const status = await h.status(workflowId);
+    expect(status.status).toBe('approved');
+    expect(status.decisions[0]).toMatchObject({ approver: `slack:${h.alice}`, via: 'slack', signature: {} });
+  });
+});
