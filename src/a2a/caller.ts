@@ -4,11 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Role, type Message } from '@a2a-js/sdk';
+import { ServiceParameters, withA2AExtensions, type RequestOptions } from '@a2a-js/sdk/client';
 import type { KeyFile } from '../contracts/identity';
 import { newNonce } from '../identity/keys';
 import { signStatement } from '../circles/sign';
 import { messageDigest } from './message';
-import { A2A_METADATA } from './names';
+import { A2A_METADATA, KNOCK_EXTENSION_URI } from './names';
 
 function textMessage(text: string, messageId: string): Message {
   return {
@@ -44,4 +45,15 @@ export function bridgeMessage(key: KeyFile, to: string, text: string): Message {
     [A2A_METADATA.bridgeRequest]: { statement, signature: signStatement('bridge-request', statement, key.private_key) },
   };
   return message;
+}
+
+/**
+ * Request options that declare the KNOCK extension (the `A2A-Extensions` header). The cards mark
+ * it required, so the SDK's server refuses a message sent without them.
+ */
+export function knockRequestOptions(options: RequestOptions = {}): RequestOptions {
+  return {
+    ...options,
+    serviceParameters: ServiceParameters.createFrom(options.serviceParameters, withA2AExtensions(KNOCK_EXTENSION_URI)),
+  };
 }

@@ -158,7 +158,7 @@ export async function startA2AFront(options: A2AFrontOptions): Promise<A2AFront>
           amid: a.amid,
           org: a.org,
           url: agentUrl(publicUrl, a.amid),
-          card_url: `${agentUrl(publicUrl, a.amid)}/${AGENT_CARD_PATH}`,
+          card_url: `${agentUrl(publicUrl, a.amid)}${AGENT_CARD_PATH}`,
         }));
         res.json({ agents });
       })

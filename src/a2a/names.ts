@@ -31,7 +31,10 @@ export const A2A_TASK_METADATA = {
   bridgeRequestId: 'agent-judge/bridge-request-id',
 } as const;
 
-/** The agent's base URL under the front's public URL. */
+/**
+ * The agent's base URL under the front's public URL. It ends with a slash: the SDK's client
+ * resolves `.well-known/agent-card.json` against it as a relative URL.
+ */
 export function agentUrl(publicUrl: string, amid: string): string {
-  return `${publicUrl.replace(/\/+$/, '')}${A2A_AGENTS_PATH}/${amid}`;
+  return `${publicUrl.replace(/\/+$/, '')}${A2A_AGENTS_PATH}/${amid}/`;
 }
