@@ -68,7 +68,7 @@ export class KnockGate implements AgentExecutor {
   }
 
   async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
-    const credential: Credential = credentialOf(ctx.userMessage, this.options.target);
+    const credential: Credential = credentialOf(ctx.userMessage, this.options.target, false);
     if (credential.kind === 'bridge') return this.bridge(credential.signed, ctx, bus);
     const from = credential.signed.statement.from;
     const knock = await within(this.timeoutMs, 'KNOCK', this.options.registry.knockSigned(credential.signed));

@@ -43,10 +43,11 @@ function malformed(message: string): never {
  * SDK's `RequestMalformedError` (JSON-RPC -32602) naming the field. Signatures, freshness, replay
  * and policy are the registry's: this only refuses what cannot be a valid request.
  */
-export function credentialOf(message: Message | undefined, target: string): Credential {
+export function credentialOf(message: Message | undefined, target: string, asSent = true): Credential {
   if (!message) malformed('message: required');
-  if (message.taskId) malformed('message.taskId: not accepted here; every message starts a task of its own');
-  if (message.referenceTaskIds.length > 0) malformed('message.referenceTaskIds: not accepted here');
+  // As sent by the caller (not once the SDK has given it the new task's id).
+  if (asSent && message.taskId) malformed('message.taskId: not accepted here; every message starts a task of its own');
+  if (asSent && message.referenceTaskIds.length > 0) malformed('message.referenceTaskIds: not accepted here');
   if (message.parts.length === 0) malformed('message.parts: at least one text part is required');
   message.parts.forEach((p, i) => {
     if (p.content?.$case !== 'text') malformed(`message.parts[${i}]: only text parts are accepted`);
