@@ -52,6 +52,7 @@ const layerZones = [
       './src/worker',
       './src/cli',
       './src/audit',
+      './src/a2a',
     ],
     message: 'executors never import the judge (shared checks live in src/guards) or anything above them.',
   },
@@ -65,6 +66,7 @@ const layerZones = [
       './src/audit',
       './src/judge',
       './src/executors',
+      './src/a2a',
     ],
     message:
       'the gate serves every runtime: it sits on the client and contracts, never on a runtime (mcp) or a worker.',
@@ -150,6 +152,12 @@ const layerZones = [
     message: 'framework adapters sit on the gate alone (and share the texts the model reads with the hooks).',
   },
   {
+    target: './src/a2a',
+    from: './src',
+    except: ['./contracts', './identity', './circles', './client', './a2a'],
+    message: 'the A2A front sits on the circle registry client: it imports only contracts, identity, circles, client.',
+  },
+  {
     target: './src/worker',
     from: ['./src/cli', './src/mcp', './src/hooks', './src/adapters', './src/gate', './src/devserver'],
     message: 'the worker hosts workflows and activities: it never imports a runtime or the CLI.',
@@ -166,7 +174,7 @@ const layerZones = [
   },
   {
     target: './src/client',
-    from: ['./src/worker', './src/activities', './src/cli'],
+    from: ['./src/worker', './src/activities', './src/cli', './src/a2a'],
     message: 'the client is a library for actor runtimes: it never imports the worker, activities or the CLI.',
   },
   {

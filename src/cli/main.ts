@@ -111,6 +111,16 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   {
     commands: [
       {
+        term: 'a2a [options]',
+        description:
+          'serve A2A agent cards for the top-level agents of the circle registry; every message passes KNOCK',
+      },
+    ],
+    load: async () => (await import('./a2a')).registerA2ACommand,
+  },
+  {
+    commands: [
+      {
         term: 'review',
         description: 'durable audit reviews: weekly REJECTs and escalations, monthly spot-checks of APPROVEs',
       },
