@@ -171,16 +171,7 @@ export const ENV_VARS = {
   AGENT_JUDGE_PASSKEYS: {
     schema: text,
     default: '.agent-judge/passkeys.json under `dev`',
-    description: "workflow worker and inbox: the approvers' passkey registry file (docs/inbox.md)",
-  },
-  AGENT_JUDGE_INBOX_URL: {
-    schema: z.url().regex(/^https?:\/\/[^/?#]+\/?$/, 'expected an origin such as https://inbox.example.org, no path'),
-    description: 'the approval inbox as approvers reach it: its origin for passkeys, and the links in notices',
-  },
-  AGENT_JUDGE_INBOX_INVITES: {
-    schema: text,
-    default: '.agent-judge/inbox-invites.json',
-    description: '`inbox` and `inbox invite`: the file of one-time enrolment invites',
+    description: "workflow worker: the approvers' passkey registry file, re-read when it changes (docs/inbox.md)",
   },
   PATH: {
     schema: text,
