@@ -21,6 +21,8 @@ import {
 } from '../contracts/capability';
 import { capabilityTtlMs, executesOnPolicyAlone, tierFor } from '../policy/classify';
 import type { LiveGrants } from './live-grants';
+import type { ApproverPasskeys } from '../contracts/passkey';
+import { withPasskeys } from '../identity/passkey-registry';
 import type { RejectionInput, WorkflowActivities } from './types';
 
 export interface WorkflowActivityDeps {
@@ -36,6 +38,8 @@ export interface WorkflowActivityDeps {
   capabilityKey?: CapabilityKey;
   /** The index of live grants (docs/grants.md); without one, no proposal looks for a grant. */
   grants?: LiveGrants;
+  /** The approvers' passkeys from the registry file (AGENT_JUDGE_PASSKEYS), merged into each snapshot's policy. */
+  passkeys?: () => ApproverPasskeys;
 }
 
 /** Activities of the workflow worker: policy snapshot, escalation notices, audit bookkeeping. */
@@ -97,7 +101,9 @@ export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowAc
           ? deps.grants.candidates(run.proposal)
           : [];
       return Promise.resolve({
-        policy: deps.policy,
+        // Passkeys enrolled since the worker started sign decisions on the proposals started from now on. They are
+        // identities, not rules: the policy digest (what capability tokens bind) stays the policy file's.
+        policy: deps.passkeys ? withPasskeys(deps.policy, deps.passkeys()) : deps.policy,
         taskQueues: deps.taskQueues,
         executable: deps.executable,
         policy_sha256: digest,

@@ -13,6 +13,8 @@ import { DEFAULT_POLICY_PATH, loadPolicyLayers } from '../policy/load';
 import { announceWorkerPolicy } from '../worker/policy-publication';
 import { taskQueuesFor } from '../names';
 import { resolveUnsignedDecisions } from '../identity/decision';
+import { PasskeyRegistryReader } from '../identity/passkey-registry';
+import type { ApproverPasskeys } from '../contracts/passkey';
 import { createWorkers, requireCapabilityKey, runWorkers, WORKER_ROLES, type WorkerRole } from '../worker';
 import { createNotifiersFromEnv } from '../escalation/notifiers';
 import { startDiscordBotFromEnv } from './discord';
@@ -259,6 +261,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     judge: judge.deps,
     circleOperatorKeys: operatorKeys,
     capabilityKey,
+    passkeys: passkeyReader(env.AGENT_JUDGE_PASSKEYS ?? DEV_PASSKEYS_PATH, logger),
   });
   const running = runWorkers(workers, signal);
   const inForce = await announceWorkerPolicy({
@@ -314,6 +317,17 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
   await connection.close();
   await server.stop();
   process.stdout.write('agent-judge stopped\n');
+}
+
+/** Where `dev` keeps the approvers' passkeys when AGENT_JUDGE_PASSKEYS is unset (the inbox writes it). */
+export const DEV_PASSKEYS_PATH = '.agent-judge/passkeys.json';
+
+/** The workflow worker's view of the passkey registry file: re-read when it changes (docs/inbox.md). */
+function passkeyReader(path: string, logger: Logger): () => ApproverPasskeys {
+  const reader = new PasskeyRegistryReader(resolve(path), (message) =>
+    logger.warn({ err: message }, 'passkey registry unreadable; keeping the passkeys read before'),
+  );
+  return () => reader.current();
 }
 
 export type WorkerCommandOptions = {
@@ -399,6 +413,9 @@ export async function runWorker(opts: WorkerCommandOptions, cmd: Command): Promi
     judge: judge?.deps,
     circleOperatorKeys: operatorKeys,
     ...(capabilityKey ? { capabilityKey } : {}),
+    ...(roles.includes('workflow') && env.AGENT_JUDGE_PASSKEYS
+      ? { passkeys: passkeyReader(env.AGENT_JUDGE_PASSKEYS, logger) }
+      : {}),
   });
   if (roles.includes('workflow')) {
     logger.info({ circles: describeCircles(operatorKeys) }, 'circle registry operator keys');

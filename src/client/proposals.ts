@@ -497,7 +497,7 @@ export async function clarify(client: Client, id: string, input: unknown): Promi
  * first execution run id, and the content digest of the proposal that run holds), so a signature
  * never covers a run or content other than the one decided on.
  */
-async function decisionBindingOf(client: Client, workflowId: string): Promise<DecisionBinding> {
+export async function decisionBindingOf(client: Client, workflowId: string): Promise<DecisionBinding> {
   const handle = client.workflow.getHandle(workflowId);
   try {
     const [description, status] = await Promise.all([handle.describe(), handle.query(statusQuery)]);

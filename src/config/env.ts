@@ -191,6 +191,11 @@ export const ENV_VARS = {
     schema: text,
     description: "key file the Slack app signs verified decisions with (the policy's `slackBotKey`)",
   },
+  AGENT_JUDGE_PASSKEYS: {
+    schema: text,
+    default: '.agent-judge/passkeys.json under `dev`',
+    description: "workflow worker: the approvers' passkey registry file, re-read when it changes (docs/inbox.md)",
+  },
   PATH: {
     schema: text,
     description: 'searched for `temporal`; the only variable `exec` actions inherit',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NonceSchema, SignatureSchema } from './identity-text';
 import { EvidenceSchema, ScopeClaimSchema } from './proposal';
+import { WebAuthnAssertionSchema } from './passkey';
 
 /**
  * The actor's answer to a CLARIFY: more evidence, a narrower scope, or a better justification.
@@ -42,17 +43,23 @@ export const HumanDecisionSchema = z.strictObject({
   reason: z.string().max(4096).optional(),
   via: z.enum(['cli', 'discord', 'slack', 'api']).default('api'),
   /**
-   * Ed25519 signature by the approver's key (or the Discord bot's, or the Slack app's). `binds` names the content and
-   * the run it was made for (statement v2, see identity/decision.ts); a signature without it is a
-   * v1 signature, bound to the workflow id alone, and new runs refuse it.
+   * Ed25519 signature by the approver's key (or the Discord bot's, or the Slack app's) in `value`, or a WebAuthn assertion by the
+   * approver's passkey in `webauthn` (its challenge is the digest of the same statement; docs/inbox.md). `binds`
+   * names the content and the run it was made for (statement v2, see identity/decision.ts); a signature without it
+   * is a v1 signature, bound to the workflow id alone, and new runs refuse it.
    */
   signature: z
     .strictObject({
       signed_at: z.iso.datetime(),
       nonce: NonceSchema,
-      value: SignatureSchema,
+      value: SignatureSchema.optional(),
+      webauthn: WebAuthnAssertionSchema.optional(),
       binds: DecisionBindsSchema.optional(),
     })
+    .refine(
+      (s) => (s.value === undefined) !== (s.webauthn === undefined),
+      'a decision signature has exactly one of value (Ed25519) and webauthn (a passkey assertion)',
+    )
     .optional(),
 });
 export type HumanDecision = z.infer<typeof HumanDecisionSchema>;

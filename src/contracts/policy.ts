@@ -4,6 +4,7 @@ import { TierSchema } from './verdict';
 import { ApproverIdSchema } from './messages';
 import { JudgeSettingsSchema } from './judge-settings';
 import { PublicKeySchema } from './identity';
+import { ApproverPasskeysSchema } from './passkey';
 import { durationMs } from './duration';
 import { MetricsSettingsSchema } from './metrics';
 import { ReviewSettingsSchema } from './review';
@@ -243,6 +244,12 @@ export const CompliancePolicySchema = z.strictObject({
        * approvers whose decisions must be signed. Without a key, an approver id is only a claim.
        */
       approverKeys: z.record(ApproverIdSchema, PublicKeyText).default({}),
+      /**
+       * Approvers' passkeys (WebAuthn credentials): a decision signed by one of them counts as signed by that
+       * approver. The inbox enrols passkeys into a registry file (AGENT_JUDGE_PASSKEYS) that the workflow worker
+       * merges in here; listing them in the policy is for deployments without a shared registry (docs/inbox.md).
+       */
+      approverPasskeys: ApproverPasskeysSchema.default({}),
       /** Key of the Discord bot: it signs the decisions of `discord:<id>` approvers it verified. */
       discordBotKey: PublicKeyText.optional(),
       /** Key of the Slack app: it signs the decisions of `slack:<user id>` approvers it verified. */

@@ -9,6 +9,8 @@
  */
 import type { HumanDecision } from '../contracts/messages';
 import type { CompliancePolicy } from '../contracts/policy';
+import type { PasskeyCredential } from '../contracts/passkey';
+import { assertionChallenge, refusePasskeyAssertion } from './passkey-verify';
 import { checkSignature, staleness, statementBytes } from './verify';
 
 /** The domain tag of a decision statement. v1 bound the workflow id alone; new runs refuse it. */
@@ -58,9 +60,26 @@ export function signingKeyFor(policy: CompliancePolicy, approver: string): strin
   return null;
 }
 
+/** The approver's registered passkeys (the policy's, with the worker's registry merged in); none when unlisted. */
+export function passkeysFor(policy: CompliancePolicy, approver: string): readonly PasskeyCredential[] {
+  const all = policy.spec.escalation.approverPasskeys ?? {};
+  return Object.hasOwn(all, approver) ? (all[approver] ?? []) : [];
+}
+
+/**
+ * The WebAuthn challenge of a passkey-signed decision: the SHA-256 of the exact statement an Ed25519 signature would
+ * sign (content digest, first run id, approve/reject, approver, reason, signing time, nonce). The inbox asks the
+ * browser for an assertion over it; the workflow recomputes it from its own run.
+ */
+export function decisionChallenge(binding: DecisionBinding, d: HumanDecision, signedAt: string, nonce: string): string {
+  return assertionChallenge(decisionSigningBytes(binding, d, signedAt, nonce));
+}
+
 /** The approvers the policy lists whose decisions nothing signs: for them an approver id is only a claim. */
 export function keylessApprovers(policy: CompliancePolicy): string[] {
-  return policy.spec.escalation.approvers.filter((a) => signingKeyFor(policy, a) === null);
+  return policy.spec.escalation.approvers.filter(
+    (a) => signingKeyFor(policy, a) === null && passkeysFor(policy, a).length === 0,
+  );
 }
 
 /**
@@ -97,14 +116,19 @@ export function refuseDecisionSignature(
   usedNonces: readonly string[],
 ): string | null {
   const key = signingKeyFor(policy, d.approver);
-  if (!key) {
+  const passkeys = passkeysFor(policy, d.approver);
+  if (!key && passkeys.length === 0) {
     return policy.spec.escalation.requireSignedDecisions
-      ? `decisions must be signed, and the policy has no key for ${d.approver} (add one to ` +
-          'spec.escalation.approverKeys; spec.escalation.requireSignedDecisions: false accepts unsigned decisions)'
+      ? `decisions must be signed, and the policy has no key or passkey for ${d.approver} (add a key to ` +
+          'spec.escalation.approverKeys or enrol a passkey in the inbox; spec.escalation.requireSignedDecisions: ' +
+          'false accepts unsigned decisions)'
       : null;
   }
   const s = d.signature;
-  if (!s) return `${d.approver} must sign decisions (agent-judge decide --key <key file>)`;
+  if (!s)
+    return key
+      ? `${d.approver} must sign decisions (agent-judge decide --key <key file>)`
+      : `${d.approver} must sign decisions with their passkey (in the approval inbox)`;
   if (!s.binds)
     return 'a v1 signature binds only the workflow id, not the content or the run; sign again with this agent-judge';
   // The claims are compared first only to say clearly what is wrong; the signature is then checked
@@ -121,9 +145,18 @@ export function refuseDecisionSignature(
     );
   const stale = staleness(Date.parse(s.signed_at), nowMs);
   if (stale !== null) return `the decision signature ${stale}; sign it again`;
-  const check = checkSignature(decisionSigningBytes(binding, d, s.signed_at, s.nonce), s.value, key);
-  if (check === 'malformed') return 'the decision signature is malformed';
-  if (check !== 'ok') return `the decision signature does not verify against ${d.approver}'s key`;
+  const statement = decisionSigningBytes(binding, d, s.signed_at, s.nonce);
+  if (s.webauthn) {
+    if (passkeys.length === 0) return `${d.approver} has no registered passkey; sign with their key instead`;
+    const refusal = refusePasskeyAssertion(statement, s.webauthn, passkeys, d.approver);
+    if (refusal) return refusal;
+  } else {
+    if (!key || s.value === undefined)
+      return `${d.approver} signs decisions with a passkey (in the approval inbox), and has no key in the policy`;
+    const check = checkSignature(statement, s.value, key);
+    if (check === 'malformed') return 'the decision signature is malformed';
+    if (check !== 'ok') return `the decision signature does not verify against ${d.approver}'s key`;
+  }
   if (usedNonces.includes(s.nonce)) return `this signed decision was already used (nonce ${s.nonce}); sign a new one`;
   return null;
 }

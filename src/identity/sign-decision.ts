@@ -4,7 +4,8 @@
  */
 import type { KeyFile } from '../contracts/identity';
 import type { HumanDecision } from '../contracts/messages';
-import { decisionSigningBytes, type DecisionBinding } from './decision';
+import type { WebAuthnAssertion } from '../contracts/passkey';
+import { decisionChallenge, decisionSigningBytes, type DecisionBinding } from './decision';
 import { newNonce, signBytes } from './keys';
 
 /**
@@ -25,4 +26,29 @@ export function signDecision(
   const value = signBytes(decisionSigningBytes(binding, decision, signedAt, nonce), key.private_key);
   const binds = { content_sha256: binding.contentSha256, run_id: binding.runId };
   return { ...decision, signature: { signed_at: signedAt, nonce, value, binds } };
+}
+
+/**
+ * What a passkey signs for a decision: a fresh signing time and nonce, and the WebAuthn challenge (the digest of the
+ * decision statement) to ask the authenticator for. {@link withPasskeyAssertion} then makes the signed decision.
+ */
+export function passkeyChallenge(
+  binding: DecisionBinding,
+  decision: HumanDecision,
+  now = new Date(),
+): { signed_at: string; nonce: string; challenge: string } {
+  const signedAt = now.toISOString();
+  const nonce = newNonce();
+  return { signed_at: signedAt, nonce, challenge: decisionChallenge(binding, decision, signedAt, nonce) };
+}
+
+/** The decision signed by a passkey's assertion over {@link passkeyChallenge}'s challenge. */
+export function withPasskeyAssertion(
+  binding: DecisionBinding,
+  decision: HumanDecision,
+  signed: { signed_at: string; nonce: string },
+  assertion: WebAuthnAssertion,
+): HumanDecision {
+  const binds = { content_sha256: binding.contentSha256, run_id: binding.runId };
+  return { ...decision, signature: { signed_at: signed.signed_at, nonce: signed.nonce, webauthn: assertion, binds } };
 }

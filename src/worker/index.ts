@@ -10,6 +10,7 @@ import { LiveGrants } from '../activities/live-grants';
 import { activityInterceptors } from '../activities/failures';
 import { createArchiveActivities, type ArchiveDeps } from '../activities/archive';
 import type { CompliancePolicy } from '../contracts/policy';
+import type { ApproverPasskeys } from '../contracts/passkey';
 import { builtinExecutors } from '../executors';
 import { createCircleActivities } from '../circles/activities';
 import { announceOperatorKeys } from '../client/circles';
@@ -103,6 +104,8 @@ export interface WorkerOptions {
    */
   grants?: LiveGrants;
   grantRefreshMs?: number;
+  /** The approvers' passkeys (the registry file AGENT_JUDGE_PASSKEYS names), read by the workflow worker. */
+  passkeys?: () => ApproverPasskeys;
 }
 
 /** Why no workflow worker starts: without a listed key every approved action would be token-less. */
@@ -163,6 +166,7 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
           logger: options.logger,
           capabilityKey,
           grants,
+          ...(options.passkeys ? { passkeys: options.passkeys } : {}),
         }),
         ...createCircleActivities({ operatorKeys: options.circleOperatorKeys ?? [] }),
       },

@@ -82,6 +82,8 @@ export interface SystemOptions {
   taskQueuePrefix?: string;
   /** The workflow worker's index of live grants (a test refreshes its own at once). */
   grants?: WorkerOptions['grants'];
+  /** The approvers' passkeys the workflow worker reads (a registry file's reader). */
+  passkeys?: WorkerOptions['passkeys'];
 }
 
 export interface TestSystem {
@@ -110,6 +112,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<TestSyst
     executor: options.executor,
     archive: options.archive,
     grants: options.grants,
+    passkeys: options.passkeys,
     baseDir,
     workflowBundle: await workflowBundle(),
   });

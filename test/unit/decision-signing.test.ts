@@ -152,8 +152,9 @@ describe('signed human decisions (v2: bound to content and run)', () => {
     expect(refuse(approve('ana'))).toBeNull();
     const strict = testPolicy('/tmp', { escalation: { approvers: ['ana'], requireSignedDecisions: true } });
     expect(refuseDecisionSignature(strict, RUN, approve('ana'), Date.now(), [])).toBe(
-      'decisions must be signed, and the policy has no key for ana (add one to spec.escalation.approverKeys; ' +
-        'spec.escalation.requireSignedDecisions: false accepts unsigned decisions)',
+      'decisions must be signed, and the policy has no key or passkey for ana (add a key to ' +
+        'spec.escalation.approverKeys or enrol a passkey in the inbox; spec.escalation.requireSignedDecisions: ' +
+        'false accepts unsigned decisions)',
     );
   });
 });

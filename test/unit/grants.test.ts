@@ -168,7 +168,7 @@ describe('the signature', () => {
     const borrowed = {
       signed_at: decision.signature!.signed_at,
       nonce: decision.signature!.nonce,
-      value: decision.signature!.value,
+      value: decision.signature!.value!,
     };
     expect(refuseGrantSignature(policy, { definition: fresh, signature: borrowed }, now)).toMatch(/does not verify/);
   });
