@@ -11,6 +11,10 @@ export declare function ensureNode22Tools(log?: (line: string) => void): {
   chromiumPackage: string;
   aiSdk: string;
 };
+export declare const NODE24_PACKAGE: string;
+export declare const NODE24_PATH: string;
+export declare function ensureNode24(log?: (line: string) => void): string;
+export declare function ensureOpenClaw(log?: (line: string) => void): { node24: string; openclaw: string };
 export declare function ensureChromium(chromiumPackage: string, log?: (line: string) => void): Promise<string>;
 export declare function ensurePrometheus(log?: (line: string) => void): { promtool: string; prometheus: string };
 export declare function ensureRealModel(log?: (line: string) => void): string;
@@ -27,6 +31,9 @@ export interface TestTools {
   chromium?: string;
   /** The `ai` package (AI SDK 7) installed for Node 22, for the agent-judge/ai-sdk tests. */
   aiSdk?: string;
+  /** Node 24 and OpenClaw's CLI (`openclaw.mjs`), for the OpenClaw plugin's end-to-end test. */
+  node24?: string;
+  openclaw?: string;
   promtool?: string;
   prometheus?: string;
   realModel?: string;
