@@ -254,7 +254,7 @@ describe('the real OpenClaw with the agent-judge plugin', () => {
       verdict: { decided_by: 'human:scott' },
       proposal: { action_type: 'mcp_tool_call', target: { server: 'builtin', tool: 'process' } },
     });
-  });
+  }, 600_000);
 });
 
 async function waitForAwaitingHuman(tool: string): Promise<string> {
