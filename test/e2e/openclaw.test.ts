@@ -108,16 +108,12 @@ async function startScriptedModel(
   };
 }
 
-/** The text of the tool result the model was sent for its call `call_<n>`. */
+/** The text of the n-th tool result (1-based) in the last request the model got (the whole turn so far). */
 function toolResult(requests: ChatRequest[], callId: string): string {
-  for (const r of requests) {
-    for (const m of r.messages) {
-      if (m.role === 'tool' && m.tool_call_id === callId) {
-        return typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
-      }
-    }
-  }
-  return '';
+  const n = Number(callId.replace('call_', ''));
+  const results = (requests.at(-1)?.messages ?? []).filter((m) => m.role === 'tool');
+  const m = results[n - 1];
+  return m === undefined ? '' : typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
 }
 
 let sys: TestSystem;
