@@ -21,7 +21,16 @@
  * `--if-stale` skips the build when dist/ is newer than every input (the test setup uses it).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -46,6 +55,13 @@ const ENTRY_POINTS = [
   // Also read by this script: how the workflow bundle below is made.
   'src/workflows/bundle-options.ts',
 ];
+/**
+ * The OpenClaw plugin, built on its own (no shared chunks: Node built-ins only), so dist/openclaw/ with
+ * {@link OPENCLAW_PLUGIN_FILES} is the whole plugin and installs as a copy too.
+ */
+const OPENCLAW_PLUGIN_ENTRY = 'src/openclaw/plugin.ts';
+/** Copied beside the built plugin: the folder `openclaw plugins install <dist/openclaw>` takes (docs/openclaw.md). */
+const OPENCLAW_PLUGIN_FILES = ['src/openclaw/openclaw.plugin.json', 'src/openclaw/package.json'];
 /**
  * Modules whose package imports are bundled into their chunk rather than left to Node: the `status` path. They hand
  * nothing built from those packages to other modules but plain data, so their private copies cannot mix with the
@@ -112,6 +128,18 @@ async function buildJavaScript() {
     sourcemap: true,
     logLevel: 'warning',
   });
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: [OPENCLAW_PLUGIN_ENTRY],
+    outfile: 'dist/openclaw/plugin.js',
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node22',
+    logLevel: 'warning',
+  });
+  for (const file of OPENCLAW_PLUGIN_FILES)
+    copyFileSync(join(ROOT, file), join(DIST, 'openclaw', file.split('/').pop()));
 }
 
 async function buildWorkflowBundle() {

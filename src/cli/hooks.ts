@@ -10,7 +10,15 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { AgentJudgeError, BadInputError } from '../contracts/errors';
 import { AgentIdSchema } from '../contracts/proposal';
-import { HOOK_RUNTIMES, isHookRuntime, BUILTIN_SERVER, type HookRuntime } from '../contracts/hooks';
+import {
+  GATE_RUNTIMES,
+  HOOK_RUNTIMES,
+  isGateRuntime,
+  isHookRuntime,
+  BUILTIN_SERVER,
+  type GateRuntime,
+  type HookRuntime,
+} from '../contracts/hooks';
 import { MCP_TOOL_CALL } from '../contracts/mcp';
 import { durationMs } from '../contracts/duration';
 import { loadPolicy } from '../policy/load';
@@ -20,8 +28,15 @@ import { PACKAGE_ROOT } from '../package-root';
 import { taskQueuesFor } from '../names';
 import { printJson } from './io';
 
+/** A runtime the resident gate answers (`hook check`): the hook runtimes and OpenClaw. */
+function gateRuntimeArg(value: string): GateRuntime {
+  if (!isGateRuntime(value))
+    throw new BadInputError(`runtime: expected one of ${GATE_RUNTIMES.join(', ')}, got ${value}`);
+  return value;
+}
+
 /** The built-in tools each runtime runs hooks for, as `hook check` lists them. */
-export const KNOWN_TOOLS: Record<HookRuntime, readonly string[]> = {
+export const KNOWN_TOOLS: Record<GateRuntime, readonly string[]> = {
   'claude-code': [
     'Read',
     'Grep',
@@ -64,9 +79,33 @@ export const KNOWN_TOOLS: Record<HookRuntime, readonly string[]> = {
     'enter_plan_mode',
     'exit_plan_mode',
   ],
+  openclaw: [
+    'read',
+    'ls',
+    'write',
+    'edit',
+    'apply_patch',
+    'exec',
+    'process',
+    'web_fetch',
+    'web_search',
+    'message',
+    'browser',
+    'sessions_spawn',
+    'sessions_yield',
+    'tool_search',
+    'tool_describe',
+    'tool_call',
+  ],
 };
 
 function runtimeArg(value: string): HookRuntime {
+  if (value === 'openclaw') {
+    throw new BadInputError(
+      'runtime: OpenClaw loads agent-judge as a plugin, not a hook: ' +
+        `openclaw plugins install ${join(PACKAGE_ROOT, 'dist', 'openclaw')} (docs/openclaw.md)`,
+    );
+  }
   if (!isHookRuntime(value))
     throw new BadInputError(`runtime: expected one of ${HOOK_RUNTIMES.join(', ')}, got ${value}`);
   return value;
@@ -111,11 +150,11 @@ export function registerHookCommands(program: Command): void {
   hook
     .command('check')
     .description("list a runtime's built-in tools with the rule, tier and action type each maps to")
-    .argument('<runtime>', HOOK_RUNTIMES.join(' | '))
+    .argument('<runtime>', GATE_RUNTIMES.join(' | '))
     .option('--policy <file>', 'the CompliancePolicy file (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')
     .option('--tool <name...>', 'check these tool names too (MCP tools, newer tools)')
     .action(async (runtimeName: string, opts: { policy?: string; tool?: string[] }) => {
-      const runtime = runtimeArg(runtimeName);
+      const runtime = gateRuntimeArg(runtimeName);
       const policy = await loadPolicy(opts.policy ? { path: opts.policy } : {});
       const rules = policy.spec.hooks[runtime];
       const tools = [...new Set([...KNOWN_TOOLS[runtime], ...(opts.tool ?? [])])];

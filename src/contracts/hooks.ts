@@ -18,6 +18,19 @@ export function isHookRuntime(name: string): name is HookRuntime {
   return (HOOK_RUNTIMES as readonly string[]).includes(name);
 }
 
+/**
+ * The runtimes the resident gate answers (`POST /hooks/<runtime>`): the command-hook runtimes and OpenClaw, whose
+ * plugin (openclaw/, docs/openclaw.md) runs inside the OpenClaw gateway and calls the gate itself, with no command
+ * hook of its own.
+ */
+export const GATE_RUNTIMES = [...HOOK_RUNTIMES, 'openclaw'] as const;
+export type GateRuntime = (typeof GATE_RUNTIMES)[number];
+
+/** True when `name` is one of {@link GATE_RUNTIMES}. */
+export function isGateRuntime(name: string): name is GateRuntime {
+  return (GATE_RUNTIMES as readonly string[]).includes(name);
+}
+
 const Duration = z.union([
   z.int().positive(),
   z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/, 'expected a duration such as 30s, 5m, 1h or 7d'),
@@ -121,6 +134,8 @@ export const HooksSettingsSchema = z
     'claude-code': HookRuntimeSettingsSchema,
     codex: HookRuntimeSettingsSchema,
     gemini: HookRuntimeSettingsSchema,
+    /** OpenClaw's tools (exec, read, write, edit, apply_patch, web_fetch, message, MCP and plugin tools alike). */
+    openclaw: HookRuntimeSettingsSchema,
     shell: HookShellSettingsSchema,
     files: HookFilesSettingsSchema,
     gate: HookGateSettingsSchema,
@@ -131,6 +146,7 @@ export const HooksSettingsSchema = z
     'claude-code': { rules: [] },
     codex: { rules: [] },
     gemini: { rules: [] },
+    openclaw: { rules: [] },
     shell: { allow: [], deny: [], interpreters: [] },
     files: { roots: ['.'], protect: [] },
     gate: { listen: '127.0.0.1:8766', agents: [] },

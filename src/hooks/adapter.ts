@@ -5,7 +5,7 @@
  * input format and renders these in its own output format; nothing here knows a runtime.
  */
 import type { GateAnswer, GateToolCall } from '../gate';
-import type { HookRuntime } from '../contracts/hooks';
+import type { GateRuntime } from '../contracts/hooks';
 
 /** One hook invocation, as the gate sees it. */
 export type HookEvent =
@@ -37,7 +37,7 @@ export type Decision = Exclude<GateAnswer, { kind: 'cancelled' }>;
 
 /** One runtime's reader and renderer. */
 export interface HookAdapter {
-  runtime: HookRuntime;
+  runtime: GateRuntime;
   /** The runtime's hook input (parsed JSON) as an event; throws BadInputError naming the field when it is not one. */
   read(input: unknown): HookEvent;
   /** The gate's answer to a `pre` event, in the runtime's format. */
@@ -97,7 +97,7 @@ export function personText(a: Decision): string | undefined {
 
 /** A hook call's agent statement: the tool's own description as its justification, the session as evidence. */
 export function hookStatement(
-  runtime: HookRuntime,
+  runtime: GateRuntime,
   tool: string,
   sessionId: string | undefined,
   description: unknown,

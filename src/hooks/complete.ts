@@ -122,7 +122,27 @@ export async function completeHookCall(
       }
       real.push(v.real);
     }
-    return { ...mapping, target: { ...mapping.target, paths: [...new Set(real)] } };
+    return {
+      ...mapping,
+      target: { ...mapping.target, paths: [...new Set(real)] },
+      parameters: { ...mapping.parameters, ...editsOf(mapping.parameters.edits) },
+    };
   }
   return mapping;
+}
+
+/**
+ * Replacements in the proposal's spelling (`old_string` / `new_string`): OpenClaw's `edit` tool spells them
+ * `oldText` / `newText`. Anything else is left as the rule made it (the proposal schema then checks it).
+ */
+function editsOf(edits: unknown): { edits?: unknown } {
+  if (!Array.isArray(edits)) return {};
+  return {
+    edits: edits.map((e: unknown) => {
+      if (e === null || typeof e !== 'object') return e;
+      const { oldText, newText, ...rest } = e as Record<string, unknown>;
+      if (oldText === undefined && newText === undefined) return e;
+      return { ...rest, old_string: oldText, new_string: newText };
+    }),
+  };
 }

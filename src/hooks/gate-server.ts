@@ -17,7 +17,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { durationMs } from '../contracts/duration';
 import { canonicalJson } from '../contracts/canonical-json';
 import { toHex, utf8 } from '../contracts/encoding';
-import { isHookRuntime, type HookRuntime } from '../contracts/hooks';
+import { GATE_RUNTIMES, isGateRuntime, type GateRuntime } from '../contracts/hooks';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { McpHttpAgent } from '../contracts/mcp';
 import { Gate, type GateAnswer, type Lease } from '../gate';
@@ -54,7 +54,7 @@ export interface HookGateOptions {
 export interface HookAuditRecord {
   kind: 'hook_no_judge' | 'hook_refused';
   agent: string;
-  runtime: HookRuntime;
+  runtime: GateRuntime;
   tool: string;
   argument_digest: string;
   rule: string | null;
@@ -170,7 +170,7 @@ export class HookGateServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://gate');
     const m = /^\/hooks\/([a-z-]+)$/.exec(url.pathname);
-    if (!m || !isHookRuntime(m[1]!)) return plain(res, 404, 'Not Found: POST /hooks/claude-code|codex|gemini');
+    if (!m || !isGateRuntime(m[1]!)) return plain(res, 404, `Not Found: POST /hooks/${GATE_RUNTIMES.join('|')}`);
     if (req.method !== 'POST') return plain(res, 405, 'Method Not Allowed', { allow: 'POST' });
     // DNS rebinding: a page that rebinds a name to loopback sends its own Host; hooks never send an Origin.
     if (!this.hostAllowed(req.headers.host)) return plain(res, 403, 'Forbidden: Host not allowed');
@@ -216,7 +216,7 @@ export class HookGateServer {
     );
   }
 
-  private gateFor(agent: string, runtime: HookRuntime): Gate {
+  private gateFor(agent: string, runtime: GateRuntime): Gate {
     const key = `${agent}|${runtime}`;
     let gate = this.gates.get(key);
     if (!gate) {
@@ -260,7 +260,7 @@ export class HookGateServer {
 
   private audit(
     agent: string,
-    runtime: HookRuntime,
+    runtime: GateRuntime,
     call: { tool: string; arguments: Record<string, unknown>; session?: { sessionId?: string; callId?: string } },
     answer: Extract<GateAnswer, { kind: 'forward' | 'refused' }>,
   ): void {

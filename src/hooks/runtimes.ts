@@ -1,13 +1,14 @@
 /** The hook adapter of each runtime (one file per runtime beside this one). */
-import type { HookRuntime } from '../contracts/hooks';
+import type { GateRuntime } from '../contracts/hooks';
 import type { HookAdapter } from './adapter';
 import { claudeCode } from './claude-code';
 import { codex } from './codex';
 import { gemini } from './gemini';
+import { openclaw } from './openclaw';
 
-const ADAPTERS: Record<HookRuntime, HookAdapter> = { 'claude-code': claudeCode, codex, gemini };
+const ADAPTERS: Record<GateRuntime, HookAdapter> = { 'claude-code': claudeCode, codex, gemini, openclaw };
 
 /** The adapter that reads and answers `runtime`'s hooks. */
-export function hookAdapter(runtime: HookRuntime): HookAdapter {
+export function hookAdapter(runtime: GateRuntime): HookAdapter {
   return ADAPTERS[runtime];
 }

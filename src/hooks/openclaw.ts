@@ -1,0 +1,101 @@
+/**
+ * OpenClaw's tool hooks, as the agent-judge plugin (openclaw/, src/openclaw/plugin.ts) posts them to the resident
+ * gate: `before_tool_call` and `after_tool_call` with OpenClaw's own event and context fields (`toolName`, `params`,
+ * `toolCallId`, `runId`, `sessionId`, `sessionKey`, `agentId`) and the directory the agent's tools act in. Every tool
+ * the gateway runs arrives here: exec, the file tools, message sends, web, MCP and other plugins' tools alike (the
+ * plugin registers without a matcher). The answer is `{decision: "allow" | "block", reason}`; the plugin turns a
+ * block into OpenClaw's `{block: true, blockReason}`, the text the model reads as the tool's result. docs/openclaw.md.
+ */
+import { z } from 'zod';
+import { BadInputError } from '../contracts/errors';
+import { describeIssues } from '../contracts/zod-error';
+import { BUILTIN_SERVER } from '../contracts/hooks';
+import {
+  hookStatement,
+  modelText,
+  personText,
+  type Decision,
+  type HookAdapter,
+  type HookEvent,
+  type HookReply,
+} from './adapter';
+
+const Id = z.string().min(1).max(256);
+
+const Input = z.looseObject({
+  hook: z.enum(['before_tool_call', 'after_tool_call']),
+  toolName: z.string().min(1).max(256),
+  params: z.record(z.string(), z.unknown()),
+  toolCallId: Id.optional(),
+  runId: Id.optional(),
+  sessionId: Id.optional(),
+  sessionKey: z.string().max(1024).optional(),
+  agentId: z.string().max(256).optional(),
+  cwd: z.string().min(1).max(4096),
+  /** after_tool_call: the tool's error, when it failed. */
+  error: z.string().max(100_000).optional(),
+});
+
+export type OpenClawHookInput = z.infer<typeof Input>;
+
+/** The answer the plugin reads back. */
+export interface OpenClawHookOutput {
+  decision: 'allow' | 'block';
+  reason: string;
+  /** For the operator's log, never the model: how a person decides a held call. */
+  person?: string;
+}
+
+function parse(input: unknown): OpenClawHookInput {
+  const r = Input.safeParse(input);
+  if (!r.success) throw new BadInputError(describeIssues('OpenClaw hook input', r.error.issues));
+  return r.data;
+}
+
+function out(o: OpenClawHookOutput): HookReply {
+  return { exitCode: 0, stdout: { ...o } };
+}
+
+export const openclaw: HookAdapter = {
+  runtime: 'openclaw',
+  read(input: unknown): HookEvent {
+    const i = parse(input);
+    const session = i.sessionId ?? i.sessionKey ?? i.runId;
+    // Without a tool-call id a call is named by its session and exact input (as Gemini CLI's are).
+    const key = `${session ?? '-'}:${i.toolCallId ?? JSON.stringify([i.toolName, i.params])}`;
+    if (i.hook === 'after_tool_call') {
+      return i.error !== undefined
+        ? { kind: 'post', key, outcome: 'tool_error', detail: i.error.slice(0, 2000) }
+        : { kind: 'post', key, outcome: 'ok' };
+    }
+    return {
+      kind: 'pre',
+      key,
+      call: {
+        runtime: 'openclaw',
+        server: BUILTIN_SERVER,
+        tool: i.toolName,
+        arguments: i.params,
+        cwd: i.cwd,
+        agent: hookStatement('openclaw', i.toolName, session, undefined),
+        session: { ...(session ? { sessionId: session } : {}), ...(i.toolCallId ? { callId: i.toolCallId } : {}) },
+      },
+    };
+  },
+  render(answer: Decision): HookReply {
+    if (answer.kind === 'forward') {
+      const why = answer.lease
+        ? `approved (${answer.rule}; proposal ${answer.lease.proposalId})`
+        : `allowed (${answer.rule})`;
+      return out({ decision: 'allow', reason: `agent-judge: ${why}` });
+    }
+    const person = personText(answer);
+    return out({ decision: 'block', reason: modelText(answer)!, ...(person ? { person } : {}) });
+  },
+  acknowledge(): HookReply {
+    return out({ decision: 'allow', reason: 'agent-judge: recorded' });
+  },
+  block(reason: string): HookReply {
+    return { exitCode: 2, stderr: `agent-judge: ${reason}; the call was not allowed` };
+  },
+};

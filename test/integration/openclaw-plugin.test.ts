@@ -1,0 +1,216 @@
+/**
+ * The OpenClaw plugin (src/openclaw/plugin.ts) on the resident gate, against the real Temporal dev server and the
+ * real workers. The plugin's `register` is handed an object with OpenClaw's plugin API shape (`on`, `pluginConfig`,
+ * `logger`); its two handlers are then called with OpenClaw's own `before_tool_call` / `after_tool_call` event and
+ * context fields, as the gateway calls them. Asserted: what OpenClaw does with the answer (nothing: the tool runs;
+ * `{block: true, blockReason}`: the model reads the reason) and what the proposal records.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decide, getStatus, listProposals } from '../../src/client/proposals';
+import { HookGateServer } from '../../src/hooks/gate-server';
+import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
+import { readChain } from '../../src/audit/chain';
+import { register, type OpenClawPluginApi } from '../../src/openclaw/plugin';
+import { startSystem, type TestSystem } from '../helpers/system';
+
+type Handler = (event: Record<string, unknown>, ctx: Record<string, unknown>) => Promise<unknown>;
+
+let sys: TestSystem;
+let gate: HookGateServer;
+let workspace: string;
+const token = newAgentToken();
+const warnings: string[] = [];
+const infos: string[] = [];
+let gateUrl: string;
+
+/** The plugin as OpenClaw loads it: `register(api)`, then the handlers it registered, by hook name. */
+function loadPlugin(pluginConfig: Record<string, unknown>): {
+  before: Handler;
+  after: Handler;
+  options: Record<string, unknown>;
+} {
+  const handlers = new Map<string, { handler: Handler; options: Record<string, unknown> }>();
+  const api = {
+    pluginConfig,
+    config: { agents: { defaults: { workspace } } },
+    logger: { warn: (m: string) => warnings.push(m), info: (m: string) => infos.push(m) },
+    on: (hook: string, handler: Handler, options: Record<string, unknown> = {}) =>
+      handlers.set(hook, { handler, options }),
+  } as unknown as OpenClawPluginApi;
+  register(api);
+  return {
+    before: handlers.get('before_tool_call')!.handler,
+    after: handlers.get('after_tool_call')!.handler,
+    options: handlers.get('before_tool_call')!.options,
+  };
+}
+
+let plugin: ReturnType<typeof loadPlugin>;
+
+beforeAll(async () => {
+  sys = await startSystem({
+    spec: { escalation: { approvers: ['scott'], timeout: '10m' }, hooks: { holdFor: '20s' } },
+  });
+  workspace = join(sys.baseDir, 'workspace');
+  mkdirSync(workspace, { recursive: true });
+  writeFileSync(join(workspace, 'notes.txt'), 'hello\n');
+  writeFileSync(join(sys.baseDir, 'hook-token'), `${token}\n`);
+  gate = new HookGateServer({
+    host: '127.0.0.1',
+    port: 0,
+    policy: sys.policy,
+    agents: [{ agent: '@claw', tokenSha256: tokenSha256(token) }],
+    temporal: { client: sys.client, taskQueue: sys.taskQueues.workflow },
+    baseDir: workspace,
+    auditLog: join(sys.baseDir, 'hooks-audit.jsonl'),
+    log: () => undefined,
+  });
+  gateUrl = await gate.start();
+  plugin = loadPlugin({ gateUrl, tokenFile: join(sys.baseDir, 'hook-token'), timeoutMs: 60_000 });
+});
+afterAll(async () => {
+  await gate?.close();
+  await sys?.stop();
+});
+
+const ctx = (toolCallId: string) => ({
+  agentId: 'main',
+  sessionId: 'sess-claw',
+  sessionKey: 'agent:main:main',
+  toolCallId,
+});
+
+describe('OpenClaw through the agent-judge plugin', () => {
+  it('registers both hooks on every tool (no matcher), first in line, with a budget above the hold', () => {
+    expect(plugin.options).toMatchObject({ timeoutMs: 60_000 });
+    expect(plugin.options.matcher).toBeUndefined();
+  });
+
+  it('an allowed read runs at once with no proposal; the audit log records it', async () => {
+    const id = `call_${randomUUID()}`;
+    const answer = await plugin.before({ toolName: 'read', params: { path: 'notes.txt' }, toolCallId: id }, ctx(id));
+    expect(answer).toBeUndefined();
+    await gate.flushAudit();
+    const last = readChain<{ kind: string; rule: string; tool: string; runtime: string }>(
+      join(sys.baseDir, 'hooks-audit.jsonl'),
+    ).at(-1);
+    expect(last?.record).toMatchObject({
+      kind: 'hook_no_judge',
+      rule: 'openclaw.read',
+      tool: 'read',
+      runtime: 'openclaw',
+    });
+  });
+
+  it('a judged write is allowed once, OpenClaw performs it, after_tool_call records the outcome', async () => {
+    const id = `call_${randomUUID()}`;
+    const event = { toolName: 'write', params: { path: 'out.txt', content: 'written by the agent\n' }, toolCallId: id };
+    const answer = await plugin.before(event, ctx(id));
+    expect(answer).toBeUndefined();
+    // OpenClaw performs the write (once), then reports.
+    writeFileSync(join(workspace, 'out.txt'), 'written by the agent\n');
+    await plugin.after({ ...event, result: { ok: true }, durationMs: 3 }, ctx(id));
+    const line = infos.find((m) => m.endsWith(': write'));
+    const proposalId = /proposal (call-[0-9a-f]{32})/.exec(line ?? '')?.[1];
+    expect(line).toMatch(/^agent-judge: approved \(openclaw\.write; proposal call-[0-9a-f]{32}\): write$/);
+    expect(await getStatus(sys.client, proposalId!)).toMatchObject({
+      status: 'executed',
+      caller: { outcome: 'ok' },
+      proposal: {
+        agent_id: '@claw',
+        action_type: 'file_edit',
+        target: { paths: [join(realpathSync(workspace), 'out.txt')] },
+        performer: { runtime: 'openclaw', rule: 'openclaw.write' },
+      },
+    });
+  });
+
+  it('a denied exec is blocked with the reason the model reads; nothing runs', async () => {
+    const id = `call_${randomUUID()}`;
+    const answer = (await plugin.before(
+      { toolName: 'exec', params: { command: 'rm -rf build' }, toolCallId: id },
+      ctx(id),
+    )) as { block: boolean; blockReason: string };
+    expect(answer.block).toBe(true);
+    expect(answer.blockReason).toMatch(/^agent-judge REJECT \(shell\.rm-recursive-force\): .*Not performed\.$/);
+  });
+
+  it('a held call (a message send: a person decides) is approved during the hold, then performed once', async () => {
+    const id = `call_${randomUUID()}`;
+    const event = { toolName: 'message', params: { action: 'send', to: 'ops', text: `deploy ${id}` }, toolCallId: id };
+    const held = plugin.before(event, ctx(id));
+    const proposalId = await waitForAwaitingHuman(`deploy ${id}`);
+    await decide(sys.client, proposalId, { decision: 'approve', approver: 'scott', reason: 'ok to send' });
+    expect(await held).toBeUndefined();
+    await plugin.after({ ...event, result: { sent: true } }, ctx(id));
+    expect(await getStatus(sys.client, proposalId)).toMatchObject({
+      status: 'executed',
+      caller: { outcome: 'ok' },
+      proposal: { action_type: 'mcp_tool_call', target: { server: 'builtin', tool: 'message' } },
+    });
+  });
+
+  it('a call still held when the hold ends is blocked with "pending" and the proposal to decide', async () => {
+    const quick = new HookGateServer({
+      host: '127.0.0.1',
+      port: 0,
+      policy: { ...sys.policy, spec: { ...sys.policy.spec, hooks: { ...sys.policy.spec.hooks, holdFor: '1s' } } },
+      agents: [{ agent: '@claw', tokenSha256: tokenSha256(token) }],
+      temporal: { client: sys.client, taskQueue: sys.taskQueues.workflow },
+      baseDir: workspace,
+      auditLog: join(sys.baseDir, 'hooks-audit-2.jsonl'),
+      log: () => undefined,
+    });
+    const url = await quick.start();
+    try {
+      const p = loadPlugin({ gateUrl: url, tokenFile: join(sys.baseDir, 'hook-token') });
+      const id = `call_${randomUUID()}`;
+      const answer = (await p.before(
+        { toolName: 'message', params: { action: 'send', text: `later ${id}` }, toolCallId: id },
+        ctx(id),
+      )) as { block: boolean; blockReason: string };
+      expect(answer.block).toBe(true);
+      expect(answer.blockReason).toMatch(
+        /^agent-judge: pending, not performed yet\. Proposal call-[0-9a-f]{32} is waiting for a person to decide/,
+      );
+      expect(warnings.some((w) => /agent-judge decide call-[0-9a-f]{32} approve\|reject/.test(w))).toBe(true);
+    } finally {
+      await quick.close();
+    }
+  });
+
+  it('fails closed: no gate, a wrong token, a bad config each block the call with the reason', async () => {
+    const id = `call_${randomUUID()}`;
+    const call = { toolName: 'read', params: { path: 'notes.txt' }, toolCallId: id };
+    const gone = loadPlugin({ gateUrl: 'http://127.0.0.1:9', tokenFile: join(sys.baseDir, 'hook-token') });
+    const unreachable = (await gone.before(call, ctx(id))) as { block: boolean; blockReason: string };
+    expect(unreachable.block).toBe(true);
+    expect(unreachable.blockReason).toMatch(/^agent-judge: .*the call was not allowed$/);
+    writeFileSync(join(sys.baseDir, 'wrong-token'), 'not-a-token\n');
+    const wrong = loadPlugin({ gateUrl, tokenFile: join(sys.baseDir, 'wrong-token') });
+    const refused = (await wrong.before(call, ctx(id))) as { block: boolean; blockReason: string };
+    expect(refused.block).toBe(true);
+    expect(refused.blockReason).toContain('Unauthorized');
+    const bad = loadPlugin({ timeoutMs: 5 });
+    expect(await bad.before(call, ctx(id))).toMatchObject({
+      block: true,
+      blockReason:
+        'agent-judge: agent-judge plugin config: timeoutMs must be an integer from 1000 to 600000; ' +
+        'the call was not allowed',
+    });
+  });
+});
+
+/** The proposal waiting for a person whose call carries `text` (visibility, as `agent-judge list` reads it). */
+async function waitForAwaitingHuman(text: string): Promise<string> {
+  for (;;) {
+    for (const row of await listProposals(sys.client, { status: 'awaiting_human' })) {
+      const s = await getStatus(sys.client, row.workflow_id).catch(() => null);
+      if (s && JSON.stringify(s.proposal.parameters).includes(text)) return s.proposal_id;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
