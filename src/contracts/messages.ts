@@ -32,8 +32,23 @@ export const ApproverIdSchema = z
 export const DecisionBindsSchema = z.strictObject({
   content_sha256: z.string().regex(/^[0-9a-f]{64}$/, 'expected 64 lowercase hex characters (the content digest)'),
   run_id: z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'expected a Temporal run id'),
+  /** Set only for an approval with edits: the content digest of the edited action (docs/edits.md). */
+  edited_sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, 'expected 64 lowercase hex characters (the edited action digest)')
+    .optional(),
 });
 export type DecisionBinds = z.infer<typeof DecisionBindsSchema>;
+
+/** One edit of an approval with edits: a field of the action and its new value (src/contracts/action-edit.ts). */
+export const ActionEditSchema = z.strictObject({
+  path: z
+    .string()
+    .min(1)
+    .max(300)
+    .regex(/^(scope_claim|parameters)\.\P{Cc}+$/u, 'expected scope_claim.<field> or parameters.<field>'),
+  value: z.json(),
+});
 
 /** A person's decision on an escalated proposal, sent as the `humanDecision` Update. */
 export const HumanDecisionSchema = z.strictObject({
@@ -41,6 +56,11 @@ export const HumanDecisionSchema = z.strictObject({
   approver: ApproverIdSchema,
   reason: z.string().max(4096).optional(),
   via: z.enum(['cli', 'discord', 'api']).default('api'),
+  /**
+   * Approve with edits (docs/edits.md): the approver narrows the action before approving it. Only with `approve`;
+   * the edited action is what is performed, and a signature binds its digest (`binds.edited_sha256`).
+   */
+  edits: z.array(ActionEditSchema).min(1).max(50).optional(),
   /**
    * Ed25519 signature by the approver's key (or the Discord bot's). `binds` names the content and
    * the run it was made for (statement v2, see identity/decision.ts); a signature without it is a
@@ -54,5 +74,8 @@ export const HumanDecisionSchema = z.strictObject({
       binds: DecisionBindsSchema.optional(),
     })
     .optional(),
+}).refine((d) => d.edits === undefined || d.decision === 'approve', {
+  message: 'edits: only an approval carries edits',
+  path: ['edits'],
 });
 export type HumanDecision = z.infer<typeof HumanDecisionSchema>;
