@@ -59,7 +59,15 @@ export interface EditedRecord extends ActionEdited {
  * - `replace`: any value the action type's schema accepts.
  * - `same_type`: an existing entry (never a new one) replaced by a value of the same JSON type.
  */
-export type EditRule = 'lower' | 'lower_or_set' | 'shorter' | 'within' | 'subset' | 'only_true' | 'replace' | 'same_type';
+export type EditRule =
+  | 'lower'
+  | 'lower_or_set'
+  | 'shorter'
+  | 'within'
+  | 'subset'
+  | 'only_true'
+  | 'replace'
+  | 'same_type';
 
 /** The scope claim's fields, editable for every known action type agent-judge performs. */
 const SCOPE_FIELDS: Record<string, EditRule> = {
@@ -99,7 +107,10 @@ export const EDITABLE_PARAMETERS: Record<KnownActionType, Editable> = {
     },
   },
   file_write: { fields: { ...SCOPE_FIELDS }, notEditable: { 'parameters.content': BODY_WHY } },
-  exec: { fields: { ...SCOPE_FIELDS, 'parameters.timeout_ms': 'lower' }, notEditable: { 'parameters.command': CODE_WHY } },
+  exec: {
+    fields: { ...SCOPE_FIELDS, 'parameters.timeout_ms': 'lower' },
+    notEditable: { 'parameters.command': CODE_WHY },
+  },
   web_publish: { fields: { ...SCOPE_FIELDS, 'parameters.body': 'shorter' } },
   financial_op: { fields: { ...SCOPE_FIELDS, 'parameters.amount': 'lower', 'parameters.memo': 'shorter' } },
   impersonation: { fields: { ...SCOPE_FIELDS, 'parameters.purpose': 'shorter' } },
@@ -150,7 +161,8 @@ function ruleProblem(rule: EditRule, from: unknown, to: unknown): string | null 
     case 'lower':
     case 'lower_or_set':
       if (typeof to !== 'number' || !Number.isFinite(to)) return 'expected a number';
-      if (from === undefined) return rule === 'lower' ? 'is not set in the proposal, so there is nothing to lower' : null;
+      if (from === undefined)
+        return rule === 'lower' ? 'is not set in the proposal, so there is nothing to lower' : null;
       if (typeof from === 'number' && to > from) return `${to} is more than ${from}`;
       return null;
     case 'shorter':
@@ -223,7 +235,9 @@ export function applyActionEdits(proposal: Proposal, edits: readonly ActionEdit[
   if (edits.length === 0) return fail('list: expected at least one edit');
   if (edits.length > MAX_EDITS) return fail(`list: at most ${MAX_EDITS} edits`);
   if (!isKnownActionType(proposal.action_type))
-    return fail(`${edits[0]!.path}: ${proposal.action_type} is not an action type agent-judge knows; nothing is editable`);
+    return fail(
+      `${edits[0]!.path}: ${proposal.action_type} is not an action type agent-judge knows; nothing is editable`,
+    );
   const editable = EDITABLE_PARAMETERS[proposal.action_type];
   const edited = clone(proposal);
   const changes: ActionChange[] = [];

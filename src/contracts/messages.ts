@@ -51,31 +51,33 @@ export const ActionEditSchema = z.strictObject({
 });
 
 /** A person's decision on an escalated proposal, sent as the `humanDecision` Update. */
-export const HumanDecisionSchema = z.strictObject({
-  decision: z.enum(['approve', 'reject']),
-  approver: ApproverIdSchema,
-  reason: z.string().max(4096).optional(),
-  via: z.enum(['cli', 'discord', 'api']).default('api'),
-  /**
-   * Approve with edits (docs/edits.md): the approver narrows the action before approving it. Only with `approve`;
-   * the edited action is what is performed, and a signature binds its digest (`binds.edited_sha256`).
-   */
-  edits: z.array(ActionEditSchema).min(1).max(50).optional(),
-  /**
-   * Ed25519 signature by the approver's key (or the Discord bot's). `binds` names the content and
-   * the run it was made for (statement v2, see identity/decision.ts); a signature without it is a
-   * v1 signature, bound to the workflow id alone, and new runs refuse it.
-   */
-  signature: z
-    .strictObject({
-      signed_at: z.iso.datetime(),
-      nonce: NonceSchema,
-      value: SignatureSchema,
-      binds: DecisionBindsSchema.optional(),
-    })
-    .optional(),
-}).refine((d) => d.edits === undefined || d.decision === 'approve', {
-  message: 'edits: only an approval carries edits',
-  path: ['edits'],
-});
+export const HumanDecisionSchema = z
+  .strictObject({
+    decision: z.enum(['approve', 'reject']),
+    approver: ApproverIdSchema,
+    reason: z.string().max(4096).optional(),
+    via: z.enum(['cli', 'discord', 'api']).default('api'),
+    /**
+     * Approve with edits (docs/edits.md): the approver narrows the action before approving it. Only with `approve`;
+     * the edited action is what is performed, and a signature binds its digest (`binds.edited_sha256`).
+     */
+    edits: z.array(ActionEditSchema).min(1).max(50).optional(),
+    /**
+     * Ed25519 signature by the approver's key (or the Discord bot's). `binds` names the content and
+     * the run it was made for (statement v2, see identity/decision.ts); a signature without it is a
+     * v1 signature, bound to the workflow id alone, and new runs refuse it.
+     */
+    signature: z
+      .strictObject({
+        signed_at: z.iso.datetime(),
+        nonce: NonceSchema,
+        value: SignatureSchema,
+        binds: DecisionBindsSchema.optional(),
+      })
+      .optional(),
+  })
+  .refine((d) => d.edits === undefined || d.decision === 'approve', {
+    message: 'edits: only an approval carries edits',
+    path: ['edits'],
+  });
 export type HumanDecision = z.infer<typeof HumanDecisionSchema>;
