@@ -280,6 +280,11 @@ export function applyActionEdits(proposal: Proposal, edits: readonly ActionEdit[
   return { ok: true, proposal: parsed.value, edited: { from_digest, to_digest, changes } };
 }
 
+/** The changes in one line for a person or an agent: `path: before -> after; ...`, each value cut to 60 characters. */
+export function describeChanges(changes: readonly ActionChange[]): string {
+  return changes.map((c) => `${c.path}: ${show(c.from)} -> ${show(c.to)}`).join('; ');
+}
+
 /**
  * One `--edit path=value`: the value is JSON when it parses as JSON, otherwise the text as given (so
  * `parameters.body=Thanks` needs no quotes, and `scope_claim.max_lines=40` is a number).
