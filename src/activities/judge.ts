@@ -23,6 +23,7 @@ export function createJudgeActivities(deps: JudgeDeps): JudgeActivities {
       countJudgement(verdict, (performance.now() - started) / 1000);
       return verdict;
     },
+    // eslint-disable-next-line @typescript-eslint/require-await -- an activity: its contract is a promise
     async checkRules(input: CheckRulesInput): Promise<RuleFinding | null> {
       const parsed = safeParseProposal(input.proposal);
       if (!parsed.ok) return { verdict: 'REJECT', rule: 'edit.invalid', reason: parsed.error };

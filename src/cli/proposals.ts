@@ -43,7 +43,7 @@ async function readEdits(flags: string[] | undefined, file: string | undefined):
     const input = await readJsonInput(file, '--edit-file');
     if (Array.isArray(input)) edits.push(...(input as ActionEdit[]));
     else if (input !== null && typeof input === 'object')
-      edits.push(...Object.entries(input).map(([path, value]) => ({ path, value })));
+      edits.push(...Object.entries(input as Record<string, unknown>).map(([path, value]) => ({ path, value })));
     else throw new BadInputError('--edit-file: expected [{"path": ..., "value": ...}] or {"path": value}');
   }
   return edits.length > 0 ? edits : undefined;
@@ -116,8 +116,9 @@ export function registerProposalCommands(program: Command): void {
       .option('--key <file>', 'sign the decision with your key file (required when the policy lists a key for you)')
       .option(
         '--edit <path=value>',
-        'with approve: narrow the action first (repeatable), e.g. scope_claim.max_lines=40 or parameters.body=Thanks; ' +
-          'the value is JSON when it parses, else text; only narrowing edits pass (docs/edits.md)',
+        'with approve: narrow the action first (repeatable), e.g. scope_claim.max_lines=40 or ' +
+          'parameters.body=Thanks; the value is JSON when it parses, else text; only narrowing edits pass ' +
+          '(docs/edits.md)',
         (v: string, all: string[] = []) => [...all, v],
       )
       .option('--edit-file <file>', 'with approve: edits as JSON, [{"path": ..., "value": ...}] or {"path": value}')

@@ -175,7 +175,7 @@ function ruleProblem(rule: EditRule, from: unknown, to: unknown): string | null 
     case 'within': {
       if (!Array.isArray(to) || !to.every((x) => typeof x === 'string')) return 'expected a list of paths';
       if (from === undefined) return null;
-      const wider = (to as string[]).filter((f) => !withinScope(f, from as string[]));
+      const wider = to.filter((f) => !withinScope(f, from as string[]));
       return wider.length > 0 ? `not inside the current list (${show(from)}): ${show(wider)}` : null;
     }
     case 'subset': {
@@ -251,9 +251,8 @@ export function applyActionEdits(proposal: Proposal, edits: readonly ActionEdit[
     const rule = ruleFor(editable, path);
     if (!rule) {
       const allowed = editableFields(proposal);
-      return fail(
-        `${path}: not editable for ${proposal.action_type} (editable: ${allowed.length > 0 ? allowed.join(', ') : 'none'})`,
-      );
+      const list = allowed.length > 0 ? allowed.join(', ') : 'none';
+      return fail(`${path}: not editable for ${proposal.action_type} (editable: ${list})`);
     }
     // A caller performs the action from its own call: it can take back only new arguments of the call it holds.
     if (proposal.performer && path.startsWith('parameters.arguments.') === false) {

@@ -39,8 +39,9 @@ export type Decision = Exclude<GateAnswer, { kind: 'cancelled' }>;
 export interface HookAdapter {
   runtime: HookRuntime;
   /**
-   * True when the runtime's PreToolUse answer can change the tool's input (Claude Code's `updatedInput`): only then is a
-   * call a person approved with edits performed (docs/edits.md); elsewhere it is refused, telling the model the edits.
+   * True when the runtime's PreToolUse answer can change the tool's input (Claude Code's `updatedInput`): only then
+   * is a call a person approved with edits performed (docs/edits.md); elsewhere it is refused, telling the model the
+   * edits.
    */
   changesInput?: boolean;
   /** The runtime's hook input (parsed JSON) as an event; throws BadInputError naming the field when it is not one. */

@@ -586,8 +586,9 @@ export class McpJudgeProxy {
  * what it sent (the edits, each path before and after). An error answer is passed as it is.
  */
 function withEditNote(response: Msg, changes: readonly ActionChange[]): Msg {
-  const result = response.result as { content?: unknown } | undefined;
+  const result = response.result as { content?: unknown[] } | undefined;
   if (!result || !Array.isArray(result.content)) return response;
-  const text = `agent-judge: a person approved this call with edits; it ran as edited, not as sent: ${describeChanges(changes)}`;
+  const text =
+    'agent-judge: a person approved this call with edits; it ran as edited, not as sent: ' + describeChanges(changes);
   return { ...response, result: { ...result, content: [{ type: 'text', text }, ...result.content] } };
 }

@@ -40,7 +40,7 @@ describe('approve with edits', () => {
   });
   afterAll(async () => sys?.stop());
 
-  it('a shortened memory write, signed over the edited digest, is what the executor writes; both are on record', async () => {
+  it('a shortened memory write, signed over the edited digest, is what the executor writes; both on record', async () => {
     const p = proposal('memory_write', { parameters: { content: 'remember the milk, and the bank PIN 1234' } });
     const waiting = await submitAndWait(sys.client, p, { taskQueue: sys.taskQueues.workflow });
     expect(waiting.status).toBe('awaiting_human');
@@ -128,7 +128,7 @@ describe('approve with edits', () => {
     await handle.terminate('test done');
   });
 
-  it('an edit the rules refuse (max_lines below the diff) is refused by the judge worker; nothing is recorded', async () => {
+  it('an edit the rules refuse (max_lines below the diff) is refused by the judge worker; none recorded', async () => {
     const p = proposal('forgejo_pr_create');
     const waiting = await submitAndWait(sys.client, p, { taskQueue: sys.taskQueues.workflow });
     expect(waiting.status).toBe('awaiting_human');
@@ -152,7 +152,7 @@ describe('approve with edits', () => {
     const p = proposal('financial_op', { parameters: { amount: 100, currency: 'EUR', memo: 'quarterly invoice' } });
     const waiting = await submitAndWait(sys.client, p, { taskQueue: sys.taskQueues.workflow });
     const handle = sys.client.workflow.getHandle<typeof proposalWorkflow>(waiting.workflow_id);
-    // An attacker holds an unedited signed approval (e.g. captured from a reject/approve sent elsewhere) and adds edits.
+    // An attacker holds an unedited signed approval (captured from the run) and adds edits to it.
     const { signDecision } = await import('../../src/identity/sign-decision');
     const description = await handle.describe();
     const binding = {
