@@ -40,7 +40,7 @@ describe('approve with edits', () => {
   });
   afterAll(async () => sys?.stop());
 
-  it('a shortened memory write, signed over the edited digest, is what the executor writes; both on record', async () => {
+  it('a shortened memory write, signed over the edited digest, is what the executor writes', async () => {
     const p = proposal('memory_write', { parameters: { content: 'remember the milk, and the bank PIN 1234' } });
     const waiting = await submitAndWait(sys.client, p, { taskQueue: sys.taskQueues.workflow });
     expect(waiting.status).toBe('awaiting_human');
