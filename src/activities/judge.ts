@@ -2,9 +2,11 @@ import { metricMeter } from '@temporalio/activity';
 import { BadInputError } from '../contracts/errors';
 import { meterName, METRICS, modelErrorKind } from '../contracts/metric-catalogue';
 import { safeParseProposal } from '../contracts/proposal';
-import type { Verdict } from '../contracts/verdict';
+import type { RuleFinding, Verdict } from '../contracts/verdict';
 import { judgeProposal, type JudgeDeps, type JudgeInput } from '../judge';
-import type { JudgeActivities } from './types';
+import { hardRules } from '../guards/rules';
+import { lightweightCheck } from '../policy/patterns';
+import type { CheckRulesInput, JudgeActivities } from './types';
 
 /**
  * The judge worker's only activity. It reads a proposal and returns a verdict; it has no executor,
@@ -20,6 +22,15 @@ export function createJudgeActivities(deps: JudgeDeps): JudgeActivities {
       const verdict = await judgeProposal({ ...input, proposal: parsed.value }, deps);
       countJudgement(verdict, (performance.now() - started) / 1000);
       return verdict;
+    },
+    // eslint-disable-next-line @typescript-eslint/require-await -- an activity: its contract is a promise
+    async checkRules(input: CheckRulesInput): Promise<RuleFinding | null> {
+      const parsed = safeParseProposal(input.proposal);
+      if (!parsed.ok) return { verdict: 'REJECT', rule: 'edit.invalid', reason: parsed.error };
+      const hard = hardRules(parsed.value, { policy: input.policy, baseDir: deps.baseDir });
+      if (hard) return hard;
+      const patterns = lightweightCheck(parsed.value, input.policy);
+      return patterns.verdict === 'REJECT' ? patterns : null;
     },
   };
 }

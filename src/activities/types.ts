@@ -5,7 +5,7 @@
 import type { CompliancePolicy } from '../contracts/policy';
 import type { Proposal } from '../contracts/proposal';
 import type { ExecutionResult } from '../contracts/status';
-import type { Verdict } from '../contracts/verdict';
+import type { RuleFinding, Verdict } from '../contracts/verdict';
 import type {
   AnnouncementRef,
   EscalationNotice,
@@ -124,6 +124,17 @@ export interface WorkflowActivities {
 /** On the judge task queue. */
 export interface JudgeActivities {
   judge(input: JudgeInput): Promise<Verdict>;
+  /**
+   * The deterministic rules alone (hard rules, then deny patterns) on an action a person edited before approving it
+   * (docs/edits.md): the finding that refuses it, or null when it passes. No model, no evidence lookups.
+   */
+  checkRules(input: CheckRulesInput): Promise<RuleFinding | null>;
+}
+
+/** An edited action to check by the rules, under the run's policy. */
+export interface CheckRulesInput {
+  proposal: Proposal;
+  policy: CompliancePolicy;
 }
 
 /** On the executor task queue. */

@@ -43,6 +43,7 @@ function nextStep(o: ProposalOutcome): string[] {
     case 'approved':
       return o.capability
         ? [
+            ...(o.edited ? ['perform the edited action, not the proposal (edited.action in --json)'] : []),
             `you perform it: redeem its capability token once, before acting (valid until ${o.capability.expires_at})`,
             `  agent-judge capability verify <token> --redeem   (the token: agent-judge status ${id} --json)`,
           ]
@@ -88,6 +89,12 @@ export function renderOutcome(o: ProposalOutcome): string {
     const by = v.rule ? `${v.decided_by}, rule ${v.rule}` : v.decided_by;
     rows.push(['verdict', `${v.verdict} by ${by} (tier ${v.tier}, confidence ${v.confidence})`]);
     rows.push(['reason', oneLine(v.reason)]);
+  }
+  if (o.edited) {
+    // Approved with edits: what is performed is the edited action; say each change, before and after.
+    rows.push(['edited', `approved with ${o.edited.changes.length} edit(s): the edited action is what is performed`]);
+    for (const c of o.edited.changes)
+      rows.push(['', oneLine(`${c.path}: ${JSON.stringify(c.from)} -> ${JSON.stringify(c.to)}`, 160)]);
   }
   if (o.execution) {
     const e = o.execution;

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Argument, type Command, Option } from 'commander';
 import { BadInputError } from '../contracts/errors';
+import { parseEditFlag, type ActionEdit } from '../contracts/action-edit';
 import { clarify, decide, listProposals, submitAndWait, submitProposal } from '../client/proposals';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { printJson, readJsonInput } from './io';
@@ -33,6 +34,19 @@ interface OutputFlags {
 export function printOutcome(outcome: ProposalOutcome, flags: OutputFlags): void {
   if (chooseOutputFormat(flags, process.stdout.isTTY) === 'json') printJson(outcome);
   else process.stdout.write(renderOutcome(outcome));
+}
+
+/** `--edit` flags and `--edit-file`, as one list of edits (undefined when there are none). */
+async function readEdits(flags: string[] | undefined, file: string | undefined): Promise<ActionEdit[] | undefined> {
+  const edits = (flags ?? []).map(parseEditFlag);
+  if (file !== undefined) {
+    const input = await readJsonInput(file, '--edit-file');
+    if (Array.isArray(input)) edits.push(...(input as ActionEdit[]));
+    else if (input !== null && typeof input === 'object')
+      edits.push(...Object.entries(input as Record<string, unknown>).map(([path, value]) => ({ path, value })));
+    else throw new BadInputError('--edit-file: expected [{"path": ..., "value": ...}] or {"path": value}');
+  }
+  return edits.length > 0 ? edits : undefined;
 }
 
 export function registerProposalCommands(program: Command): void {
@@ -101,6 +115,14 @@ export function registerProposalCommands(program: Command): void {
       .option('--reason <text>', 'why (shown in the audit trail)')
       .option('--key <file>', 'sign the decision with your key file (required when the policy lists a key for you)')
       .option(
+        '--edit <path=value>',
+        'with approve: narrow the action first (repeatable), e.g. scope_claim.max_lines=40 or ' +
+          'parameters.body=Thanks; the value is JSON when it parses, else text; only narrowing edits pass ' +
+          '(docs/edits.md)',
+        (v: string, all: string[] = []) => [...all, v],
+      )
+      .option('--edit-file <file>', 'with approve: edits as JSON, [{"path": ..., "value": ...}] or {"path": value}')
+      .option(
         '--grant-for <duration>',
         'with approve: also grant calls like this one for this long (docs/grants.md; at most spec.grants.maxLifetime)',
       )
@@ -123,6 +145,8 @@ export function registerProposalCommands(program: Command): void {
         approver: string;
         reason?: string;
         key?: string;
+        edit?: string[];
+        editFile?: string;
         grantFor?: string;
         grantUses?: string;
         grantSame?: string;
@@ -136,11 +160,20 @@ export function registerProposalCommands(program: Command): void {
       if (!granting && (opts.grantUses ?? opts.grantSame ?? opts.grantUnder) !== undefined)
         throw new BadInputError('--grant-uses, --grant-same and --grant-under need --grant-for <duration>');
       if (granting && decision !== 'approve') throw new BadInputError('--grant-for: only an approval can grant');
+      const edits = await readEdits(opts.edit, opts.editFile);
+      if (edits && decision !== 'approve') throw new BadInputError('--edit: only an approval carries edits');
+      if (edits && granting)
+        throw new BadInputError('--edit and --grant-for: a grant covers calls like the proposal, not an edited one');
       const key = opts.key ? await loadKeyFile(opts.key) : undefined;
       await withClient(cmd, async (client) => {
         await warnIfPolicyNotInForce(client, DEFAULT_TASK_QUEUES.workflow);
         printOutcome(
-          await decide(client, id, { decision, approver: opts.approver, reason: opts.reason, via: 'cli' }, { key }),
+          await decide(
+            client,
+            id,
+            { decision, approver: opts.approver, reason: opts.reason, via: 'cli', ...(edits ? { edits } : {}) },
+            { key },
+          ),
           opts,
         );
         if (!granting) return;

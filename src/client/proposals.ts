@@ -2,6 +2,7 @@
  * The actor-runtime API: submit a proposal, follow it, clarify it, decide it. The CLI is a thin
  * layer over these functions; agent runtimes call them directly.
  */
+import { applyActionEdits } from '../contracts/action-edit';
 import {
   type Client,
   WithStartWorkflowOperation,
@@ -497,12 +498,21 @@ export async function clarify(client: Client, id: string, input: unknown): Promi
  * first execution run id, and the content digest of the proposal that run holds), so a signature
  * never covers a run or content other than the one decided on.
  */
-export async function decisionBindingOf(client: Client, workflowId: string): Promise<DecisionBinding> {
+export async function decisionBindingOf(
+  client: Client,
+  workflowId: string,
+  edits?: HumanDecision['edits'],
+): Promise<DecisionBinding> {
   const handle = client.workflow.getHandle(workflowId);
   try {
     const [description, status] = await Promise.all([handle.describe(), handle.query(statusQuery)]);
     const runId = description.raw.workflowExecutionInfo?.firstRunId || description.runId;
-    return { workflowId, runId, contentSha256: proposalContentDigest(status.proposal) };
+    const binding = { workflowId, runId, contentSha256: proposalContentDigest(status.proposal) };
+    if (!edits) return binding;
+    // The edited action's digest, computed from the proposal as the run holds it: what the signature binds.
+    const edit = applyActionEdits(status.proposal, edits);
+    if (!edit.ok) throw new BadInputError(edit.error);
+    return { ...binding, editedSha256: edit.edited.to_digest };
   } catch (err) {
     if (isClosedRunError(err)) throw new NotFoundError(`no proposal with id ${workflowId}`);
     throw err;
@@ -523,7 +533,7 @@ export async function decide(
   if (!parsed.success) throw new BadInputError(describeIssues('decision', parsed.error.issues));
   const workflowId = await requireWorkflowId(client, id);
   const decision: HumanDecision = options.key
-    ? signDecision(await decisionBindingOf(client, workflowId), parsed.data, options.key)
+    ? signDecision(await decisionBindingOf(client, workflowId, parsed.data.edits), parsed.data, options.key)
     : parsed.data;
   const sentAt = Date.now();
   try {

@@ -4,6 +4,7 @@ import type { HumanDecision } from './messages';
 import type { ExecutionStatus, OutcomeStatus, Stage } from './lifecycle';
 import type { CapabilityRecord, CapabilityRedemption } from './capability';
 import type { CallerRecord } from './caller-outcome';
+import type { ActionEdited, EditedRecord } from './action-edit';
 
 export type { ExecutionStatus, OutcomeStatus, Stage } from './lifecycle';
 export { FINAL_STAGES, SETTLED_STAGES, UNCERTAIN_EXPLANATION } from './lifecycle';
@@ -53,6 +54,11 @@ export interface ProposalStatus {
   policy_sha256: string;
   /** The approved action's capability token; null until one is issued (never, for a refused proposal). */
   capability: CapabilityRecord | null;
+  /**
+   * Set once a person approved with edits (docs/edits.md): the edited action, what is performed. `proposal` stays the
+   * proposal as submitted, so the status shows both.
+   */
+  edited?: EditedRecord;
 }
 
 /**
@@ -82,6 +88,11 @@ export interface ProposalOutcome {
   caller?: CallerRecord | null;
   /** The digest of the policy it was judged under (see {@link ProposalStatus.policy_sha256}). */
   policy_sha256?: string;
+  /**
+   * Set when a person approved with edits: what changed, and the edited action (type, target, parameters) that is
+   * performed instead of the proposal as submitted. A caller that performs the action performs exactly this one.
+   */
+  edited?: ActionEdited & { action: { action_type: string; target: unknown; parameters: unknown } };
 }
 
 export function outcomeOf(s: ProposalStatus): ProposalOutcome {
@@ -107,5 +118,19 @@ export function outcomeOf(s: ProposalStatus): ProposalOutcome {
       : {}),
     ...(s.caller ? { caller: s.caller } : {}),
     policy_sha256: s.policy_sha256,
+    ...(s.edited
+      ? {
+          edited: {
+            from_digest: s.edited.from_digest,
+            to_digest: s.edited.to_digest,
+            changes: s.edited.changes,
+            action: {
+              action_type: s.edited.proposal.action_type,
+              target: s.edited.proposal.target,
+              parameters: s.edited.proposal.parameters,
+            },
+          },
+        }
+      : {}),
   };
 }

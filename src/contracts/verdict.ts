@@ -85,6 +85,13 @@ export const EvidenceCheckSchema = z.strictObject({
   detail: z.string().max(1024),
 });
 
+/** What an approval with edits changed (docs/edits.md): both content digests and each field before and after. */
+export const EditedSchema = z.strictObject({
+  from_digest: z.string().regex(/^[0-9a-f]{64}$/),
+  to_digest: z.string().regex(/^[0-9a-f]{64}$/),
+  changes: z.array(z.strictObject({ path: z.string().max(300), from: z.unknown(), to: z.unknown() })).max(50),
+});
+
 /** Seed 000 §3.2 plus confidence, decided_by and tier. */
 export const VerdictSchema = z.strictObject({
   proposal_id: z.string(),
@@ -101,5 +108,7 @@ export const VerdictSchema = z.strictObject({
   judge: JudgeAuditSchema.optional(),
   /** The judge's evidence verification, shown to people deciding an escalation. */
   evidence_checks: z.array(EvidenceCheckSchema).max(50).optional(),
+  /** Set when a person approved the action with edits: what is performed is the edited action, not the proposal. */
+  edited: EditedSchema.optional(),
 });
 export type Verdict = z.infer<typeof VerdictSchema>;

@@ -139,6 +139,7 @@ export class Gate {
       verdict: status.verdict,
       performer: this.options.performer.redeemer,
       status,
+      edited: editedCall(status),
       report: async (outcome: GateOutcome, detail?: string) => {
         if (reported) throw new Error(`the lease on ${workflowId} was already reported`);
         reported = true;
@@ -164,6 +165,14 @@ export class Gate {
     this.finishedBelow.set(digest, next);
     if (this.finishedBelow.size > REMEMBERED_CALLS) this.finishedBelow.delete(this.finishedBelow.keys().next().value!);
   }
+}
+
+/** The edited arguments and changes of a call a person approved with edits (only an mcp_tool_call's), or null. */
+function editedCall(status: Lease['status']): Lease['edited'] {
+  const e = status.edited;
+  if (!e) return null;
+  const args = e.proposal.parameters.arguments;
+  return { arguments: (args ?? {}) as Record<string, unknown>, changes: e.changes };
 }
 
 /** Resolves when `p` settles or after `ms`, whichever comes first; never rejects. */

@@ -264,7 +264,12 @@ async function follow(
         // Seed 000 §8: the approval travels as a single-use token for this call alone. It is redeemed for exactly the
         // call about to be performed (the proposal was built from it), and the same Update claims the one
         // performance (one round trip); a refused token (expired, redeemed, already claimed) performs nothing.
-        const refusal = await redeemForPerformer(client, proposal, status, options.redeemer);
+        // Approved with edits (docs/edits.md): the performer performs the edited call, so the token is redeemed for it.
+        // Only an mcp_tool_call's arguments can be edited for a call its caller performs.
+        if (status.edited && status.edited.proposal.action_type !== 'mcp_tool_call')
+          return refused('the call was approved with edits its caller cannot perform; call again as edited', status);
+        const performed = status.edited?.proposal ?? proposal;
+        const refusal = await redeemForPerformer(client, performed, status, options.redeemer);
         if (refusal) {
           const now = await statusOfRun(client, workflowId);
           // Another performer (or this one, before a crash) claimed it: the record answers, never a second one.

@@ -10,6 +10,7 @@ import type { McpRule } from '../contracts/mcp';
 import type { ProposalStatus } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
 import type { CallMapping } from './mapping';
+import type { ActionChange } from '../contracts/action-edit';
 
 /** What the agent may say for itself with a call (all optional): the proposal's justification, evidence and scope. */
 export type AgentStatement = Partial<Clarification>;
@@ -116,6 +117,12 @@ export interface Lease extends ProposalRef {
   performer: string;
   /** The proposal's status when it was claimed. */
   status: ProposalStatus;
+  /**
+   * Set when a person approved the call with edits (docs/edits.md): perform it with exactly these arguments (the
+   * token was redeemed for them), never the ones the agent sent, and tell the agent `changes`. A runtime that cannot
+   * change a tool's input must not perform it: report `not_performed` and tell the agent.
+   */
+  edited: { arguments: Record<string, unknown>; changes: ActionChange[] } | null;
   /**
    * Records what happened on the proposal (the run then closes). Resolves once recorded; rejects when agent-judge
    * cannot be reached (the proposal's deadline then records "forwarded, no outcome"). Call it exactly once.

@@ -38,6 +38,12 @@ export type Decision = Exclude<GateAnswer, { kind: 'cancelled' }>;
 /** One runtime's reader and renderer. */
 export interface HookAdapter {
   runtime: GateRuntime;
+  /**
+   * True when the runtime's PreToolUse answer can change the tool's input (Claude Code's `updatedInput`): only then
+   * is a call a person approved with edits performed (docs/edits.md); elsewhere it is refused, telling the model the
+   * edits.
+   */
+  changesInput?: boolean;
   /** The runtime's hook input (parsed JSON) as an event; throws BadInputError naming the field when it is not one. */
   read(input: unknown): HookEvent;
   /** The gate's answer to a `pre` event, in the runtime's format. */

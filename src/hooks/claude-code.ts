@@ -22,6 +22,7 @@ import {
   type RenderOptions,
 } from './adapter';
 import { firstUserMessage } from './transcript';
+import { describeChanges } from '../contracts/action-edit';
 
 const Base = z.looseObject({
   session_id: z.string().min(1).max(256),
@@ -54,6 +55,7 @@ function pre(reply: Record<string, unknown>, system?: string): HookReply {
 
 export const claudeCode: HookAdapter = {
   runtime: 'claude-code',
+  changesInput: true,
   read(input: unknown): HookEvent {
     const i = parse(input);
     const key = `${i.session_id}:${i.tool_use_id}`;
@@ -100,6 +102,17 @@ export const claudeCode: HookAdapter = {
       const why = answer.lease
         ? `approved (${answer.rule}; proposal ${answer.lease.proposalId})`
         : `allowed (${answer.rule})`;
+      const edited = answer.lease?.edited;
+      if (edited) {
+        // Approved with edits (docs/edits.md): the tool runs with exactly the edited input, and the model is told.
+        return pre({
+          permissionDecision: 'allow',
+          permissionDecisionReason:
+            `agent-judge: ${why} with edits by a person; it runs as edited, not as sent: ` +
+            describeChanges(edited.changes),
+          updatedInput: edited.arguments,
+        });
+      }
       return pre({ permissionDecision: 'allow', permissionDecisionReason: `agent-judge: ${why}` });
     }
     const text = modelText(answer)!;

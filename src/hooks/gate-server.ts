@@ -10,6 +10,7 @@
  * reports what happened (by session and tool-use id), or until `spec.mcp.performWithin`, when the proposal itself
  * records "forwarded, no outcome".
  */
+import { describeChanges } from '../contracts/action-edit';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
@@ -203,8 +204,23 @@ export class HookGateServer {
     res.on('close', () => {
       if (!res.writableFinished) control.abort();
     });
-    const answer = await this.gateFor(agent, runtime).decide(event.call, { signal: control.signal });
+    let answer = await this.gateFor(agent, runtime).decide(event.call, { signal: control.signal });
     if (answer.kind === 'cancelled') return;
+    if (answer.kind === 'forward' && answer.lease?.edited && !adapter.changesInput) {
+      // Approved with edits, but this runtime's hook cannot change a tool's input: never run the call as sent.
+      const lease = answer.lease;
+      const edits = describeChanges(lease.edited!.changes);
+      await lease
+        .report('not_performed', `approved with edits ${runtime} cannot apply`)
+        .catch((err: Error) => this.o.log(`could not record the outcome on ${lease.workflowId}: ${err.message}`));
+      answer = {
+        kind: 'refused',
+        reason:
+          `a person approved this call only with edits (${edits}), and ${runtime}'s hooks cannot change a tool's ` +
+          'input, so it was not run; call the tool again as edited',
+        proposal: { proposalId: lease.proposalId, workflowId: lease.workflowId, verdict: lease.verdict },
+      };
+    }
     if (answer.kind === 'forward' && answer.lease) this.hold(leaseKey, answer.lease);
     if ((answer.kind === 'forward' && !answer.lease) || answer.kind === 'refused') {
       this.audit(agent, runtime, event.call, answer);

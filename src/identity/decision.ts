@@ -27,6 +27,11 @@ export interface DecisionBinding {
   workflowId: string;
   runId: string;
   contentSha256: string;
+  /**
+   * For an approval with edits only: `proposalContentDigest` of the edited action (src/contracts/action-edit.ts), which
+   * the statement then binds as `edited_sha256`. Absent otherwise, so unedited statements are unchanged.
+   */
+  editedSha256?: string;
 }
 
 /** The exact bytes signed: the domain tag, then the decision bound to one content and one run, canonically. */
@@ -45,6 +50,7 @@ export function decisionSigningBytes(
     reason: d.reason ?? null,
     signed_at: signedAt,
     nonce,
+    ...(binding.editedSha256 !== undefined ? { edited_sha256: binding.editedSha256 } : {}),
   };
   return statementBytes(DECISION_TAG, statement);
 }
@@ -142,6 +148,16 @@ export function refuseDecisionSignature(
     return (
       `the decision was signed for other content (sha256 ${s.binds.content_sha256.slice(0, 16)}…, ` +
       `this proposal is ${binding.contentSha256.slice(0, 16)}…)`
+    );
+  // An approval with edits signs the edited action's digest (the workflow computed it from the edits themselves).
+  if (binding.editedSha256 !== undefined && s.binds.edited_sha256 === undefined)
+    return 'the decision carries edits, but its signature does not bind the edited action; sign the edited decision';
+  if (binding.editedSha256 === undefined && s.binds.edited_sha256 !== undefined)
+    return 'the signature was made for an edited action, but the decision carries no edits';
+  if (s.binds.edited_sha256 !== undefined && s.binds.edited_sha256 !== binding.editedSha256)
+    return (
+      `the decision was signed for another edited action (sha256 ${s.binds.edited_sha256.slice(0, 16)}…, ` +
+      `these edits make ${(binding.editedSha256 ?? '').slice(0, 16)}…)`
     );
   const stale = staleness(Date.parse(s.signed_at), nowMs);
   if (stale !== null) return `the decision signature ${stale}; sign it again`;

@@ -24,7 +24,11 @@ export function signDecision(
   const signedAt = now.toISOString();
   const nonce = newNonce();
   const value = signBytes(decisionSigningBytes(binding, decision, signedAt, nonce), key.private_key);
-  const binds = { content_sha256: binding.contentSha256, run_id: binding.runId };
+  const binds = {
+    content_sha256: binding.contentSha256,
+    run_id: binding.runId,
+    ...(binding.editedSha256 !== undefined ? { edited_sha256: binding.editedSha256 } : {}),
+  };
   return { ...decision, signature: { signed_at: signedAt, nonce, value, binds } };
 }
 

@@ -20,6 +20,7 @@ import { appendChained } from '../audit/chain';
 import { appendDropped } from '../audit/mcp-log';
 import type { McpCounters } from '../metrics/mcp';
 import { Gate, type Lease } from '../gate';
+import { describeChanges, type ActionChange } from '../contracts/action-edit';
 import { admit, refuseBatch, type Admission, type ErrorAnswer } from './admission';
 import { refusedAnswer, renderGateAnswer, type CallAnswer } from './answers';
 import { MCP_REDEEMER, MCP_RUNTIME, type ToolCall } from './mapping';
@@ -508,9 +509,14 @@ export class McpJudgeProxy {
     this.held.delete(id); // forwarded from here on: a cancellation goes to the upstream as it is
     let outcome: 'ok' | 'tool_error' | 'performer_failure';
     let detail: string | undefined;
+    // Approved with edits (docs/edits.md): the upstream gets exactly the edited arguments, the token was redeemed for.
+    const edited = lease.edited;
+    const sent: Msg = edited
+      ? { ...request, params: { ...(request.params ?? {}), arguments: edited.arguments } }
+      : request;
     try {
-      const response = await this.forward(request);
-      this.toAgent(response);
+      const response = await this.forward(sent);
+      this.toAgent(edited ? withEditNote(response, edited.changes) : response);
       if (response.error) {
         outcome = 'performer_failure';
         detail = JSON.stringify(response.error).slice(0, 2000);
@@ -573,4 +579,16 @@ export class McpJudgeProxy {
   flushAudit(): Promise<void> {
     return this.auditQueue;
   }
+}
+
+/**
+ * The upstream's answer to a call approved with edits, with a first text item telling the agent what ran instead of
+ * what it sent (the edits, each path before and after). An error answer is passed as it is.
+ */
+function withEditNote(response: Msg, changes: readonly ActionChange[]): Msg {
+  const result = response.result as { content?: unknown[] } | undefined;
+  if (!result || !Array.isArray(result.content)) return response;
+  const text =
+    'agent-judge: a person approved this call with edits; it ran as edited, not as sent: ' + describeChanges(changes);
+  return { ...response, result: { ...result, content: [{ type: 'text', text }, ...result.content] } };
 }

@@ -10,6 +10,7 @@ export { safeParseProposal, searchableTarget, targetKey } from '../contracts/pro
 export { proposalContentDigest, proposalWorkflowId } from '../contracts/digest';
 export { ClarificationSchema, HumanDecisionSchema } from '../contracts/messages';
 export { CallerOutcomeSchema } from '../contracts/caller-outcome';
+export { applyActionEdits } from '../contracts/action-edit';
 export {
   capabilityBinding,
   capabilityRequestFor,

@@ -32,7 +32,9 @@ import type {
   SettleClaim,
 } from '../contracts/capability';
 import type { CallerOutcome, CallerRecord } from '../contracts/caller-outcome';
+import type { EditedRecord, EditResult } from '../contracts/action-edit';
 import {
+  applyActionEdits,
   CallerOutcomeSchema,
   capabilityBinding,
   capabilityRequestFor,
@@ -151,6 +153,9 @@ export class ProposalState {
   private _capability: CapabilityRecord | null = null;
   private _caller: CallerRecord | null = null;
   private _callerUncertain = false;
+  private _edited: EditedRecord | null = null;
+  /** The approver whose approval with edits the rules are checking right now (the Update waits for them). */
+  private _editCheck: string | null = null;
 
   constructor(
     proposal: Proposal,
@@ -177,6 +182,13 @@ export class ProposalState {
   }
   get stage(): Stage {
     return this._stage;
+  }
+  /** The action that is performed: the edited action once a person approved with edits, else the proposal. */
+  get actionProposal(): Proposal {
+    return this._edited?.proposal ?? this._proposal;
+  }
+  get edited(): EditedRecord | null {
+    return this._edited;
   }
   get verdicts(): readonly Verdict[] {
     return this._verdicts;
@@ -464,16 +476,50 @@ export class ProposalState {
       return `proposal ${this._proposal.proposal_id} is not awaiting a human decision (stage: ${this._stage})`;
     }
     if (!this.isApprover(d.approver)) return `${d.approver} is not an approver for this proposal`;
+    if (this._editCheck !== null)
+      return `the rules are checking ${this._editCheck}'s approval with edits; send the decision again in a moment`;
+    const edit = this.editOf(d);
+    if (edit && !edit.ok) return edit.error;
     // The signature before the repeat check, so a replayed signed decision is named as a replay.
-    const signature = this.refuseSignature(d, nowMs);
+    const signature = this.refuseSignature(d, nowMs, edit?.ok ? edit.edited.to_digest : undefined);
     if (signature) return signature;
     if (this._decisions.some((x) => x.approver === d.approver))
       return `${d.approver} has already decided this proposal`;
+    // A quorum approves one action: every approval names the same one, edited or not.
+    const first = this.approvals()[0];
+    if (d.decision === 'approve' && first) {
+      const firstEdit = this.editOf(first);
+      const want = firstEdit?.ok ? firstEdit.edited.to_digest : null;
+      const mine = edit?.ok ? edit.edited.to_digest : null;
+      if (want !== mine) {
+        return want === null
+          ? `${first.approver} approved the action as proposed: approve it unedited, or reject it`
+          : `${first.approver} approved an edited action (sha256 ${want.slice(0, 16)}…): approve with the same ` +
+              'edits, or reject it';
+      }
+    }
     return null;
   }
 
+  /** The edited action a decision's edits make of the proposal as the approver was shown it; null without edits. */
+  editOf(d: HumanDecision): EditResult | null {
+    return d.edits ? applyActionEdits(this._proposal, d.edits) : null;
+  }
+
+  /** The rules are checking an approval with edits (the Update awaits them): other decisions wait. */
+  beginEditCheck(approver: string): void {
+    this._editCheck = approver;
+  }
+  endEditCheck(): void {
+    this._editCheck = null;
+  }
+  /** True while people may still decide: the escalation is open (its deadline set) and awaits them. */
+  awaitingHuman(): boolean {
+    return this._stage === 'awaiting_human' && this._deadlines.human !== null;
+  }
+
   /** The decision-signature check lives with the signing code; this is its one call site. */
-  private refuseSignature(d: HumanDecision, nowMs: number): string | null {
+  private refuseSignature(d: HumanDecision, nowMs: number, editedSha256?: string): string | null {
     // Loaded when the escalation opened (decision-verifier.ts); refuse rather than accept unverified.
     const refuseDecisionSignature = decisionVerifier();
     if (!refuseDecisionSignature) return 'signature verification is not loaded yet; send the decision again';
@@ -481,6 +527,7 @@ export class ProposalState {
       workflowId: this.workflowId,
       runId: this.firstRunId ?? '',
       contentSha256: proposalContentDigest(this._proposal),
+      ...(editedSha256 !== undefined ? { editedSha256 } : {}),
     };
     return refuseDecisionSignature(this.policy, binding, d, nowMs, this.acceptedNonces());
   }
@@ -533,12 +580,24 @@ export class ProposalState {
     }
     const approvals = this.approvals();
     const last = approvals[approvals.length - 1]!;
+    // Approved with edits: the edited action (every approval named it) is what is performed from here on.
+    const edit = this.editOf(approvals[0]!);
+    if (edit?.ok) this._edited = { ...edit.edited, by: approvals[0]!.approver, proposal: edit.proposal };
+    const edited = this._edited
+      ? {
+          edited: {
+            from_digest: this._edited.from_digest,
+            to_digest: this._edited.to_digest,
+            changes: this._edited.changes,
+          },
+        }
+      : {};
     return this.verdict(
       'APPROVE',
       last.reason ?? `approved by ${approvals.map((a) => a.approver).join(', ')}`,
       `human:${last.approver}`,
       now,
-      { constraints: this.latest?.constraints ?? { require_human_review: false } },
+      { constraints: this.latest?.constraints ?? { require_human_review: false }, ...edited },
     );
   }
 
@@ -589,7 +648,7 @@ export class ProposalState {
     if (this._execution?.status !== 'uncertain') return null;
     return {
       workflow_id: this.workflowId,
-      proposal: this._proposal,
+      proposal: this.actionProposal,
       execution: this._execution,
       explanation: UNCERTAIN_EXPLANATION,
       approvers: this.policy.spec.escalation.approvers,
@@ -604,7 +663,7 @@ export class ProposalState {
 
   /** What the issuing activity signs: this proposal's agent, audience and action, under this policy. */
   capabilityRequest(ttlMs: number, policySha256: string = policyDigest(this.policy)): CapabilityRequest {
-    return capabilityRequestFor(this.workflowId, this._proposal, policySha256, ttlMs);
+    return capabilityRequestFor(this.workflowId, this.actionProposal, policySha256, ttlMs);
   }
 
   /** The token the workflow worker issued; `executedHere` when agent-judge's executor will redeem it. */
@@ -853,6 +912,7 @@ export class ProposalState {
       policy: this.policy.metadata.name,
       policy_sha256: this.policySha256 ?? policyDigest(this.policy),
       capability: this._capability,
+      ...(this._edited ? { edited: this._edited } : {}),
     };
   }
 }

@@ -99,6 +99,8 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   // Handlers first, before any await: an Update that arrives with the start must find them.
   let current: ProposalState | undefined;
   let metrics: ProposalMetrics | undefined;
+  /** The judge worker's rules, for an approval with edits (set once the policy snapshot names the judge queue). */
+  let checkRules: JudgeActivities['checkRules'] | undefined;
   const now = () => new Date(Date.now()).toISOString();
   setHandler(statusQuery, () => {
     if (!current) throw new Error('the proposal is still starting; ask again in a moment');
@@ -145,6 +147,34 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
       const s = current!;
       const before = s.settledCount;
       const d = readDecision(decision);
+      // Approve with edits (docs/edits.md): the edited action must pass the rules before the decision counts. The
+      // first approval with edits is checked (later ones of a quorum must name the same edited action); a refusal
+      // records nothing.
+      const edit = s.approvals().length === 0 ? s.editOf(d) : null;
+      if (edit?.ok) {
+        s.beginEditCheck(d.approver);
+        let finding;
+        try {
+          finding = await checkRules!({ proposal: edit.proposal, policy: s.policy });
+        } catch (err) {
+          throw ApplicationFailure.nonRetryable(
+            `the rules could not check the edited action (${failureMessage(err)}); nothing was recorded`,
+            FailureType.BadInput,
+          );
+        } finally {
+          s.endEditCheck();
+        }
+        if (finding)
+          throw ApplicationFailure.nonRetryable(
+            `the edited action fails the rules (${finding.rule}: ${finding.reason}); nothing was recorded`,
+            FailureType.BadInput,
+          );
+        if (!s.awaitingHuman())
+          throw ApplicationFailure.nonRetryable(
+            `the escalation closed while the rules checked the edits (stage: ${s.stage}); nothing was recorded`,
+            FailureType.BadInput,
+          );
+      }
       const result = s.addDecision(d, now());
       metrics?.humanDecision(d.decision);
       // A partial quorum changes nothing else: answer at once. Otherwise wait for the effect.
@@ -218,6 +248,13 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     scheduleToCloseTimeout: judgeActivityTimeoutMs(policy) * 2,
     retry: { maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURE_TYPES] },
   });
+  checkRules = proxyActivities<JudgeActivities>({
+    taskQueue: taskQueues.judge,
+    // Pure rules, no model: quick, or no judge worker polls (then the approver is told at once, nothing recorded).
+    startToCloseTimeout: '30s',
+    scheduleToCloseTimeout: '1m',
+    retry: { maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURE_TYPES] },
+  }).checkRules;
   const executor = proxyActivities<ExecutorActivities>({
     taskQueue: taskQueues.execute,
     startToCloseTimeout: '1h',
@@ -385,7 +422,8 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
       result = await blocking(() =>
         executor.execute({
           workflow_id: state.workflowId,
-          proposal: state.proposal,
+          // Exactly the approved action: the edited one when a person approved with edits.
+          proposal: state.actionProposal,
           verdict: v,
           shadow: state.shadow,
           policy,

@@ -59,8 +59,8 @@ function importGraph(entry: string): { files: Set<string>; packages: Set<string>
 }
 
 describe('the judge worker cannot reach an executor', () => {
-  it('its activity factory yields the judge activity and nothing else', () => {
-    expect(Object.keys(createJudgeActivities({ baseDir: tempBaseDir() }))).toEqual(['judge']);
+  it('its activity factory yields the judge activity and the rules check, nothing else', () => {
+    expect(Object.keys(createJudgeActivities({ baseDir: tempBaseDir() }))).toEqual(['judge', 'checkRules']);
   });
 
   it('nothing the judge activity imports leads to an executor, a process spawner or Discord', () => {
