@@ -63,6 +63,8 @@ async function writeAsTask(agent: Client, path: string, content: string) {
 }
 
 const workflowOf = (taskId: string) => taskId.slice(PREFIX.length);
+/** tasks/result waits for the decision and the performance: past the SDK's 60 s default on a loaded machine. */
+const WAIT = { timeout: 240_000 };
 
 describe('agent-judge mcp: MCP Tasks for held calls (a person decides)', () => {
   let env: McpEnv;
@@ -110,7 +112,7 @@ describe('agent-judge mcp: MCP Tasks for held calls (a person decides)', () => {
       { decision: 'approve', approver: 'scott', reason: 'fine', via: 'cli' },
       { key: scott },
     );
-    const result = await agent.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    const result = await agent.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema, WAIT);
     expect(result.isError).toBeFalsy();
     expect(textOf(result as never)).toMatch(/Successfully wrote/);
     expect(readFileSync(path, 'utf8')).toBe('# approved\n');
@@ -129,7 +131,7 @@ describe('agent-judge mcp: MCP Tasks for held calls (a person decides)', () => {
       { decision: 'reject', approver: 'scott', reason: 'not this file', via: 'cli' },
       { key: scott },
     );
-    const result = await agent.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    const result = await agent.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema, WAIT);
     expect(result.isError).toBe(true);
     expect(textOf(result as never)).toMatch(/^REJECT \(.*\): not this file/);
     const got = await agent.experimental.tasks.getTask(task.taskId);
@@ -156,7 +158,7 @@ describe('agent-judge mcp: MCP Tasks for held calls (a person decides)', () => {
     expect((await agent.experimental.tasks.getTask(task.taskId)).status).toBe('cancelled');
   });
 
-  it('durable: after a restart, tasks/get still reports the task; the approval is performed once', async () => {
+  it('durable: after a restart, tasks/get still reports the task; the approval is performed once', WAIT, async () => {
     const path = join(env.workspace, 'task-restart.md');
     const first = await tasksAgent(env, tap);
     const task = await writeAsTask(first, path, '# after restart\n');
@@ -173,7 +175,7 @@ describe('agent-judge mcp: MCP Tasks for held calls (a person decides)', () => {
     try {
       const got = await second.experimental.tasks.getTask(task.taskId);
       expect(['working', 'completed']).toContain(got.status);
-      const result = await second.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+      const result = await second.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema, WAIT);
       expect(result.isError).toBeFalsy();
       expect(readFileSync(path, 'utf8')).toBe('# after restart\n');
       expect((await second.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
@@ -185,7 +187,7 @@ describe('agent-judge mcp: MCP Tasks for held calls (a person decides)', () => {
     const third = await tasksAgent(env, tap);
     try {
       expect((await third.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
-      const again = await third.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+      const again = await third.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema, WAIT);
       expect(textOf(again as never)).toMatch(/Successfully wrote/);
       expect(upstreamCalls(tap, 'write_file').filter((c) => c.arguments?.path === path)).toHaveLength(1);
     } finally {
