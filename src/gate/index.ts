@@ -114,6 +114,8 @@ export class Gate {
           firstSequence: this.finishedBelow.get(digest),
           onFinished: (next) => this.rememberFinished(digest, next),
           onHeld: opts.onHeld,
+          ...(opts.onProposal ? { onProposal: opts.onProposal } : {}),
+          ...(opts.sequence !== undefined ? { onlySequence: opts.sequence } : {}),
         },
         proposalAt,
         call.agent ?? {},

@@ -66,6 +66,10 @@ export interface ResolveOptions {
    * them against MAX_BROKEN_RUNS).
    */
   onFinished?: (next: number) => void;
+  /** See `DecideOptions.onProposal`. */
+  onProposal?: (p: { workflowId: string; proposalId: string; sequence: number }) => boolean | void;
+  /** See `DecideOptions.sequence`: this sequence only, never a later one. */
+  onlySequence?: number;
 }
 
 /** The caller went away (its abort signal fired) while the call was held. */
@@ -157,9 +161,12 @@ export async function resolveCall(
   try {
     // Finished proposals stay finished and a rejected one is never passed, so starting past the known-finished ones
     // changes no answer: a rejected call stays refused, a finished approved one makes this call a new proposal.
-    for (let sequence = options.firstSequence ?? 0; sequence < MAX_CALL_SEQUENCE; sequence++) {
+    const first = options.onlySequence ?? options.firstSequence ?? 0;
+    const end = options.onlySequence !== undefined ? options.onlySequence + 1 : MAX_CALL_SEQUENCE;
+    for (let sequence = first; sequence < end; sequence++) {
       const proposal = proposalAt(sequence);
       const workflowId = proposalWorkflowId(proposal);
+      const found = () => options.onProposal?.({ workflowId, proposalId: proposal.proposal_id, sequence });
       let fresh = true;
       let settled: ProposalStatus | null = null;
       // A fresh proposal that settles approved comes back already redeemed and claimed for this call (one round
@@ -178,7 +185,9 @@ export async function resolveCall(
         const started = await abortable(settling, signal, deadline);
         if (started === 'held-too-long') {
           releaseLateClaim(client, settling, claim.nonce, workflowId, 'the hold had ended');
-          return held(await statusOfRun(client, workflowId));
+          const status = await statusOfRun(client, workflowId);
+          found();
+          return held(status);
         }
         settled = started.status;
       } catch (err) {
@@ -201,12 +210,19 @@ export async function resolveCall(
           continue; // finished (performed, failed, abandoned): the identical call now is a new proposal
         }
       }
+      // The runtime may already follow this proposal for another call (an MCP task): then nothing more here.
+      if (found() === false && !fresh) return { kind: 'cancelled' };
       const step = await follow(options, proposal, agent, deadline, fresh, settled, fresh ? claim.nonce : null);
       if (step === 'finished') {
         if (brokenRuns === 0) options.onFinished?.(sequence + 1);
         continue;
       }
       return step;
+    }
+    if (options.onlySequence !== undefined) {
+      return refused(
+        `the proposal of this call (sequence ${options.onlySequence}) is finished; it is not performed again`,
+      );
     }
     return refused(`more than ${MAX_CALL_SEQUENCE} identical calls`);
   } catch (err) {

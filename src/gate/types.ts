@@ -94,6 +94,18 @@ export interface DecideOptions {
   signal?: AbortSignal;
   /** Called about once a second while the call is held (for progress notifications). */
   onHeld?: () => void;
+  /**
+   * Called once the call's own proposal is known (started now, or the identical call's open one found), before the gate
+   * follows it: a runtime that answers at once with a handle (MCP Tasks) takes its workflow id and sequence here.
+   * Returning `false` for a proposal this call did not start (one the runtime already follows for another call)
+   * answers `cancelled` at once: nothing is followed or claimed.
+   */
+  onProposal?: (p: { workflowId: string; proposalId: string; sequence: number }) => boolean | void;
+  /**
+   * Resolve against this sequence's proposal only (a call taken up again, e.g. an MCP task after a restart): when it
+   * is finished, the answer is `refused`, never a new proposal.
+   */
+  sequence?: number;
 }
 
 /** The proposal an answer is about. */

@@ -8,9 +8,10 @@
  * it; any error on the way is a refusal, never a forward.
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, RELATED_TASK_META_KEY, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
 import type { SubmissionLimits } from '../client/limits';
+import { dirname, join } from 'node:path';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { canonicalJson } from '../contracts/canonical-json';
 import { toHex, utf8 } from '../contracts/encoding';
@@ -19,15 +20,34 @@ import { holdForMs, type McpSettings } from '../contracts/mcp';
 import { appendChained } from '../audit/chain';
 import { appendDropped } from '../audit/mcp-log';
 import type { McpCounters } from '../metrics/mcp';
-import { Gate, type Lease } from '../gate';
+import { Gate, type GateAnswer, type GateToolCall, type Lease } from '../gate';
 import { describeChanges, type ActionChange } from '../contracts/action-edit';
+import { statusOfRun } from '../client/performer';
 import { admit, refuseBatch, type Admission, type ErrorAnswer } from './admission';
 import { refusedAnswer, renderGateAnswer, type CallAnswer } from './answers';
+import {
+  isOwnTaskId,
+  isTaskAugmented,
+  isTerminal,
+  localTaskId,
+  MAX_LIVE_TASKS,
+  MAX_REMEMBERED_TASKS,
+  TaskRecords,
+  taskIdOf,
+  taskOf,
+  taskTtlMs,
+  withTaskCapabilities,
+  withTaskSupport,
+  workingMessage,
+  type TaskRecord,
+  type TaskStatus,
+} from './tasks';
 import { MCP_REDEEMER, MCP_RUNTIME, type ToolCall } from './mapping';
 import { judgeFailure } from './judged-call';
 import {
   augmentToolsList,
   splitArguments,
+  type AgentJudgeArgument,
   toolDefinitionHash,
   ToolNameCollisionError,
   type ToolDefinition,
@@ -72,6 +92,8 @@ export interface ProxyOptions {
   onJudgedCall?: (tool: string) => void;
   /** Counts what the proxy refuses (`agent-judge mcp --metrics`). */
   counters?: McpCounters;
+  /** Where MCP task records are kept (default: `mcp-tasks/` next to the audit log, i.e. in the state directory). */
+  taskDir?: string;
 }
 
 /** A pass-through (no-judge) call as its audit line records it. */
@@ -93,6 +115,27 @@ interface Forwarded {
   resolve: (response: Msg) => void;
   reject: (err: Error) => void;
 }
+
+/** One MCP task this session knows (src/mcp/tasks.ts): its record, and the runner following it here, if any. */
+interface LiveTask {
+  record: TaskRecord;
+  /** Aborts the runner (tasks/cancel, the agent or the upstream went away). */
+  control: AbortController;
+  /** A runner in this process follows the proposal (false for a task read back from its record, until resumed). */
+  running: boolean;
+  /** The call went upstream: too late to cancel. */
+  performing: boolean;
+  /** Resolves when the task is finished. */
+  done: Promise<void>;
+  finish: () => void;
+  /** Kept in memory only (refused before any proposal): no record. */
+  local: boolean;
+}
+
+/** A call ready for the gate and the upstream, or why it is refused before any proposal. */
+type Prepared =
+  | { refusal: CallAnswer }
+  | { call: ToolCall; agent: AgentJudgeArgument; upstreamParams: Record<string, unknown> };
 
 export class McpJudgeProxy {
   private readonly tools = new Map<string, ToolDefinition>();
@@ -126,6 +169,15 @@ export class McpJudgeProxy {
   /** Maps, judges, holds and leases each judged call (src/gate/); one per proxy, so it remembers identical calls. */
   private readonly gate: Gate;
 
+  /** The agent declared `tasks` in its initialize (client capabilities): task-augmented judged calls become tasks. */
+  private clientTasks = false;
+  private initializeId: Id | undefined;
+  /** The upstream declared `tasks` itself: its own tasks are listed too, and relayed by id. */
+  private upstreamTasks = false;
+  /** This session's own MCP tasks, by task id (oldest first). */
+  private readonly tasks = new Map<string, LiveTask>();
+  private readonly taskRecords: TaskRecords;
+
   constructor(private readonly o: ProxyOptions) {
     this.gate = new Gate({
       client: o.temporal.client,
@@ -135,6 +187,7 @@ export class McpJudgeProxy {
       performer: { agentId: o.agentId, redeemer: MCP_REDEEMER },
       holdMs: holdForMs(o.settings),
     });
+    this.taskRecords = new TaskRecords(o.taskDir ?? join(dirname(o.auditLog), 'mcp-tasks'));
   }
 
   async start(): Promise<void> {
@@ -155,6 +208,8 @@ export class McpJudgeProxy {
     if (this.closed) return;
     this.closed = true;
     for (const c of this.held.values()) c.abort();
+    // A task's runner stops; its record stays, so the next proxy for this agent takes the task up again.
+    for (const t of this.tasks.values()) if (!t.performing) t.control.abort();
     await this.flushAudit();
     await this.o.upstream.close().catch(() => undefined);
     await this.o.front.close().catch(() => undefined);
@@ -168,8 +223,18 @@ export class McpJudgeProxy {
     if (!admission.pass) return this.drop(admission);
     if (m.method === undefined) this.awaited.delete(m.id as Id);
     if (m.method !== undefined && m.id !== undefined) {
+      if (m.method === 'initialize') {
+        this.initializeId = m.id;
+        const tasks = (m.params?.capabilities as Record<string, unknown> | undefined)?.tasks;
+        this.clientTasks = tasks !== null && typeof tasks === 'object';
+      }
       if (m.method === 'tools/call') {
-        void this.handleCall(m);
+        if (this.clientTasks && isTaskAugmented(m.params)) void this.handleTaskCall(m);
+        else void this.handleCall(m);
+        return;
+      }
+      if (this.clientTasks && this.isOwnTaskRequest(m)) {
+        void this.handleTaskRequest(m);
         return;
       }
       if (m.method === 'tools/list') this.toolsListRequests.add(m.id);
@@ -288,10 +353,21 @@ export class McpJudgeProxy {
         fwd.resolve(m);
         return;
       }
+      if (id === this.initializeId && this.clientTasks && m.result) {
+        // The agent takes tasks: the proxy's own task support joins the upstream's capabilities (none removed).
+        const result = m.result as Record<string, unknown>;
+        this.upstreamTasks = Boolean((result.capabilities as Record<string, unknown> | undefined)?.tasks);
+        this.toAgent({ ...m, result: withTaskCapabilities(result) });
+        return;
+      }
       if (this.toolsListRequests.delete(id) && m.result) {
         try {
           this.remember(m.result as Record<string, unknown>);
-          this.toAgent({ ...m, result: augmentToolsList(m.result as Record<string, unknown>) });
+          const augmented = augmentToolsList(m.result as Record<string, unknown>);
+          this.toAgent({
+            ...m,
+            result: this.clientTasks ? withTaskSupport(augmented, this.o.settings, this.o.server) : augmented,
+          });
         } catch (err) {
           this.fatal(err as Error, m.id);
         }
@@ -343,6 +419,8 @@ export class McpJudgeProxy {
       this.answeredAtEnd.add(id);
       control.abort();
     }
+    // Task runners stop before performing anything; the records stay for a proxy with a live upstream.
+    for (const t of this.tasks.values()) if (!t.performing) t.control.abort();
     // The forwarded calls' answers and outcome reports go out before the proxy ends.
     void settledWithin(Promise.allSettled([...this.forwarding]), FORWARDED_WAIT_MS).then(() => {
       if (!this.closed) this.o.onFatal(`agent-judge mcp: ${why}`, 1);
@@ -414,25 +492,14 @@ export class McpJudgeProxy {
     const control = new AbortController();
     this.held.set(id, control);
     try {
-      let split;
-      try {
-        split = splitArguments(params.arguments);
-      } catch (err) {
-        return this.answer(id, refusedAnswer((err as Error).message));
-      }
-      const tool = await this.toolNamed(name);
-      if (!tool) return this.answer(id, refusedAnswer(`the upstream lists no tool named ${JSON.stringify(name)}`));
-      const call: ToolCall = {
-        server: this.o.server,
-        tool: name,
-        toolDefinitionHash: toolDefinitionHash(tool),
-        arguments: split.upstream,
-      };
-      const upstreamRequest: Msg = { ...m, params: { ...params, arguments: split.upstream } };
+      const prepared = await this.prepare(params);
+      if ('refusal' in prepared) return this.answer(id, prepared.refusal);
+      const { call, agent } = prepared;
+      const upstreamRequest: Msg = { ...m, params: prepared.upstreamParams };
       let progress = 0;
       // The gate maps, judges, holds and leases (src/gate/); this proxy only renders its answer or performs the call.
       const decision = await this.gate.decide(
-        { runtime: MCP_RUNTIME, ...call, agent: split.agentJudge, session: { callId: String(id) } },
+        { runtime: MCP_RUNTIME, ...call, agent, session: { callId: String(id) } },
         {
           signal: control.signal,
           onHeld:
@@ -469,6 +536,26 @@ export class McpJudgeProxy {
       this.held.delete(id);
       if (progressToken !== undefined) this.progressOffset.delete(progressToken);
     }
+  }
+
+  /** The call's arguments checked and split, its tool's definition found; or why it is refused. */
+  private async prepare(params: Record<string, unknown>): Promise<Prepared> {
+    const name = typeof params.name === 'string' ? params.name : '';
+    let split;
+    try {
+      split = splitArguments(params.arguments);
+    } catch (err) {
+      return { refusal: refusedAnswer((err as Error).message) };
+    }
+    const tool = await this.toolNamed(name);
+    if (!tool) return { refusal: refusedAnswer(`the upstream lists no tool named ${JSON.stringify(name)}`) };
+    const call: ToolCall = {
+      server: this.o.server,
+      tool: name,
+      toolDefinitionHash: toolDefinitionHash(tool),
+      arguments: split.upstream,
+    };
+    return { call, agent: split.agentJudge, upstreamParams: { ...params, arguments: split.upstream } };
   }
 
   /** A forwarded call, until its answer and outcome are out: an upstream that went away waits for it. */
@@ -575,6 +662,415 @@ export class McpJudgeProxy {
     await this.auditQueue;
   }
 
+  // --- MCP tasks (src/mcp/tasks.ts, docs/mcp.md#mcp-tasks) ---------------------------------------
+
+  /** tasks/get, tasks/result, tasks/cancel with one of the proxy's own task ids, and every tasks/list. */
+  private isOwnTaskRequest(m: Msg): boolean {
+    if (m.method === 'tasks/list') return true;
+    if (m.method === 'tasks/get' || m.method === 'tasks/result' || m.method === 'tasks/cancel') {
+      return isOwnTaskId(m.params?.taskId);
+    }
+    return false;
+  }
+
+  private taskError(id: Id, message: string, code: number = ErrorCode.InvalidParams): void {
+    this.toAgent({ jsonrpc: '2.0', id, error: { code, message } });
+  }
+
+  /** Remembers a task in this session (finished ones beyond the bound are forgotten here; their records stay). */
+  private keepTask(record: TaskRecord, local = false): LiveTask {
+    let finish: () => void = () => undefined;
+    const done = new Promise<void>((r) => (finish = r));
+    const t: LiveTask = {
+      record,
+      control: new AbortController(),
+      running: false,
+      performing: false,
+      done,
+      finish,
+      local,
+    };
+    if (isTerminal(record.status)) finish();
+    this.tasks.delete(record.task_id);
+    this.tasks.set(record.task_id, t);
+    if (this.tasks.size > MAX_REMEMBERED_TASKS) {
+      for (const [taskId, old] of this.tasks) {
+        if (!isTerminal(old.record.status)) continue;
+        this.tasks.delete(taskId);
+        break;
+      }
+    }
+    return t;
+  }
+
+  private saveTask(t: LiveTask): void {
+    if (t.local) return;
+    try {
+      this.taskRecords.write(t.record);
+    } catch (err) {
+      this.o.log(`could not write the record of task ${t.record.task_id}: ${(err as Error).message}`);
+    }
+  }
+
+  /** The task is finished: its record says how, with what `tasks/result` answers; the agent is told. */
+  private finishTask(
+    t: LiveTask,
+    status: TaskStatus,
+    answer: { result?: Record<string, unknown>; error?: { code: number; message: string } },
+    message?: string,
+    /** Tell the agent (`notifications/tasks/status`); not for a task it has not been answered yet. */
+    notify = true,
+  ): void {
+    if (isTerminal(t.record.status)) return;
+    const text = (answer.result?.content as Array<{ text?: string }> | undefined)?.map((c) => c.text ?? '').join('\n');
+    t.record = {
+      ...t.record,
+      status,
+      status_message: message ?? (status === 'completed' ? null : (text ?? answer.error?.message ?? null)),
+      last_updated_at: new Date().toISOString(),
+      ...(answer.result ? { result: answer.result } : {}),
+      ...(answer.error ? { result: { error: answer.error } } : {}),
+    };
+    this.saveTask(t);
+    t.finish();
+    if (notify) this.toAgent({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: { ...taskOf(t.record) } });
+  }
+
+  /**
+   * A task-augmented `tools/call` from an agent that takes tasks: answered with a CreateTaskResult as soon as the
+   * call's proposal is known (started, or the identical call's open one found), after its record is on disk. The
+   * runner then follows the proposal until it is decided or the task's ttl ends, and performs an approval once.
+   */
+  private async handleTaskCall(m: Msg): Promise<void> {
+    const id = m.id as Id;
+    const params = m.params ?? {};
+    let live = 0;
+    for (const t of this.tasks.values()) if (!isTerminal(t.record.status)) live += 1;
+    if (live >= MAX_LIVE_TASKS) {
+      return this.taskError(
+        id,
+        `agent-judge: this session already has ${MAX_LIVE_TASKS} unfinished tasks; wait for one, or cancel one ` +
+          '(tasks/cancel), before the next task-augmented call',
+        ErrorCode.InvalidRequest,
+      );
+    }
+    const control = new AbortController();
+    this.held.set(id, control);
+    const ttl = taskTtlMs((params.task as { ttl?: unknown }).ttl, holdForMs(this.o.settings));
+    const now = () => new Date().toISOString();
+    /** A task already finished when it is answered (refused before, or decided without, a proposal to follow). */
+    const finishedTask = (answer: CallAnswer, workflowId?: string, proposalId = '', sequence = 0) => {
+      const record = this.newRecord(workflowId, proposalId, sequence, ttl, params, null);
+      const t = this.keepTask(record, workflowId === undefined);
+      this.finishTask(t, 'failed', { result: answer as unknown as Record<string, unknown> }, undefined, false);
+      this.answer(id, { task: taskOf(t.record) });
+    };
+    try {
+      const prepared = await this.prepare(params);
+      if ('refusal' in prepared) return finishedTask(prepared.refusal);
+      const { call, agent } = prepared;
+      const gateCall: GateToolCall = { runtime: MCP_RUNTIME, ...call, agent, session: { callId: String(id) } };
+      const upstreamParams = withoutTaskParams(prepared.upstreamParams);
+      let task: LiveTask | undefined;
+      let joined: LiveTask | undefined;
+      const onProposal = (p: { workflowId: string; proposalId: string; sequence: number }): boolean => {
+        if (task) return true;
+        const existing = this.tasks.get(taskIdOf(p.workflowId));
+        if (existing && !isTerminal(existing.record.status) && existing.running) {
+          joined = existing; // the identical call's task: the same proposal, one runner
+          return false;
+        }
+        const record = this.newRecord(p.workflowId, p.proposalId, p.sequence, ttl, upstreamParams, {
+          call,
+          agent,
+        });
+        record.created_at = now();
+        task = this.keepTask(record);
+        task.running = true;
+        task.control = control;
+        this.saveTask(task); // on disk before the agent hears of the task
+        this.held.delete(id); // answered: a cancellation of the request no longer touches the task
+        this.answer(id, { task: taskOf(task.record) });
+        return true;
+      };
+      const answer = await this.gate.decide(gateCall, { signal: control.signal, onProposal });
+      if (joined) return this.answer(id, { task: taskOf(joined.record) });
+      if (answer.kind === 'cancelled' && !task) return; // a cancelled request gets no response
+      if (answer.kind !== 'refused' && !(answer.kind === 'forward' && answer.lease === null)) {
+        this.o.onJudgedCall?.(call.tool);
+      }
+      if (!task) {
+        if (answer.kind === 'forward' && answer.lease === null) {
+          // no-judge: today's pass-through, the request unchanged (an upstream that takes tasks answers with its own)
+          return await this.whileForwarding(
+            this.passThrough({ ...m, params: prepared.upstreamParams }, call, answer.rule),
+          );
+        }
+        if (answer.kind === 'forward') {
+          const sequence = answer.lease!.status.proposal.performer?.sequence ?? 0;
+          onProposal({ workflowId: answer.lease!.workflowId, proposalId: answer.lease!.proposalId, sequence });
+        } else if (answer.kind === 'deny' || answer.kind === 'clarify') {
+          return finishedTask(renderGateAnswer(answer), answer.workflowId, answer.proposalId);
+        } else if (answer.kind !== 'cancelled') {
+          return finishedTask(renderGateAnswer(answer));
+        }
+      }
+      if (task) await this.runTask(task, gateCall, answer);
+    } catch (err) {
+      if (control.signal.aborted) return;
+      if (this.held.has(id)) finishedTask(refusedAnswer(judgeFailure(err, this.o.temporal.client)));
+    } finally {
+      this.held.delete(id);
+    }
+  }
+
+  private newRecord(
+    workflowId: string | undefined,
+    proposalId: string,
+    sequence: number,
+    ttl: number,
+    requestParams: Record<string, unknown>,
+    c: { call: ToolCall; agent: AgentJudgeArgument } | null,
+  ): TaskRecord {
+    const at = new Date().toISOString();
+    return {
+      task_id: workflowId === undefined ? localTaskId() : taskIdOf(workflowId),
+      workflow_id: workflowId ?? '',
+      proposal_id: proposalId,
+      sequence,
+      agent: this.o.agentId,
+      server: this.o.server,
+      tool: c?.call.tool ?? (typeof requestParams.name === 'string' ? requestParams.name : ''),
+      tool_definition_hash: c?.call.toolDefinitionHash ?? '',
+      arguments: c?.call.arguments ?? {},
+      agent_statement: c?.agent ?? {},
+      request_params: c ? requestParams : {},
+      created_at: at,
+      last_updated_at: at,
+      ttl_ms: ttl,
+      status: 'working',
+      status_message: null,
+    };
+  }
+
+  /**
+   * Follows a task's proposal until it is decided (each round holds as a call would, `holdFor`), the task's ttl ends,
+   * or it is cancelled; an approval leased to this proxy is performed once, by `performTask`.
+   */
+  private async runTask(t: LiveTask, call: GateToolCall, first?: GateAnswer): Promise<void> {
+    const deadline = Date.parse(t.record.created_at) + t.record.ttl_ms;
+    let answer = first;
+    t.running = true;
+    try {
+      for (;;) {
+        answer ??= await this.gate.decide(call, { signal: t.control.signal, sequence: t.record.sequence });
+        if (answer.kind === 'cancelled' || isTerminal(t.record.status)) return; // tasks/cancel, or the proxy ends
+        if (answer.kind === 'forward') {
+          if (answer.lease === null) {
+            return this.finishTask(t, 'failed', {
+              result: refusedAnswer('the policy no longer judges this call; call it again') as unknown as Msg,
+            });
+          }
+          return await this.whileForwarding(this.performTask(t, answer.lease));
+        }
+        if (answer.kind === 'pending') {
+          if (Date.now() >= deadline) {
+            return this.finishTask(
+              t,
+              'failed',
+              { result: renderGateAnswer(answer) as unknown as Msg },
+              `the task's ttl ended before the decision: not performed. Proposal ${answer.proposalId} stays open; ` +
+                'the identical call after the decision is performed once if approved.',
+            );
+          }
+          t.record.status_message = `held by agent-judge: waiting for ${
+            answer.waitingFor === 'human' ? 'a person to decide' : 'the judge'
+          } (proposal ${answer.proposalId})`;
+          answer = undefined;
+          continue;
+        }
+        return this.finishTask(t, 'failed', { result: renderGateAnswer(answer) as unknown as Msg });
+      }
+    } catch (err) {
+      if (!t.control.signal.aborted) {
+        this.finishTask(t, 'failed', {
+          result: refusedAnswer(judgeFailure(err, this.o.temporal.client)) as unknown as Msg,
+        });
+      }
+    } finally {
+      t.running = false;
+    }
+  }
+
+  /**
+   * THE one place a task's approved call goes upstream, exactly once (as `forwardApproved` for a plain call): under
+   * the proxy's own request id, without `task` (the upstream performs it as an ordinary call); its result becomes the
+   * task's, then the outcome is reported.
+   */
+  private async performTask(t: LiveTask, lease: Lease): Promise<void> {
+    if (t.control.signal.aborted || this.closed || isTerminal(t.record.status)) {
+      await lease
+        .report('not_performed', 'the task was cancelled after the call was claimed')
+        .catch((err: Error) => this.o.log(`could not record the outcome on ${lease.workflowId}: ${err.message}`));
+      return;
+    }
+    t.performing = true;
+    let outcome: 'ok' | 'tool_error' | 'performer_failure';
+    let detail: string | undefined;
+    // Approved with edits (docs/edits.md): the upstream gets exactly the edited arguments, as for a plain call.
+    const edited = lease.edited;
+    const params = edited ? { ...t.record.request_params, arguments: edited.arguments } : t.record.request_params;
+    try {
+      const answered = await this.ownRequest('tools/call', params);
+      const response = edited ? withEditNote(answered, edited.changes) : answered;
+      if (response.error) {
+        outcome = 'performer_failure';
+        detail = JSON.stringify(response.error).slice(0, 2000);
+        this.finishTask(t, 'failed', { error: response.error as { code: number; message: string } });
+      } else {
+        const result = (response.result ?? {}) as Record<string, unknown>;
+        outcome = result.isError ? 'tool_error' : 'ok';
+        this.finishTask(t, outcome === 'ok' ? 'completed' : 'failed', { result });
+      }
+    } catch (err) {
+      outcome = 'performer_failure';
+      detail = (err as Error).message;
+      this.finishTask(t, 'failed', {
+        result: refusedAnswer(`the upstream failed after the call was forwarded: ${detail}`) as unknown as Msg,
+      });
+    }
+    await lease
+      .report(outcome, detail)
+      .catch((err: Error) => this.o.log(`could not record the outcome on ${lease.workflowId}: ${err.message}`));
+  }
+
+  /**
+   * The task of `taskId` for this agent and server: from this session, or read back from its record (a task of an
+   * earlier proxy or session). An unfinished task nobody follows is taken up again from its proposal: one already
+   * performed answers from the recorded outcome; otherwise a runner follows it (and performs an approval once).
+   */
+  private async taskFor(taskId: string): Promise<LiveTask | undefined> {
+    let t = this.tasks.get(taskId);
+    if (!t) {
+      const record = this.taskRecords.read(taskId, this.o.agentId, this.o.server);
+      if (!record) return undefined;
+      t = this.keepTask(record);
+    }
+    if (isTerminal(t.record.status) || t.running || t.local) return t;
+    const status = await statusOfRun(this.o.temporal.client, t.record.workflow_id).catch(() => null);
+    if (status?.caller?.outcome) {
+      const { outcome, detail } = status.caller;
+      const text =
+        `performed once by agent-judge (outcome ${outcome}${detail ? `: ${detail}` : ''}); the upstream's answer ` +
+        'was not kept (the proxy stopped before it was recorded). Proposal ' +
+        status.proposal_id;
+      this.finishTask(t, outcome === 'ok' ? 'completed' : 'failed', {
+        result: { content: [{ type: 'text', text }], isError: outcome !== 'ok' },
+      });
+      return t;
+    }
+    if (status) t.record.status_message = workingMessage(status);
+    const tool = await this.toolNamed(t.record.tool).catch(() => undefined);
+    if (!tool || toolDefinitionHash(tool) !== t.record.tool_definition_hash) {
+      this.finishTask(t, 'failed', {
+        result: refusedAnswer(
+          `the upstream's tool ${JSON.stringify(t.record.tool)} is gone or its definition changed since the task ` +
+            'was created; call it again',
+        ) as unknown as Msg,
+      });
+      return t;
+    }
+    const call: GateToolCall = {
+      runtime: MCP_RUNTIME,
+      server: this.o.server,
+      tool: t.record.tool,
+      toolDefinitionHash: t.record.tool_definition_hash,
+      arguments: t.record.arguments,
+      agent: t.record.agent_statement,
+    };
+    t.control = new AbortController();
+    void this.runTask(t, call);
+    return t;
+  }
+
+  private async handleTaskRequest(m: Msg): Promise<void> {
+    const id = m.id as Id;
+    if (m.method === 'tasks/list') return this.listTasks(m);
+    const taskId = m.params?.taskId as string;
+    const control = new AbortController();
+    this.held.set(id, control);
+    try {
+      const t = await this.taskFor(taskId);
+      if (control.signal.aborted) return;
+      if (!t) return this.taskError(id, `Task not found: ${taskId}`);
+      switch (m.method) {
+        case 'tasks/get': {
+          if (!isTerminal(t.record.status) && t.record.workflow_id) {
+            const status = await statusOfRun(this.o.temporal.client, t.record.workflow_id).catch(() => null);
+            if (status && !isTerminal(t.record.status)) t.record.status_message = workingMessage(status);
+          }
+          return this.answer(id, { ...taskOf(t.record) });
+        }
+        case 'tasks/cancel': {
+          if (isTerminal(t.record.status)) {
+            return this.taskError(id, `Cannot cancel task in terminal status: ${t.record.status}`);
+          }
+          if (t.performing) {
+            return this.taskError(id, 'the call was already forwarded to the upstream once; it cannot be cancelled');
+          }
+          t.control.abort();
+          this.finishTask(
+            t,
+            'cancelled',
+            { result: refusedAnswer('the client cancelled the task') as unknown as Msg },
+            'cancelled by the client: not performed. agent-judge does not withdraw the proposal: it stays open ' +
+              'for its approver, and an approval is performed only if the identical call comes again.',
+          );
+          return this.answer(id, { ...taskOf(t.record) });
+        }
+        case 'tasks/result': {
+          // Waits for the end, bounded by the task's ttl and one more hold (the runner's last round).
+          const left = Date.parse(t.record.created_at) + t.record.ttl_ms + holdForMs(this.o.settings) - Date.now();
+          const aborted = new Promise<void>((r) => control.signal.addEventListener('abort', () => r(), { once: true }));
+          await Promise.race([t.done, aborted, new Promise((r) => setTimeout(r, Math.max(0, left)).unref())]);
+          if (control.signal.aborted) return; // a cancelled request gets no response
+          if (!isTerminal(t.record.status)) {
+            return this.taskError(id, `task ${taskId} is not finished yet; ask again`, ErrorCode.InternalError);
+          }
+          const result = t.record.result ?? {
+            content: [{ type: 'text', text: t.record.status_message ?? t.record.status }],
+            isError: t.record.status !== 'completed',
+          };
+          if (result.error) {
+            return this.toAgent({ jsonrpc: '2.0', id, error: result.error });
+          }
+          const meta = (result._meta ?? {}) as Record<string, unknown>;
+          return this.answer(id, { ...result, _meta: { ...meta, [RELATED_TASK_META_KEY]: { taskId } } });
+        }
+      }
+    } catch (err) {
+      if (!control.signal.aborted) this.taskError(id, (err as Error).message, ErrorCode.InternalError);
+    } finally {
+      this.held.delete(id);
+    }
+  }
+
+  /** This session's tasks, then (first page only) the upstream's own when it has tasks; a cursor is the upstream's. */
+  private async listTasks(m: Msg): Promise<void> {
+    const id = m.id as Id;
+    if (this.upstreamTasks && m.params?.cursor !== undefined) {
+      this.track(m);
+      this.toUpstream(m);
+      return;
+    }
+    const ours = [...this.tasks.values()].filter((t) => !t.local).map((t) => taskOf(t.record));
+    if (!this.upstreamTasks) return this.answer(id, { tasks: ours });
+    const r = await this.ownRequest('tasks/list', {}).catch(() => null);
+    const theirs = (r?.result ?? {}) as Record<string, unknown>;
+    const tasks: unknown[] = Array.isArray(theirs.tasks) ? (theirs.tasks as unknown[]) : [];
+    this.answer(id, { ...theirs, tasks: [...ours, ...tasks] });
+  }
+
   /** Resolves once every audit line started so far is written (the proxy waits for it before exiting). */
   flushAudit(): Promise<void> {
     return this.auditQueue;
@@ -591,4 +1087,12 @@ function withEditNote(response: Msg, changes: readonly ActionChange[]): Msg {
   const text =
     'agent-judge: a person approved this call with edits; it ran as edited, not as sent: ' + describeChanges(changes);
   return { ...response, result: { ...result, content: [{ type: 'text', text }, ...result.content] } };
+}
+
+/** The `tools/call` params as the proxy sends them upstream for a task: no `task`, no progress token. */
+function withoutTaskParams(params: Record<string, unknown>): Record<string, unknown> {
+  const { task: _task, _meta, ...rest } = params;
+  const meta = { ...((_meta ?? {}) as Record<string, unknown>) };
+  delete meta.progressToken;
+  return Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
 }
