@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decide, getStatus, listProposals } from '../../src/client/proposals';
+import { decide, getStatus } from '../../src/client/proposals';
 import { HookGateServer } from '../../src/hooks/gate-server';
 import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
 import { readChain } from '../../src/audit/chain';
@@ -206,10 +206,15 @@ describe('OpenClaw through the agent-judge plugin', () => {
 
 /** The proposal waiting for a person whose call carries `text` (visibility, as `agent-judge list` reads it). */
 async function waitForAwaitingHuman(text: string): Promise<string> {
+  // Only this file's proposals (its own task queue): the whole namespace's awaiting_human list is long and slow to
+  // walk when the full suite runs, and the hold could end before the walk found this one.
+  const query =
+    `WorkflowType = 'proposalWorkflow' AND TaskQueue = '${sys.taskQueues.workflow}' ` +
+    `AND ExecutionStatus = 'Running'`;
   for (;;) {
-    for (const row of await listProposals(sys.client, { status: 'awaiting_human' })) {
-      const s = await getStatus(sys.client, row.workflow_id).catch(() => null);
-      if (s && JSON.stringify(s.proposal.parameters).includes(text)) return s.proposal_id;
+    for await (const wf of sys.client.workflow.list({ query })) {
+      const s = await getStatus(sys.client, wf.workflowId).catch(() => null);
+      if (s?.status === 'awaiting_human' && JSON.stringify(s.proposal.parameters).includes(text)) return s.proposal_id;
     }
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -98,7 +98,7 @@ describe('unsigned decisions', () => {
       expect(worker.stderr()).toContain('unsigned decisions are refused');
       const decided = await decideUnsigned(worker.prefix);
       expect(decided.code).not.toBe(0);
-      expect(decided.stderr).toContain('decisions must be signed, and the policy has no key for scott');
+      expect(decided.stderr).toContain('decisions must be signed, and the policy has no key or passkey for scott');
     } finally {
       await worker.stop();
     }
