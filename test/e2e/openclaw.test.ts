@@ -105,11 +105,20 @@ function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: st
   });
 }
 
-/** This file's proposals (its own task queue) with their status, as `agent-judge status` shows them. */
-async function proposals(): Promise<ProposalStatus[]> {
+/**
+ * This file's proposals (its own task queue) with their status, as `agent-judge status` shows them. While calls are
+ * still coming in (`whileRunning`), one whose status cannot be read yet ("still starting") is left out.
+ */
+async function proposals(whileRunning = false): Promise<ProposalStatus[]> {
   const query = `WorkflowType = 'proposalWorkflow' AND TaskQueue = '${sys.taskQueues.workflow}'`;
   const all: ProposalStatus[] = [];
-  for await (const wf of sys.client.workflow.list({ query })) all.push(await getStatus(sys.client, wf.workflowId));
+  for await (const wf of sys.client.workflow.list({ query })) {
+    const status = await getStatus(sys.client, wf.workflowId).catch((err: unknown) => {
+      if (whileRunning) return null;
+      throw err;
+    });
+    if (status) all.push(status);
+  }
   return all;
 }
 
@@ -119,7 +128,7 @@ async function proposals(): Promise<ProposalStatus[]> {
  */
 async function playThePerson(deadline: number, exited: () => boolean): Promise<Turn['held']> {
   while (Date.now() < deadline && !exited()) {
-    const held = (await proposals()).find(
+    const held = (await proposals(true)).find(
       (p) => p.status === 'awaiting_human' && (p.proposal.target as { tool?: string }).tool === HELD.tool,
     );
     if (held) {
