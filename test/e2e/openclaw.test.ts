@@ -12,7 +12,7 @@
  * environment is the test's own.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -61,6 +61,8 @@ interface Turn {
   held: { proposalId: string; decide: { code: number; stdout: string; stderr: string } };
 }
 let turn: Turn;
+/** Kills what is left of the OpenClaw turn (nothing, once it ended). */
+let stopTurn = () => undefined as void;
 
 /** The result OpenClaw sent the model for a call, in the last request (which carries the whole turn). */
 function seen(call: ToolCall): string | undefined {
@@ -140,9 +142,39 @@ async function playThePerson(deadline: number, exited: () => boolean): Promise<T
   throw new Error(`no ${HELD.tool} call reached a person (OpenClaw ${exited() ? 'exited' : 'still running'})`);
 }
 
-/** One `openclaw agent --local` turn, killed at `deadline`; resolves with its exit code and output. */
+/** The pids of a process's descendants (Linux /proc), each after its parent. */
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after its last ")".
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  const all: number[] = [];
+  const walk = (p: number): void => {
+    for (const c of children.get(p) ?? []) {
+      all.push(c);
+      walk(c);
+    }
+  };
+  walk(pid);
+  return all;
+}
+
+/**
+ * One `openclaw agent --local` turn, killed at `deadline`; resolves with its exit code and output. openclaw.mjs runs
+ * the agent in a child process in a session of its own (its respawn, detached when stdio is not a terminal), which
+ * would outlive its parent and hold the output open: the parent and every descendant are killed, by pid.
+ */
 function runTurn(home: string, config: string, deadline: number) {
   let exited = false;
+  let kill = () => undefined as void;
   const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const child = spawn(
       toolPath('node24'),
@@ -153,9 +185,19 @@ function runTurn(home: string, config: string, deadline: number) {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
+    kill = () => {
+      if (exited || child.pid === undefined) return;
+      for (const pid of [child.pid, ...descendants(child.pid)]) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Ended meanwhile.
+        }
+      }
+    };
     let stdout = '';
     let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), deadline - Date.now());
+    const timer = setTimeout(kill, deadline - Date.now());
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.on('error', reject);
@@ -165,7 +207,7 @@ function runTurn(home: string, config: string, deadline: number) {
       resolve({ code, stdout, stderr });
     });
   });
-  return { done, exited: () => exited };
+  return { done, exited: () => exited, kill: () => kill() };
 }
 
 beforeAll(async () => {
@@ -242,12 +284,19 @@ beforeAll(async () => {
 
   const deadline = Date.now() + TURN_BUDGET_MS;
   const run = runTurn(home, config, deadline);
+  stopTurn = run.kill;
   const [result, held] = await Promise.allSettled([run.done, playThePerson(deadline, run.exited)]);
   if (result.status === 'rejected') throw result.reason;
   const problems = [
     ...model.problems.map((p) => `the model: ${p}`),
     ...(held.status === 'rejected' ? [(held.reason as Error).message] : []),
-    ...(result.value.code === 0 ? [] : [`openclaw exited ${result.value.code}`]),
+    ...(result.value.code === 0
+      ? []
+      : [
+          result.value.code === null
+            ? `openclaw was killed at ${TURN_BUDGET_MS / 1000} s`
+            : `openclaw exited ${result.value.code}`,
+        ]),
   ];
   if (problems.length > 0 || held.status === 'rejected') {
     throw new Error(`${problems.join('; ')}\nopenclaw's log:\n${result.value.stderr.slice(-4000)}`);
@@ -256,6 +305,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  stopTurn();
   await model?.close();
   await gate?.close();
   await sys?.stop();
