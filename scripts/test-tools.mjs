@@ -397,7 +397,7 @@ export async function ensureTestTools(log = console.error) {
     return { ...rest, chromium: await ensureChromium(chromiumPackage, log) };
   });
   await attempt(['codex'], () => ({ codex: ensureCodex(log) }));
-  // Node 24 and OpenClaw (ensureOpenClaw): not installed until the OpenClaw e2e test passes (docs/openclaw.md).
+  await attempt(['node24', 'openclaw'], () => ensureOpenClaw(log));
   await attempt(['promtool', 'prometheus'], () => ensurePrometheus(log));
   await attempt(['realModel'], () => ({ realModel: ensureRealModel(log) }));
   await attempt(['xllamacpp'], () => ({ xllamacpp: ensureXllamacpp(log) }));
