@@ -2,8 +2,8 @@
  * `npm run bench`: starts its own Temporal dev server (in memory) and prints latency, throughput and CPU tables as
  * medians and percentiles over repeated runs, each target of issue 12 beside its figure. Timing lives here, never in
  * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,archive,metrics,reports,capabilities,mcp,hooks,ai-sdk,
- * langchain,openclaw,grants,fatigue,flood,judge-model picks sections (default: all; judge-model skips itself without
- * its model file).
+ * langchain,openai-agents,openclaw,grants,fatigue,flood,judge-model picks sections (default: all; judge-model
+ * skips itself without its model file).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { freePort, startDevServer } from '../src/devserver/server';
@@ -106,6 +106,14 @@ const sections: Section[] = [
       'LangChain adapter: one createAgent turn with one tool call, with and without agentJudgeMiddleware ' +
         '(issue 24; interleaved; note: the p50 / p95 the adapter adds, ms)',
       async (s) => (await import('./langchain')).benchLangchain(s),
+    ),
+  },
+  {
+    name: 'openai-agents',
+    run: table(
+      'OpenAI Agents SDK adapter: one run() with one tool call, with and without withAgentJudge (issue 24; ' +
+        'interleaved; note: the p50 / p95 the adapter adds, ms)',
+      async (s) => (await import('./openai-agents')).benchOpenAiAgents(s),
     ),
   },
   {

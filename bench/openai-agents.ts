@@ -1,0 +1,148 @@
+/**
+ * What the OpenAI Agents SDK adapter (`agent-judge/openai-agents`, issue 24) adds to a tool call: one `run()` of a
+ * real `Agent` (the SDK's own `ScriptedModel` asks for one tool call, the tool runs, the model answers) with
+ * `withAgentJudge` and the same run without it, interleaved sample by sample. Tiers: a no-judge read (no proposal)
+ * and a lightweight issue comment (a proposal judged by a loopback Ollama-API model that approves at once, leased,
+ * performed, its outcome reported inside the timing: the judged tool's `invoke` reports before it returns). Every
+ * comment has content of its own (a new proposal). The added latency is the adapter's run minus the plain run, at
+ * p50 and at p95.
+ *
+ * Sizes: BENCH_AGENTS_N runs per judged row (default 40), 4x as many no-judge runs.
+ */
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { Agent, run, setTracingDisabled, tool } from '@openai/agents';
+import { assistantMessage, functionCall, ScriptedModel } from '@openai/agents/testing';
+import { z } from 'zod';
+import { withAgentJudge } from '../src/adapters/openai-agents';
+import { McpRuleSchema } from '../src/contracts/mcp';
+import { createGate } from '../src/gate';
+import { createJudgeDepsFromEnv } from '../src/judge';
+import { taskQueuesFor } from '../src/names';
+import { defaultPolicyWith } from '../src/policy/load';
+import { startWorkersInProcess } from '../src/worker';
+import { answerJson, startFakeOllama } from '../test/helpers/fake-ollama';
+import { percentileOf, rotated, summarize, type BenchServer, type Row } from './lib';
+
+const JUDGED_N = Number(process.env.BENCH_AGENTS_N ?? 40);
+const READ_N = JUDGED_N * 4;
+const WARMUP = 5;
+type Tier = 'no-judge' | 'lightweight';
+type Path = 'adapter' | 'no adapter';
+const PATHS: Path[] = ['adapter', 'no adapter'];
+
+export async function benchOpenAiAgents(server: BenchServer): Promise<Row[]> {
+  setTracingDisabled(true);
+  const fake = await startFakeOllama({ respond: () => ({ content: answerJson('APPROVE', 0.9, 'the task asks it') }) });
+  const policy = defaultPolicyWith({
+    judge: {
+      withoutModel: 'escalate',
+      apiKeyEnv: 'OLLAMA_API_KEY',
+      timeoutMs: 5_000,
+      seed: 0,
+      allowedEvidenceHosts: [],
+      model: 'bench',
+      host: fake.host,
+    },
+  });
+  const queues = taskQueuesFor(`bench-openai-agents-${randomUUID()}`);
+  const system = await startWorkersInProcess(server.address, {
+    namespace: server.namespace,
+    taskQueues: queues,
+    policy,
+    logger: pino({ level: 'silent' }),
+    judge: createJudgeDepsFromEnv(policy, {}),
+  });
+  const gate = createGate({
+    client: system.client,
+    taskQueue: queues.workflow,
+    rules: {
+      rules: [
+        { name: 'agents.read', server: 'agents', tool: 'read_note', tier: 'no-judge' },
+        {
+          name: 'agents.comment',
+          server: 'agents',
+          tool: 'comment',
+          actionType: 'issue_comment',
+          target: { repo: 'a/b', issue: 1 },
+          parameters: { body: '$.body' },
+        },
+      ].map((r) => McpRuleSchema.parse(r)),
+    },
+    performer: { agentId: '@engineering', redeemer: 'openai-agents:bench' },
+    holdMs: 10_000,
+  });
+  let ran = 0;
+  const tools = [
+    tool({
+      name: 'read_note',
+      description: 'Read a note from the vault',
+      parameters: z.object({ path: z.string() }),
+      execute: ({ path }) => (ran++, `contents of ${path}`),
+    }),
+    tool({
+      name: 'comment',
+      description: 'Comment on the issue',
+      parameters: z.object({ body: z.string() }),
+      execute: () => (ran++, 'commented'),
+    }),
+  ];
+  const model = new ScriptedModel();
+  const plain = new Agent({ name: 'assistant', instructions: 'Help.', model, tools });
+  const agents: Record<Path, Agent> = {
+    adapter: withAgentJudge(plain, { gate }),
+    'no adapter': plain,
+  };
+
+  /** One run with one tool call: its latency (ms). Fails unless the tool ran once and the run ended with the answer. */
+  async function once(tier: Tier, path: Path): Promise<number> {
+    const callId = randomUUID();
+    const call =
+      tier === 'no-judge'
+        ? functionCall('read_note', { path: 'notes/a.md' }, { callId })
+        : functionCall('comment', { body: `Looks good to me (${callId}).` }, { callId });
+    model.enqueue([call]);
+    model.enqueue([assistantMessage('done')]);
+    const before = ran;
+    const start = performance.now();
+    const result = await run(agents[path], 'go');
+    const ms = performance.now() - start;
+    if (ran !== before + 1 || result.finalOutput !== 'done' || result.interruptions.length > 0) {
+      throw new Error(
+        `bench: ${tier} ${path}: the tool ran ${ran - before} times, ${result.interruptions.length} interruptions, ` +
+          `final output ${JSON.stringify(result.finalOutput)}`,
+      );
+    }
+    return ms;
+  }
+
+  const samples = new Map<string, number[]>();
+  const add = (key: string, ms: number) => samples.set(key, [...(samples.get(key) ?? []), ms]);
+  try {
+    for (const tier of ['no-judge', 'lightweight'] as const) {
+      const n = tier === 'no-judge' ? READ_N : JUDGED_N;
+      for (let round = 0; round < WARMUP + n; round++) {
+        for (const path of rotated(PATHS, round)) {
+          const ms = await once(tier, path);
+          if (round >= WARMUP) add(`${tier}|${path}`, ms);
+        }
+      }
+    }
+  } finally {
+    await system.stop();
+    await fake.close();
+  }
+
+  const rows: Row[] = [];
+  for (const tier of ['no-judge', 'lightweight'] as const) {
+    const judged = samples.get(`${tier}|adapter`) ?? [];
+    const bare = samples.get(`${tier}|no adapter`) ?? [];
+    const added = (q: number) => {
+      const d = percentileOf(judged, q) - percentileOf(bare, q);
+      return `${d >= 0 ? '+' : ''}${d.toFixed(2)}`;
+    };
+    rows.push(summarize(`${tier}: run, no adapter`, bare, 'Agent + run(), ScriptedModel, one tool call'));
+    rows.push(summarize(`${tier}: run, withAgentJudge`, judged, `${added(50)} p50 / ${added(95)} p95`));
+  }
+  return rows;
+}
