@@ -283,6 +283,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
   const bot = await startDiscordBotFromEnv({ client, policy, logger });
   const slack = await startSlackAppFromEnv({ client, policy, logger });
   const hooksGate = await startDevHookGate(policy, client, taskQueues.workflow, logger);
+  const inbox = await startDevInbox(policy, client, env.AGENT_JUDGE_PASSKEYS ?? DEV_PASSKEYS_PATH, logger);
 
   const lines = [
     'agent-judge is running',
@@ -300,6 +301,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     `discord     ${bot ? 'escalations go to Discord (bot connected)' : DISCORD_OFF}`,
     `slack       ${describeSlack(slack)}`,
     `hooks       ${hooksGate.line}`,
+    `inbox       ${inbox.line}`,
     ...audit,
     `try         agent-judge propose examples/memory-write.json --wait`,
     'stop        Ctrl-C',
@@ -310,6 +312,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
   logger.info({ reason: sig }, 'shutting down');
   gauges.stop();
   await hooksGate.close();
+  await inbox.close();
   await bot?.stop().catch((err) => logger.error({ err }, 'discord bot stop failed'));
   await slack?.stop().catch((err: unknown) => logger.error({ err }, 'slack app stop failed'));
   await running.catch((err) => logger.error({ err }, 'worker failed'));
@@ -484,6 +487,38 @@ async function startDevHookGate(
       line: `off (${(err as Error).message}); hooks installed for this machine block until a gate runs`,
       close: () => Promise.resolve(),
     };
+  }
+}
+
+/**
+ * `dev`'s web approval inbox (docs/inbox.md) on loopback, port 8787 or any free one when that is taken; any other
+ * failure leaves it off, said at start.
+ */
+async function startDevInbox(
+  policy: CompliancePolicy,
+  client: Client,
+  registryPath: string,
+  logger: Logger,
+): Promise<{ line: string; close: () => Promise<void> }> {
+  try {
+    const { DEFAULT_INBOX_PORT, DEFAULT_INBOX_STATE_DIR, serveInbox } = await import('./inbox');
+    const options = {
+      client,
+      policy,
+      registryPath: resolve(registryPath),
+      stateDir: resolve(DEFAULT_INBOX_STATE_DIR),
+      log: (line: string) => logger.info({ component: 'inbox' }, line),
+    };
+    const inbox = await serveInbox({ ...options, port: DEFAULT_INBOX_PORT }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EADDRINUSE') throw err;
+      return serveInbox({ ...options, port: 0 });
+    });
+    return {
+      line: `${inbox.url}; enrol an approver's passkey: agent-judge inbox invite --approver <id>`,
+      close: () => inbox.close(),
+    };
+  } catch (err) {
+    return { line: `off (${(err as Error).message})`, close: () => Promise.resolve() };
   }
 }
 
