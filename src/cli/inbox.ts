@@ -101,35 +101,42 @@ export function registerInboxCommands(program: Command): void {
       await client.connection.close();
     });
 
+  // --public-url, --policy and --state-dir are the inbox command's own: commander reads a parent's options after the
+  // subcommand too, so `inbox invite --state-dir x` sets the parent's, read here through optsWithGlobals.
   inbox
     .command('invite')
-    .description('print a one-time, expiring link that enrols a passkey for one approver the policy lists')
+    .description(
+      'print a one-time, expiring link that enrols a passkey for one approver the policy lists ' +
+        '(--public-url, --policy and --state-dir as for inbox; the link goes to the URL the running inbox recorded)',
+    )
     .requiredOption('--approver <id>', 'the approver (listed in spec.escalation.approvers)')
     .addOption(new Option('--expires <duration>', 'how long the link works (at most 30d)').default('24h'))
-    .option('--public-url <url>', 'the inbox URL (default: the URL the running inbox recorded in --state-dir)')
-    .option('--policy <file>', 'CompliancePolicy YAML (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')
-    .addOption(new Option('--state-dir <dir>', 'where invites are kept').default(DEFAULT_INBOX_STATE_DIR))
-    .action(
-      async (opts: { approver: string; expires: string; publicUrl?: string; policy?: string; stateDir: string }) => {
-        const env = loadEnv();
-        const policy = await loadPolicy({
-          path: resolve(opts.policy ?? env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH),
-        });
-        const approvers = policy.spec.escalation.approvers;
-        if (!approvers.includes(opts.approver))
-          throw new BadInputError(
-            `--approver: ${opts.approver} is not listed in the policy's spec.escalation.approvers ` +
-              `(${approvers.join(', ') || 'none listed'})`,
-          );
-        const ttl = parseDuration(opts.expires, '--expires');
-        const stateDir = resolve(opts.stateDir);
-        const url = invitePublicUrl(opts.publicUrl, stateDir);
-        relyingPartyOf(url);
-        const { token, invite } = new InviteStore(join(stateDir, 'invites')).create(opts.approver, ttl);
-        process.stdout.write(
-          `${inviteLink(url, token)}\n` +
-            `enrols one passkey for ${invite.approver}; works once, until ${invite.expires_at}\n`,
+    .action(async (_local: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<{
+        approver: string;
+        expires: string;
+        publicUrl?: string;
+        policy?: string;
+        stateDir: string;
+      }>();
+      const env = loadEnv();
+      const policy = await loadPolicy({
+        path: resolve(opts.policy ?? env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH),
+      });
+      const approvers = policy.spec.escalation.approvers;
+      if (!approvers.includes(opts.approver))
+        throw new BadInputError(
+          `--approver: ${opts.approver} is not listed in the policy's spec.escalation.approvers ` +
+            `(${approvers.join(', ') || 'none listed'})`,
         );
-      },
-    );
+      const ttl = parseDuration(opts.expires, '--expires');
+      const stateDir = resolve(opts.stateDir);
+      const url = invitePublicUrl(opts.publicUrl, stateDir);
+      relyingPartyOf(url);
+      const { token, invite } = new InviteStore(join(stateDir, 'invites')).create(opts.approver, ttl);
+      process.stdout.write(
+        `${inviteLink(url, token)}\n` +
+          `enrols one passkey for ${invite.approver}; works once, until ${invite.expires_at}\n`,
+      );
+    });
 }
