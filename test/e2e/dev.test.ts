@@ -13,6 +13,7 @@ import { findTemporalCli } from '../../src/devserver/temporal-cli';
 import { freePort } from '../../src/devserver/server';
 import { buttonCustomId } from '../../src/escalation/custom-id';
 import { FAKE_TOKEN, FakeDiscord } from '../helpers/fake-discord';
+import { InboxBrowser, visibleText } from '../helpers/inbox-browser';
 
 const BIN = fileURLToPath(new URL('../../bin/agent-judge.mjs', import.meta.url));
 const EXAMPLES = fileURLToPath(new URL('../../examples/', import.meta.url));
@@ -107,6 +108,14 @@ describe('agent-judge dev', () => {
     );
     expect(inForce, first.out()).not.toBeNull();
     expect((JSON.parse(mem.stdout) as { policy_sha256: string }).policy_sha256.slice(0, 12)).toBe(inForce![1]);
+
+    // The web approval inbox, on loopback: one banner line with its URL, and its sign-in page there.
+    const inboxUrl = /^inbox {7}(http:\/\/localhost:\d+); enrol an approver's passkey: agent-judge inbox invite/m.exec(
+      first.out(),
+    );
+    expect(inboxUrl, first.out()).not.toBeNull();
+    const signIn = await new InboxBrowser(inboxUrl![1]!).get('/');
+    expect(visibleText(signIn.text)).toContain('Sign in with a passkey');
 
     expect(await stop(first.child)).toBe(0);
     // Output for people and machines (issue 28): stdout holds the banner alone, every log line is on stderr (JSON,
