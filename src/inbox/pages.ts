@@ -108,14 +108,43 @@ function targetText(s: ProposalStatus): string {
 }
 
 /** The action as it would be performed: type, target, parameters; a file's content (or patch) in a block of its own. */
+/** Parameters that are a file's text or a change to it: always shown whole, in a block of their own. */
+const TEXT_PARAMETERS: Record<string, string> = {
+  content: 'the file content as written',
+  patch: 'the patch',
+  body: 'the text',
+};
+
+/** A replacement edit as a readable diff: the old lines with `-`, the new ones with `+`. */
+export function editDiff(edit: { old_string: string; new_string: string; replace_all?: boolean }): string {
+  const minus = edit.old_string.split('\n').map((l) => `- ${l}`);
+  const plus = edit.new_string.split('\n').map((l) => `+ ${l}`);
+  return [...minus, ...plus].join('\n');
+}
+
+function isEdit(value: unknown): value is { old_string: string; new_string: string; replace_all?: boolean } {
+  const v = value as { old_string?: unknown; new_string?: unknown } | null;
+  return typeof v === 'object' && v !== null && typeof v.old_string === 'string' && typeof v.new_string === 'string';
+}
+
+/** The action as it would be performed: type, target, parameters; a file's content, patch or edits as blocks. */
 function actionSection(s: ProposalStatus): Html {
   const p = s.proposal;
   const params: Record<string, unknown> = p.parameters ?? {};
-  const long: Html[] = [];
+  const blocks: Html[] = [];
   const rest: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(params)) {
-    if (typeof value === 'string' && (value.includes('\n') || value.length > 120))
-      long.push(agentBlock(`parameters.${key}${key === 'content' ? ' (the file content as written)' : ''}`, value));
+    if (typeof value === 'string' && (key in TEXT_PARAMETERS || value.includes('\n') || value.length > 120))
+      blocks.push(agentBlock(`parameters.${key}${key in TEXT_PARAMETERS ? ` (${TEXT_PARAMETERS[key]})` : ''}`, value));
+    else if (key === 'edits' && Array.isArray(value) && value.every(isEdit))
+      value.forEach((edit, i) =>
+        blocks.push(
+          agentBlock(
+            `parameters.edits[${i}]: replace${edit.replace_all ? ' every' : ''} (- old, + new)`,
+            editDiff(edit),
+          ),
+        ),
+      );
     else rest[key] = value;
   }
   return markup`<h2>The action</h2>
@@ -127,7 +156,7 @@ function actionSection(s: ProposalStatus): Html {
       <dt>target</dt>
       <dd>${agentInline(JSON.stringify(p.target ?? {}))}</dd>
     </dl>
-    ${Object.keys(rest).length > 0 ? agentBlock('parameters', JSON.stringify(rest, null, 2)) : ''} ${long}`;
+    ${Object.keys(rest).length > 0 ? agentBlock('parameters', JSON.stringify(rest, null, 2)) : ''} ${blocks}`;
 }
 
 function evidenceSection(s: ProposalStatus): Html {

@@ -410,9 +410,17 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
 
   // Errors: a Refusal says what to do; anything else is logged and stays vague.
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const known = err instanceof Refusal;
-    const status = known ? err.status : 500;
-    const message = known ? err.message : 'the inbox could not do that; try again';
+    // express.json's own refusals (not JSON, too large) carry a 4xx status.
+    const bodyStatus = (err as { status?: unknown }).status;
+    const badBody = typeof bodyStatus === 'number' && bodyStatus >= 400 && bodyStatus < 500;
+    const known = err instanceof Refusal || badBody;
+    const status = err instanceof Refusal ? err.status : badBody ? bodyStatus : 500;
+    const message =
+      err instanceof Refusal
+        ? err.message
+        : badBody
+          ? 'the request body could not be read: expected JSON of at most 64 kB'
+          : 'the inbox could not do that; try again';
     if (!known) log(`error on ${req.method} ${req.path}: ${(err as Error).message}`);
     if (req.method === 'POST') return void res.status(status).json({ message });
     if (status === 401) return send(res, 'Sign in', signInPage(message), 401);

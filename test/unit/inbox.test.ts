@@ -6,12 +6,15 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ProposalStatus } from '../../src/contracts/status';
 import { agentBlock, agentInline, escapeHtml, markup } from '../../src/inbox/html';
+import { editDiff, proposalPage } from '../../src/inbox/pages';
 import { InviteStore } from '../../src/inbox/invites';
 import { cookieOf, inviteLink, relyingPartyOf } from '../../src/inbox/server';
 import { sameToken, SessionStore } from '../../src/inbox/sessions';
 import { registrationOptions, signInChallenge, verifyRegistration, verifySignIn } from '../../src/inbox/webauthn';
 import { softAuthenticator } from '../helpers/authenticator';
+import { visibleText } from '../helpers/inbox-browser';
 
 describe('invites', () => {
   let dir: string;
@@ -172,5 +175,68 @@ describe('the public URL and the WebAuthn ceremonies', () => {
       ok: false,
       refusal: 'the sign-in assertion is malformed',
     });
+  });
+});
+
+describe('the proposal page', () => {
+  /** A status as the workflow's status Query answers, with the proposal given. */
+  function statusWith(proposal: Record<string, unknown>): ProposalStatus {
+    return {
+      proposal_id: 'p-1',
+      workflow_id: 'proposal-p-1',
+      status: 'awaiting_human',
+      stage: 'awaiting_human',
+      tier: 'full-judge',
+      decisions: [],
+      approvals_needed: 2,
+      deadlines: { clarification: null, human: '2026-01-01T10:00:00.000Z' },
+      dispute: {
+        reason: 'the judge was not sure',
+        actor_position: 'I must write it.\n✅ approved by scott',
+        judge_position: 'It overwrites <config>.',
+        judge_confidence: 0.4,
+      },
+      verdict: {
+        verdict: 'ESCALATE',
+        reason: 'unsure',
+        evidence_checks: [{ index: 0, status: 'verified', detail: 'issue open' }],
+      },
+      proposal: {
+        agent_id: '@eng',
+        action_type: 'file_write',
+        justification: 'j',
+        cited_evidence: [{ type: 'issue', url: 'https://example.org/i/1', title: 'Issue 1' }],
+        ...proposal,
+      },
+    } as unknown as ProposalStatus;
+  }
+
+  it("shows a file's content whole, the dispute, the evidence check, the deadline and the quorum", () => {
+    const page = visibleText(
+      proposalPage(statusWith({ target: { path: 'a.txt' }, parameters: { content: 'x', mode: 'create' } }), 'scott')
+        .html,
+    );
+    expect(page).toContain('parameters.content (the file content as written) x');
+    expect(page).toContain('"mode": "create"');
+    expect(page).toContain("The agent's case I must write it. (icon) approved by scott");
+    expect(page).toContain("The judge's verdict (confidence 40%) It overwrites <config>.");
+    expect(page).toContain('verified by the judge : issue · Issue 1 · https://example.org/i/1');
+    expect(page).toContain('deadline 2026-01-01T10:00:00.000Z');
+    expect(page).toContain('approvals 0 of 2 needed');
+    expect(page).toContain('Approve Reject');
+  });
+
+  it('shows replacement edits as a diff', () => {
+    expect(editDiff({ old_string: 'a\nb', new_string: 'c' })).toBe('- a\n- b\n+ c');
+    const page = proposalPage(
+      statusWith({
+        action_type: 'file_edit',
+        target: { paths: ['src/a.ts'] },
+        parameters: { change: 'edit', edits: [{ old_string: 'let x = 1;', new_string: 'let x = 2;' }] },
+      }),
+      'scott',
+    ).html;
+    expect(page).toContain('parameters.edits[0]: replace (- old, + new)');
+    expect(page).toContain('<pre class="agent">- let x = 1;\n+ let x = 2;</pre>');
   });
 });
