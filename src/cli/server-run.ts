@@ -247,7 +247,12 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     setRetention: true,
     archive: true,
   });
-  const notifiers = await createNotifiersFromEnv(process.env, logger);
+  // The inbox starts before the notifiers, so escalations link to it (unless AGENT_JUDGE_INBOX_URL names another).
+  const inbox = await startDevInbox(policy, client, env.AGENT_JUDGE_PASSKEYS ?? DEV_PASSKEYS_PATH, logger);
+  const notifiers = await createNotifiersFromEnv(
+    inbox.url && !env.AGENT_JUDGE_INBOX_URL ? { ...process.env, AGENT_JUDGE_INBOX_URL: inbox.url } : process.env,
+    logger,
+  );
   const judge = await describeJudge(policy);
   const operatorKeys = circleOperatorKeys(env);
   const workers = await createWorkers({
@@ -283,7 +288,6 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
   const bot = await startDiscordBotFromEnv({ client, policy, logger });
   const slack = await startSlackAppFromEnv({ client, policy, logger });
   const hooksGate = await startDevHookGate(policy, client, taskQueues.workflow, logger);
-  const inbox = await startDevInbox(policy, client, env.AGENT_JUDGE_PASSKEYS ?? DEV_PASSKEYS_PATH, logger);
 
   const lines = [
     'agent-judge is running',
@@ -499,7 +503,7 @@ async function startDevInbox(
   client: Client,
   registryPath: string,
   logger: Logger,
-): Promise<{ line: string; close: () => Promise<void> }> {
+): Promise<{ line: string; url?: string; close: () => Promise<void> }> {
   try {
     const { DEFAULT_INBOX_PORT, DEFAULT_INBOX_STATE_DIR, serveInbox } = await import('./inbox');
     const options = {
@@ -515,6 +519,7 @@ async function startDevInbox(
     });
     return {
       line: `${inbox.url}; enrol an approver's passkey: agent-judge inbox invite --approver <id>`,
+      url: inbox.url,
       close: () => inbox.close(),
     };
   } catch (err) {

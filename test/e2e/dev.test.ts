@@ -194,6 +194,9 @@ describe('agent-judge dev with Discord', () => {
       expect(outcome.status).toBe('awaiting_human');
       const message = await fake.waitFor(() => fake.messagesFor(outcome.workflow_id)[0], 20_000, 'the escalation DM');
       expect(message.channel_id).toBe(fake.dmChannelOf(alice.id)!.id);
+      // dev's own inbox: the escalation links to the proposal's page there.
+      const inboxUrl = /^inbox {7}(http:\/\/localhost:\d+);/m.exec(dev.out())![1]!;
+      expect(message.embeds?.[0]?.url).toBe(`${inboxUrl}/p/${outcome.workflow_id}`);
       const click = await fake.click({
         messageId: message.id,
         customId: buttonCustomId('approve', outcome.workflow_id),
