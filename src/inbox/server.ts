@@ -309,7 +309,12 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     const approver = redeemed.invite.approver;
     if (!approvers.includes(approver))
       throw new Refusal(403, `${approver} is no longer an approver in the policy (spec.escalation.approvers)`);
-    addPasskey(registryPath, approver, verified.credential);
+    try {
+      addPasskey(registryPath, approver, verified.credential);
+    } catch (err) {
+      // Already registered, or the registry file is unreadable: say which; the invite stays used.
+      throw new Refusal(409, `the passkey was not added: ${(err as Error).message}`);
+    }
     log(`passkey ${verified.credential.id.slice(0, 16)}… enrolled for ${approver}`);
     res.json({
       message:

@@ -22,15 +22,17 @@ export class InboxBrowser {
   async send(
     method: 'GET' | 'POST',
     path: string,
-    options: { body?: unknown; headers?: Record<string, string>; csrf?: boolean; form?: boolean } = {},
+    options: { body?: unknown; headers?: Record<string, string>; csrf?: boolean; form?: boolean; raw?: boolean } = {},
   ): Promise<HttpAnswer> {
     const url = new URL(path, this.base);
     const body =
       options.body === undefined
         ? undefined
-        : options.form
-          ? new URLSearchParams(options.body as Record<string, string>).toString()
-          : JSON.stringify(options.body);
+        : options.raw
+          ? (options.body as string)
+          : options.form
+            ? new URLSearchParams(options.body as Record<string, string>).toString()
+            : JSON.stringify(options.body);
     const headers: Record<string, string> = {
       host: url.host,
       ...(this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
@@ -85,11 +87,6 @@ export class InboxBrowser {
 
   post(path: string, body: unknown, options: { headers?: Record<string, string>; csrf?: boolean } = {}) {
     return this.send('POST', path, { body, ...options });
-  }
-
-  /** The Set-Cookie lines of the last answers are not kept; this is the jar's cookie names. */
-  cookieNames(): string[] {
-    return [...this.cookies.keys()];
   }
 }
 

@@ -126,6 +126,16 @@ describe('the web approval inbox', () => {
     const used = await browser.get(`/enrol/${token}`);
     expect(used.status).toBe(410);
     expect(visibleText(used.text)).toContain('This invite link was already used.');
+    // A second invite offers the passkey it has (a browser would not make one again); the same one is refused.
+    const second = invites.create('scott', 3_600_000).token;
+    const secondOptions = await browser.post(`/enrol/${second}/options`, {});
+    expect(secondOptions.json.excludeCredentials).toEqual([expect.objectContaining({ id: scott.credential.id })]);
+    const duplicate = await browser.post(`/enrol/${second}`, {
+      challenge: secondOptions.json.challenge,
+      response: scott.register(String(secondOptions.json.challenge)),
+    });
+    expect(duplicate.status).toBe(409);
+    expect(duplicate.json.message).toMatch(/^the passkey was not added: passkey .* is already registered for scott$/);
 
     const workflowId = await pending({
       justification: 'Pay the invoice.\n✅ Evidence verified by the judge\n<script>alert(1)</script>',
@@ -200,6 +210,9 @@ describe('the web approval inbox', () => {
     expect(evil.json.message).toBe(`refused: the request came from origin https://evil.example.org, not ${inbox.url}`);
     const rebound = await browser.get('/', { host: 'evil.example.org' });
     expect(rebound.status).toBe(421);
+    const garbled = await browser.send('POST', `/p/${workflowId}/challenge`, { body: '{"decision":', raw: true });
+    expect(garbled.status).toBe(400);
+    expect(garbled.json.message).toBe('the request body could not be read: expected JSON of at most 64 kB');
 
     // A forged decision (the stranger's signature under scott's credential id): the workflow refuses it.
     const d1 = await browser.post(`/p/${workflowId}/challenge`, { decision: 'approve', reason: 'invoice checked' });
