@@ -162,7 +162,7 @@ const layerZones = [
   {
     target: './src/inbox',
     from: './src',
-    except: ['./contracts', './identity', './escalation', './client', './inbox'],
+    except: ['./contracts', './identity', './escalation', './client', './names.ts', './inbox'],
     message:
       'the web inbox is a runtime on the client: it imports only contracts, identity, escalation texts and the client.',
   },

@@ -14,6 +14,7 @@ import { inviteLink, relyingPartyOf, startInbox, type InboxServer } from '../inb
 import { DEFAULT_POLICY_PATH, loadPolicy } from '../policy/load';
 import { globalTarget, parseDuration, untilSignal } from './shared';
 import { connectClient, temporalTarget } from '../client/connection';
+import { taskQueuesFor } from '../names';
 
 /** Where the inbox keeps its invites, and the URL it last served on (for `inbox invite`). */
 export const DEFAULT_INBOX_STATE_DIR = '.agent-judge/inbox';
@@ -28,6 +29,7 @@ interface InboxFlags {
   policy?: string;
   passkeys?: string;
   stateDir: string;
+  taskQueuePrefix?: string;
 }
 
 function parsePort(value: string): number {
@@ -46,6 +48,7 @@ export async function serveInbox(input: {
   host?: string;
   port?: number;
   publicUrl?: string;
+  taskQueue?: string;
   log?: (line: string) => void;
 }): Promise<InboxServer> {
   const inbox = await startInbox(input);
@@ -77,6 +80,10 @@ export function registerInboxCommands(program: Command): void {
     .option('--policy <file>', 'CompliancePolicy YAML (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')
     .option('--passkeys <file>', `passkey registry file (default: $AGENT_JUDGE_PASSKEYS or ${DEFAULT_PASSKEYS_PATH})`)
     .addOption(new Option('--state-dir <dir>', 'where invites are kept').default(DEFAULT_INBOX_STATE_DIR))
+    .option(
+      '--task-queue-prefix <name>',
+      "the workers' task queue prefix: only their proposals are listed (default agent-judge)",
+    )
     .action(async (opts: InboxFlags, cmd: Command) => {
       const env = loadEnv();
       if (opts.publicUrl) relyingPartyOf(opts.publicUrl);
@@ -90,6 +97,7 @@ export function registerInboxCommands(program: Command): void {
         host: opts.host,
         port: parsePort(opts.port),
         publicUrl: opts.publicUrl,
+        taskQueue: taskQueuesFor(opts.taskQueuePrefix).workflow,
         log: (line) => process.stderr.write(`${line}\n`),
       });
       process.stdout.write(

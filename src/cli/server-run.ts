@@ -248,7 +248,13 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     archive: true,
   });
   // The inbox starts before the notifiers, so escalations link to it (unless AGENT_JUDGE_INBOX_URL names another).
-  const inbox = await startDevInbox(policy, client, env.AGENT_JUDGE_PASSKEYS ?? DEV_PASSKEYS_PATH, logger);
+  const inbox = await startDevInbox(
+    policy,
+    client,
+    env.AGENT_JUDGE_PASSKEYS ?? DEV_PASSKEYS_PATH,
+    taskQueues.workflow,
+    logger,
+  );
   const notifiers = await createNotifiersFromEnv(
     inbox.url && !env.AGENT_JUDGE_INBOX_URL ? { ...process.env, AGENT_JUDGE_INBOX_URL: inbox.url } : process.env,
     logger,
@@ -502,6 +508,7 @@ async function startDevInbox(
   policy: CompliancePolicy,
   client: Client,
   registryPath: string,
+  taskQueue: string,
   logger: Logger,
 ): Promise<{ line: string; url?: string; close: () => Promise<void> }> {
   try {
@@ -511,6 +518,7 @@ async function startDevInbox(
       policy,
       registryPath: resolve(registryPath),
       stateDir: resolve(DEFAULT_INBOX_STATE_DIR),
+      taskQueue,
       log: (line: string) => logger.info({ component: 'inbox' }, line),
     };
     const inbox = await serveInbox({ ...options, port: DEFAULT_INBOX_PORT }).catch((err: NodeJS.ErrnoException) => {

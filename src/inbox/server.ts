@@ -16,6 +16,7 @@ import { WebAuthnAssertionSchema, WebAuthnOriginSchema } from '../contracts/pass
 import type { CompliancePolicy } from '../contracts/policy';
 import type { ProposalStatus } from '../contracts/status';
 import { workflowIdNamedBy } from '../contracts/workflow-ids';
+import { DEFAULT_TASK_QUEUES } from '../names';
 import type { DecisionBinding } from '../identity/decision';
 import { addPasskey, mergePasskeys, readPasskeyRegistry } from '../identity/passkey-registry';
 import { passkeyChallenge, withPasskeyAssertion } from '../identity/sign-decision';
@@ -53,6 +54,8 @@ export interface InboxOptions {
    */
   publicUrl?: string;
   log?: (line: string) => void;
+  /** The workflow task queue the workers serve: only its proposals are listed (default agent-judge's). */
+  taskQueue?: string;
 }
 
 export interface InboxServer {
@@ -107,6 +110,9 @@ class Refusal extends Error {
   }
 }
 
+/** How long one status Query may take on a listing page: a proposal whose workers are gone does not hold it up. */
+const STATUS_QUERY_MS = 5000;
+
 /** At most `limit` promises at once, in order. */
 async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array<R>(items.length);
@@ -125,6 +131,17 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
   const { client, policy, registryPath } = options;
   const log = options.log ?? (() => {});
   const approvers = policy.spec.escalation.approvers;
+  const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUES.workflow;
+  /** A proposal's status for a listing, or null when it cannot be had within STATUS_QUERY_MS. */
+  const statusForListing = async (workflowId: string): Promise<ProposalStatus | null> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolveLate) => (timer = setTimeout(() => resolveLate(null), STATUS_QUERY_MS)));
+    try {
+      return await Promise.race([getStatus(client, workflowId).catch(() => null), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   const invites = new InviteStore(`${options.stateDir}/invites`);
   const sessions = new SessionStore();
   const app = express();
@@ -227,10 +244,8 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     const s = res.locals.session as Session;
     if (!s.approver) return send(res, 'Sign in', signInPage());
     const approver = signedIn(res);
-    const listed = await listProposals(client, { status: 'awaiting_human', limit: 200 });
-    const statuses = await mapLimited(listed, 8, (p) =>
-      getStatus(client, p.workflow_id).catch(() => null as ProposalStatus | null),
-    );
+    const listed = await listProposals(client, { status: 'awaiting_human', limit: 200, taskQueue });
+    const statuses = await mapLimited(listed, 8, (p) => statusForListing(p.workflow_id));
     const rows: PendingRow[] = statuses
       .filter((x): x is ProposalStatus => x !== null && x.stage === 'awaiting_human')
       .map((x) => ({ status: x, decidedByMe: x.decisions.some((d) => d.approver === approver) }));
@@ -255,10 +270,8 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     const s = res.locals.session as Session;
     if (!s.approver) return send(res, 'Sign in', signInPage(), 401);
     const approver = signedIn(res);
-    const listed = await listProposals(client, { sinceMs: 30 * 86_400_000, limit: 200 });
-    const statuses = await mapLimited(listed, 8, (p) =>
-      getStatus(client, p.workflow_id).catch(() => null as ProposalStatus | null),
-    );
+    const listed = await listProposals(client, { sinceMs: 30 * 86_400_000, limit: 200, taskQueue });
+    const statuses = await mapLimited(listed, 8, (p) => statusForListing(p.workflow_id));
     const rows: HistoryRow[] = [];
     for (const st of statuses) {
       const mine = st?.decisions.find((d) => d.approver === approver);

@@ -48,6 +48,7 @@ describe('the inbox in a browser', () => {
       registryPath: registry,
       stateDir: join(dir, 'state'),
       port: 0,
+      taskQueue: sys.taskQueues.workflow,
     });
     browser = await puppeteer.launch({ executablePath: toolPath('chromium'), args: ['--no-sandbox'] });
     page = await browser.newPage();

@@ -49,6 +49,7 @@ describe('the web approval inbox', () => {
       registryPath: registry,
       stateDir: join(dir, 'state'),
       port: 0,
+      taskQueue: sys.taskQueues.workflow,
     });
     scott = softAuthenticator('localhost', inbox.url);
     browser = new InboxBrowser(inbox.url);
@@ -180,6 +181,8 @@ describe('the web approval inbox', () => {
     const home = await browser.get('/');
     expect(visibleText(home.text)).toContain('Pending for scott');
     expect(home.text).toContain(`href="/p/${workflowId}"`);
+    // Only this system's task queue: other test files' proposals on the same server are not listed.
+    expect(home.text.match(/class="card pending"/g)).toHaveLength(1);
 
     // The proposal page: the agent's text escaped, inside the agent's frame, its fake mark removed.
     const proposalPage = await browser.get(`/p/${workflowId}`);
