@@ -110,7 +110,7 @@ class Refusal extends Error {
   }
 }
 
-/** How long one status Query may take on a listing page: a proposal whose workers are gone does not hold it up. */
+/** How long one status Query may take for a page: a proposal whose workers are gone does not hold the page up. */
 const STATUS_QUERY_MS = 5000;
 
 /** At most `limit` promises at once, in order. */
@@ -132,7 +132,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
   const log = options.log ?? (() => {});
   const approvers = policy.spec.escalation.approvers;
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUES.workflow;
-  /** A proposal's status for a listing, or null when it cannot be had within STATUS_QUERY_MS. */
+  /** A proposal's status for a page, or null when it cannot be had within STATUS_QUERY_MS. */
   const statusForListing = async (workflowId: string): Promise<ProposalStatus | null> => {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolveLate) => (timer = setTimeout(() => resolveLate(null), STATUS_QUERY_MS)));
@@ -256,8 +256,14 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     const s = res.locals.session as Session;
     if (!s.approver) return send(res, 'Sign in', signInPage('Sign in to see this proposal.'), 401);
     const approver = signedIn(res);
-    const status = await getStatus(client, workflowIdOf(req)).catch(() => null);
-    if (!status) return send(res, 'Not found', messagePage('Not found', 'There is no such proposal.'), 404);
+    const status = await statusForListing(workflowIdOf(req));
+    if (!status)
+      return send(
+        res,
+        'Not found',
+        messagePage('Not found', 'There is no such proposal, or its workers do not answer; try again later.'),
+        404,
+      );
     const done = typeof req.query.done === 'string' ? req.query.done : undefined;
     send(
       res,
@@ -378,8 +384,8 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     if (body.reason !== undefined && (typeof body.reason !== 'string' || body.reason.length > 4096))
       throw new Refusal(400, 'reason: expected text of at most 4096 characters');
     const reason = typeof body.reason === 'string' ? body.reason.trim() : '';
-    const status = await getStatus(client, workflowId).catch(() => null);
-    if (!status) throw new Refusal(404, `no proposal with workflow id ${workflowId}`);
+    const status = await statusForListing(workflowId);
+    if (!status) throw new Refusal(404, `no proposal with workflow id ${workflowId}, or its workers do not answer`);
     if (status.stage !== 'awaiting_human')
       throw new Refusal(409, `this proposal is no longer waiting for a decision: ${outcomeText(status)}`);
     if (status.decisions.some((d) => d.approver === approver))
