@@ -53,6 +53,7 @@ const layerZones = [
       './src/cli',
       './src/audit',
       './src/a2a',
+      './src/inbox',
     ],
     message: 'executors never import the judge (shared checks live in src/guards) or anything above them.',
   },
@@ -67,6 +68,7 @@ const layerZones = [
       './src/judge',
       './src/executors',
       './src/a2a',
+      './src/inbox',
     ],
     message:
       'the gate serves every runtime: it sits on the client and contracts, never on a runtime (mcp) or a worker.',
@@ -158,6 +160,13 @@ const layerZones = [
     message: 'the A2A front sits on the circle registry client: it imports only contracts, identity, circles, client.',
   },
   {
+    target: './src/inbox',
+    from: './src',
+    except: ['./contracts', './identity', './escalation', './client', './names.ts', './inbox'],
+    message:
+      'the web inbox is a runtime on the client: it imports only contracts, identity, escalation texts and the client.',
+  },
+  {
     target: './src/worker',
     from: ['./src/cli', './src/mcp', './src/hooks', './src/adapters', './src/gate', './src/devserver'],
     message: 'the worker hosts workflows and activities: it never imports a runtime or the CLI.',
@@ -174,7 +183,7 @@ const layerZones = [
   },
   {
     target: './src/client',
-    from: ['./src/worker', './src/activities', './src/cli', './src/a2a'],
+    from: ['./src/worker', './src/activities', './src/cli', './src/a2a', './src/inbox'],
     message: 'the client is a library for actor runtimes: it never imports the worker, activities or the CLI.',
   },
   {

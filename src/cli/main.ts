@@ -91,6 +91,16 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   {
     commands: [
       {
+        term: 'inbox [options]',
+        description:
+          'run the web approval inbox: approvers enrol a passkey by invite, sign in, and sign their decisions',
+      },
+    ],
+    load: async () => (await import('./inbox')).registerInboxCommands,
+  },
+  {
+    commands: [
+      {
         term: 'eval [options] [corpus]',
         description:
           'evaluate the judge on a JSONL corpus of {"proposal","expected","tags"} lines, ' +

@@ -5,6 +5,7 @@
  * Pure: no I/O, so it is tested by feeding it outcomes.
  */
 import type { ProposalOutcome } from '../contracts/status';
+import { inboxProposalUrl } from '../contracts/inbox-link';
 import { UNCERTAIN_EXPLANATION } from '../contracts/lifecycle';
 import { BadInputError } from '../contracts/errors';
 
@@ -35,7 +36,7 @@ function oneLine(text: string, max = 200): string {
 }
 
 /** What happens next and the command to follow, per status. */
-function nextStep(o: ProposalOutcome): string[] {
+function nextStep(o: ProposalOutcome, inboxUrl?: string): string[] {
   const id = o.proposal_id;
   switch (o.status) {
     case 'executed':
@@ -62,6 +63,7 @@ function nextStep(o: ProposalOutcome): string[] {
       return [
         'a person decides: an approver listed in the policy runs',
         `  agent-judge decide ${id} approve|reject --approver <id> [--reason <text>]`,
+        ...(inboxUrl ? [`or in the inbox: ${inboxProposalUrl(inboxUrl, o.workflow_id)}`] : []),
         `then: agent-judge status ${id}`,
       ];
     case 'pending':
@@ -78,8 +80,11 @@ function nextStep(o: ProposalOutcome): string[] {
   }
 }
 
-/** The short form of an outcome: a handful of aligned lines. */
-export function renderOutcome(o: ProposalOutcome): string {
+/**
+ * The short form of an outcome: a handful of aligned lines. With `inboxUrl` (`AGENT_JUDGE_INBOX_URL`), a proposal
+ * waiting for a person also links to its page in the web inbox.
+ */
+export function renderOutcome(o: ProposalOutcome, inboxUrl?: string): string {
   const v = o.verdict;
   const rows: Array<[string, string]> = [
     ['proposal', o.proposal_id === o.workflow_id ? o.proposal_id : `${o.proposal_id} (workflow ${o.workflow_id})`],
@@ -102,7 +107,7 @@ export function renderOutcome(o: ProposalOutcome): string {
   }
   if (o.caller?.outcome)
     rows.push(['caller', `${o.caller.outcome}${o.caller.detail ? `: ${oneLine(o.caller.detail)}` : ''}`]);
-  const [first, ...rest] = nextStep(o);
+  const [first, ...rest] = nextStep(o, inboxUrl);
   rows.push(['next', first ?? '']);
   for (const line of rest) rows.push(['', line]);
   return `${rows.map(([k, val]) => (k ? `${k.padEnd(10)}${val}` : `${' '.repeat(10)}${val}`)).join('\n')}\n`;

@@ -33,7 +33,7 @@ interface OutputFlags {
 /** Prints an outcome the way `flags` and the terminal ask. */
 export function printOutcome(outcome: ProposalOutcome, flags: OutputFlags): void {
   if (chooseOutputFormat(flags, process.stdout.isTTY) === 'json') printJson(outcome);
-  else process.stdout.write(renderOutcome(outcome));
+  else process.stdout.write(renderOutcome(outcome, process.env.AGENT_JUDGE_INBOX_URL?.trim() || undefined));
 }
 
 /** `--edit` flags and `--edit-file`, as one list of edits (undefined when there are none). */

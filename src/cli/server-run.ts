@@ -247,7 +247,18 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     setRetention: true,
     archive: true,
   });
-  const notifiers = await createNotifiersFromEnv(process.env, logger);
+  // The inbox starts before the notifiers, so escalations link to it (unless AGENT_JUDGE_INBOX_URL names another).
+  const inbox = await startDevInbox(
+    policy,
+    client,
+    env.AGENT_JUDGE_PASSKEYS ?? DEV_PASSKEYS_PATH,
+    taskQueues.workflow,
+    logger,
+  );
+  const notifiers = await createNotifiersFromEnv(
+    inbox.url && !env.AGENT_JUDGE_INBOX_URL ? { ...process.env, AGENT_JUDGE_INBOX_URL: inbox.url } : process.env,
+    logger,
+  );
   const judge = await describeJudge(policy);
   const operatorKeys = circleOperatorKeys(env);
   const workers = await createWorkers({
@@ -300,6 +311,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     `discord     ${bot ? 'escalations go to Discord (bot connected)' : DISCORD_OFF}`,
     `slack       ${describeSlack(slack)}`,
     `hooks       ${hooksGate.line}`,
+    `inbox       ${inbox.line}`,
     ...audit,
     `try         agent-judge propose examples/memory-write.json --wait`,
     'stop        Ctrl-C',
@@ -310,6 +322,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
   logger.info({ reason: sig }, 'shutting down');
   gauges.stop();
   await hooksGate.close();
+  await inbox.close();
   await bot?.stop().catch((err) => logger.error({ err }, 'discord bot stop failed'));
   await slack?.stop().catch((err: unknown) => logger.error({ err }, 'slack app stop failed'));
   await running.catch((err) => logger.error({ err }, 'worker failed'));
@@ -484,6 +497,41 @@ async function startDevHookGate(
       line: `off (${(err as Error).message}); hooks installed for this machine block until a gate runs`,
       close: () => Promise.resolve(),
     };
+  }
+}
+
+/**
+ * `dev`'s web approval inbox (docs/inbox.md) on loopback, port 8787 or any free one when that is taken; any other
+ * failure leaves it off, said at start.
+ */
+async function startDevInbox(
+  policy: CompliancePolicy,
+  client: Client,
+  registryPath: string,
+  taskQueue: string,
+  logger: Logger,
+): Promise<{ line: string; url?: string; close: () => Promise<void> }> {
+  try {
+    const { DEFAULT_INBOX_PORT, DEFAULT_INBOX_STATE_DIR, serveInbox } = await import('./inbox');
+    const options = {
+      client,
+      policy,
+      registryPath: resolve(registryPath),
+      stateDir: resolve(DEFAULT_INBOX_STATE_DIR),
+      taskQueue,
+      log: (line: string) => logger.info({ component: 'inbox' }, line),
+    };
+    const inbox = await serveInbox({ ...options, port: DEFAULT_INBOX_PORT }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EADDRINUSE') throw err;
+      return serveInbox({ ...options, port: 0 });
+    });
+    return {
+      line: `${inbox.url}; enrol an approver's passkey: agent-judge inbox invite --approver <id>`,
+      url: inbox.url,
+      close: () => inbox.close(),
+    };
+  } catch (err) {
+    return { line: `off (${(err as Error).message})`, close: () => Promise.resolve() };
   }
 }
 

@@ -25,6 +25,6 @@ export function registerStatusCommand(program: Command): void {
       const { address, namespace } = cmd.optsWithGlobals<{ address?: string; namespace?: string }>();
       const outcome = await getOutcomeOverRpc(await temporalTargetLazily({ address, namespace }), id);
       if (format === 'json') printJson(outcome);
-      else process.stdout.write(renderOutcome(outcome));
+      else process.stdout.write(renderOutcome(outcome, process.env.AGENT_JUDGE_INBOX_URL?.trim() || undefined));
     });
 }

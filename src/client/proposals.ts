@@ -585,7 +585,15 @@ export async function listProposals(
     sinceMs,
     limit = 1000,
     auditFlag,
-  }: { status?: string; sinceMs?: number; limit?: number; auditFlag?: boolean } = {},
+    taskQueue,
+  }: {
+    status?: string;
+    sinceMs?: number;
+    limit?: number;
+    auditFlag?: boolean;
+    /** Only proposals started on this workflow task queue (one deployment's, when several share a namespace). */
+    taskQueue?: string;
+  } = {},
 ): Promise<ListedProposal[]> {
   const clauses = [`WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}'`];
   if (status !== undefined) {
@@ -596,6 +604,11 @@ export async function listProposals(
   }
   if (sinceMs !== undefined) clauses.push(`StartTime > '${new Date(Date.now() - sinceMs).toISOString()}'`);
   if (auditFlag) clauses.push(`${SA.AuditFlag.name} = true`);
+  if (taskQueue !== undefined) {
+    if (!/^[A-Za-z0-9._-]{1,200}$/.test(taskQueue))
+      throw new BadInputError(`taskQueue: expected letters, digits, dots, dashes or underscores, got ${taskQueue}`);
+    clauses.push(`TaskQueue = '${taskQueue}'`);
+  }
   const rows: ListedProposal[] = [];
   for await (const wf of client.workflow.list({ query: clauses.join(' AND ') })) {
     const sa = wf.typedSearchAttributes;

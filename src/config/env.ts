@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { BadInputError } from '../contracts/errors';
+import { WebAuthnOriginSchema } from '../contracts/passkey';
 
 /** One documented variable: the schema of its value, the default as text, a one-line description. */
 export interface EnvVar {
@@ -195,6 +196,13 @@ export const ENV_VARS = {
     schema: text,
     default: '.agent-judge/passkeys.json under `dev`',
     description: "workflow worker: the approvers' passkey registry file, re-read when it changes (docs/inbox.md)",
+  },
+  AGENT_JUDGE_INBOX_URL: {
+    schema: WebAuthnOriginSchema,
+    default: "`dev`'s own inbox",
+    description:
+      "the web approval inbox's public URL: Discord and Slack escalations and `propose --wait` link to each " +
+      "proposal's page there (docs/inbox.md)",
   },
   PATH: {
     schema: text,

@@ -52,6 +52,8 @@ export interface DiscordNotifierOptions {
   scanLimit?: number;
   /** REST request timeout in ms (default 15,000). */
   timeoutMs?: number;
+  /** The web inbox's public URL (`AGENT_JUDGE_INBOX_URL`): each escalation links to its page there. */
+  inboxUrl?: string;
 }
 
 /** Delivery failed for a reason a retry will not fix (no approver reachable, bad channel, bad token). */
@@ -173,7 +175,7 @@ export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationN
     async announce(notice: EscalationNotice): Promise<AnnouncementRef[]> {
       if (!isProposalWorkflowId(notice.workflow_id))
         throw new BadInputError(`not a proposal workflow id: ${String(notice.workflow_id)}`);
-      const payload = renderEscalation(notice);
+      const payload = renderEscalation(notice, [], opts.inboxUrl);
       const targets: Array<{ recipient?: string; userId?: string }> = opts.channelId
         ? [{}]
         : discordUserIds(notice.approvers).map((id) => ({ recipient: `discord:${id}`, userId: id }));
@@ -314,6 +316,7 @@ export function createDiscordNotifiersFromEnv(
       token,
       apiUrl: env.DISCORD_API_URL?.trim() || undefined,
       channelId: env.DISCORD_CHANNEL_ID?.trim() || undefined,
+      inboxUrl: env.AGENT_JUDGE_INBOX_URL?.trim() || undefined,
       logger,
     }),
   ];

@@ -12,6 +12,7 @@ import type {
   APIEmbedField,
   APIModalInteractionResponseCallbackData,
 } from 'discord.js';
+import { inboxProposalUrl } from '../contracts/inbox-link';
 import type { Evidence, Proposal } from '../contracts/proposal';
 import { isFinalStatus, type EvidenceStatus } from '../contracts/lifecycle';
 import type { DecisionRecord, OutcomeStatus } from '../contracts/status';
@@ -50,6 +51,7 @@ export const FIELD = {
   parameters: 'Parameters',
   evidence: 'Evidence',
   constraints: 'Requested constraints',
+  inbox: 'Inbox',
 } as const;
 
 export type AllowedMentions = { parse: []; users?: string[] };
@@ -389,7 +391,13 @@ export function renderButtons(workflowId: string): APIActionRowComponent<APIButt
 // Messages
 
 /** The dispute message with its buttons. */
-export function renderEscalation(notice: EscalationNotice, decisions: readonly DecisionRecord[] = []): MessagePayload {
+export function renderEscalation(
+  notice: EscalationNotice,
+  decisions: readonly DecisionRecord[] = [],
+  /** The web inbox's public URL: the title and an Inbox field link to the proposal's page there. */
+  inboxUrl?: string,
+): MessagePayload {
+  const inboxLink = inboxUrl ? inboxProposalUrl(inboxUrl, notice.workflow_id) : undefined;
   const p = notice.proposal;
   const action = safeText(p.action_type, 64);
   const agent = safeText(p.agent_id, 128);
@@ -423,8 +431,10 @@ export function renderEscalation(notice: EscalationNotice, decisions: readonly D
         evidenceLines(p.cited_evidence, evidenceChecksOf(notice), p.proposal_id),
       ),
       field(FIELD.constraints, constraintLines(p, notice.verdict)),
+      ...(inboxLink ? [field(FIELD.inbox, `[Open it in the inbox](${inboxLink}) to decide with your passkey`)] : []),
     ],
     footer: { text: footerText(notice.workflow_id, p.proposal_id) },
+    ...(inboxLink ? { url: inboxLink } : {}),
   };
 
   const approvalsNote = needed > 1 ? ` · ${needed} approvals needed` : '';

@@ -61,6 +61,8 @@ export interface SlackNotifierOptions {
   scanLimit?: number;
   /** Web API request timeout in ms (default 15,000). */
   timeoutMs?: number;
+  /** The web inbox's public URL (`AGENT_JUDGE_INBOX_URL`): each escalation links to its page there. */
+  inboxUrl?: string;
 }
 
 /** Slack channel ids: `C` (public), `G` (private) or `D` (DM), then uppercase letters and digits. */
@@ -213,7 +215,7 @@ export function createSlackNotifier(opts: SlackNotifierOptions): EscalationNotif
     async announce(notice: EscalationNotice): Promise<AnnouncementRef[]> {
       if (!isProposalWorkflowId(notice.workflow_id))
         throw new BadInputError(`not a proposal workflow id: ${String(notice.workflow_id)}`);
-      const message = renderSlackEscalation(notice);
+      const message = renderSlackEscalation(notice, opts.inboxUrl);
       const targets: Array<{ recipient?: string; userId?: string }> = opts.channelId
         ? [{}]
         : slackUserIds(notice.approvers).map((id) => ({ recipient: `slack:${id}`, userId: id }));
@@ -342,6 +344,7 @@ export function createSlackNotifiersFromEnv(
       token,
       apiUrl: env.SLACK_API_URL?.trim() || undefined,
       channelId: env.SLACK_CHANNEL_ID?.trim() || undefined,
+      inboxUrl: env.AGENT_JUDGE_INBOX_URL?.trim() || undefined,
       logger,
     }),
   ];

@@ -9,6 +9,7 @@
  */
 import type { types } from '@slack/bolt';
 import type { Proposal } from '../contracts/proposal';
+import { inboxProposalUrl } from '../contracts/inbox-link';
 import type { DecisionRecord } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
 import { slackUserIdOf } from './approvers';
@@ -198,7 +199,11 @@ function footer(workflowId: string, proposalId: string, kind: 'escalation' | 'un
 }
 
 /** The dispute message with its buttons. */
-export function renderSlackEscalation(notice: EscalationNotice): SlackMessage {
+export function renderSlackEscalation(
+  notice: EscalationNotice,
+  /** The web inbox's public URL: a line links to the proposal's page there (a link, not a button: no interaction). */
+  inboxUrl?: string,
+): SlackMessage {
   const p = notice.proposal;
   const id = p.proposal_id;
   const needed = Math.max(1, notice.approvals_needed);
@@ -242,6 +247,16 @@ export function renderSlackEscalation(notice: EscalationNotice): SlackMessage {
     ...labelled(FIELD.parameters, plain(cut(JSON.stringify(p.parameters ?? {}, null, 1), 1500, id), 1700, true)),
     ...labelled(`${FIELD.evidence} (${p.cited_evidence.length})`, plain(evidenceText(notice, id), 2000, true)),
     ...labelled(FIELD.constraints, plain(constraintText(p, notice.verdict), 1000, true)),
+    ...(inboxUrl
+      ? [
+          {
+            type: 'section' as const,
+            text: mrkdwn(
+              `<${inboxProposalUrl(inboxUrl, notice.workflow_id)}|Open it in the inbox> to decide with your passkey`,
+            ),
+          },
+        ]
+      : []),
     renderSlackButtons(notice.workflow_id),
     footer(notice.workflow_id, id, 'escalation'),
   ];

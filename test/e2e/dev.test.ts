@@ -13,6 +13,7 @@ import { findTemporalCli } from '../../src/devserver/temporal-cli';
 import { freePort } from '../../src/devserver/server';
 import { buttonCustomId } from '../../src/escalation/custom-id';
 import { FAKE_TOKEN, FakeDiscord } from '../helpers/fake-discord';
+import { InboxBrowser, visibleText } from '../helpers/inbox-browser';
 
 const BIN = fileURLToPath(new URL('../../bin/agent-judge.mjs', import.meta.url));
 const EXAMPLES = fileURLToPath(new URL('../../examples/', import.meta.url));
@@ -108,6 +109,14 @@ describe('agent-judge dev', () => {
     expect(inForce, first.out()).not.toBeNull();
     expect((JSON.parse(mem.stdout) as { policy_sha256: string }).policy_sha256.slice(0, 12)).toBe(inForce![1]);
 
+    // The web approval inbox, on loopback: one banner line with its URL, and its sign-in page there.
+    const inboxUrl = /^inbox {7}(http:\/\/localhost:\d+); enrol an approver's passkey: agent-judge inbox invite/m.exec(
+      first.out(),
+    );
+    expect(inboxUrl, first.out()).not.toBeNull();
+    const signIn = await new InboxBrowser(inboxUrl![1]!).get('/');
+    expect(visibleText(signIn.text)).toContain('Sign in with a passkey');
+
     expect(await stop(first.child)).toBe(0);
     // Output for people and machines (issue 28): stdout holds the banner alone, every log line is on stderr (JSON,
     // as stderr is no terminal here), even with stdout no terminal either.
@@ -185,6 +194,9 @@ describe('agent-judge dev with Discord', () => {
       expect(outcome.status).toBe('awaiting_human');
       const message = await fake.waitFor(() => fake.messagesFor(outcome.workflow_id)[0], 20_000, 'the escalation DM');
       expect(message.channel_id).toBe(fake.dmChannelOf(alice.id)!.id);
+      // dev's own inbox: the escalation links to the proposal's page there.
+      const inboxUrl = /^inbox {7}(http:\/\/localhost:\d+);/m.exec(dev.out())![1]!;
+      expect(message.embeds?.[0]?.url).toBe(`${inboxUrl}/p/${outcome.workflow_id}`);
       const click = await fake.click({
         messageId: message.id,
         customId: buttonCustomId('approve', outcome.workflow_id),

@@ -1,0 +1,285 @@
+/**
+ * The inbox's pages, server-rendered: sign-in, enrolment, the pending list, a proposal (the dispute, the exact
+ * action, the evidence and its checks, the deadline and the quorum), and an approver's own decisions. Pure functions
+ * of what the server read; every agent-controlled string goes through `agentInline` / `agentBlock` (html.ts).
+ */
+import { isFinalStatus, type EvidenceStatus } from '../contracts/lifecycle';
+import type { DecisionRecord, ProposalStatus } from '../contracts/status';
+import { agentBlock, agentInline, markup, type Html } from './html';
+
+/** The evidence checks' words: ours, outside the agent's frame. */
+const EVIDENCE_WORDS: Record<EvidenceStatus, string> = {
+  verified: 'verified by the judge',
+  failed: 'check failed',
+  'other-repo': 'points at another repository',
+  unverifiable: 'not verifiable',
+};
+
+/** "2 of 3 approvals" and who is still awaited, or the final outcome, in plain words. */
+export function outcomeText(s: Pick<ProposalStatus, 'status' | 'decisions' | 'approvals_needed'>): string {
+  const approvals = s.decisions.filter((d) => d.decision === 'approve').length;
+  if (!isFinalStatus(s.status) && s.status === 'awaiting_human')
+    return `Waiting for approvals: ${approvals} of ${Math.max(1, s.approvals_needed)}`;
+  const words: Record<string, string> = {
+    executed: 'Approved and executed',
+    approved: 'Approved',
+    rejected: 'Rejected',
+    failed: 'Approved, but execution failed',
+    uncertain: 'Approved, execution uncertain: check whether it happened',
+    pending: 'Approved, executing',
+    awaiting_clarification: 'Waiting for the agent to clarify',
+  };
+  return words[s.status] ?? s.status;
+}
+
+function confidenceText(c: number | null): string {
+  return c === null ? '' : ` (confidence ${Math.round(c * 100)}%)`;
+}
+
+function decisionItem(d: DecisionRecord): Html {
+  return markup`<li>
+    ${d.approver} ${d.decision === 'approve' ? 'approved' : 'rejected'} at
+    ${d.at}${d.signature?.webauthn ? ' (signed with a passkey)' : d.signature ? ' (signed)' : ''}${
+      d.reason ? markup`: ${agentInline(d.reason)}` : ''
+    }
+  </li>`;
+}
+
+/** The sign-in page: one button, the passkey does the rest. */
+export function signInPage(message?: string): Html {
+  return markup`<h1>Sign in</h1>
+    ${
+      message
+        ? markup`<p class="notice error" id="message">${message}</p>`
+        : markup`<p class="notice" id="message" hidden></p>`
+    }
+    <p>Sign in with the passkey you enrolled. There is no password.</p>
+    <button class="approve" id="sign-in" type="button">Sign in with a passkey</button>`;
+}
+
+/** The enrolment page an invite link opens. */
+export function enrolPage(approver: string, token: string): Html {
+  return markup`<h1>Enrol a passkey for ${approver}</h1>
+    <p class="notice" id="message" hidden></p>
+    <p>This link registers a passkey for the approver <strong>${approver}</strong>. It works once.</p>
+    <form id="enrol" data-token="${token}">
+      <label>Name for this passkey (optional)<br /><input name="name" maxlength="100" placeholder="phone" /></label
+      ><br />
+      <button class="approve" type="submit">Create a passkey</button>
+    </form>`;
+}
+
+/** A page that only says something (an invite refused, a proposal not found). */
+export function messagePage(title: string, text: string, kind: 'error' | 'ok' = 'error'): Html {
+  return markup`<h1>${title}</h1>
+    <p class="notice ${kind}" id="message">${text}</p>
+    <p><a href="/">Back to the inbox</a></p>`;
+}
+
+export interface PendingRow {
+  status: ProposalStatus;
+  decidedByMe: boolean;
+}
+
+/** The approver's inbox: proposals waiting for a human that list them. */
+export function inboxPage(approver: string, csrf: string, rows: readonly PendingRow[]): Html {
+  const cards = rows.map(
+    ({ status: s, decidedByMe }) =>
+      markup`<div class="card pending" data-workflow-id="${s.workflow_id}">
+        <a href="/p/${encodeURIComponent(s.workflow_id)}">${s.proposal.action_type} by ${s.proposal.agent_id}</a>
+        <div>target ${agentInline(targetText(s))}</div>
+        <div class="muted">
+          ${outcomeText(s)}${s.deadlines.human ? ` · decide by ${s.deadlines.human}` : ''}${
+            decidedByMe ? ' · you have decided' : ''
+          }
+        </div>
+      </div>`,
+  );
+  return markup`<h1>Pending for ${approver}</h1>
+    ${rows.length === 0 ? markup`<p class="notice" id="empty">Nothing is waiting for you.</p>` : cards}
+    <p><a href="/history">Your decisions</a></p>
+    <form method="post" action="/sign-out">
+      <input type="hidden" name="_csrf" value="${csrf}" /> <button class="plain" type="submit">Sign out</button>
+    </form>`;
+}
+
+function targetText(s: ProposalStatus): string {
+  return JSON.stringify(s.proposal.target ?? {});
+}
+
+/** The action as it would be performed: type, target, parameters; a file's content (or patch) in a block of its own. */
+/** Parameters that are a file's text or a change to it: always shown whole, in a block of their own. */
+const TEXT_PARAMETERS: Record<string, string> = {
+  content: 'the file content as written',
+  patch: 'the patch',
+  body: 'the text',
+};
+
+/** A replacement edit as a readable diff: the old lines with `-`, the new ones with `+`. */
+export function editDiff(edit: { old_string: string; new_string: string; replace_all?: boolean }): string {
+  const minus = edit.old_string.split('\n').map((l) => `- ${l}`);
+  const plus = edit.new_string.split('\n').map((l) => `+ ${l}`);
+  return [...minus, ...plus].join('\n');
+}
+
+function isEdit(value: unknown): value is { old_string: string; new_string: string; replace_all?: boolean } {
+  const v = value as { old_string?: unknown; new_string?: unknown } | null;
+  return typeof v === 'object' && v !== null && typeof v.old_string === 'string' && typeof v.new_string === 'string';
+}
+
+/** The action as it would be performed: type, target, parameters; a file's content, patch or edits as blocks. */
+function actionSection(s: ProposalStatus): Html {
+  const p = s.proposal;
+  const params: Record<string, unknown> = p.parameters ?? {};
+  const blocks: Html[] = [];
+  const rest: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(params)) {
+    if (typeof value === 'string' && (key in TEXT_PARAMETERS || value.includes('\n') || value.length > 120))
+      blocks.push(agentBlock(`parameters.${key}${key in TEXT_PARAMETERS ? ` (${TEXT_PARAMETERS[key]})` : ''}`, value));
+    else if (key === 'edits' && Array.isArray(value) && value.every(isEdit))
+      value.forEach((edit, i) =>
+        blocks.push(
+          agentBlock(
+            `parameters.edits[${i}]: replace${edit.replace_all ? ' every' : ''} (- old, + new)`,
+            editDiff(edit),
+          ),
+        ),
+      );
+    else rest[key] = value;
+  }
+  return markup`<h2>The action</h2>
+    <dl>
+      <dt>type</dt>
+      <dd>${p.action_type}</dd>
+      <dt>agent</dt>
+      <dd>${agentInline(p.agent_id)}</dd>
+      <dt>target</dt>
+      <dd>${agentInline(JSON.stringify(p.target ?? {}))}</dd>
+    </dl>
+    ${Object.keys(rest).length > 0 ? agentBlock('parameters', JSON.stringify(rest, null, 2)) : ''} ${blocks}`;
+}
+
+function evidenceSection(s: ProposalStatus): Html {
+  const checks = new Map((s.verdict?.evidence_checks ?? []).map((c) => [c.index, c]));
+  const items = s.proposal.cited_evidence.map((e, i) => {
+    const check = checks.get(i);
+    const state = check ? EVIDENCE_WORDS[check.status] : 'not checked';
+    return markup`<li>
+      <span class="evidence-state ${check?.status ?? 'unchecked'}">${state}</span>:
+      ${agentInline([e.type, e.title, e.url, e.source].filter(Boolean).join(' · '))}${
+        check?.detail ? markup` <span class="muted">(${agentInline(check.detail)})</span>` : ''
+      }
+    </li>`;
+  });
+  return markup`<h2>Evidence</h2>
+    ${
+      items.length
+        ? markup`<ul>
+          ${items}
+        </ul>`
+        : markup`<p>No evidence cited.</p>`
+    }`;
+}
+
+/** A proposal: the dispute, the action, the evidence, the deadline and quorum, and the decision form. */
+export function proposalPage(
+  s: ProposalStatus,
+  approver: string,
+  notice?: { text: string; kind: 'ok' | 'error' },
+): Html {
+  const mine = s.decisions.find((d) => d.approver === approver);
+  const open = s.stage === 'awaiting_human' && !mine;
+  const dispute = s.dispute;
+  return markup`<h1>${s.proposal.action_type} by ${agentInline(s.proposal.agent_id)}</h1>
+    ${
+      notice
+        ? markup`<p class="notice ${notice.kind}" id="message">${notice.text}</p>`
+        : markup`<p class="notice" id="message" hidden></p>`
+    }
+    <p class="notice" id="outcome">${outcomeText(s)}</p>
+    <dl>
+      <dt>proposal</dt>
+      <dd>${s.proposal_id}</dd>
+      <dt>tier</dt>
+      <dd>${s.tier}</dd>
+      <dt>deadline</dt>
+      <dd>${s.deadlines.human ?? 'none'}</dd>
+      <dt>approvals</dt>
+      <dd>
+        ${s.decisions.filter((d) => d.decision === 'approve').length} of ${Math.max(1, s.approvals_needed)} needed
+      </dd>
+    </dl>
+    <h2>The dispute</h2>
+    ${dispute ? markup`<p>Why it came to you: ${agentInline(dispute.reason)}</p>` : ''}
+    ${agentBlock("The agent's case", dispute?.actor_position ?? s.proposal.justification)}
+    ${
+      dispute
+        ? agentBlock(`The judge's verdict${confidenceText(dispute.judge_confidence)}`, dispute.judge_position)
+        : s.verdict
+          ? agentBlock(`The judge's verdict: ${s.verdict.verdict}`, s.verdict.reason)
+          : markup`<p>No verdict from the judge (this tier goes to people only).</p>`
+    }
+    ${actionSection(s)} ${evidenceSection(s)}
+    <h2>Decisions</h2>
+    ${
+      s.decisions.length
+        ? markup`<ul id="decisions">
+          ${s.decisions.map(decisionItem)}
+        </ul>`
+        : markup`<p id="decisions">No decisions yet.</p>`
+    }
+    ${
+      open
+        ? markup`<h2>Your decision</h2>
+          <form id="decide" data-workflow-id="${s.workflow_id}">
+            <label>Reason<br /><textarea name="reason" maxlength="4096"></textarea></label><br />
+            <button class="approve" type="submit" name="decision" value="approve">Approve</button>
+            <button class="reject" type="submit" name="decision" value="reject">Reject</button>
+            <p class="muted">
+              Your passkey signs exactly this decision: this proposal, approve or reject, and the reason.
+            </p>
+          </form>`
+        : mine
+          ? markup`<p class="notice ok" id="mine">
+            You ${mine.decision === 'approve' ? 'approved' : 'rejected'} this proposal.
+          </p>`
+          : ''
+    }
+    <p><a href="/">Back to the inbox</a></p>`;
+}
+
+export interface HistoryRow {
+  workflow_id: string;
+  proposal_id: string;
+  action_type: string;
+  decision: DecisionRecord;
+  outcome: string;
+}
+
+/** The approver's own decisions, newest first. */
+export function historyPage(approver: string, rows: readonly HistoryRow[]): Html {
+  const body = rows.map(
+    (r) =>
+      markup`<tr>
+        <td>${r.decision.at}</td>
+        <td><a href="/p/${encodeURIComponent(r.workflow_id)}">${r.action_type}</a></td>
+        <td>${r.decision.decision === 'approve' ? 'approved' : 'rejected'}</td>
+        <td>${r.outcome}</td>
+      </tr>`,
+  );
+  return markup`<h1>Decisions by ${approver}</h1>
+    ${
+      rows.length
+        ? markup`<table id="history">
+          <tr>
+            <th>when</th>
+            <th>proposal</th>
+            <th>you</th>
+            <th>outcome</th>
+          </tr>
+          ${body}
+        </table>`
+        : markup`<p class="notice" id="history">No decisions yet.</p>`
+    }
+    <p><a href="/">Back to the inbox</a></p>`;
+}

@@ -1,0 +1,481 @@
+/**
+ * The web approval inbox (`agent-judge inbox`, docs/inbox.md): an HTTP server on loopback by default where an
+ * approver enrols a passkey by invite, signs in with it, sees the proposals waiting for them, and approves or rejects
+ * with a decision their passkey signs. The inbox holds no key that can decide: it relays the assertion in the
+ * `humanDecision` Update, and the proposal workflow verifies it against the registered passkey.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Client } from '@temporalio/client';
+import { decide, decisionBindingOf, getStatus, listProposals } from '../client/proposals';
+import { BadInputError } from '../contracts/errors';
+import type { HumanDecision } from '../contracts/messages';
+import { WebAuthnAssertionSchema, WebAuthnOriginSchema } from '../contracts/passkey';
+import type { CompliancePolicy } from '../contracts/policy';
+import type { ProposalStatus } from '../contracts/status';
+import { workflowIdNamedBy } from '../contracts/workflow-ids';
+import { DEFAULT_TASK_QUEUES } from '../names';
+import type { DecisionBinding } from '../identity/decision';
+import { addPasskey, mergePasskeys, readPasskeyRegistry } from '../identity/passkey-registry';
+import { passkeyChallenge, withPasskeyAssertion } from '../identity/sign-decision';
+import { page, type Html } from './html';
+import { INVITE_REFUSALS, InviteStore } from './invites';
+import {
+  enrolPage,
+  historyPage,
+  inboxPage,
+  messagePage,
+  outcomeText,
+  proposalPage,
+  signInPage,
+  type HistoryRow,
+  type PendingRow,
+} from './pages';
+import { PAGE_SCRIPT } from './script';
+import { sameToken, sessionCookieName, SessionStore, type Session } from './sessions';
+import { registrationOptions, signInChallenge, verifyRegistration, verifySignIn, type RelyingParty } from './webauthn';
+
+export interface InboxOptions {
+  client: Client;
+  /** The policy the workers run: its approvers are who may enrol, sign in and decide. */
+  policy: CompliancePolicy;
+  /** The passkey registry file the inbox writes and the workflow worker reads (AGENT_JUDGE_PASSKEYS). */
+  registryPath: string;
+  /** Where invites are kept (the operator's `inbox invite` writes there too). */
+  stateDir: string;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /**
+   * The URL people open: its origin is the WebAuthn origin, its host name the rp id. Default `http://localhost:<port>`
+   * (browsers refuse an IP address as an rp id, and allow http only on localhost).
+   */
+  publicUrl?: string;
+  log?: (line: string) => void;
+  /** The workflow task queue the workers serve: only its proposals are listed (default agent-judge's). */
+  taskQueue?: string;
+}
+
+export interface InboxServer {
+  /** The public URL (its origin). */
+  url: string;
+  rp: RelyingParty;
+  close(): Promise<void>;
+}
+
+/** The public URL's origin and rp id, or a message naming the flag and the rule. */
+export function relyingPartyOf(publicUrl: string): RelyingParty {
+  let url: URL;
+  try {
+    url = new URL(publicUrl);
+  } catch {
+    throw new BadInputError(`--public-url: expected a URL such as https://inbox.example.org, got ${publicUrl}`);
+  }
+  const origin = url.origin;
+  if (!WebAuthnOriginSchema.safeParse(origin).success || url.pathname !== '/' || url.search || url.hash)
+    throw new BadInputError(
+      `--public-url: expected https://host[:port] with no path, or http://localhost[:port] (browsers allow ` +
+        `passkeys over http on localhost only), got ${publicUrl}`,
+    );
+  if (/^\d+\.\d+\.\d+\.\d+$|^\[/.test(url.hostname))
+    throw new BadInputError(
+      `--public-url: a passkey's rp id must be a host name, not an IP address (${url.hostname}); use localhost`,
+    );
+  return { rpId: url.hostname, origin };
+}
+
+/** The link an invite token makes. */
+export function inviteLink(publicUrl: string, token: string): string {
+  return `${relyingPartyOf(publicUrl).origin}/enrol/${token}`;
+}
+
+/** Pending decision challenges: what the passkey is asked to sign, kept until the assertion comes back. */
+interface PendingDecision {
+  workflowId: string;
+  decision: HumanDecision;
+  binding: DecisionBinding;
+  signed_at: string;
+  nonce: string;
+}
+
+/** Why a request was refused, with the HTTP status; the message is shown to the person as is. */
+class Refusal extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** How long one status Query may take for a page: a proposal whose workers are gone does not hold the page up. */
+const STATUS_QUERY_MS = 5000;
+
+/** At most `limit` promises at once, in order. */
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  const run = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, run));
+  return out;
+}
+
+export async function startInbox(options: InboxOptions): Promise<InboxServer> {
+  const { client, policy, registryPath } = options;
+  const log = options.log ?? (() => {});
+  const approvers = policy.spec.escalation.approvers;
+  const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUES.workflow;
+  /** A proposal's status for a page, or null when it cannot be had within STATUS_QUERY_MS. */
+  const statusForListing = async (workflowId: string): Promise<ProposalStatus | null> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolveLate) => (timer = setTimeout(() => resolveLate(null), STATUS_QUERY_MS)));
+    try {
+      return await Promise.race([getStatus(client, workflowId).catch(() => null), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  const invites = new InviteStore(`${options.stateDir}/invites`);
+  const sessions = new SessionStore();
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+
+  // Filled in once the port is known (port 0 picks one).
+  let rp: RelyingParty = { rpId: 'localhost', origin: 'http://localhost' };
+  let allowedHosts: string[] = [];
+  let secure = false;
+  const cookieName = () => sessionCookieName(secure);
+
+  /** Every passkey the inbox knows: the registry file's and the policy's. */
+  const passkeys = () =>
+    mergePasskeys(policy.spec.escalation.approverPasskeys ?? {}, readPasskeyRegistry(registryPath).approvers);
+
+  // Host header: a DNS-rebinding page (evil.example resolving to 127.0.0.1) gets nothing.
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (!allowedHosts.includes(req.headers.host ?? '')) {
+      res.status(421).type('text/plain').send(`This inbox answers on ${rp.origin} only.\n`);
+      return;
+    }
+    const nonce = randomBytes(16).toString('base64');
+    res.locals.nonce = nonce;
+    res.set({
+      'Content-Security-Policy':
+        `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; connect-src 'self'; ` +
+        "img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'no-referrer',
+      'Cache-Control': 'no-store',
+      'X-Frame-Options': 'DENY',
+    });
+    // Every visitor gets a session (and a CSRF token) on the first request.
+    const id = cookieOf(req.headers.cookie, cookieName());
+    let session = sessions.get(id);
+    if (!session) {
+      session = sessions.create();
+      setCookie(res, session);
+    }
+    res.locals.session = session;
+    next();
+  });
+
+  function setCookie(res: Response, s: Session): void {
+    res.cookie(cookieName(), s.id, {
+      httpOnly: true,
+      sameSite: 'strict',
+      secure,
+      path: '/',
+      maxAge: sessions.idleMs,
+    });
+  }
+
+  app.use(express.json({ limit: '64kb' }));
+  app.use(express.urlencoded({ extended: false, limit: '16kb' }));
+
+  // Every POST: from our own origin, with the session's CSRF token.
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (req.method === 'GET' || req.method === 'HEAD') return next();
+    if (req.method !== 'POST') return void res.status(405).json({ message: 'method not allowed' });
+    const origin = req.headers.origin;
+    if (origin !== rp.origin)
+      return void res.status(403).json({
+        message: `refused: the request came from origin ${origin ?? '(none)'}, not ${rp.origin}`,
+      });
+    const s = res.locals.session as Session;
+    const body = req.body as Record<string, unknown> | undefined;
+    const given = req.headers['x-csrf-token'] ?? body?._csrf;
+    if (!sameToken(given, s.csrf))
+      return void res.status(403).json({ message: 'refused: the CSRF token is missing or wrong; reload the page' });
+    next();
+  });
+
+  const send = (res: Response, title: string, body: Html, status = 200) => {
+    const s = res.locals.session as Session;
+    res
+      .status(status)
+      .type('html')
+      .send(page(title, body, { script: PAGE_SCRIPT, nonce: res.locals.nonce as string, csrf: s.csrf }));
+  };
+
+  const signedIn = (res: Response): string => {
+    const s = res.locals.session as Session;
+    if (!s.approver) throw new Refusal(401, 'sign in first');
+    if (!approvers.includes(s.approver))
+      throw new Refusal(403, `${s.approver} is not an approver in the policy (spec.escalation.approvers)`);
+    return s.approver;
+  };
+
+  const workflowIdOf = (req: Request): string => {
+    const id = String(req.params.workflowId ?? '');
+    if (workflowIdNamedBy(id) !== id) throw new Refusal(404, `no proposal with workflow id ${id}`);
+    return id;
+  };
+
+  // Pages ------------------------------------------------------------------------------------
+
+  app.get('/', async (_req, res) => {
+    const s = res.locals.session as Session;
+    if (!s.approver) return send(res, 'Sign in', signInPage());
+    const approver = signedIn(res);
+    const listed = await listProposals(client, { status: 'awaiting_human', limit: 200, taskQueue });
+    const statuses = await mapLimited(listed, 8, (p) => statusForListing(p.workflow_id));
+    const rows: PendingRow[] = statuses
+      .filter((x): x is ProposalStatus => x !== null && x.stage === 'awaiting_human')
+      .map((x) => ({ status: x, decidedByMe: x.decisions.some((d) => d.approver === approver) }));
+    send(res, 'Pending', inboxPage(approver, s.csrf, rows));
+  });
+
+  app.get('/p/:workflowId', async (req, res) => {
+    const s = res.locals.session as Session;
+    if (!s.approver) return send(res, 'Sign in', signInPage('Sign in to see this proposal.'), 401);
+    const approver = signedIn(res);
+    const status = await statusForListing(workflowIdOf(req));
+    if (!status)
+      return send(
+        res,
+        'Not found',
+        messagePage('Not found', 'There is no such proposal, or its workers do not answer; try again later.'),
+        404,
+      );
+    const done = typeof req.query.done === 'string' ? req.query.done : undefined;
+    send(
+      res,
+      status.proposal.action_type,
+      proposalPage(status, approver, done ? { text: `Your decision was recorded.`, kind: 'ok' } : undefined),
+    );
+  });
+
+  app.get('/history', async (_req, res) => {
+    const s = res.locals.session as Session;
+    if (!s.approver) return send(res, 'Sign in', signInPage(), 401);
+    const approver = signedIn(res);
+    const listed = await listProposals(client, { sinceMs: 30 * 86_400_000, limit: 200, taskQueue });
+    const statuses = await mapLimited(listed, 8, (p) => statusForListing(p.workflow_id));
+    const rows: HistoryRow[] = [];
+    for (const st of statuses) {
+      const mine = st?.decisions.find((d) => d.approver === approver);
+      if (st && mine)
+        rows.push({
+          workflow_id: st.workflow_id,
+          proposal_id: st.proposal_id,
+          action_type: st.proposal.action_type,
+          decision: mine,
+          outcome: outcomeText(st),
+        });
+    }
+    rows.sort((a, b) => b.decision.at.localeCompare(a.decision.at));
+    send(res, 'Your decisions', historyPage(approver, rows));
+  });
+
+  // Enrolment -------------------------------------------------------------------------------
+
+  app.get('/enrol/:token', (req, res) => {
+    const checked = invites.check(String(req.params.token));
+    if (!checked.ok)
+      return send(res, 'Invite refused', messagePage('Invite refused', INVITE_REFUSALS[checked.refusal]), 410);
+    send(res, 'Enrol', enrolPage(checked.invite.approver, String(req.params.token)));
+  });
+
+  app.post('/enrol/:token/options', async (req, res) => {
+    const checked = invites.check(String(req.params.token));
+    if (!checked.ok) throw new Refusal(410, INVITE_REFUSALS[checked.refusal]);
+    const approver = checked.invite.approver;
+    const existing = Object.hasOwn(passkeys(), approver) ? (passkeys()[approver] ?? []) : [];
+    const options = await registrationOptions(rp, approver, existing);
+    sessions.issue(res.locals.session as Session, options.challenge, { enrol: String(req.params.token) });
+    res.json(options);
+  });
+
+  app.post('/enrol/:token', async (req, res) => {
+    const token = String(req.params.token);
+    const body = (req.body ?? {}) as { challenge?: unknown; response?: unknown; name?: unknown };
+    const issued = sessions.take<{ enrol: string }>(res.locals.session as Session, body.challenge);
+    if (!issued || issued.enrol !== token)
+      throw new Refusal(400, 'this registration was not started here, or took too long; start again');
+    const name = typeof body.name === 'string' && body.name.trim() ? body.name.trim().slice(0, 100) : undefined;
+    const verified = await verifyRegistration(rp, String(body.challenge), body.response, name);
+    if (!verified.ok) throw new Refusal(400, verified.refusal);
+    // The invite is used up only by a registration that verified; exactly one redemption wins.
+    const redeemed = invites.redeem(token);
+    if (!redeemed.ok) throw new Refusal(410, INVITE_REFUSALS[redeemed.refusal]);
+    const approver = redeemed.invite.approver;
+    if (!approvers.includes(approver))
+      throw new Refusal(403, `${approver} is no longer an approver in the policy (spec.escalation.approvers)`);
+    try {
+      addPasskey(registryPath, approver, verified.credential);
+    } catch (err) {
+      // Already registered, or the registry file is unreadable: say which; the invite stays used.
+      throw new Refusal(409, `the passkey was not added: ${(err as Error).message}`);
+    }
+    log(`passkey ${verified.credential.id.slice(0, 16)}… enrolled for ${approver}`);
+    res.json({
+      message:
+        `Passkey enrolled for ${approver}. It signs decisions on proposals that start from now on. ` +
+        'Sign in at the inbox start page.',
+      approver,
+      credential_id: verified.credential.id,
+    });
+  });
+
+  // Sign-in ---------------------------------------------------------------------------------
+
+  app.post('/sign-in/challenge', (_req, res) => {
+    const { statement, challenge } = signInChallenge(rp);
+    sessions.issue(res.locals.session as Session, challenge, { signIn: statement });
+    res.json({ challenge });
+  });
+
+  app.post('/sign-in', (req, res) => {
+    const body = (req.body ?? {}) as { challenge?: unknown; assertion?: unknown };
+    const old = res.locals.session as Session;
+    const issued = sessions.take<{ signIn?: string }>(old, body.challenge);
+    if (!issued?.signIn) throw new Refusal(400, 'this sign-in was not started here, or took too long; start again');
+    const verified = verifySignIn(issued.signIn, body.assertion, passkeys());
+    if (!verified.ok) throw new Refusal(401, verified.refusal);
+    if (!approvers.includes(verified.approver))
+      throw new Refusal(403, `${verified.approver} is not an approver in the policy (spec.escalation.approvers)`);
+    const s = sessions.signIn(old, verified.approver, verified.credentialId);
+    setCookie(res, s);
+    log(`${verified.approver} signed in`);
+    res.json({ approver: verified.approver, message: `Signed in as ${verified.approver}.` });
+  });
+
+  app.post('/sign-out', (_req, res) => {
+    sessions.signOut(res.locals.session as Session);
+    res.clearCookie(cookieName(), { path: '/' });
+    res.redirect(303, '/');
+  });
+
+  // Decisions -------------------------------------------------------------------------------
+
+  app.post('/p/:workflowId/challenge', async (req, res) => {
+    const approver = signedIn(res);
+    const workflowId = workflowIdOf(req);
+    const body = (req.body ?? {}) as { decision?: unknown; reason?: unknown };
+    if (body.decision !== 'approve' && body.decision !== 'reject')
+      throw new Refusal(400, 'decision: expected approve or reject');
+    if (body.reason !== undefined && (typeof body.reason !== 'string' || body.reason.length > 4096))
+      throw new Refusal(400, 'reason: expected text of at most 4096 characters');
+    const reason = typeof body.reason === 'string' ? body.reason.trim() : '';
+    const status = await statusForListing(workflowId);
+    if (!status) throw new Refusal(404, `no proposal with workflow id ${workflowId}, or its workers do not answer`);
+    if (status.stage !== 'awaiting_human')
+      throw new Refusal(409, `this proposal is no longer waiting for a decision: ${outcomeText(status)}`);
+    if (status.decisions.some((d) => d.approver === approver))
+      throw new Refusal(409, 'you have already decided this proposal');
+    const decision: HumanDecision = {
+      decision: body.decision,
+      approver,
+      via: 'api',
+      ...(reason ? { reason } : {}),
+    };
+    const binding = await decisionBindingOf(client, workflowId);
+    const c = passkeyChallenge(binding, decision);
+    const pending: PendingDecision = { workflowId, decision, binding, signed_at: c.signed_at, nonce: c.nonce };
+    sessions.issue(res.locals.session as Session, c.challenge, pending);
+    const own = passkeys();
+    const allow = (Object.hasOwn(own, approver) ? (own[approver] ?? []) : []).map((k) => k.id);
+    res.json({ challenge: c.challenge, allow, decision: decision.decision, reason: decision.reason ?? null });
+  });
+
+  app.post('/p/:workflowId/decide', async (req, res) => {
+    signedIn(res);
+    const workflowId = workflowIdOf(req);
+    const body = (req.body ?? {}) as { challenge?: unknown; assertion?: unknown };
+    const pending = sessions.take<PendingDecision>(res.locals.session as Session, body.challenge);
+    if (!pending || pending.workflowId !== workflowId)
+      throw new Refusal(
+        400,
+        'refused: this signed decision was not requested here, was already used, or took too long; decide again',
+      );
+    const assertion = WebAuthnAssertionSchema.safeParse(body.assertion);
+    if (!assertion.success) throw new Refusal(400, 'assertion: expected the passkey assertion fields as base64url');
+    const signed = withPasskeyAssertion(pending.binding, pending.decision, pending, assertion.data);
+    let outcome;
+    try {
+      outcome = await decide(client, workflowId, signed);
+    } catch (err) {
+      throw new Refusal(409, `Not accepted: ${(err as Error).message}`);
+    }
+    log(`${pending.decision.approver} ${pending.decision.decision}d ${workflowId}`);
+    const after = await getStatus(client, workflowId).catch(() => null);
+    res.json({
+      status: outcome.status,
+      message: after ? outcomeText(after) : outcome.status,
+    });
+  });
+
+  // Errors: a Refusal says what to do; anything else is logged and stays vague.
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    // express.json's own refusals (not JSON, too large) carry a 4xx status.
+    const bodyStatus = (err as { status?: unknown }).status;
+    const badBody = typeof bodyStatus === 'number' && bodyStatus >= 400 && bodyStatus < 500;
+    const known = err instanceof Refusal || badBody;
+    const status = err instanceof Refusal ? err.status : badBody ? bodyStatus : 500;
+    const message =
+      err instanceof Refusal
+        ? err.message
+        : badBody
+          ? 'the request body could not be read: expected JSON of at most 64 kB'
+          : 'the inbox could not do that; try again';
+    if (!known) log(`error on ${req.method} ${req.path}: ${(err as Error).message}`);
+    if (req.method === 'POST') return void res.status(status).json({ message });
+    if (status === 401) return send(res, 'Sign in', signInPage(message), 401);
+    send(res, 'Refused', messagePage('Refused', message), status);
+  });
+
+  const host = options.host ?? '127.0.0.1';
+  const server: Server = await new Promise((resolveListen, rejectListen) => {
+    const s = app.listen(options.port ?? 8787, host, (err?: Error) => (err ? rejectListen(err) : resolveListen(s)));
+  });
+  const port = (server.address() as AddressInfo).port;
+  const publicUrl = options.publicUrl ?? `http://localhost:${port}`;
+  rp = relyingPartyOf(publicUrl);
+  secure = rp.origin.startsWith('https:');
+  allowedHosts = [new URL(rp.origin).host];
+  return {
+    url: rp.origin,
+    rp,
+    close: () =>
+      new Promise<void>((done) => {
+        server.closeAllConnections();
+        server.close(() => done());
+      }),
+  };
+}
+
+/** The value of one cookie in a Cookie header. */
+export function cookieOf(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
