@@ -33,6 +33,7 @@ export const REFUSABLE_ENV_VARS: readonly string[] = [
   'SLACK_CHANNEL_ID',
   'AGENT_JUDGE_OPENAI_BASE_URL',
   'AGENT_JUDGE_OPENAI_FORMAT',
+  'AGENT_JUDGE_INBOX_URL',
 ];
 
 /**

@@ -101,7 +101,7 @@ interface PendingDecision {
 }
 
 /** Why a request was refused, with the HTTP status; the message is shown to the person as is. */
-class Refusal extends Error {
+class Refusal extends BadInputError {
   constructor(
     readonly status: number,
     message: string,
