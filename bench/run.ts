@@ -2,7 +2,7 @@
  * `npm run bench`: starts its own Temporal dev server (in memory) and prints latency, throughput and CPU tables as
  * medians and percentiles over repeated runs, each target of issue 12 beside its figure. Timing lives here, never in
  * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,archive,metrics,reports,capabilities,mcp,hooks,ai-sdk,
- * langchain,openai-agents,openclaw,grants,fatigue,flood,judge-model picks sections (default: all; judge-model
+ * langchain,openai-agents,openclaw,inbox,grants,fatigue,flood,judge-model picks sections (default: all; judge-model
  * skips itself without its model file).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -106,6 +106,13 @@ const sections: Section[] = [
       'LangChain adapter: one createAgent turn with one tool call, with and without agentJudgeMiddleware ' +
         '(issue 24; interleaved; note: the p50 / p95 the adapter adds, ms)',
       async (s) => (await import('./langchain')).benchLangchain(s),
+    ),
+  },
+  {
+    name: 'inbox',
+    run: table(
+      'Web inbox: time from an escalation to its page and to the pending list showing it (issue 25; ms)',
+      async (s) => (await import('./inbox')).benchInbox(s),
     ),
   },
   {
