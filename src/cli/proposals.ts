@@ -12,6 +12,7 @@ import { loadKeyFile } from '../identity/keys';
 import { sinceWindowMs, withClient } from './shared';
 import { warnIfPolicyNotInForce } from './policy-check';
 import { DEFAULT_POLICY_PATH, loadPolicy } from '../policy/load';
+import { inboxUrl } from '../config/inbox-url';
 
 /** `--json` and `--format`: the short form on a terminal, the full JSON for scripts (src/cli/outcome-text.ts). */
 export function addOutputOptions(cmd: Command): Command {
@@ -33,7 +34,7 @@ interface OutputFlags {
 /** Prints an outcome the way `flags` and the terminal ask. */
 export function printOutcome(outcome: ProposalOutcome, flags: OutputFlags): void {
   if (chooseOutputFormat(flags, process.stdout.isTTY) === 'json') printJson(outcome);
-  else process.stdout.write(renderOutcome(outcome, process.env.AGENT_JUDGE_INBOX_URL?.trim() || undefined));
+  else process.stdout.write(renderOutcome(outcome, inboxUrl()));
 }
 
 /** `--edit` flags and `--edit-file`, as one list of edits (undefined when there are none). */

@@ -1,6 +1,7 @@
 import { type Command, Option } from 'commander';
 import { getOutcomeOverRpc } from '../client/status-rpc';
 import { temporalTargetLazily } from '../client/target';
+import { inboxUrl } from '../config/inbox-url';
 import { printJson } from './io';
 import { chooseOutputFormat, renderOutcome } from './outcome-text';
 
@@ -25,6 +26,6 @@ export function registerStatusCommand(program: Command): void {
       const { address, namespace } = cmd.optsWithGlobals<{ address?: string; namespace?: string }>();
       const outcome = await getOutcomeOverRpc(await temporalTargetLazily({ address, namespace }), id);
       if (format === 'json') printJson(outcome);
-      else process.stdout.write(renderOutcome(outcome, process.env.AGENT_JUDGE_INBOX_URL?.trim() || undefined));
+      else process.stdout.write(renderOutcome(outcome, inboxUrl()));
     });
 }
