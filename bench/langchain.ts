@@ -9,18 +9,11 @@
  * Sizes: BENCH_LANGCHAIN_N turns per judged row (default 40), 4x as many no-judge turns.
  */
 import { randomUUID } from 'node:crypto';
-import pino from 'pino';
 import { AIMessage, createAgent, fakeModel, tool, type AgentMiddleware } from 'langchain';
 import { z } from 'zod';
 import { agentJudgeMiddleware } from '../src/adapters/langchain';
-import { McpRuleSchema } from '../src/contracts/mcp';
-import { createGate } from '../src/gate';
-import { createJudgeDepsFromEnv } from '../src/judge';
-import { taskQueuesFor } from '../src/names';
-import { defaultPolicyWith } from '../src/policy/load';
-import { startWorkersInProcess } from '../src/worker';
-import { answerJson, startFakeOllama } from '../test/helpers/fake-ollama';
-import { percentileOf, rotated, summarize, type BenchServer, type Row } from './lib';
+import { addedLatencyRows, startAdapterBench } from './adapter-system';
+import { rotated, type BenchServer, type Row } from './lib';
 
 const JUDGED_N = Number(process.env.BENCH_LANGCHAIN_N ?? 40);
 const READ_N = JUDGED_N * 4;
@@ -30,45 +23,7 @@ type Path = 'adapter' | 'no adapter';
 const PATHS: Path[] = ['adapter', 'no adapter'];
 
 export async function benchLangchain(server: BenchServer): Promise<Row[]> {
-  const fake = await startFakeOllama({ respond: () => ({ content: answerJson('APPROVE', 0.9, 'the task asks it') }) });
-  const policy = defaultPolicyWith({
-    judge: {
-      withoutModel: 'escalate',
-      apiKeyEnv: 'OLLAMA_API_KEY',
-      timeoutMs: 5_000,
-      seed: 0,
-      allowedEvidenceHosts: [],
-      model: 'bench',
-      host: fake.host,
-    },
-  });
-  const queues = taskQueuesFor(`bench-langchain-${randomUUID()}`);
-  const system = await startWorkersInProcess(server.address, {
-    namespace: server.namespace,
-    taskQueues: queues,
-    policy,
-    logger: pino({ level: 'silent' }),
-    judge: createJudgeDepsFromEnv(policy, {}),
-  });
-  const gate = createGate({
-    client: system.client,
-    taskQueue: queues.workflow,
-    rules: {
-      rules: [
-        { name: 'agents.read', server: 'agents', tool: 'read_note', tier: 'no-judge' },
-        {
-          name: 'agents.comment',
-          server: 'agents',
-          tool: 'comment',
-          actionType: 'issue_comment',
-          target: { repo: 'a/b', issue: 1 },
-          parameters: { body: '$.body' },
-        },
-      ].map((r) => McpRuleSchema.parse(r)),
-    },
-    performer: { agentId: '@engineering', redeemer: 'langchain:bench' },
-    holdMs: 10_000,
-  });
+  const { gate, stop } = await startAdapterBench(server, 'langchain:bench');
   let ran = 0;
   const tools = [
     tool(({ path }) => (ran++, `contents of ${path}`), {
@@ -122,20 +77,19 @@ export async function benchLangchain(server: BenchServer): Promise<Row[]> {
       }
     }
   } finally {
-    await system.stop();
-    await fake.close();
+    await stop();
   }
 
-  const rows: Row[] = [];
-  for (const tier of ['no-judge', 'lightweight'] as const) {
-    const judged = samples.get(`${tier}|adapter`) ?? [];
-    const plain = samples.get(`${tier}|no adapter`) ?? [];
-    const added = (q: number) => {
-      const d = percentileOf(judged, q) - percentileOf(plain, q);
-      return `${d >= 0 ? '+' : ''}${d.toFixed(2)}`;
-    };
-    rows.push(summarize(`${tier}: agent turn, no adapter`, plain, 'createAgent, fakeModel(), one tool call'));
-    rows.push(summarize(`${tier}: agent turn, agentJudgeMiddleware`, judged, `${added(50)} p50 / ${added(95)} p95`));
-  }
-  return rows;
+  return (['no-judge', 'lightweight'] as const).flatMap((tier) =>
+    addedLatencyRows(
+      tier,
+      'agent turn',
+      'createAgent, fakeModel(), one tool call',
+      samples.get(`${tier}|no adapter`) ?? [],
+      {
+        name: 'agentJudgeMiddleware',
+        samples: samples.get(`${tier}|adapter`) ?? [],
+      },
+    ),
+  );
 }

@@ -10,19 +10,12 @@
  * Sizes: BENCH_AGENTS_N runs per judged row (default 40), 4x as many no-judge runs.
  */
 import { randomUUID } from 'node:crypto';
-import pino from 'pino';
 import { Agent, run, setTracingDisabled, tool } from '@openai/agents';
 import { assistantMessage, functionCall, ScriptedModel } from '@openai/agents/testing';
 import { z } from 'zod';
 import { withAgentJudge } from '../src/adapters/openai-agents';
-import { McpRuleSchema } from '../src/contracts/mcp';
-import { createGate } from '../src/gate';
-import { createJudgeDepsFromEnv } from '../src/judge';
-import { taskQueuesFor } from '../src/names';
-import { defaultPolicyWith } from '../src/policy/load';
-import { startWorkersInProcess } from '../src/worker';
-import { answerJson, startFakeOllama } from '../test/helpers/fake-ollama';
-import { percentileOf, rotated, summarize, type BenchServer, type Row } from './lib';
+import { addedLatencyRows, startAdapterBench } from './adapter-system';
+import { rotated, type BenchServer, type Row } from './lib';
 
 const JUDGED_N = Number(process.env.BENCH_AGENTS_N ?? 40);
 const READ_N = JUDGED_N * 4;
@@ -33,45 +26,7 @@ const PATHS: Path[] = ['adapter', 'no adapter'];
 
 export async function benchOpenAiAgents(server: BenchServer): Promise<Row[]> {
   setTracingDisabled(true);
-  const fake = await startFakeOllama({ respond: () => ({ content: answerJson('APPROVE', 0.9, 'the task asks it') }) });
-  const policy = defaultPolicyWith({
-    judge: {
-      withoutModel: 'escalate',
-      apiKeyEnv: 'OLLAMA_API_KEY',
-      timeoutMs: 5_000,
-      seed: 0,
-      allowedEvidenceHosts: [],
-      model: 'bench',
-      host: fake.host,
-    },
-  });
-  const queues = taskQueuesFor(`bench-openai-agents-${randomUUID()}`);
-  const system = await startWorkersInProcess(server.address, {
-    namespace: server.namespace,
-    taskQueues: queues,
-    policy,
-    logger: pino({ level: 'silent' }),
-    judge: createJudgeDepsFromEnv(policy, {}),
-  });
-  const gate = createGate({
-    client: system.client,
-    taskQueue: queues.workflow,
-    rules: {
-      rules: [
-        { name: 'agents.read', server: 'agents', tool: 'read_note', tier: 'no-judge' },
-        {
-          name: 'agents.comment',
-          server: 'agents',
-          tool: 'comment',
-          actionType: 'issue_comment',
-          target: { repo: 'a/b', issue: 1 },
-          parameters: { body: '$.body' },
-        },
-      ].map((r) => McpRuleSchema.parse(r)),
-    },
-    performer: { agentId: '@engineering', redeemer: 'openai-agents:bench' },
-    holdMs: 10_000,
-  });
+  const { gate, stop } = await startAdapterBench(server, 'openai-agents:bench');
   let ran = 0;
   const tools = [
     tool({
@@ -129,20 +84,19 @@ export async function benchOpenAiAgents(server: BenchServer): Promise<Row[]> {
       }
     }
   } finally {
-    await system.stop();
-    await fake.close();
+    await stop();
   }
 
-  const rows: Row[] = [];
-  for (const tier of ['no-judge', 'lightweight'] as const) {
-    const judged = samples.get(`${tier}|adapter`) ?? [];
-    const bare = samples.get(`${tier}|no adapter`) ?? [];
-    const added = (q: number) => {
-      const d = percentileOf(judged, q) - percentileOf(bare, q);
-      return `${d >= 0 ? '+' : ''}${d.toFixed(2)}`;
-    };
-    rows.push(summarize(`${tier}: run, no adapter`, bare, 'Agent + run(), ScriptedModel, one tool call'));
-    rows.push(summarize(`${tier}: run, withAgentJudge`, judged, `${added(50)} p50 / ${added(95)} p95`));
-  }
-  return rows;
+  return (['no-judge', 'lightweight'] as const).flatMap((tier) =>
+    addedLatencyRows(
+      tier,
+      'run',
+      'Agent + run(), ScriptedModel, one tool call',
+      samples.get(`${tier}|no adapter`) ?? [],
+      {
+        name: 'withAgentJudge',
+        samples: samples.get(`${tier}|adapter`) ?? [],
+      },
+    ),
+  );
 }
