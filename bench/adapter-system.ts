@@ -12,7 +12,7 @@ import { taskQueuesFor } from '../src/names';
 import { defaultPolicyWith } from '../src/policy/load';
 import { startWorkersInProcess } from '../src/worker';
 import { answerJson, startFakeOllama } from '../test/helpers/fake-ollama';
-import { percentileOf, summarize, type BenchServer, type Row } from './lib';
+import { percentileOf, rotated, summarize, type BenchServer, type Row } from './lib';
 
 export interface AdapterBenchSystem {
   gate: Gate;
@@ -69,8 +69,51 @@ export async function startAdapterBench(server: BenchServer, redeemer: string): 
   };
 }
 
+export type AdapterTier = 'no-judge' | 'lightweight';
+export type AdapterPath = 'adapter' | 'no adapter';
+
+/**
+ * Times `once` for each tier with and without the adapter, pairs interleaved (the order rotates each round), after a
+ * warm-up; `judgedN` lightweight calls, 4x as many no-judge ones. Returns both tiers' rows, the adapter's noting the
+ * p50 / p95 it adds. `stop` runs whatever happens.
+ */
+export async function interleavedAdapterRows(o: {
+  judgedN: number;
+  once: (tier: AdapterTier, path: AdapterPath) => Promise<number>;
+  stop: () => Promise<void>;
+  /** What one sample is (`agent turn`, `run`), and the plain row's note. */
+  unit: string;
+  note: string;
+  /** The adapter's name in its rows. */
+  adapter: string;
+}): Promise<Row[]> {
+  const warmup = 5;
+  const tiers: AdapterTier[] = ['no-judge', 'lightweight'];
+  const paths: AdapterPath[] = ['adapter', 'no adapter'];
+  const samples = new Map<string, number[]>();
+  try {
+    for (const tier of tiers) {
+      const n = tier === 'no-judge' ? o.judgedN * 4 : o.judgedN;
+      for (let round = 0; round < warmup + n; round++) {
+        for (const path of rotated(paths, round)) {
+          const ms = await o.once(tier, path);
+          if (round >= warmup) samples.set(`${tier}|${path}`, [...(samples.get(`${tier}|${path}`) ?? []), ms]);
+        }
+      }
+    }
+  } finally {
+    await o.stop();
+  }
+  return tiers.flatMap((tier) =>
+    addedLatencyRows(tier, o.unit, o.note, samples.get(`${tier}|no adapter`) ?? [], {
+      name: o.adapter,
+      samples: samples.get(`${tier}|adapter`) ?? [],
+    }),
+  );
+}
+
 /** The two rows of one tier: the plain turn, and the adapter's with the p50 / p95 it adds as its note. */
-export function addedLatencyRows(
+function addedLatencyRows(
   tier: string,
   unit: string,
   note: string,

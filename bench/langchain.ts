@@ -12,15 +12,10 @@ import { randomUUID } from 'node:crypto';
 import { AIMessage, createAgent, fakeModel, tool, type AgentMiddleware } from 'langchain';
 import { z } from 'zod';
 import { agentJudgeMiddleware } from '../src/adapters/langchain';
-import { addedLatencyRows, startAdapterBench } from './adapter-system';
-import { rotated, type BenchServer, type Row } from './lib';
+import { interleavedAdapterRows, startAdapterBench, type AdapterPath, type AdapterTier } from './adapter-system';
+import type { BenchServer, Row } from './lib';
 
 const JUDGED_N = Number(process.env.BENCH_LANGCHAIN_N ?? 40);
-const READ_N = JUDGED_N * 4;
-const WARMUP = 5;
-type Tier = 'no-judge' | 'lightweight';
-type Path = 'adapter' | 'no adapter';
-const PATHS: Path[] = ['adapter', 'no adapter'];
 
 export async function benchLangchain(server: BenchServer): Promise<Row[]> {
   const { gate, stop } = await startAdapterBench(server, 'langchain:bench');
@@ -39,13 +34,13 @@ export async function benchLangchain(server: BenchServer): Promise<Row[]> {
   ];
   const model = fakeModel();
   const agentWith = (middleware: AgentMiddleware[]) => createAgent({ model, tools, middleware });
-  const agents: Record<Path, ReturnType<typeof agentWith>> = {
+  const agents: Record<AdapterPath, ReturnType<typeof agentWith>> = {
     adapter: agentWith([agentJudgeMiddleware({ gate })]),
     'no adapter': agentWith([]),
   };
 
   /** One agent turn with one tool call: its latency (ms). Fails unless the tool ran once and the turn ended. */
-  async function once(tier: Tier, path: Path): Promise<number> {
+  async function once(tier: AdapterTier, path: AdapterPath): Promise<number> {
     const id = randomUUID();
     const call =
       tier === 'no-judge'
@@ -64,32 +59,12 @@ export async function benchLangchain(server: BenchServer): Promise<Row[]> {
     return ms;
   }
 
-  const samples = new Map<string, number[]>();
-  const add = (key: string, ms: number) => samples.set(key, [...(samples.get(key) ?? []), ms]);
-  try {
-    for (const tier of ['no-judge', 'lightweight'] as const) {
-      const n = tier === 'no-judge' ? READ_N : JUDGED_N;
-      for (let round = 0; round < WARMUP + n; round++) {
-        for (const path of rotated(PATHS, round)) {
-          const ms = await once(tier, path);
-          if (round >= WARMUP) add(`${tier}|${path}`, ms);
-        }
-      }
-    }
-  } finally {
-    await stop();
-  }
-
-  return (['no-judge', 'lightweight'] as const).flatMap((tier) =>
-    addedLatencyRows(
-      tier,
-      'agent turn',
-      'createAgent, fakeModel(), one tool call',
-      samples.get(`${tier}|no adapter`) ?? [],
-      {
-        name: 'agentJudgeMiddleware',
-        samples: samples.get(`${tier}|adapter`) ?? [],
-      },
-    ),
-  );
+  return interleavedAdapterRows({
+    judgedN: JUDGED_N,
+    once,
+    stop,
+    unit: 'agent turn',
+    note: 'createAgent, fakeModel(), one tool call',
+    adapter: 'agentJudgeMiddleware',
+  });
 }

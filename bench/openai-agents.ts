@@ -14,15 +14,10 @@ import { Agent, run, setTracingDisabled, tool } from '@openai/agents';
 import { assistantMessage, functionCall, ScriptedModel } from '@openai/agents/testing';
 import { z } from 'zod';
 import { withAgentJudge } from '../src/adapters/openai-agents';
-import { addedLatencyRows, startAdapterBench } from './adapter-system';
-import { rotated, type BenchServer, type Row } from './lib';
+import { interleavedAdapterRows, startAdapterBench, type AdapterPath, type AdapterTier } from './adapter-system';
+import type { BenchServer, Row } from './lib';
 
 const JUDGED_N = Number(process.env.BENCH_AGENTS_N ?? 40);
-const READ_N = JUDGED_N * 4;
-const WARMUP = 5;
-type Tier = 'no-judge' | 'lightweight';
-type Path = 'adapter' | 'no adapter';
-const PATHS: Path[] = ['adapter', 'no adapter'];
 
 export async function benchOpenAiAgents(server: BenchServer): Promise<Row[]> {
   setTracingDisabled(true);
@@ -44,13 +39,13 @@ export async function benchOpenAiAgents(server: BenchServer): Promise<Row[]> {
   ];
   const model = new ScriptedModel();
   const plain = new Agent({ name: 'assistant', instructions: 'Help.', model, tools });
-  const agents: Record<Path, Agent> = {
+  const agents: Record<AdapterPath, Agent> = {
     adapter: withAgentJudge(plain, { gate }),
     'no adapter': plain,
   };
 
   /** One run with one tool call: its latency (ms). Fails unless the tool ran once and the run ended with the answer. */
-  async function once(tier: Tier, path: Path): Promise<number> {
+  async function once(tier: AdapterTier, path: AdapterPath): Promise<number> {
     const callId = randomUUID();
     const call =
       tier === 'no-judge'
@@ -71,32 +66,12 @@ export async function benchOpenAiAgents(server: BenchServer): Promise<Row[]> {
     return ms;
   }
 
-  const samples = new Map<string, number[]>();
-  const add = (key: string, ms: number) => samples.set(key, [...(samples.get(key) ?? []), ms]);
-  try {
-    for (const tier of ['no-judge', 'lightweight'] as const) {
-      const n = tier === 'no-judge' ? READ_N : JUDGED_N;
-      for (let round = 0; round < WARMUP + n; round++) {
-        for (const path of rotated(PATHS, round)) {
-          const ms = await once(tier, path);
-          if (round >= WARMUP) add(`${tier}|${path}`, ms);
-        }
-      }
-    }
-  } finally {
-    await stop();
-  }
-
-  return (['no-judge', 'lightweight'] as const).flatMap((tier) =>
-    addedLatencyRows(
-      tier,
-      'run',
-      'Agent + run(), ScriptedModel, one tool call',
-      samples.get(`${tier}|no adapter`) ?? [],
-      {
-        name: 'withAgentJudge',
-        samples: samples.get(`${tier}|adapter`) ?? [],
-      },
-    ),
-  );
+  return interleavedAdapterRows({
+    judgedN: JUDGED_N,
+    once,
+    stop,
+    unit: 'run',
+    note: 'Agent + run(), ScriptedModel, one tool call',
+    adapter: 'withAgentJudge',
+  });
 }
