@@ -332,11 +332,16 @@ describe('live metrics on /metrics', () => {
             (s.labels.taskQueue === queues.workflow || name.includes('retention')) &&
             Object.entries(labels).every(([k, v]) => s.labels[k] === v),
         )?.value;
-      // Visibility is eventually consistent: read until the new proposal shows.
-      for (let i = 0; i < 50; i++) {
+      // Visibility is eventually consistent (on the cluster, records land through history's visibility
+      // queue): read until the new proposal shows and the earlier tests' closed proposals have left.
+      for (let i = 0; i < 100; i++) {
         await gauges.refresh();
         samples = (await scrape()).samples;
-        if (gauge('agent_judge_proposals_open', { stage: 'awaiting_human' }) === 1) break;
+        if (
+          gauge('agent_judge_proposals_open', { stage: 'awaiting_human' }) === 1 &&
+          gauge('agent_judge_proposals_open', { stage: 'judging' }) === 0
+        )
+          break;
         await new Promise((r) => setTimeout(r, 200));
       }
       expect(gauge('agent_judge_proposals_open', { stage: 'awaiting_human' })).toBe(1);
