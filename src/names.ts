@@ -6,7 +6,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { Clarification, HumanDecision } from './contracts/messages';
 import type { ProposalStatus } from './contracts/status';
-import type { ReviewCandidate, ReviewMark, ReviewSnapshot } from './contracts/review';
+import type { ReviewCandidate, ReviewMark, ReviewStatus } from './contracts/review';
 import type { CapabilityRedemption, RedeemCapabilityInput, SettleClaim } from './contracts/capability';
 import type { CallerOutcome } from './contracts/caller-outcome';
 import type { PolicyPublication, PolicyPublished } from './contracts/policy-in-force';
@@ -77,13 +77,13 @@ export const statusQuery = defineQuery<ProposalStatus>(M.status);
 export { REVIEW_WORKFLOW_TYPE } from './contracts/workflow-ids';
 export const REVIEW_MEMO_KEY = 'review';
 /** A reviewer marks one proposal of a review; returns the review after the mark. */
-export const reviewMarkUpdate = defineUpdate<ReviewSnapshot, [ReviewMark]>('reviewMark');
+export const reviewMarkUpdate = defineUpdate<ReviewStatus, [ReviewMark]>('reviewMark');
 /** A weekly review takes in what `audit export` shows now (new REJECTs and escalations of its week). */
-export const reviewRefreshUpdate = defineUpdate<ReviewSnapshot, [ReviewCandidate[]]>('reviewRefresh');
+export const reviewRefreshUpdate = defineUpdate<ReviewStatus, [ReviewCandidate[]]>('reviewRefresh');
 /** Closes a review (a weekly review refreshed one last time first); returns the closed review with its rates. */
-export const reviewCloseUpdate = defineUpdate<ReviewSnapshot, [ReviewCandidate[] | null]>('reviewClose');
+export const reviewCloseUpdate = defineUpdate<ReviewStatus, [ReviewCandidate[] | null]>('reviewClose');
 /** The review: seed, candidates, sample, marks, figures. */
-export const reviewStatusQuery = defineQuery<ReviewSnapshot>('reviewStatus');
+export const reviewStatusQuery = defineQuery<ReviewStatus>('reviewStatus');
 
 /** A workflow worker publishes the policy it judges with (src/workflows/policy-in-force.ts). */
 /** A proposal run uses a grant (its activity sends this); answers with the grant's count after the use. */

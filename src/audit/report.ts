@@ -7,7 +7,7 @@
 import type { CompliancePolicy } from '../contracts/policy';
 import type { Verdict } from '../contracts/verdict';
 import type { MetricName, MetricThreshold } from '../contracts/metrics';
-import { periodRange, type ReviewMemo, type ReviewSnapshot } from '../contracts/review';
+import { periodRange, type ReviewMemo, type ReviewStatus } from '../contracts/review';
 import type { AuditRecord } from './index';
 import {
   computeMetrics,
@@ -119,7 +119,7 @@ export interface ReportInput {
   records: readonly AuditRecord[];
   policy: CompliancePolicy;
   reviews: { current: ReviewCounts | null; previous: ReviewCounts | null };
-  review: ReviewSnapshot | null;
+  review: ReviewStatus | null;
   now?: number;
 }
 
@@ -145,7 +145,7 @@ function escalationReason(
   return 'the judge asked for human review';
 }
 
-function incidentOf(r: AuditRecord, policy: CompliancePolicy, review: ReviewSnapshot | null): ReportIncident {
+function incidentOf(r: AuditRecord, policy: CompliancePolicy, review: ReviewStatus | null): ReportIncident {
   const thresholds = policy.spec.thresholds;
   const final = r.verdict;
   const escalated = wasEscalated(r, thresholds);

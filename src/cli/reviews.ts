@@ -9,14 +9,7 @@ import type { AuditRecord } from '../audit';
 import type { KeyFile } from '../contracts/identity';
 import { BadInputError } from '../contracts/errors';
 import type { CompliancePolicy } from '../contracts/policy';
-import {
-  isoWeekOf,
-  monthOf,
-  periodRange,
-  refusePeriod,
-  type ReviewKind,
-  type ReviewSnapshot,
-} from '../contracts/review';
+import { isoWeekOf, monthOf, periodRange, refusePeriod, type ReviewKind, type ReviewStatus } from '../contracts/review';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { printJson } from './io';
 import { parseSince, withClient } from './shared';
@@ -47,7 +40,7 @@ function periodFor(kind: ReviewKind, opts: { week?: string; month?: string }, no
 }
 
 /** The review as printed: every field, the candidates as a count unless asked for (`--full`). */
-function printable(r: ReviewSnapshot, full = false): unknown {
+function printable(r: ReviewStatus, full = false): unknown {
   return full ? r : { ...r, candidates: r.candidates.length };
 }
 
@@ -219,7 +212,7 @@ export function registerReportCommand(program: Command): void {
         const previousStart = range.start - (range.end - range.start);
         let records;
         let memos: Parameters<typeof reviewCounts>[0] = [];
-        let review: ReviewSnapshot | null = null;
+        let review: ReviewStatus | null = null;
         if (opts.input) {
           records = await readExport(opts.input);
         } else {

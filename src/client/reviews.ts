@@ -30,7 +30,7 @@ import {
   type ReviewKind,
   type ReviewMark,
   type ReviewMemo,
-  type ReviewSnapshot,
+  type ReviewStatus,
 } from '../contracts/review';
 import { describeIssues } from '../contracts/zod-error';
 import { signReviewMark } from '../identity/sign-review-mark';
@@ -60,7 +60,7 @@ function isMissing(err: unknown): boolean {
 }
 
 /** The review as it stands: its status Query while open, its result once closed. */
-export async function reviewStatus(client: Client, reviewId: string): Promise<ReviewSnapshot> {
+export async function reviewStatus(client: Client, reviewId: string): Promise<ReviewStatus> {
   const handle = client.workflow.getHandle(reviewId);
   let running: boolean;
   try {
@@ -70,7 +70,7 @@ export async function reviewStatus(client: Client, reviewId: string): Promise<Re
     throw err;
   }
   try {
-    if (!running) return (await handle.result()) as ReviewSnapshot;
+    if (!running) return (await handle.result()) as ReviewStatus;
     // The first workflow task builds the state: a review opened a moment ago may not answer yet.
     for (let attempt = 0; ; attempt++) {
       try {
@@ -98,7 +98,7 @@ export async function openReview(
   period: string,
   candidates: readonly ReviewCandidate[],
   { taskQueue = DEFAULT_TASK_QUEUES.workflow, nowMs = Date.now() }: { taskQueue?: string; nowMs?: number } = {},
-): Promise<ReviewSnapshot> {
+): Promise<ReviewStatus> {
   const bad = refusePeriod(kind, period);
   if (bad) throw new BadInputError(bad);
   const range = periodRange(kind, period);
@@ -170,7 +170,7 @@ export async function refreshReview(
   client: Client,
   reviewId: string,
   candidates: readonly ReviewCandidate[],
-): Promise<ReviewSnapshot> {
+): Promise<ReviewStatus> {
   return update(client, 'refresh', reviewId, () =>
     client.workflow.getHandle(reviewId).executeUpdate(reviewRefreshUpdate, { args: [[...candidates]] }),
   );
@@ -185,7 +185,7 @@ export async function markReview(
   reviewId: string,
   input: { proposal: string; mark: string; should_be?: string; reviewer: string; note?: string },
   { key }: { key?: KeyFile } = {},
-): Promise<ReviewSnapshot> {
+): Promise<ReviewStatus> {
   const review = await reviewStatus(client, reviewId);
   if (review.state === 'closed') throw new RefusedError(`mark refused: review ${reviewId} is closed`);
   const found = review.candidates.find((c) => c.workflow_id === input.proposal || c.proposal_id === input.proposal);
@@ -208,7 +208,7 @@ export async function closeReview(
   client: Client,
   reviewId: string,
   candidates: readonly ReviewCandidate[] | null,
-): Promise<ReviewSnapshot> {
+): Promise<ReviewStatus> {
   return update(client, 'close', reviewId, () =>
     client.workflow
       .getHandle(reviewId)
@@ -232,7 +232,7 @@ export interface ReviewVerification {
  * Re-derives a review's sample from what it recorded, with an independent HMAC implementation (node:crypto),
  * and, given a fresh export of the period, checks that the recorded candidates are the real ones.
  */
-export function verifyReview(review: ReviewSnapshot, fresh: readonly ReviewCandidate[] | null): ReviewVerification {
+export function verifyReview(review: ReviewStatus, fresh: readonly ReviewCandidate[] | null): ReviewVerification {
   const ids = review.candidates.map((c) => c.workflow_id);
   let expected = ids;
   if (review.kind === 'spot-check') {

@@ -210,7 +210,7 @@ export interface ReviewTally {
 }
 
 /** The review as its status Query (and, once closed, its result) shows it. */
-export interface ReviewSnapshot {
+export interface ReviewStatus {
   review_id: string;
   kind: ReviewKind;
   period: string;

@@ -1,6 +1,6 @@
 /** Every workflow the workers run; the bundler starts here. Deterministic code only. */
 import type { CircleRegistryInput } from '../circles/names';
-import type { ReviewSnapshot } from '../contracts/review';
+import type { ReviewStatus } from '../contracts/review';
 import type { GrantStatus } from '../contracts/grant';
 
 export { proposalWorkflow } from './proposal';
@@ -26,7 +26,7 @@ export { policyInForceWorkflow } from './policy-in-force';
  * An audit review (one per period). Loaded when a review run starts, like the registry: proposals never pay for its
  * schemas or the signature library it verifies marks with.
  */
-export async function reviewWorkflow(input: unknown): Promise<ReviewSnapshot> {
+export async function reviewWorkflow(input: unknown): Promise<ReviewStatus> {
   const review = await import(/* webpackMode: "eager" */ './review');
   return review.reviewWorkflow(input);
 }

@@ -16,7 +16,7 @@ import {
   type ReviewMark,
   type ReviewMarkRecord,
   type ReviewMemo,
-  type ReviewSnapshot,
+  type ReviewStatus,
 } from '../contracts/review';
 import { refuseReviewMarkSignature, reviewersOf } from '../identity/review-mark';
 
@@ -181,7 +181,7 @@ export class ReviewState {
     };
   }
 
-  snapshot(): ReviewSnapshot {
+  status(): ReviewStatus {
     return {
       review_id: this.reviewId,
       kind: this.kind,

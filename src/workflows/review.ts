@@ -28,7 +28,7 @@ import {
   ReviewInputSchema,
   ReviewMarkSchema,
   reviewWorkflowId,
-  type ReviewSnapshot,
+  type ReviewStatus,
 } from '../contracts/review';
 import { describeIssues } from '../contracts/zod-error';
 import { REVIEW_MEMO_KEY, reviewCloseUpdate, reviewMarkUpdate, reviewRefreshUpdate, reviewStatusQuery } from '../names';
@@ -46,7 +46,7 @@ const CandidatesSchema = z.array(ReviewCandidateSchema).max(20_000);
  */
 export const REVIEW_EVENTS_PER_RUN = 10_000;
 
-export async function reviewWorkflow(input: unknown): Promise<ReviewSnapshot> {
+export async function reviewWorkflow(input: unknown): Promise<ReviewStatus> {
   const parsed = ReviewInputSchema.safeParse(input);
   if (!parsed.success)
     throw ApplicationFailure.nonRetryable(describeIssues('review', parsed.error.issues), FailureType.BadInput);
@@ -81,14 +81,14 @@ export async function reviewWorkflow(input: unknown): Promise<ReviewSnapshot> {
   };
   const publish = (s: ReviewState) => upsertMemo({ [REVIEW_MEMO_KEY]: s.memo() });
 
-  setHandler(reviewStatusQuery, () => ready().snapshot());
+  setHandler(reviewStatusQuery, () => ready().status());
   setHandler(
     reviewMarkUpdate,
     (raw) => {
       const s = ready();
       s.addMark(readUpdateInput(ReviewMarkSchema, 'mark', raw), now());
       publish(s);
-      return s.snapshot();
+      return s.status();
     },
     {
       // Synchronous: a refused mark is never written to history and changes nothing.
@@ -105,7 +105,7 @@ export async function reviewWorkflow(input: unknown): Promise<ReviewSnapshot> {
       const s = ready();
       s.refresh(readUpdateInput(CandidatesSchema, 'candidates', raw), now());
       publish(s);
-      return s.snapshot();
+      return s.status();
     },
     {
       validator: (raw) => {
@@ -123,7 +123,7 @@ export async function reviewWorkflow(input: unknown): Promise<ReviewSnapshot> {
       if (fresh && s.refuseRefresh() === null) s.refresh(fresh, now());
       s.close(now(), 'person');
       publish(s);
-      return s.snapshot();
+      return s.status();
     },
     {
       validator: (raw) => {
@@ -171,9 +171,9 @@ export async function reviewWorkflow(input: unknown): Promise<ReviewSnapshot> {
   }
   // The closed review feeds the live metrics (false-negative / false-approval rates, the overdue-review alert):
   // each proposal's latest mark with its verdict. The workflow meter writes no history and skips replays.
-  const snapshot = state.snapshot();
-  const verdictOf = new Map(snapshot.candidates.map((c) => [c.workflow_id, c.verdict]));
-  const latest = new Map(snapshot.marks.map((m) => [m.workflow_id, m.mark]));
+  const status = state.status();
+  const verdictOf = new Map(status.candidates.map((c) => [c.workflow_id, c.verdict]));
+  const latest = new Map(status.marks.map((m) => [m.workflow_id, m.mark]));
   countClosedReview(
     kind === 'weekly' ? 'weekly' : 'spot_check',
     [...latest].flatMap(([id, mark]) => {
@@ -182,5 +182,5 @@ export async function reviewWorkflow(input: unknown): Promise<ReviewSnapshot> {
     }),
   );
   await condition(allHandlersFinished);
-  return state.snapshot();
+  return state.status();
 }

@@ -95,7 +95,7 @@ describe('spot-check sample', () => {
     // Order of the candidate list does not matter.
     expect(selectSample(SEED_A, [...ids].reverse(), 0.05)).toEqual(s.inReview);
     // node:crypto's HMAC agrees with the workflow's pure one.
-    const snap = s.snapshot();
+    const snap = s.status();
     expect(verifyReview(snap, null)).toMatchObject({ sample_matches: true, ok: true });
     // A doctored sample is found.
     const doctored = {
@@ -187,7 +187,7 @@ describe('weekly review', () => {
     s.addMark(mark(2, 'wrong'), t); // an escalated APPROVE: not a REJECT
     s.close(t);
     // REJECTs marked: #1 (wrong), #4 (correct) -> 1/2.
-    expect(s.snapshot().tally).toEqual({
+    expect(s.status().tally).toEqual({
       marked: 3,
       rejects_marked: 2,
       rejects_wrong: 1,
