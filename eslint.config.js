@@ -39,8 +39,8 @@ const layerZones = [
   {
     target: './src/policy',
     from: './src',
-    except: ['./contracts', './guards', './policy', './package-root.ts'],
-    message: 'policy sits below the judge and the executors: it imports only contracts and guards.',
+    except: ['./contracts', './config', './guards', './policy', './package-root.ts'],
+    message: 'policy sits below the judge and the executors: it imports only contracts, config and guards.',
   },
   {
     target: './src/executors',
@@ -101,8 +101,8 @@ const layerZones = [
   {
     target: './src/devserver',
     from: './src',
-    except: ['./contracts', './names.ts', './devserver'],
-    message: 'the embedded Temporal server knows nothing of agent-judge above contracts and names.',
+    except: ['./contracts', './config', './names.ts', './devserver'],
+    message: 'the embedded Temporal server knows nothing of agent-judge above contracts, config and names.',
   },
   {
     target: './src/activities',

@@ -11,6 +11,7 @@ import { loadPolicyLayers } from '../policy/load';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { loadEnv } from '../config/env';
 import { createLogger, untilSignal, withClient } from './shared';
+import { processEnv } from '../config/process-env';
 
 export interface DiscordEnvOptions {
   client: Client;
@@ -28,7 +29,7 @@ export interface DiscordEnvOptions {
  * when it is not, so `agent-judge dev` can run without Discord (the CLI `decide` still works).
  */
 export async function startDiscordBotFromEnv(opts: DiscordEnvOptions): Promise<DiscordBot | null> {
-  const env = opts.env ?? process.env;
+  const env = opts.env ?? processEnv();
   const token = env.DISCORD_TOKEN?.trim();
   if (!token) {
     opts.logger.info(

@@ -18,6 +18,7 @@ import { formatPublished } from '../judge/datasets/dataset';
 import type { CompliancePolicy } from '../contracts/policy';
 import { loadPolicy } from '../policy/load';
 import { printJson } from './io';
+import { processEnv } from '../config/process-env';
 
 const positiveInt = (flag: string) => (value: string) => {
   const n = Number(value);
@@ -125,7 +126,7 @@ export function registerEvalCommand(program: Command): void {
       const cases = evenSample(allCases, opts.limit);
       const loaded = await loadPolicy({ path: opts.policy, baseDir });
       const policy = dataset ? dataset.policyFor(loaded) : loaded;
-      const env = opts.rulesOnly ? { ...process.env, AGENT_JUDGE_MODEL: 'off' } : process.env;
+      const env = opts.rulesOnly ? { ...processEnv(), AGENT_JUDGE_MODEL: 'off' } : processEnv();
       const built = createJudgeDepsFromEnv(policy, opts.rulesOnly ? { AGENT_JUDGE_MODEL: 'off' } : env, {
         baseDir,
         model: opts.rulesOnly ? undefined : opts.model,

@@ -10,6 +10,7 @@ import { policyDigest } from '../contracts/capability';
 import { loadPolicyLayers, type LoadedPolicy } from '../policy/load';
 import { changesFromDefault, originOf, type Origin, type PolicyChange } from '../policy/layers';
 import { printJson } from './io';
+import { processEnv } from '../config/process-env';
 
 /** A path as a person reads it: relative to the working directory when inside it. */
 function shortPath(path: string): string {
@@ -44,7 +45,7 @@ function originsOf(loaded: LoadedPolicy, env: NodeJS.ProcessEnv): Record<string,
 }
 
 /** The effective policy as YAML, each value followed by a comment naming its origin. */
-export function renderEffectivePolicy(loaded: LoadedPolicy, env: NodeJS.ProcessEnv = process.env): string {
+export function renderEffectivePolicy(loaded: LoadedPolicy, env: NodeJS.ProcessEnv = processEnv()): string {
   const origins = originsOf(loaded, env);
   const doc = new Document(loaded.policy);
   const annotate = (node: unknown, at: string[]) => {
@@ -140,7 +141,7 @@ export function registerPolicyCommands(program: Command): void {
           path: loaded.path,
           policy_sha256: policyDigest(loaded.policy),
           policy: loaded.policy,
-          origins: originsOf(loaded, process.env),
+          origins: originsOf(loaded, processEnv()),
         });
       } else process.stdout.write(renderEffectivePolicy(loaded));
     });

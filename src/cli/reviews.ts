@@ -19,7 +19,7 @@ const DAY_MS = 86_400_000;
 async function policyFrom(path: string | undefined): Promise<CompliancePolicy> {
   const { loadPolicy } = await import('../policy/load');
   // An empty AGENT_JUDGE_POLICY counts as unset, as for every variable.
-  return loadPolicy({ path: path ?? (process.env.AGENT_JUDGE_POLICY || undefined) });
+  return loadPolicy({ path: path ?? (await import('../config/env')).loadEnv().AGENT_JUDGE_POLICY });
 }
 
 /** The period a command means: the flag, else the last ended ISO week / month. */

@@ -39,6 +39,7 @@ import {
   withCapabilityIssuer,
   type CapabilityKey,
 } from '../identity/capability-key';
+import { processEnv } from '../config/process-env';
 
 /** Where `dev` keeps the capability key it makes on first start. */
 export const DEV_CAPABILITY_KEY_PATH = '.agent-judge/capability.key';
@@ -129,10 +130,9 @@ const NO_APPROVERS = 'none: escalations will time out; add some with AGENT_JUDGE
 const DISCORD_OFF = 'off: set DISCORD_TOKEN to get escalations in Discord (see docs/discord.md)';
 const SLACK_OFF = 'off: set SLACK_BOT_TOKEN to get escalations in Slack (see docs/slack.md)';
 
-function describeSlack(slack: { mode: 'http' | 'socket'; url?: string } | null): string {
+function describeSlack(slack: { mode: 'http' | 'socket'; url?: string } | null, env: Env): string {
   if (slack) return `escalations go to Slack (${slack.mode === 'socket' ? 'Socket Mode' : slack.url})`;
-  if (process.env.SLACK_BOT_TOKEN?.trim())
-    return 'posting only: set SLACK_SIGNING_SECRET or SLACK_APP_TOKEN to hear clicks';
+  if (env.SLACK_BOT_TOKEN) return 'posting only: set SLACK_SIGNING_SECRET or SLACK_APP_TOKEN to hear clicks';
   return SLACK_OFF;
 }
 
@@ -183,7 +183,7 @@ function describeCircles(keys: readonly string[]): string {
  * (`spec.judge.withoutModel`). Probes Ollama for at most 1.5 s.
  */
 function describeJudge(policy: CompliancePolicy): Promise<ResolvedJudge> {
-  return resolveJudge(policy, process.env, { probeTimeoutMs: 1500 });
+  return resolveJudge(policy, processEnv(), { probeTimeoutMs: 1500 });
 }
 
 export interface DevOptions {
@@ -256,7 +256,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     logger,
   );
   const notifiers = await createNotifiersFromEnv(
-    inbox.url && !env.AGENT_JUDGE_INBOX_URL ? { ...process.env, AGENT_JUDGE_INBOX_URL: inbox.url } : process.env,
+    inbox.url && !env.AGENT_JUDGE_INBOX_URL ? { ...processEnv(), AGENT_JUDGE_INBOX_URL: inbox.url } : processEnv(),
     logger,
   );
   const judge = await describeJudge(policy);
@@ -309,7 +309,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     `capability  ${describeCapabilities(policy, capabilityKey)}`,
     `decisions   ${describeDecisionSigning(signing, policy.spec.escalation.approvers.length)}`,
     `discord     ${bot ? 'escalations go to Discord (bot connected)' : DISCORD_OFF}`,
-    `slack       ${describeSlack(slack)}`,
+    `slack       ${describeSlack(slack, env)}`,
     `hooks       ${hooksGate.line}`,
     `inbox       ${inbox.line}`,
     ...audit,
@@ -422,7 +422,7 @@ export async function runWorker(opts: WorkerCommandOptions, cmd: Command): Promi
     client,
     roles,
     logger,
-    notifiers: roles.includes('workflow') ? await createNotifiersFromEnv(process.env, logger) : [],
+    notifiers: roles.includes('workflow') ? await createNotifiersFromEnv(processEnv(), logger) : [],
     judge: judge?.deps,
     circleOperatorKeys: operatorKeys,
     ...(capabilityKey ? { capabilityKey } : {}),

@@ -11,6 +11,7 @@ import { loadPolicyLayers } from '../policy/load';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { loadEnv } from '../config/env';
 import { createLogger, untilSignal, withClient } from './shared';
+import { processEnv } from '../config/process-env';
 
 export interface SlackEnvOptions {
   client: Client;
@@ -31,7 +32,7 @@ export interface SlackEnvOptions {
  * are set; returns null and logs why when they are not, so `agent-judge dev` runs without Slack.
  */
 export async function startSlackAppFromEnv(opts: SlackEnvOptions): Promise<SlackApp | null> {
-  const env = opts.env ?? process.env;
+  const env = opts.env ?? processEnv();
   const botToken = env.SLACK_BOT_TOKEN?.trim();
   const appToken = env.SLACK_APP_TOKEN?.trim() || undefined;
   const signingSecret = env.SLACK_SIGNING_SECRET?.trim() || undefined;

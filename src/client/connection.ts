@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { loadEnv } from '../config/env';
 import { resolveTemporalTarget, type TemporalTarget } from './target';
+import { processEnv } from '../config/process-env';
 
 export type { TemporalTarget } from './target';
 
@@ -14,7 +15,7 @@ export type { TemporalTarget } from './target';
  */
 export function temporalTarget(
   overrides: { address?: string; namespace?: string } = {},
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = processEnv(),
 ): TemporalTarget {
   loadEnv(env);
   return resolveTemporalTarget(overrides, env);

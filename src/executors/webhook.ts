@@ -1,4 +1,5 @@
 import type { Executor } from './types';
+import { processEnv } from '../config/process-env';
 
 /**
  * The generic HTTP webhook executor: delivers an approved action to the operator's endpoint
@@ -8,7 +9,7 @@ import type { Executor } from './types';
  */
 export function webhookExecutor(
   fetchImpl: typeof fetch = fetch,
-  token = process.env.AGENT_JUDGE_WEBHOOK_TOKEN,
+  token = processEnv().AGENT_JUDGE_WEBHOOK_TOKEN,
 ): Executor {
   return {
     name: 'webhook',

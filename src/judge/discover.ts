@@ -60,7 +60,7 @@ export interface ResolvedJudge {
  */
 export async function resolveJudge(
   policy: CompliancePolicy,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv,
   options: JudgeDepsOverrides & { probeTimeoutMs?: number } = {},
 ): Promise<ResolvedJudge> {
   const s = policy.spec.judge;

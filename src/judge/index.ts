@@ -40,7 +40,7 @@ export interface JudgeDeps {
   modelTimeoutMs?: number;
   /** fetch for Forgejo evidence lookups (tests point it anywhere; default global fetch). */
   fetch?: typeof fetch;
-  /** Where the Forgejo token variable named by the policy is read (default process.env). */
+  /** Where the Forgejo token variable named by the policy is read (no token without it). */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -81,7 +81,7 @@ export async function judgeProposal(input: JudgeInput, deps: JudgeDeps): Promise
   const tokenEnv = settings?.forgejo?.tokenEnv;
   const evidence = await verifyEvidence(proposal, settings, {
     fetch: deps.fetch,
-    forgejoToken: tokenEnv ? (deps.env ?? process.env)[tokenEnv] || undefined : undefined,
+    forgejoToken: tokenEnv ? deps.env?.[tokenEnv] || undefined : undefined,
   });
   // From here on every verdict carries what the evidence check found, for the people who may decide.
   const withChecks = (v: Verdict): Verdict => ({ ...v, evidence_checks: evidence.checks });
@@ -182,7 +182,7 @@ const ON = /^(?:on|true|1|yes|default)$/i;
  */
 export function resolveModelSettings(
   policy: CompliancePolicy,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv,
   overrides: { model?: string; host?: string; baseUrl?: string; format?: string; force?: boolean } = {},
 ): ModelSettings | null {
   const s = policy.spec.judge;
@@ -274,7 +274,7 @@ export interface JudgeDepsOverrides {
  */
 export function createJudgeDepsFromEnv(
   policy: CompliancePolicy,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv,
   overrides: JudgeDepsOverrides = {},
 ): Omit<JudgeDeps, 'baseDir'> & { baseDir?: string } {
   const settings = resolveModelSettings(policy, env, overrides);

@@ -10,6 +10,7 @@ import { isInside } from '../guards/paths';
 import { PACKAGE_ROOT } from '../package-root';
 import { defaultPolicyFile, layerPolicy, parsePolicyText, userLineOf, type PolicyLayers } from './layers';
 import { policyDocumentDigest, type OwnPolicy } from './agreement';
+import { processEnv } from '../config/process-env';
 
 /** The policy shipped with the project: seed 000 §2's matrix with deny-by-default settings. */
 export const DEFAULT_POLICY_PATH = join(PACKAGE_ROOT, 'policies', 'default.yaml');
@@ -46,7 +47,7 @@ export async function loadPolicy(options: LoadPolicyOptions = {}): Promise<Compl
 
 /** {@link loadPolicy}, also returning the layers (`agent-judge policy show|check` print where each value is from). */
 export async function loadPolicyLayers(options: LoadPolicyOptions = {}): Promise<LoadedPolicy> {
-  const env = options.env ?? process.env;
+  const env = options.env ?? processEnv();
   const path = resolve(options.path ?? env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH);
   let text: string;
   try {
@@ -98,7 +99,7 @@ export function completePolicy(
   {
     source = 'policy',
     baseDir = process.cwd(),
-    env = process.env,
+    env = processEnv(),
     layers,
   }: { source?: string; baseDir?: string; env?: NodeJS.ProcessEnv; layers?: PolicyLayers } = {},
 ): CompliancePolicy {
