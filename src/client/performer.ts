@@ -1,7 +1,8 @@
 /**
  * What the performer of a caller-performed proposal (a runtime's gate: the MCP proxy, a coding-agent hook) says to
- * its proposal, and reads back from it. The workflow side is `awaitCallerOutcome` in src/workflows/proposal.ts; the
- * gate (src/gate/) is the one caller, through these functions only (never a workflow handle of its own).
+ * its proposal, and reads back from it. The workflow side is `awaitCallerOutcome` in
+ * src/workflows/proposal/workflow.ts; the gate (src/gate/) is the one caller, through these functions only (never a
+ * workflow handle of its own).
  */
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { CallerOutcome } from '../contracts/caller-outcome';

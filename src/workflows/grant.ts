@@ -21,7 +21,7 @@ import { refuseGrantSignature } from '../identity/grant';
 import { refuseGrantByPolicy } from '../policy/grants';
 import { tierFor } from '../policy/classify';
 import { grantStatusQuery, grantWorkflowId, revokeGrantUpdate, useGrantUpdate } from '../names';
-import { readUpdateInput } from './proposal-state';
+import { readUpdateInput } from './update-input';
 import { GrantRecord } from './grant-state';
 
 const local = proxyLocalActivities<WorkflowActivities>({ startToCloseTimeout: '10s' });

@@ -32,7 +32,7 @@ import {
 } from '../contracts/review';
 import { describeIssues } from '../contracts/zod-error';
 import { REVIEW_MEMO_KEY, reviewCloseUpdate, reviewMarkUpdate, reviewRefreshUpdate, reviewStatusQuery } from '../names';
-import { readUpdateInput } from './proposal-state';
+import { readUpdateInput } from './update-input';
 import { ReviewState } from './review-state';
 import { countClosedReview } from './metrics';
 

@@ -14,7 +14,8 @@ import {
 } from '../../src/contracts/capability';
 import { parseProposal } from '../../src/contracts/proposal';
 import { defaultPolicyWith } from '../../src/policy/load';
-import { capabilityBinding, ProposalState, readRedemption, readSettleClaim } from '../../src/workflows/proposal-state';
+import { capabilityBinding, ProposalState } from '../../src/workflows/proposal/state';
+import { readRedemption, readSettleClaim } from '../../src/workflows/proposal/messages';
 import { proposal } from '../helpers/system';
 
 const WID = 'proposal-0123456789abcdef0123456789abcdef';

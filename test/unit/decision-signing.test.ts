@@ -8,7 +8,7 @@ import { proposalContentDigest, proposalWorkflowId } from '../../src/contracts/d
 import { signDecision } from '../../src/identity/sign-decision';
 import { refuseDecisionSignature, signingKeyFor, type DecisionBinding } from '../../src/identity/decision';
 import { statementBytes } from '../../src/identity/verify';
-import { ProposalState } from '../../src/workflows/proposal-state';
+import { ProposalState } from '../../src/workflows/proposal/state';
 import { loadDecisionVerifier } from '../../src/workflows/decision-verifier';
 import { proposal, testPolicy } from '../helpers/system';
 

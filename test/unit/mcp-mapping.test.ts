@@ -23,7 +23,7 @@ import {
   toolDefinitionHash,
   ToolNameCollisionError,
 } from '../../src/mcp/tools';
-import { ProposalState } from '../../src/workflows/proposal-state';
+import { ProposalState } from '../../src/workflows/proposal/state';
 import { jsonSchemaOf } from '../../src/cli/schema';
 import { testPolicy } from '../helpers/system';
 

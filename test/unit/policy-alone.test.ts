@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompliancePolicy } from '../../src/contracts/policy';
 import { parseProposal, type Proposal } from '../../src/contracts/proposal';
 import { executesOnPolicyAlone, isShadow, quorumFor, tierFor } from '../../src/policy/classify';
-import { ProposalState } from '../../src/workflows/proposal-state';
+import { ProposalState } from '../../src/workflows/proposal/state';
 import { proposal, testPolicy } from '../helpers/system';
 
 let baseDir: string;

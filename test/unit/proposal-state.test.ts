@@ -7,7 +7,8 @@ import { parseProposal } from '../../src/contracts/proposal';
 import type { Tier, Verdict } from '../../src/contracts/verdict';
 import { UNCERTAIN_EXPLANATION, type ExecutionStatus } from '../../src/contracts/lifecycle';
 import { ApplicationFailure } from '@temporalio/common';
-import { ProposalState, readClarification, readDecision } from '../../src/workflows/proposal-state';
+import { ProposalState } from '../../src/workflows/proposal/state';
+import { readClarification, readDecision } from '../../src/workflows/proposal/messages';
 import { loadDecisionVerifier } from '../../src/workflows/decision-verifier';
 import { proposal, testPolicy } from '../helpers/system';
 

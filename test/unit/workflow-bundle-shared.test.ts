@@ -98,7 +98,7 @@ describe.each([
     expect(heavy(bundle().runs[1]!)).toEqual([]);
     expect(heavy(bundle().runs[2]!)).toEqual([]);
     // Still a fresh module cache per run for the workflow code itself (its state is per run).
-    expect(bundle().runs[1]!.some((m) => m.endsWith('/src/workflows/proposal.ts'))).toBe(true);
+    expect(bundle().runs[1]!.some((m) => m.endsWith('/src/workflows/proposal/workflow.ts'))).toBe(true);
   });
 
   it('nothing schema-bearing is preloaded, so nothing of zod is frozen', () => {

@@ -53,7 +53,7 @@ beforeAll(async () => {
 
 describe('what a new proposal run evaluates', () => {
   it('the proposal workflow and the schemas it parses', () => {
-    expect(has(evaluated, '/src/workflows/proposal.ts')).toBe(true);
+    expect(has(evaluated, '/src/workflows/proposal/workflow.ts')).toBe(true);
     expect(has(evaluated, '/src/contracts/proposal.ts')).toBe(true);
   });
 

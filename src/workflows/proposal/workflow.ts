@@ -10,73 +10,28 @@ import {
   CancellationScope,
   condition,
   log,
-  proxyActivities,
-  proxyLocalActivities,
-  setHandler,
-  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import type { JudgeActivities, ExecutorActivities, WorkflowActivities } from '../activities/types';
-import { judgeActivityTimeoutMs } from '../contracts/judge-timeout';
-import { executionHeartbeatTimeoutMs } from '../contracts/execution-timeout';
-import { issuedFor, proposalWorkflowId, safeParseProposal, searchableTarget, targetKey } from './contracts';
-import { FailureType, NON_RETRYABLE_FAILURE_TYPES } from '../contracts/lifecycle';
-import { innermostMessage } from '../contracts/innermost-message';
-import { type ProposalOutcome, outcomeOf, type Stage } from '../contracts/status';
-import type { Verdict } from '../contracts/verdict';
-import type { AnnouncementRef } from '../contracts/escalation';
-import type { SettleClaim } from '../contracts/capability';
-import { capabilityTtlMs, isShadow, quorumFor, tierFor } from '../policy/classify';
-import {
-  awaitSettledUpdate,
-  callerOutcomeUpdate,
-  clarifyUpdate,
-  humanDecisionUpdate,
-  redeemCapabilityUpdate,
-  SA,
-  statusQuery,
-  withdrawUpdate,
-} from '../names';
-import { durationMs } from '../contracts/duration';
-import {
-  ProposalState,
-  readCallerOutcome,
-  readClarification,
-  readDecision,
-  readRedemption,
-  readSettleClaim,
-  readWithdrawal,
-  refuseWithdrawalOf,
-} from './proposal-state';
-import { loadDecisionVerifier } from './decision-verifier';
-import { ProposalMetrics } from './metrics';
-
-/** The innermost message of an activity failure, for verdict reasons and execution errors. */
-function failureMessage(err: unknown): string {
-  return innermostMessage(err).slice(0, 500);
-}
-
-/** An activity failure that says the run's chosen proposal_id is held by other content. */
-function isProposalIdTaken(err: unknown): boolean {
-  let e = err as { cause?: unknown; type?: unknown } | undefined;
-  while (e && typeof e === 'object') {
-    if (e instanceof ApplicationFailure && e.type === FailureType.ProposalIdTaken) return true;
-    e = e.cause as typeof e;
-  }
-  return false;
-}
+import type { JudgeActivities } from '../../activities/types';
+import { issuedFor, proposalWorkflowId, safeParseProposal, searchableTarget, targetKey } from '../contracts';
+import { FailureType } from '../../contracts/lifecycle';
+import { type ProposalOutcome, outcomeOf, type Stage } from '../../contracts/status';
+import type { Verdict } from '../../contracts/verdict';
+import type { AnnouncementRef } from '../../contracts/escalation';
+import { capabilityTtlMs, isShadow, quorumFor, tierFor } from '../../policy/classify';
+import { SA } from '../../names';
+import { durationMs } from '../../contracts/duration';
+import { loadDecisionVerifier } from '../decision-verifier';
+import { ProposalMetrics } from '../metrics';
+import { local, notify, queueActivities } from './activity-stubs';
+import { failureMessage, isProposalIdTaken } from './failures';
+import { setProposalHandlers, setWithdrawHandler } from './messages';
+import { searchAttributeBatch } from './search-attributes';
+import { ProposalState } from './state';
 
 export interface ProposalWorkflowInput {
   proposal: unknown;
 }
-
-const local = proxyLocalActivities<WorkflowActivities>({ startToCloseTimeout: '10s' });
-
-const notify = proxyActivities<WorkflowActivities>({
-  startToCloseTimeout: '30s',
-  retry: { maximumAttempts: 5, initialInterval: '1s' },
-});
 
 export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<ProposalOutcome> {
   // Validate again where the workflow starts: a client that skipped validation starts nothing useful.
@@ -102,121 +57,12 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   /** The judge worker's rules, for an approval with edits (set once the policy snapshot names the judge queue). */
   let checkRules: JudgeActivities['checkRules'] | undefined;
   const now = () => new Date(Date.now()).toISOString();
-  setHandler(statusQuery, () => {
-    if (!current) throw new Error('the proposal is still starting; ask again in a moment');
-    return current.snapshot();
+  setProposalHandlers({
+    current: () => current,
+    metrics: () => metrics,
+    checkRules: () => checkRules,
+    now,
   });
-  setHandler(
-    awaitSettledUpdate,
-    async (settleClaim?: SettleClaim) => {
-      const claim = settleClaim === undefined ? null : readSettleClaim(settleClaim);
-      await condition(() => current !== undefined && current.isSettled());
-      // Settled approved for the MCP proxy to forward: redeem and claim in this Update, no round trip after it.
-      if (claim) current!.claimOnSettle(claim, Date.now(), now());
-      return current!.snapshot();
-    },
-    {
-      // A malformed claim is refused before anything is written.
-      validator: (settleClaim?: SettleClaim) => {
-        if (settleClaim !== undefined) readSettleClaim(settleClaim);
-      },
-    },
-  );
-  setHandler(
-    clarifyUpdate,
-    async (clarification) => {
-      const s = current!;
-      const before = s.settledCount;
-      s.receiveClarification(readClarification(clarification));
-      await condition(() => s.settledCount > before);
-      return s.snapshot();
-    },
-    {
-      // Validators run synchronously and refuse before anything is written to history.
-      validator: (clarification) => {
-        const c = readClarification(clarification);
-        if (!current) throw new Error('the proposal is still starting');
-        const refusal = current.refuseClarification(c);
-        if (refusal) throw new Error(refusal);
-      },
-    },
-  );
-  setHandler(
-    humanDecisionUpdate,
-    async (decision) => {
-      const s = current!;
-      const before = s.settledCount;
-      const d = readDecision(decision);
-      // Approve with edits (docs/edits.md): the edited action must pass the rules before the decision counts. The
-      // first approval with edits is checked (later ones of a quorum must name the same edited action); a refusal
-      // records nothing.
-      const edit = s.approvals().length === 0 ? s.editOf(d) : null;
-      if (edit?.ok) {
-        s.beginEditCheck(d.approver);
-        let finding;
-        try {
-          finding = await checkRules!({ proposal: edit.proposal, policy: s.policy });
-        } catch (err) {
-          throw ApplicationFailure.nonRetryable(
-            `the rules could not check the edited action (${failureMessage(err)}); nothing was recorded`,
-            FailureType.BadInput,
-          );
-        } finally {
-          s.endEditCheck();
-        }
-        if (finding)
-          throw ApplicationFailure.nonRetryable(
-            `the edited action fails the rules (${finding.rule}: ${finding.reason}); nothing was recorded`,
-            FailureType.BadInput,
-          );
-        if (!s.awaitingHuman())
-          throw ApplicationFailure.nonRetryable(
-            `the escalation closed while the rules checked the edits (stage: ${s.stage}); nothing was recorded`,
-            FailureType.BadInput,
-          );
-      }
-      const result = s.addDecision(d, now());
-      metrics?.humanDecision(d.decision);
-      // A partial quorum changes nothing else: answer at once. Otherwise wait for the effect.
-      if (result !== 'pending') await condition(() => s.settledCount > before);
-      return s.snapshot();
-    },
-    {
-      validator: (decision) => {
-        const d = readDecision(decision);
-        if (!current) throw new Error('the proposal is still starting');
-        const refusal = current.refuseDecision(d, Date.now());
-        if (refusal) throw new Error(refusal);
-      },
-    },
-  );
-
-  setHandler(redeemCapabilityUpdate, (redemption) => current!.redeemCapability(readRedemption(redemption), now()), {
-    // Synchronous, before anything is written: a second, expired or mismatched redemption changes nothing.
-    validator: (redemption) => {
-      const r = readRedemption(redemption);
-      if (!current) throw new Error('the proposal is still starting');
-      const refusal = current.refuseRedemption(r, Date.now());
-      if (refusal) throw new Error(refusal);
-    },
-  });
-  setHandler(
-    callerOutcomeUpdate,
-    (outcome) => {
-      const s = current!;
-      s.recordCallerOutcome(readCallerOutcome(outcome), now());
-      return s.snapshot();
-    },
-    {
-      // Synchronous, before history: a second `forwarding` claim is refused, so an approved call is forwarded once.
-      validator: (outcome) => {
-        const o = readCallerOutcome(outcome);
-        if (!current) throw new Error('the proposal is still starting');
-        const refusal = current.refuseCallerOutcome(o);
-        if (refusal) throw new Error(refusal);
-      },
-    },
-  );
 
   // The chosen proposal_id is reserved beside this run's start, not before it (docs/performance.md §6): when the
   // reservation finds it held by other content, the submitting client withdraws the run, or agent-judge's executor
@@ -228,45 +74,15 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     withdrawal ??= reason;
     decided.cancel();
   };
-  setHandler(withdrawUpdate, (input) => withdraw(readWithdrawal(input).reason), {
-    validator: (input) => {
-      readWithdrawal(input);
-      const refusal = current ? current.refuseWithdrawal() : refuseWithdrawalOf(parsed.value.proposal_id);
-      if (refusal) throw new Error(refusal);
-    },
-  });
+  setWithdrawHandler(parsed.value.proposal_id, () => current, withdraw);
 
   // With the run: a proposal the policy alone approves comes back with its capability token (see issueCapability).
   const snapshot = await local.policySnapshot({ workflow_id: workflowInfo().workflowId, proposal: parsed.value });
   const { policy, taskQueues } = snapshot;
   const { executable } = snapshot;
-  const judge = proxyActivities<JudgeActivities>({
-    taskQueue: taskQueues.judge,
-    // The model's own budget plus evidence lookups; the judge never hangs a proposal. With no judge
-    // worker polling at all, scheduleToClose ends the wait and a person decides (see judgeOnce).
-    startToCloseTimeout: judgeActivityTimeoutMs(policy),
-    scheduleToCloseTimeout: judgeActivityTimeoutMs(policy) * 2,
-    retry: { maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURE_TYPES] },
-  });
-  checkRules = proxyActivities<JudgeActivities>({
-    taskQueue: taskQueues.judge,
-    // Pure rules, no model: quick, or no judge worker polls (then the approver is told at once, nothing recorded).
-    startToCloseTimeout: '30s',
-    scheduleToCloseTimeout: '1m',
-    retry: { maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURE_TYPES] },
-  }).checkRules;
-  const executor = proxyActivities<ExecutorActivities>({
-    taskQueue: taskQueues.execute,
-    startToCloseTimeout: '1h',
-    scheduleToCloseTimeout: '2h',
-    // Executors heartbeat while they act: a killed executor is noticed within seconds, not at the
-    // hour's end, and the action is retried on a live one. (Activity options are not part of the
-    // command sequence replay checks.)
-    heartbeatTimeout: executionHeartbeatTimeoutMs(policy),
-    // A retry never guesses: it confirms or completes an idempotent write, and ends a
-    // non-idempotent action that may have run as `uncertain` (see the execute activity).
-    retry: { maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURE_TYPES] },
-  });
+  const activities = queueActivities(policy, taskQueues);
+  const { judge, executor } = activities;
+  checkRules = activities.checkRules;
 
   const proposal = parsed.value;
   const tier = tierFor(policy, proposal.action_type);
@@ -285,25 +101,8 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   const counted = metrics;
   let refs: AnnouncementRef[] = [];
 
-  // Search attributes change several times per workflow task (tier, stage, verdict); each upsert is a command, a
-  // history event and a visibility write. Changes are collected and written as ONE upsert right before the workflow
-  // next blocks (an activity, a wait, the end of the run): `blocking` below and the final flush. Flush points are
-  // fixed places in the code, so the command sequence is the same on replay however the SDK groups jobs into
-  // activations.
-  let pending: SearchAttributeUpdatePair[] = [];
-  const flush = () => {
-    const pairs = pending;
-    pending = [];
-    if (pairs.length > 0) upsertSearchAttributes(pairs);
-  };
-  const upsert = (pairs: SearchAttributeUpdatePair[]) => {
-    pending = [...pending.filter((p) => !pairs.some((q) => q.key.name === p.key.name)), ...pairs];
-  };
-  /** Writes the collected search attributes, then starts what the workflow waits on. */
-  const blocking = <T>(start: () => Promise<T>): Promise<T> => {
-    flush();
-    return start();
-  };
+  // Search attributes are written as one upsert right before the workflow next blocks (search-attributes.ts).
+  const { upsert, flush, blocking } = searchAttributeBatch();
   const setStage = (stage: Stage) => {
     state.setStage(stage);
     upsert([{ key: SA.Stage, value: stage }]);
