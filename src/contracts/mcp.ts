@@ -234,16 +234,33 @@ export const McpSettingsSchema = z
     holdFor: Duration.default('30s'),
     /** How long an approved proxied call may take to be forwarded and report its outcome. */
     performWithin: Duration.default('10m'),
+    /**
+     * How soon after a call its decision must come to be leased to the call by the Update that waits for it (the
+     * policy, the rules); a later one (a model, a person) is leased by one round trip more (docs/mcp.md).
+     */
+    claimWindow: Duration.default('2s'),
     rules: z.array(McpRuleSchema).max(1000).default([]),
     /** The Streamable HTTP front (`--http`): per-agent tokens and accepted Host/Origin headers. */
     http: McpHttpSettingsSchema.default(HTTP_DEFAULTS),
   })
-  .default({ server: 'upstream', holdFor: '30s', performWithin: '10m', rules: [], http: HTTP_DEFAULTS });
+  .default({
+    server: 'upstream',
+    holdFor: '30s',
+    performWithin: '10m',
+    claimWindow: '2s',
+    rules: [],
+    http: HTTP_DEFAULTS,
+  });
 export type McpSettings = z.infer<typeof McpSettingsSchema>;
 
 /** The hold bound in milliseconds. */
 export function holdForMs(settings: Pick<McpSettings, 'holdFor'>): number {
   return durationMs(settings.holdFor);
+}
+
+/** The claim window in milliseconds (`claimWindow`). */
+export function claimWindowMs(settings: Pick<McpSettings, 'claimWindow'>): number {
+  return durationMs(settings.claimWindow);
 }
 
 /** The action type of tool calls no rule names: a person decides them by default. */

@@ -109,6 +109,7 @@ export class Gate {
           limits: this.options.limits,
           holdMs: this.options.holdMs,
           pollMs: this.options.pollMs,
+          ...(this.options.claimWindowMs !== undefined ? { claimWindowMs: this.options.claimWindowMs } : {}),
           redeemer: this.options.performer.redeemer,
           signal,
           firstSequence: this.finishedBelow.get(digest),

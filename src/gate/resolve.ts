@@ -30,7 +30,7 @@ const MAX_BROKEN_RUNS = 3;
  * leaves it to the deadline, where it reads "forwarded, no outcome": keeping the window short keeps that case rare. A
  * slower decision (a model, a person) is redeemed and claimed by one Update after it, a round trip lost in its seconds.
  */
-const CLAIM_WINDOW_MS = 2000;
+export const CLAIM_WINDOW_MS = 2000;
 /** ... and only if it comes this long before the hold ends (at most half the hold), so the gate still waits for it. */
 const CLAIM_MARGIN_MS = 1000;
 /** What a `pending` answer suggests as the wait before the identical call is tried again. */
@@ -50,6 +50,8 @@ export interface ResolveOptions {
   holdMs: number;
   /** The redeemer the approval is claimed under: exactly one performer. */
   redeemer: string;
+  /** How soon after the call a decision is leased by its settling Update (default {@link CLAIM_WINDOW_MS}). */
+  claimWindowMs?: number;
   /** Called about once a second while the call is held (progress notifications). */
   onHeld?: (what: string) => void;
   signal: AbortSignal;
@@ -172,7 +174,7 @@ export async function resolveCall(
       // A fresh proposal that settles approved comes back already redeemed and claimed for this call (one round
       // trip fewer before the performance); the nonce tells this call's claim from anybody else's.
       const claimBefore = Math.min(
-        Date.now() + CLAIM_WINDOW_MS,
+        Date.now() + (options.claimWindowMs ?? CLAIM_WINDOW_MS),
         deadline - Math.min(CLAIM_MARGIN_MS, options.holdMs / 2),
       );
       const claim = settleClaim(proposal, workflowId, claimBefore, options.redeemer);

@@ -81,6 +81,12 @@ export interface GateOptions {
   /** How often a held call looks at its proposal again while a person decides (ms, default 250). */
   pollMs?: number;
   /**
+   * How soon after a call its decision must come for the Update that waits for it to lease the approval at once (ms,
+   * default 2000). A later decision is leased by one Update more. Longer suits a loaded cluster whose judge is slow to
+   * start; shorter keeps rare the approval leased to a performer that then dies ("forwarded, no outcome").
+   */
+  claimWindowMs?: number;
+  /**
    * A runtime's own completion of what the rules made of a call, before any proposal: fill in what the arguments do
    * not say (a working directory, a parsed shell line, resolved paths), run a call at once (`no-judge`), or refuse
    * it (`refuse`). Pure or cheap; an exception refuses the call.

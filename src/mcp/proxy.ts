@@ -16,7 +16,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { canonicalJson } from '../contracts/canonical-json';
 import { toHex, utf8 } from '../contracts/encoding';
 import { BadInputError } from '../contracts/errors';
-import { holdForMs, type McpSettings } from '../contracts/mcp';
+import { claimWindowMs, holdForMs, type McpSettings } from '../contracts/mcp';
 import { appendChained } from '../audit/chain';
 import { appendDropped } from '../audit/mcp-log';
 import type { McpCounters } from '../metrics/mcp';
@@ -186,6 +186,7 @@ export class McpJudgeProxy {
       rules: o.settings,
       performer: { agentId: o.agentId, redeemer: MCP_REDEEMER },
       holdMs: holdForMs(o.settings),
+      claimWindowMs: claimWindowMs(o.settings),
     });
     this.taskRecords = new TaskRecords(o.taskDir ?? join(dirname(o.auditLog), 'mcp-tasks'));
   }

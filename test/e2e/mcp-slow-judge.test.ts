@@ -1,6 +1,7 @@
 /**
  * Judged calls decided by a slow model. A fresh proposal's settling Update carries the proxy's claim: an approval
- * decided within 2 s of the call comes back redeemed and claimed for it (no round trip after the decision). These are
+ * decided within the claim window of the call (`spec.mcp.claimWindow`, 2 s by default) comes back redeemed and claimed
+ * for it (no round trip after the decision). These are
  * the cases around that claim: the client cancels before the decision (the claim the Update then takes is recorded at
  * once as never forwarded); a slower decision is not claimed by the Update (the proxy redeems and claims it in one
  * Update after it); the hold ends before the decision (nothing claimed: the re-issued call is forwarded once). The
@@ -26,16 +27,20 @@ import {
 
 /** How long the model takes to answer APPROVE, by the file the proposal writes. */
 const JUDGE_MS: Record<string, number> = {
-  'cancelled-while-judged.md': 300, // inside the settling Update's 2 s claim window, even on a loaded machine
-  'slow-but-held.md': 3000, // past it, within the patient proxy's hold
+  'cancelled-while-judged.md': 300, // inside the eager proxy's 20 s claim window, even on a loaded cluster
+  'slow-but-held.md': 3000, // past the patient proxy's 2 s claim window, within its hold
   'held-past-the-judge.md': 4000, // past the hasty proxy's 2 s hold
 };
 
 let fake: FakeOllama;
 let env: McpEnv;
-/** A proxy that holds a call longer than the judge takes, and one that gives up before it answers. */
+/**
+ * A proxy that holds a call longer than the judge takes, one that gives up before it answers, and one whose claim
+ * window outlasts the judge however long the cluster takes to ask it.
+ */
 let patient: ConnectedProxy;
 let hasty: ConnectedProxy;
+let eager: ConnectedProxy;
 /** Called when the model is asked about a file, before it answers (the cancelled case cancels there). */
 const onJudged = new Map<string, () => void>();
 
@@ -55,16 +60,22 @@ beforeAll(async () => {
   });
   env = await startMcpEnv(spec('30s'));
   patient = await connectProxy(env);
-  // The hold is the proxy's own setting: the second proxy reads the same policy with a 2 s hold.
-  const hastyPolicy = join(env.baseDir, 'policy-hasty.json');
-  const policy = JSON.parse(readFileSync(env.policyFile, 'utf8')) as { spec: { mcp: { holdFor: string } } };
-  policy.spec.mcp.holdFor = '2s';
-  writeFileSync(hastyPolicy, JSON.stringify(policy));
-  hasty = await connectProxy({ ...env, policyFile: hastyPolicy });
+  // The hold and the claim window are the proxy's own settings: the others read the same policy with a 2 s hold, or
+  // a 20 s claim window.
+  const variant = async (name: string, mcp: Record<string, string>) => {
+    const file = join(env.baseDir, `policy-${name}.json`);
+    const policy = JSON.parse(readFileSync(env.policyFile, 'utf8')) as { spec: { mcp: Record<string, unknown> } };
+    Object.assign(policy.spec.mcp, mcp);
+    writeFileSync(file, JSON.stringify(policy));
+    return connectProxy({ ...env, policyFile: file });
+  };
+  hasty = await variant('hasty', { holdFor: '2s' });
+  eager = await variant('eager', { claimWindow: '20s' });
 });
 afterAll(async () => {
   await patient?.agent.close();
   await hasty?.agent.close();
+  await eager?.agent.close();
   await env?.sys.stop();
   await fake?.close();
 });
@@ -94,10 +105,10 @@ describe('a judged call that outlives the proxy waiting for it', () => {
     const path = join(env.workspace, 'cancelled-while-judged.md');
     const controller = new AbortController();
     // Cancelled when the model is asked, so always before it answers: the settling Update is on its way by then. (A
-    // fixed delay raced the judge on a loaded cluster: the model's answer came after the claim window, nothing was
-    // claimed, and there was nothing to record.)
+    // fixed delay raced the judge on a loaded cluster, and so did the default 2 s claim window: the model was asked
+    // more than 2 s after the call, its answer came after the window, nothing was claimed and nothing recorded.)
     onJudged.set('cancelled-while-judged.md', () => controller.abort());
-    const pending = callTool(patient.agent, 'write_file', writeArgs(path), { signal: controller.signal });
+    const pending = callTool(eager.agent, 'write_file', writeArgs(path), { signal: controller.signal });
     await expect(pending).rejects.toThrow();
     const workflowId = await proposalWriting(path);
     // The model approves 0.3 s later, inside the claim window: the settling Update claimed the approval for the call

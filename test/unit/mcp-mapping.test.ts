@@ -87,6 +87,7 @@ describe('spec.mcp in the policy', () => {
       server: 'upstream',
       holdFor: '30s',
       performWithin: '10m',
+      claimWindow: '2s',
       rules: [],
       http: { agents: [], allowedHosts: [], allowedOrigins: [], sessionIdle: '30m' },
     });
