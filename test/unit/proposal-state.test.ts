@@ -329,7 +329,7 @@ describe('human decisions', () => {
   });
 });
 
-describe('snapshot()', () => {
+describe('toStatus()', () => {
   it.each([
     ['judging', 'pending'],
     ['executing', 'pending'],
@@ -342,8 +342,8 @@ describe('snapshot()', () => {
   ] as const)('stage %s shows status %s', (stage, status) => {
     const s = stateFor();
     s.setStage(stage);
-    expect(s.snapshot().status).toBe(status);
-    expect(s.snapshot().stage).toBe(stage);
+    expect(s.toStatus().status).toBe(status);
+    expect(s.toStatus().stage).toBe(stage);
   });
 
   it('counts settled stages only', () => {
@@ -366,7 +366,7 @@ describe('snapshot()', () => {
     s.applyClarification({ justification: 'clearer' });
     s.setStage('judging');
     s.openClarification(Date.parse('2025-01-01T00:00:00.000Z'));
-    const snap = s.snapshot();
+    const snap = s.toStatus();
     expect(snap).toMatchObject({
       proposal_id: s.proposal.proposal_id,
       workflow_id: 'proposal-0123456789abcdef0123456789abcdef',
@@ -392,7 +392,7 @@ describe('snapshot()', () => {
   });
 
   it('has no latest verdict before the first judgement', () => {
-    expect(stateFor().snapshot().verdict).toBeNull();
+    expect(stateFor().toStatus().verdict).toBeNull();
   });
 });
 
@@ -607,7 +607,7 @@ describe('execution', () => {
   it('an uncertain execution is a final stage and status of its own', () => {
     const s = stateFor();
     s.setStage(s.recordExecution(result('exec', 'uncertain')));
-    expect(s.snapshot()).toMatchObject({ stage: 'uncertain', status: 'uncertain' });
+    expect(s.toStatus()).toMatchObject({ stage: 'uncertain', status: 'uncertain' });
     expect(s.isSettled()).toBe(true);
   });
 });

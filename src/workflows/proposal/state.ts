@@ -3,7 +3,7 @@
  * handlers, runs activities and waits; {@link ProposalState} decides. No Temporal calls, no I/O, no clock of its own
  * (callers pass workflow time), plain JSON fields written only by its own methods: it is unit-tested without a server.
  * Its layers, one concept per file: core.ts, escalation.ts, caller-window.ts, capability.ts; this file adds the
- * withdrawal of a taken proposal_id and the status snapshot.
+ * withdrawal of a taken proposal_id and the status it shows (`toStatus()`).
  */
 import type { CallerRecord } from '../../contracts/caller-outcome';
 import type { ExecutionResult, ProposalStatus } from '../../contracts/status';
@@ -58,7 +58,8 @@ export class ProposalState extends CapabilityState {
 
   // --- reporting ------------------------------------------------------------------------------
 
-  snapshot(): ProposalStatus {
+  /** The proposal as the status Query, the Updates and the result show it ({@link ProposalStatus}). */
+  toStatus(): ProposalStatus {
     return {
       proposal_id: this._proposal.proposal_id,
       workflow_id: this.workflowId,

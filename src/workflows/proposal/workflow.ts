@@ -423,7 +423,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     flush();
     throw ApplicationFailure.nonRetryable(reason, FailureType.ProposalIdTaken);
   }
-  const outcome = outcomeOf(state.snapshot());
+  const outcome = outcomeOf(state.toStatus());
   counted.closed(outcome.status, state.latest);
   return outcome;
 }
