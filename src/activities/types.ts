@@ -43,7 +43,7 @@ export interface PolicySnapshot {
 }
 
 /** What a grant run needs at start: the policy in force and whether its id ran before. */
-export interface GrantSnapshot {
+export interface GrantPolicySnapshot {
   policy: CompliancePolicy;
   /** Closed runs under the grant's workflow id: a grant id starts once. */
   earlierRuns: number;
@@ -112,8 +112,8 @@ export interface WorkflowActivities {
    * activity: the token lands in history as its result; the key never leaves the worker).
    */
   issueCapability(request: CapabilityRequest): Promise<IssuedCapability>;
-  /** A grant run's start: the policy in force, and how many runs its id had before (see GrantSnapshot). */
-  grantSnapshot(run: { workflow_id: string }): Promise<GrantSnapshot>;
+  /** A grant run's start: the policy in force, and how many runs its id had before (see GrantPolicySnapshot). */
+  grantPolicySnapshot(run: { workflow_id: string }): Promise<GrantPolicySnapshot>;
   /**
    * Asks one grant to approve a proposal (its `useGrant` Update): the grant's answer, or null when the grant refused
    * (expired, used up, revoked, not covering) or could not be reached. Never throws for a refusal.

@@ -112,7 +112,7 @@ export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowAc
       });
     },
 
-    async grantSnapshot(run) {
+    async grantPolicySnapshot(run) {
       const { count } = await deps.client.workflow.count(
         `WorkflowType = '${GRANT_WORKFLOW_TYPE}' AND WorkflowId = '${run.workflow_id}' ` +
           `AND ExecutionStatus != 'Running'`,

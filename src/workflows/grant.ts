@@ -70,7 +70,7 @@ export async function grantWorkflow(input: unknown): Promise<GrantStatus> {
     },
   );
 
-  const { policy, earlierRuns } = await local.grantSnapshot({ workflow_id: workflowInfo().workflowId });
+  const { policy, earlierRuns } = await local.grantPolicySnapshot({ workflow_id: workflowInfo().workflowId });
   const record = new GrantRecord(definition, policy);
   // A signed grant starts once: a second run under its id (after a revocation, say) would bring it back.
   record.refusal =
