@@ -145,7 +145,7 @@ async function buildJavaScript() {
 async function buildWorkflowBundle() {
   const { bundleWorkflowCode } = await import('@temporalio/worker');
   const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error };
-  // The same options as every other bundle of ours (runs share the contracts they parse with: across-runs.ts).
+  // The same options as every other bundle of ours (runs share the schemas they parse with: across-runs.ts).
   const { workflowBundlerOptions } = await import(pathToFileURL(join(DIST, 'workflows/bundle-options.js')).href);
   const { code } = await bundleWorkflowCode({
     workflowsPath: join(ROOT, 'src/workflows/index.ts'),

@@ -1,6 +1,6 @@
 /**
  * How workflow bundles are made (`bundleWorkflowCode` / the worker's `bundlerOptions`): the options that let every
- * run on a worker thread share the contracts it parses with (see across-runs.ts and contracts.ts). A bundle made
+ * run on a worker thread share the schemas it parses with (see across-runs.ts and schemas.ts). A bundle made
  * without them works the same, slower: each run evaluates zod and the schemas again. Paths only, no workflow code;
  * `workflowsDir` is the absolute path of src/workflows (string joins: this folder may not import Node built-ins).
  */
@@ -17,10 +17,10 @@ export function workflowBundlerOptions(workflowsDir: string): WorkflowBundlerOpt
     webpackConfigHook: (config) => {
       const resolve = config.resolve ?? {};
       const alias = (resolve.alias ?? {}) as Record<string, string>;
-      // Matches `./contracts` from the workflow modules (resolved to this absolute path), not `./contracts.ts`.
+      // Matches `./schemas` from the workflow modules (resolved to this absolute path), not `./schemas.ts`.
       return {
         ...config,
-        resolve: { ...resolve, alias: { ...alias, [`${dir}/contracts`]: `${dir}/contracts-across-runs.cjs` } },
+        resolve: { ...resolve, alias: { ...alias, [`${dir}/schemas`]: `${dir}/schemas-across-runs.cjs` } },
       };
     },
   };

@@ -15,7 +15,7 @@ import {
   isJudgedTier,
   meterName,
   METRICS,
-} from './contracts';
+} from './schemas';
 import type { JudgedLabel, ReviewKind } from '../contracts/metric-catalogue';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { ExecutionResult, OutcomeStatus } from '../contracts/status';

@@ -10,7 +10,7 @@ import type {
   RedeemCapabilityInput,
   SettleClaim,
 } from '../../contracts/capability';
-import { capabilityBinding, capabilityRequestFor, EXECUTOR_REDEEMER, policyDigest } from '../contracts';
+import { capabilityBinding, capabilityRequestFor, EXECUTOR_REDEEMER, policyDigest } from '../schemas';
 import { CallerWindowState } from './caller-window';
 
 /** Moved to contracts (the MCP proxy computes the same binding): re-exported for existing imports. */

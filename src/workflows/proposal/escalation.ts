@@ -9,7 +9,7 @@ import type { DecisionRecord } from '../../contracts/status';
 import type { Verdict } from '../../contracts/verdict';
 import type { EditResult } from '../../contracts/action-edit';
 import { decisionVerifier } from '../decision-verifier';
-import { applyActionEdits, proposalContentDigest } from '../contracts';
+import { applyActionEdits, proposalContentDigest } from '../schemas';
 import { ProposalCore } from './core';
 
 /** People decide: the escalation, its decisions and their outcome. */

@@ -20,7 +20,7 @@ import {
   statusQuery,
   withdrawUpdate,
 } from '../../names';
-import { CallerOutcomeSchema, ClarificationSchema, HumanDecisionSchema } from '../contracts';
+import { CallerOutcomeSchema, ClarificationSchema, HumanDecisionSchema } from '../schemas';
 import type { ProposalMetrics } from '../metrics';
 import { readUpdateInput } from '../update-input';
 import { failureMessage } from './failures';

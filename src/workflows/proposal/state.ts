@@ -9,7 +9,7 @@ import type { CallerRecord } from '../../contracts/caller-outcome';
 import type { ExecutionResult, ProposalStatus } from '../../contracts/status';
 import type { Verdict } from '../../contracts/verdict';
 import { PROPOSAL_ID_TAKEN_RULE, workflowIdNamedBy } from '../../contracts/workflow-ids';
-import { policyDigest } from '../contracts';
+import { policyDigest } from '../schemas';
 import { CapabilityState } from './capability';
 
 export type { NextStep } from './core';

@@ -13,7 +13,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { JudgeActivities } from '../../activities/types';
-import { issuedFor, proposalWorkflowId, safeParseProposal, searchableTarget, targetKey } from '../contracts';
+import { issuedFor, proposalWorkflowId, safeParseProposal, searchableTarget, targetKey } from '../schemas';
 import { FailureType } from '../../contracts/lifecycle';
 import { type ProposalOutcome, outcomeOf, type Stage } from '../../contracts/status';
 import type { Verdict } from '../../contracts/verdict';

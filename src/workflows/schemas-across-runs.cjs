@@ -1,6 +1,6 @@
 /*
- * Stands in for ./contracts.ts inside workflow bundles made with workflowBundlerOptions (a webpack alias): the first
- * run on a worker thread evaluates ./contracts.ts (and zod, the schemas, the hash functions behind it); every later
+ * Stands in for ./schemas.ts inside workflow bundles made with workflowBundlerOptions (a webpack alias): the first
+ * run on a worker thread evaluates ./schemas.ts (and zod, the schemas, the hash functions behind it); every later
  * run gets the same exports from ./across-runs.ts, a preloaded module, without evaluating anything. CommonJS so that
  * its exports can be that object itself. The request below names the file with its extension, which the alias (on
  * the extensionless path) does not match.
@@ -8,4 +8,4 @@
 /* eslint-disable @typescript-eslint/no-require-imports, no-undef */
 const { acrossRuns } = require('./across-runs');
 
-module.exports = acrossRuns('workflow-contracts', () => require('./contracts.ts'));
+module.exports = acrossRuns('workflow-schemas', () => require('./schemas.ts'));
