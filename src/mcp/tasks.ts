@@ -4,7 +4,8 @@
  * id is derived from the call's proposal workflow id, its state follows the proposal, and a small local record (the
  * call as it goes upstream, written before the task is answered) lets a restarted proxy answer `tasks/get` and
  * `tasks/result` for it and still perform an approved call, exactly once (the gate's lease). This file holds the
- * pure parts: ids, the records, the status mapping, the capability and `tools/list` edits; src/mcp/proxy.ts runs them.
+ * pure parts: ids, the records, the status mapping, the capability and `tools/list` edits; src/mcp/task-calls.ts and
+ * proxy.ts run them.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';

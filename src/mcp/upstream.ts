@@ -1,6 +1,6 @@
 /**
  * The one upstream MCP server behind the proxy: a stdio child (`-- <command>`) or a Streamable HTTP server
- * (`--upstream-url`). Both are plain SDK `Transport`s, so the relay (proxy.ts) does not know which it speaks to.
+ * (`--upstream-url`). Both are plain SDK `Transport`s, so the relay (relay.ts) does not know which it speaks to.
  * `probeUpstream` connects once before the proxy accepts anything: an upstream that cannot be reached, or whose
  * tools collide with `_agent_judge`, refuses the start (fail closed) instead of failing an agent's first call.
  */

@@ -1,0 +1,37 @@
+/** What an MCP judge proxy (proxy.ts) is made with: its two transports, its settings, and where it reports. */
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Client } from '@temporalio/client';
+import type { SubmissionLimits } from '../client/limits';
+import type { McpSettings } from '../contracts/mcp';
+import type { McpCounters } from '../metrics/mcp';
+
+export interface ProxyOptions {
+  /** Speaks to the agent: stdio, or one session of the Streamable HTTP front. */
+  front: Transport;
+  /** Speaks to the upstream MCP server: a stdio child or a Streamable HTTP session (upstream.ts). */
+  upstream: Transport;
+  settings: McpSettings;
+  /** The upstream's name in rules and audit lines. */
+  server: string;
+  agentId: string;
+  /** Where proposals go, and the per-agent limits they are held to (`spec.limits` of the proxy's policy). */
+  temporal: { client: Client; taskQueue: string; limits?: SubmissionLimits };
+  /** The hash-chained log of pass-through (no-judge) calls. */
+  auditLog: string;
+  /** One line on stderr. */
+  log: (line: string) => void;
+  /**
+   * The proxy cannot go on (a tool collides with `_agent_judge`, the upstream exited or went away): the process ends
+   * with this code (the `--http` front ends that one session instead).
+   */
+  onFatal: (message: string, exitCode: number) => void;
+  /**
+   * A call is about to be judged by the workers (not a no-judge pass-through): the CLI repeats its warning here
+   * while this proxy's policy differs from the workers' (src/client/policy-in-force.ts).
+   */
+  onJudgedCall?: (tool: string) => void;
+  /** Counts what the proxy refuses (`agent-judge mcp --metrics`). */
+  counters?: McpCounters;
+  /** Where MCP task records are kept (default: `mcp-tasks/` next to the audit log, i.e. in the state directory). */
+  taskDir?: string;
+}
