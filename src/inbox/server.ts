@@ -55,6 +55,7 @@ import {
   type GrantChoice,
 } from './requests';
 import { PAGE_SCRIPT } from './script';
+import { DEFAULT_RATE_LIMITS, RateLimiter, type RateLimit } from './rate-limit';
 import { sameToken, sessionCookieName, SessionStore, type Session } from './sessions';
 import { registrationOptions, signInChallenge, verifyRegistration, verifySignIn, type RelyingParty } from './webauthn';
 
@@ -77,6 +78,11 @@ export interface InboxOptions {
   log?: (line: string) => void;
   /** The workflow task queue the workers serve: only its proposals are listed (default agent-judge's). */
   taskQueue?: string;
+  /**
+   * Limits on sign-in and enrolment (default {@link DEFAULT_RATE_LIMITS}): per client address (every attempt), and per
+   * approver (every enrolment attempt on their invite, every failed sign-in with their passkey's id).
+   */
+  rateLimits?: { perIp?: RateLimit; perApprover?: RateLimit };
 }
 
 export interface InboxServer {
@@ -146,6 +152,8 @@ class Refusal extends BadInputError {
   constructor(
     readonly status: number,
     message: string,
+    /** For a 429: the seconds to wait (the Retry-After header). */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }
@@ -185,6 +193,21 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
   };
   const invites = new InviteStore(`${options.stateDir}/invites`);
   const sessions = new SessionStore();
+  const perIp = new RateLimiter(options.rateLimits?.perIp ?? DEFAULT_RATE_LIMITS.perIp);
+  const perApprover = new RateLimiter(options.rateLimits?.perApprover ?? DEFAULT_RATE_LIMITS.perApprover);
+  /** Counts one sign-in or enrolment attempt from the request's address; a 429 past the limit. */
+  const limitAddress = (req: Request, what: string) => {
+    // The socket's address: behind a reverse proxy every client shares the proxy's (limit there too).
+    const wait = perIp.hit(`ip:${req.socket.remoteAddress ?? 'unknown'}`);
+    if (wait !== null)
+      throw new Refusal(429, `too many ${what} attempts from this address; try again in ${wait} s`, wait);
+  };
+  /** Counts one attempt against `approver`; a 429 past the limit. */
+  const limitApprover = (approver: string, what: string) => {
+    const wait = perApprover.hit(`approver:${approver}`);
+    if (wait !== null)
+      throw new Refusal(429, `too many ${what} attempts for ${approver}; try again in ${wait} s`, wait);
+  };
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -360,6 +383,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
   // Enrolment -------------------------------------------------------------------------------
 
   app.get('/enrol/:token', (req, res) => {
+    limitAddress(req, 'enrolment');
     const checked = invites.check(String(req.params.token));
     if (!checked.ok)
       return send(res, 'Invite refused', messagePage('Invite refused', INVITE_REFUSALS[checked.refusal]), 410);
@@ -367,9 +391,11 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
   });
 
   app.post('/enrol/:token/options', async (req, res) => {
+    limitAddress(req, 'enrolment');
     const checked = invites.check(String(req.params.token));
     if (!checked.ok) throw new Refusal(410, INVITE_REFUSALS[checked.refusal]);
     const approver = checked.invite.approver;
+    limitApprover(approver, 'enrolment');
     const existing = Object.hasOwn(passkeys(), approver) ? (passkeys()[approver] ?? []) : [];
     const options = await registrationOptions(rp, approver, existing);
     sessions.issue(res.locals.session as Session, options.challenge, { enrol: String(req.params.token) });
@@ -377,11 +403,14 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
   });
 
   app.post('/enrol/:token', async (req, res) => {
+    limitAddress(req, 'enrolment');
     const token = String(req.params.token);
     const body = (req.body ?? {}) as { challenge?: unknown; response?: unknown; name?: unknown };
     const issued = sessions.take<{ enrol: string }>(res.locals.session as Session, body.challenge);
     if (!issued || issued.enrol !== token)
       throw new Refusal(400, 'this registration was not started here, or took too long; start again');
+    const invited = invites.check(token);
+    if (invited.ok) limitApprover(invited.invite.approver, 'enrolment');
     const name = typeof body.name === 'string' && body.name.trim() ? body.name.trim().slice(0, 100) : undefined;
     const verified = await verifyRegistration(rp, String(body.challenge), body.response, name);
     if (!verified.ok) throw new Refusal(400, verified.refusal);
@@ -409,19 +438,28 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
 
   // Sign-in ---------------------------------------------------------------------------------
 
-  app.post('/sign-in/challenge', (_req, res) => {
+  app.post('/sign-in/challenge', (req, res) => {
+    limitAddress(req, 'sign-in');
     const { statement, challenge } = signInChallenge(rp);
     sessions.issue(res.locals.session as Session, challenge, { signIn: statement });
     res.json({ challenge });
   });
 
   app.post('/sign-in', (req, res) => {
+    limitAddress(req, 'sign-in');
     const body = (req.body ?? {}) as { challenge?: unknown; assertion?: unknown };
     const old = res.locals.session as Session;
     const issued = sessions.take<{ signIn?: string }>(old, body.challenge);
     if (!issued?.signIn) throw new Refusal(400, 'this sign-in was not started here, or took too long; start again');
-    const verified = verifySignIn(issued.signIn, body.assertion, passkeys());
-    if (!verified.ok) throw new Refusal(401, verified.refusal);
+    const known = passkeys();
+    const verified = verifySignIn(issued.signIn, body.assertion, known);
+    if (!verified.ok) {
+      // A failed sign-in with an approver's passkey id counts against that approver.
+      const claimed = (body.assertion as { credential_id?: unknown } | null | undefined)?.credential_id;
+      const owner = Object.entries(known).find(([, list]) => list.some((c) => c.id === claimed))?.[0];
+      if (owner) limitApprover(owner, 'sign-in');
+      throw new Refusal(401, verified.refusal);
+    }
     if (!approvers.includes(verified.approver))
       throw new Refusal(403, `${verified.approver} is not an approver in the policy (spec.escalation.approvers)`);
     const s = sessions.signIn(old, verified.approver, verified.credentialId);
@@ -621,6 +659,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
           ? 'the request body could not be read: expected JSON of at most 64 kB'
           : 'the inbox could not do that; try again';
     if (!known) log(`error on ${req.method} ${req.path}: ${(err as Error).message}`);
+    if (err instanceof Refusal && err.retryAfter !== undefined) res.set('Retry-After', String(err.retryAfter));
     if (req.method === 'POST') return void res.status(status).json({ message });
     if (status === 401) return send(res, 'Sign in', signInPage(message), 401);
     send(res, 'Refused', messagePage('Refused', message), status);

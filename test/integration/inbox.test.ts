@@ -506,4 +506,61 @@ describe('the web approval inbox', () => {
     await revokeGrant(sys.client, d2.grant_id, { by: 'scott' });
     await expect(start(good)).rejects.toThrow(/already ran; a grant id starts once|already started/i);
   });
+
+  it('limits sign-in and enrolment per address and per approver: a 429 with Retry-After', async () => {
+    const limited = await startInbox({
+      client: sys.client,
+      policy: sys.policy,
+      registryPath: registry,
+      stateDir: join(dir, 'state'),
+      port: 0,
+      taskQueue: sys.taskQueues.workflow,
+      rateLimits: { perIp: { max: 12, windowMs: 60_000 }, perApprover: { max: 2, windowMs: 60_000 } },
+    });
+    try {
+      const b = new InboxBrowser(limited.url);
+      await b.get('/');
+      const tooMany = (r: { status: number; json: Record<string, unknown>; headers: Record<string, unknown> }) => {
+        expect(r.status).toBe(429);
+        expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+        expect(Number(r.headers['retry-after'])).toBeLessThanOrEqual(60);
+        return String(r.json.message);
+      };
+      // Enrolment: alice's invite, twice; the third attempt for alice is refused.
+      const { token } = invites.create('alice', 3_600_000);
+      expect((await b.post(`/enrol/${token}/options`, {})).status).toBe(200);
+      expect((await b.post(`/enrol/${token}/options`, {})).status).toBe(200);
+      expect(tooMany(await b.post(`/enrol/${token}/options`, {}))).toMatch(
+        /^too many enrolment attempts for alice; try again in \d+ s$/,
+      );
+      // Sign-in: failures with scott's passkey id count against scott; a real sign-in still passes.
+      const stranger = softAuthenticator('localhost', limited.url);
+      const forged = async () => {
+        const c = await b.post('/sign-in/challenge', {});
+        const assertion = { ...stranger.assert(String(c.json.challenge)), credential_id: scott.credential.id };
+        return b.post('/sign-in', { challenge: c.json.challenge, assertion });
+      };
+      expect((await forged()).status).toBe(401);
+      expect((await forged()).status).toBe(401);
+      expect(tooMany(await forged())).toMatch(/^too many sign-in attempts for scott; try again in \d+ s$/);
+      const c = await b.post('/sign-in/challenge', {});
+      const real = await b.post('/sign-in', {
+        challenge: c.json.challenge,
+        assertion: scott.assert(String(c.json.challenge)),
+      });
+      expect(real.status).toBe(200);
+      expect(real.json.message).toBe('Signed in as scott.');
+      // Per address: the 13th attempt from this address in the window is refused, whatever it is.
+      await b.get('/');
+      expect((await b.post('/sign-in/challenge', {})).status).toBe(200);
+      expect(tooMany(await b.post('/sign-in/challenge', {}))).toMatch(
+        /^too many sign-in attempts from this address; try again in \d+ s$/,
+      );
+      const enrolPage = await b.get(`/enrol/${token}`);
+      expect(enrolPage.status).toBe(429);
+      expect(visibleText(enrolPage.text)).toMatch(/too many enrolment attempts from this address/);
+    } finally {
+      await limited.close();
+    }
+  });
 });
