@@ -303,13 +303,18 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
 
   /** What the page offers for "approve and grant": the policy's bounds, or why this proposal cannot be granted. */
   const grantBoundsFor = (status: ProposalStatus): GrantBounds => {
-    const probe = grantDefinitionFor(status.proposal, {
-      approver: approvers[0] ?? 'nobody',
-      lifetimeMs: 60_000,
-      maxUses: 1,
-      scope: { kind: 'identical' },
-    });
-    const refusal = refuseGrantUnderPolicy(policy, probe);
+    let refusal: string | null;
+    try {
+      const probe = grantDefinitionFor(status.proposal, {
+        approver: approvers[0] ?? 'nobody',
+        lifetimeMs: 60_000,
+        maxUses: 1,
+        scope: { kind: 'identical' },
+      });
+      refusal = refuseGrantUnderPolicy(policy, probe);
+    } catch (err) {
+      refusal = (err as Error).message;
+    }
     return refusal
       ? { allowed: false, why: refusal }
       : { allowed: true, maxLifetime: String(policy.spec.grants.maxLifetime), maxUses: policy.spec.grants.maxUses };
