@@ -117,7 +117,8 @@ export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowAc
         `WorkflowType = '${GRANT_WORKFLOW_TYPE}' AND WorkflowId = '${run.workflow_id}' ` +
           `AND ExecutionStatus != 'Running'`,
       );
-      return { policy: deps.policy, earlierRuns: count };
+      // The grant's approver may sign with a passkey enrolled since the worker started (docs/inbox.md).
+      return { policy: deps.passkeys ? withPasskeys(deps.policy, deps.passkeys()) : deps.policy, earlierRuns: count };
     },
 
     async useGrant(input) {

@@ -19,7 +19,10 @@ import {
   type GrantRevocation,
   type GrantStatus,
 } from '../contracts/grant';
+import type { CompliancePolicy } from '../contracts/policy';
 import type { Proposal } from '../contracts/proposal';
+import { tierFor } from '../policy/classify';
+import { refuseGrantByPolicy } from '../policy/grants';
 import {
   DEFAULT_TASK_QUEUES,
   GRANT_MEMO_KEY,
@@ -98,6 +101,15 @@ export function grantDefinitionFor(proposal: Proposal, options: GrantFromProposa
   });
   if (!parsed.success) throw new BadInputError(describeIssues('grant', parsed.error.issues));
   return parsed.data;
+}
+
+/**
+ * Why `policy` refuses this grant (grants off, a tier grants may not cover, a quorum, uses or lifetime above the
+ * bounds), or null: the grant workflow's own check, asked before anything starts (the inbox asks it before the
+ * decision that comes with a grant is sent). The workflow checks again with the policy it runs.
+ */
+export function refuseGrantUnderPolicy(policy: CompliancePolicy, definition: GrantDefinition): string | null {
+  return refuseGrantByPolicy(policy, definition, tierFor(policy, definition.action_type));
 }
 
 /**

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { ActionTypeSchema, AgentIdSchema } from './proposal';
 import { ApproverIdSchema } from './messages';
 import { NonceSchema, SignatureSchema } from './identity-text';
+import { WebAuthnAssertionSchema } from './passkey';
 import { TierSchema } from './verdict';
 
 /** A grant id: `g` then 20 base32 characters, made by the client; the workflow id is `grant-<id>`. */
@@ -69,10 +70,25 @@ export const GrantDefinitionSchema = z.strictObject({
 });
 export type GrantDefinition = z.infer<typeof GrantDefinitionSchema>;
 
-/** The grant workflow's input: the definition and the approver's signature over it (see identity/grant.ts). */
+/**
+ * The grant workflow's input: the definition and the approver's signature over it (see identity/grant.ts): an
+ * Ed25519 signature by the approver's key in `value`, or a WebAuthn assertion by their passkey in `webauthn` (its
+ * challenge is the digest of the same statement, as for decisions; docs/inbox.md).
+ */
 export const GrantRequestSchema = z.strictObject({
   definition: GrantDefinitionSchema,
-  signature: z.strictObject({ signed_at: z.iso.datetime(), nonce: NonceSchema, value: SignatureSchema }).optional(),
+  signature: z
+    .strictObject({
+      signed_at: z.iso.datetime(),
+      nonce: NonceSchema,
+      value: SignatureSchema.optional(),
+      webauthn: WebAuthnAssertionSchema.optional(),
+    })
+    .refine(
+      (s) => (s.value === undefined) !== (s.webauthn === undefined),
+      'a grant signature has exactly one of value (Ed25519) and webauthn (a passkey assertion)',
+    )
+    .optional(),
 });
 export type GrantRequest = z.infer<typeof GrantRequestSchema>;
 

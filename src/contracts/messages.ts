@@ -57,7 +57,7 @@ export const HumanDecisionSchema = z
     decision: z.enum(['approve', 'reject']),
     approver: ApproverIdSchema,
     reason: z.string().max(4096).optional(),
-    via: z.enum(['cli', 'discord', 'slack', 'api']).default('api'),
+    via: z.enum(['cli', 'discord', 'slack', 'api', 'inbox']).default('api'),
     /**
      * Approve with edits (docs/edits.md): the approver narrows the action before approving it. Only with `approve`;
      * the edited action is what is performed, and a signature binds its digest (`binds.edited_sha256`).

@@ -505,7 +505,13 @@ export const DISCORD_FORMAT: ChatFormat = {
   text: safeText,
 };
 
-const VIA_LABEL: Record<DecisionRecord['via'], string> = { cli: 'CLI', api: 'API', discord: 'Discord', slack: 'Slack' };
+const VIA_LABEL: Record<DecisionRecord['via'], string> = {
+  cli: 'CLI',
+  api: 'API',
+  discord: 'Discord',
+  slack: 'Slack',
+  inbox: 'the inbox',
+};
 
 function decisionLine(d: DecisionRecord, fmt: ChatFormat): string {
   const verb = d.decision === 'approve' ? '✅ approved' : '❌ rejected';

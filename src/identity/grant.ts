@@ -6,7 +6,8 @@
  */
 import type { GrantDefinition, GrantRequest } from '../contracts/grant';
 import type { CompliancePolicy } from '../contracts/policy';
-import { signingKeyFor } from './decision';
+import { passkeysFor, signingKeyFor } from './decision';
+import { assertionChallenge, refusePasskeyAssertion } from './passkey-verify';
 import { checkSignature, staleness, statementBytes } from './verify';
 
 /** The domain tag of a grant statement: a grant signature never passes as a decision's, nor the other way. */
@@ -18,24 +19,46 @@ export function grantSigningBytes(definition: GrantDefinition, signedAt: string,
 }
 
 /**
+ * The WebAuthn challenge of a passkey-signed grant: the SHA-256 of the exact statement an Ed25519 grant signature
+ * signs (the definition, the signing time, the nonce). The inbox asks the browser for an assertion over it; the grant
+ * workflow recomputes it from the definition it was started with.
+ */
+export function grantChallenge(definition: GrantDefinition, signedAt: string, nonce: string): string {
+  return assertionChallenge(grantSigningBytes(definition, signedAt, nonce));
+}
+
+/**
  * Why the grant's signature is not acceptable under `policy`, or null. The grant's approver must be one the policy
- * lists; with a key for them, the signature must verify and be fresh; without one, the grant is accepted only where
- * unsigned decisions are. Never throws.
+ * lists; with a key or a passkey for them, the signature (Ed25519, or a passkey's assertion over
+ * {@link grantChallenge}) must verify and be fresh; without either, the grant is accepted only where unsigned
+ * decisions are. A grant id starts once (the workflow's check), so an assertion is good for one grant. Never throws.
  */
 export function refuseGrantSignature(policy: CompliancePolicy, request: GrantRequest, nowMs: number): string | null {
   const { definition: d, signature: s } = request;
   if (!policy.spec.escalation.approvers.includes(d.approver))
     return `${d.approver} is not an approver of this policy (spec.escalation.approvers)`;
   const key = signingKeyFor(policy, d.approver);
-  if (!key) {
+  const passkeys = passkeysFor(policy, d.approver);
+  if (!key && passkeys.length === 0) {
     return policy.spec.escalation.requireSignedDecisions
-      ? `grants must be signed, and the policy has no key for ${d.approver} (spec.escalation.approverKeys)`
+      ? `grants must be signed, and the policy has no key or passkey for ${d.approver} ` +
+          '(spec.escalation.approverKeys, or a passkey enrolled in the inbox)'
       : null;
   }
-  if (!s) return `${d.approver} must sign grants (agent-judge grants create --key <key file>)`;
+  if (!s)
+    return key
+      ? `${d.approver} must sign grants (agent-judge grants create --key <key file>)`
+      : `${d.approver} must sign grants with their passkey (in the approval inbox)`;
   const stale = staleness(Date.parse(s.signed_at), nowMs);
   if (stale !== null) return `the grant signature ${stale}; sign it again`;
-  const check = checkSignature(grantSigningBytes(d, s.signed_at, s.nonce), s.value, key);
+  const statement = grantSigningBytes(d, s.signed_at, s.nonce);
+  if (s.webauthn) {
+    if (passkeys.length === 0) return `${d.approver} has no registered passkey; sign the grant with their key instead`;
+    return refusePasskeyAssertion(statement, s.webauthn, passkeys, d.approver, 'grant');
+  }
+  if (!key || s.value === undefined)
+    return `${d.approver} signs grants with a passkey (in the approval inbox), and has no key in the policy`;
+  const check = checkSignature(statement, s.value, key);
   if (check === 'malformed') return 'the grant signature is malformed';
   if (check !== 'ok') return `the grant signature does not verify against ${d.approver}'s key`;
   return null;

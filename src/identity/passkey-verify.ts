@@ -59,13 +59,14 @@ function shortId(id: string): string {
 
 /**
  * Why `assertion` is not a valid passkey signature by one of `credentials` (the approver's) over `statement`, or null.
- * `who` names the approver in refusals. Never throws.
+ * `who` names the approver in refusals, `what` the statement (a decision, a grant). Never throws.
  */
 export function refusePasskeyAssertion(
   statement: Uint8Array,
   assertion: WebAuthnAssertion,
   credentials: readonly PasskeyCredential[],
   who: string,
+  what = 'decision',
 ): string | null {
   const credential = credentials.find((c) => c.id === assertion.credential_id);
   if (!credential) return `passkey ${shortId(assertion.credential_id)} is not registered for ${who}`;
@@ -86,7 +87,7 @@ export function refusePasskeyAssertion(
   if (c.type !== 'webauthn.get')
     return `the passkey assertion is not an assertion (clientDataJSON type ${JSON.stringify(c.type)})`;
   if (c.challenge !== assertionChallenge(statement))
-    return 'the passkey assertion was made for another decision (its challenge is not the digest of this decision)';
+    return `the passkey assertion was made for another ${what} (its challenge is not the digest of this ${what})`;
   if (typeof c.origin !== 'string' || !credential.origins.includes(c.origin))
     return (
       `the passkey assertion was made on origin ${JSON.stringify(c.origin)}, not one this passkey was registered for ` +

@@ -53,6 +53,10 @@ export function withPasskeyAssertion(
   signed: { signed_at: string; nonce: string },
   assertion: WebAuthnAssertion,
 ): HumanDecision {
-  const binds = { content_sha256: binding.contentSha256, run_id: binding.runId };
+  const binds = {
+    content_sha256: binding.contentSha256,
+    run_id: binding.runId,
+    ...(binding.editedSha256 !== undefined ? { edited_sha256: binding.editedSha256 } : {}),
+  };
   return { ...decision, signature: { signed_at: signed.signed_at, nonce: signed.nonce, webauthn: assertion, binds } };
 }

@@ -3,7 +3,10 @@
  * action, the evidence and its checks, the deadline and the quorum), and an approver's own decisions. Pure functions
  * of what the server read; every agent-controlled string goes through `agentInline` / `agentBlock` (html.ts).
  */
+import { ARGUMENT_FIELD, editableFields } from '../contracts/action-edit';
+import type { GrantMatch, GrantStatus } from '../contracts/grant';
 import { isFinalStatus, type EvidenceStatus } from '../contracts/lifecycle';
+import type { Proposal } from '../contracts/proposal';
 import type { DecisionRecord, ProposalStatus } from '../contracts/status';
 import { agentBlock, agentInline, markup, type Html } from './html';
 
@@ -36,13 +39,111 @@ function confidenceText(c: number | null): string {
   return c === null ? '' : ` (confidence ${Math.round(c * 100)}%)`;
 }
 
+/** How a decision came, in words (the `via` of a decision). */
+export const VIA_WORDS: Record<DecisionRecord['via'], string> = {
+  cli: 'the CLI',
+  api: 'the API',
+  discord: 'Discord',
+  slack: 'Slack',
+  inbox: 'the inbox',
+};
+
 function decisionItem(d: DecisionRecord): Html {
+  const edits = d.edits ? ` with ${d.edits.length} edit${d.edits.length === 1 ? '' : 's'}` : '';
   return markup`<li>
-    ${d.approver} ${d.decision === 'approve' ? 'approved' : 'rejected'} at
-    ${d.at}${d.signature?.webauthn ? ' (signed with a passkey)' : d.signature ? ' (signed)' : ''}${
+    ${d.approver} ${d.decision === 'approve' ? 'approved' : 'rejected'}${edits} at ${d.at} via
+    ${VIA_WORDS[d.via] ?? d.via}${d.signature?.webauthn ? ' (signed with a passkey)' : d.signature ? ' (signed)' : ''}${
       d.reason ? markup`: ${agentInline(d.reason)}` : ''
     }
   </li>`;
+}
+
+/** What "approve and grant" may offer on a proposal: the policy's bounds, or why grants cannot cover it. */
+export type GrantBounds = { allowed: true; maxLifetime: string; maxUses: number } | { allowed: false; why: string };
+
+/** One editable field of the action with its current value, as the edit form shows it. */
+interface EditField {
+  path: string;
+  kind: 'text' | 'json';
+  value: string;
+}
+
+/** The fields an approver may narrow on this proposal (an MCP tool's arguments one by one), with current values. */
+export function editFieldsOf(p: Proposal): EditField[] {
+  const out: EditField[] = [];
+  const field = (path: string, current: unknown) =>
+    out.push(
+      typeof current === 'string'
+        ? { path, kind: 'text', value: current }
+        : { path, kind: 'json', value: current === undefined ? '' : JSON.stringify(current) },
+    );
+  for (const path of editableFields(p)) {
+    if (path === ARGUMENT_FIELD) {
+      const args = p.parameters.arguments;
+      if (typeof args === 'object' && args !== null && !Array.isArray(args))
+        for (const [k, v] of Object.entries(args as Record<string, unknown>)) field(`parameters.arguments.${k}`, v);
+      continue;
+    }
+    const [part, name] = path.split('.') as [string, string];
+    const from = (part === 'scope_claim' ? p.scope_claim : p.parameters) as Record<string, unknown> | undefined;
+    field(path, from && Object.hasOwn(from, name) ? from[name] : undefined);
+  }
+  return out;
+}
+
+function editSection(p: Proposal): Html {
+  const fields = editFieldsOf(p);
+  if (fields.length === 0)
+    return markup`<p class="muted" id="no-edits">Nothing of a ${p.action_type} can be edited here: reject it and let the
+      agent propose the narrower action.</p>`;
+  return markup`<details id="edits">
+    <summary>Approve with edits (narrow the action)</summary>
+    <p class="muted">
+      Change a field to narrow what is performed: a lower number, fewer paths, a shorter text. Only narrowing edits
+      pass; your passkey signs the edited action. Values are JSON unless the field is text.
+    </p>
+    ${fields.map(
+      (f) =>
+        markup`<label
+          >${f.path}<br /><textarea
+            class="agent"
+            rows="${f.kind === 'text' && f.value.length > 80 ? 4 : 1}"
+            data-edit-path="${f.path}"
+            data-kind="${f.kind}"
+            data-original="${f.value}"
+          >
+${f.value}</textarea
+          ></label
+        ><br />`,
+    )}
+  </details>`;
+}
+
+function grantSection(p: Proposal, bounds: GrantBounds): Html {
+  if (!bounds.allowed) return markup`<p class="muted" id="no-grant">No grant for this proposal: ${bounds.why}.</p>`;
+  const fields = [
+    ...Object.keys(p.target ?? {}).map((k) => `target.${k}`),
+    ...Object.keys(p.parameters ?? {}).map((k) => `parameters.${k}`),
+  ].filter((f) => /^(target|parameters)\.[A-Za-z0-9_-]{1,64}$/.test(f));
+  return markup`<details id="grant">
+    <summary>Approve and grant calls like this one</summary>
+    <p class="muted">
+      A grant approves calls like this one by ${agentInline(p.agent_id)} (${p.action_type}) for a while or a number of
+      uses, without asking you (at most ${bounds.maxLifetime} and ${String(bounds.maxUses)} uses under the policy). Your
+      passkey signs the grant as well as the decision.
+    </p>
+    <label><input type="checkbox" name="grant" value="yes" /> also grant</label><br />
+    <label>for <input name="grant-minutes" type="number" min="1" value="30" /> minutes</label>
+    <label
+      >up to <input name="grant-uses" type="number" min="1" max="${String(bounds.maxUses)}" value="10" /> uses</label
+    ><br />
+    <p class="muted">
+      Covers the identical action, unless you tick fields that must stay equal (the rest may change) or give a directory
+      every path must lie in:
+    </p>
+    ${fields.map((f) => markup`<label><input type="checkbox" name="grant-same" value="${f}" /> ${f}</label> `)}<br />
+    <label>under <input name="grant-under" placeholder="/srv/repo/src" /></label>
+  </details>`;
 }
 
 /** The sign-in page: one button, the passkey does the rest. */
@@ -97,7 +198,7 @@ export function inboxPage(approver: string, csrf: string, rows: readonly Pending
   );
   return markup`<h1>Pending for ${approver}</h1>
     ${rows.length === 0 ? markup`<p class="notice" id="empty">Nothing is waiting for you.</p>` : cards}
-    <p><a href="/history">Your decisions</a></p>
+    <p><a href="/history">Your decisions</a> · <a href="/grants">Your grants</a></p>
     <form method="post" action="/sign-out">
       <input type="hidden" name="_csrf" value="${csrf}" /> <button class="plain" type="submit">Sign out</button>
     </form>`;
@@ -186,6 +287,7 @@ export function proposalPage(
   s: ProposalStatus,
   approver: string,
   notice?: { text: string; kind: 'ok' | 'error' },
+  options: { grants?: GrantBounds } = {},
 ): Html {
   const mine = s.decisions.find((d) => d.approver === approver);
   const open = s.stage === 'awaiting_human' && !mine;
@@ -219,7 +321,21 @@ export function proposalPage(
           ? agentBlock(`The judge's verdict: ${s.verdict.verdict}`, s.verdict.reason)
           : markup`<p>No verdict from the judge (this tier goes to people only).</p>`
     }
-    ${actionSection(s)} ${evidenceSection(s)}
+    ${actionSection(s)}
+    ${
+      s.edited
+        ? markup`<h2>Approved with edits</h2>
+          <ul id="edited">
+            ${s.edited.changes.map(
+              (c) =>
+                markup`<li>
+                  ${c.path}: ${agentInline(JSON.stringify(c.from))} → ${agentInline(JSON.stringify(c.to))}
+                </li>`,
+            )}
+          </ul>`
+        : ''
+    }
+    ${evidenceSection(s)}
     <h2>Decisions</h2>
     ${
       s.decisions.length
@@ -233,10 +349,13 @@ export function proposalPage(
         ? markup`<h2>Your decision</h2>
           <form id="decide" data-workflow-id="${s.workflow_id}">
             <label>Reason<br /><textarea name="reason" maxlength="4096"></textarea></label><br />
+            ${editSection(s.proposal)}
+            ${options.grants ? grantSection(s.proposal, options.grants) : ''}
             <button class="approve" type="submit" name="decision" value="approve">Approve</button>
             <button class="reject" type="submit" name="decision" value="reject">Reject</button>
             <p class="muted">
-              Your passkey signs exactly this decision: this proposal, approve or reject, and the reason.
+              Your passkey signs exactly this decision: this proposal (as edited, with edits), approve or reject, and
+              the reason; and a grant, when you grant, as a second signature.
             </p>
           </form>`
         : mine
@@ -281,5 +400,48 @@ export function historyPage(approver: string, rows: readonly HistoryRow[]): Html
         </table>`
         : markup`<p class="notice" id="history">No decisions yet.</p>`
     }
+    <p><a href="/">Back to the inbox</a></p>`;
+}
+
+/** What a grant covers, in words. */
+export function grantCoverage(m: GrantMatch): string {
+  if (m.kind === 'identical') return 'the identical action';
+  return [
+    ...Object.entries(m.target ?? {}).map(([k, v]) => `target.${k}=${JSON.stringify(v)}`),
+    ...Object.entries(m.parameters ?? {}).map(([k, v]) => `parameters.${k}=${JSON.stringify(v)}`),
+    ...(m.under ? [`under ${m.under}`] : []),
+  ].join(', ');
+}
+
+/** The approver's live grants, each with a revoke button. */
+export function grantsPage(
+  approver: string,
+  grants: readonly GrantStatus[],
+  notice?: { text: string; kind: 'ok' | 'error' },
+): Html {
+  const cards = grants.map(
+    (g) =>
+      markup`<div class="card grant" data-grant-id="${g.definition.grant_id}">
+        <div>
+          <strong>${g.definition.grant_id}</strong>: ${g.definition.action_type} by
+          ${agentInline(g.definition.agent_id)}
+        </div>
+        <div>covers ${agentInline(grantCoverage(g.definition.match))}</div>
+        <div class="muted">
+          ${String(g.uses.length)} of ${String(g.definition.max_uses)} uses · until ${g.definition.expires_at}
+        </div>
+        <form class="revoke" data-grant-id="${g.definition.grant_id}">
+          <input name="reason" maxlength="1024" placeholder="why (optional)" />
+          <button class="reject" type="submit">Revoke</button>
+        </form>
+      </div>`,
+  );
+  return markup`<h1>Grants by ${approver}</h1>
+    ${
+      notice
+        ? markup`<p class="notice ${notice.kind}" id="message">${notice.text}</p>`
+        : markup`<p class="notice" id="message" hidden></p>`
+    }
+    ${grants.length === 0 ? markup`<p class="notice" id="no-grants">You have no live grants.</p>` : cards}
     <p><a href="/">Back to the inbox</a></p>`;
 }

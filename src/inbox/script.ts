@@ -1,7 +1,7 @@
 /**
  * The one script the inbox's pages run, inline with a per-response nonce (the Content-Security-Policy allows nothing
- * else): the plain `navigator.credentials` API for the three ceremonies (enrol, sign in, sign a decision), each a
- * JSON POST carrying the session's CSRF token. No library is served: base64url is a few lines.
+ * else): the plain `navigator.credentials` API for the ceremonies (enrol, sign in, sign a decision, and a grant with
+ * it), each a JSON POST carrying the session's CSRF token. No library is served: base64url is a few lines.
  */
 export const PAGE_SCRIPT = String.raw`
 (() => {
@@ -98,6 +98,40 @@ export const PAGE_SCRIPT = String.raw`
     }
   });
 
+  // The edits the approver made: each field whose text differs from what the page showed.
+  const editsOf = (form) => {
+    const edits = [];
+    for (const el of form.querySelectorAll('[data-edit-path]')) {
+      if (el.value === el.dataset.original) continue;
+      let value = el.value;
+      if (el.dataset.kind === 'json') {
+        try {
+          value = JSON.parse(el.value);
+        } catch {
+          throw new Error('edit ' + el.dataset.editPath + ': expected JSON, such as 40 or ["src/a.ts"]');
+        }
+      }
+      edits.push({ path: el.dataset.editPath, value });
+    }
+    return edits;
+  };
+  const grantOf = (form) => {
+    const data = new FormData(form);
+    if (data.get('grant') !== 'yes') return undefined;
+    const whole = (name) => {
+      const text = String(data.get(name) || '').trim();
+      return /^\d+$/.test(text) ? Number(text) : text;
+    };
+    const same = data.getAll('grant-same').map(String);
+    const under = String(data.get('grant-under') || '').trim();
+    return {
+      minutes: whole('grant-minutes'),
+      uses: whole('grant-uses'),
+      ...(same.length ? { same } : {}),
+      ...(under ? { under } : {}),
+    };
+  };
+
   const decide = document.getElementById('decide');
   decide?.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -105,13 +139,41 @@ export const PAGE_SCRIPT = String.raw`
     const reason = new FormData(decide).get('reason') || '';
     const path = '/p/' + encodeURIComponent(decide.dataset.workflowId);
     try {
-      const c = await post(path + '/challenge', { decision, reason });
+      const request = { decision, reason };
+      if (decision === 'approve') {
+        const edits = editsOf(decide);
+        if (edits.length) request.edits = edits;
+        const grant = grantOf(decide);
+        if (grant) request.grant = grant;
+      }
+      const c = await post(path + '/challenge', request);
       const cred = await get(c.challenge, c.allow);
-      const done = await post(path + '/decide', { challenge: c.challenge, assertion: assertionOf(cred) });
-      location.assign(path + '?done=' + encodeURIComponent(done.status));
+      const body = { challenge: c.challenge, assertion: assertionOf(cred) };
+      if (c.grant) body.grant_assertion = assertionOf(await get(c.grant.challenge, c.allow));
+      const done = await post(path + '/decide', body);
+      if (done.grant_refusal) {
+        say(done.grant_refusal, 'error');
+        return;
+      }
+      const granted = done.grant ? '&grant=' + encodeURIComponent(done.grant.grant_id) : '';
+      location.assign(path + '?done=' + encodeURIComponent(done.status) + granted);
     } catch (err) {
       say('Not decided: ' + err.message, 'error');
     }
   });
+
+  for (const form of document.querySelectorAll('form.revoke')) {
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const id = form.dataset.grantId;
+      const reason = String(new FormData(form).get('reason') || '').trim();
+      try {
+        await post('/grants/' + encodeURIComponent(id) + '/revoke', reason ? { reason } : {});
+        location.assign('/grants?revoked=' + encodeURIComponent(id));
+      } catch (err) {
+        say('Not revoked: ' + err.message, 'error');
+      }
+    });
+  }
 })();
 `;

@@ -9,31 +9,53 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Client } from '@temporalio/client';
+import {
+  createGrant,
+  grantDefinitionFor,
+  grantStatus,
+  listGrants,
+  refuseGrantUnderPolicy,
+  revokeGrant,
+} from '../client/grants';
 import { decide, decisionBindingOf, getStatus, listProposals } from '../client/proposals';
+import { applyActionEdits } from '../contracts/action-edit';
 import { BadInputError } from '../contracts/errors';
+import { GRANT_ID_RE, type GrantDefinition, type GrantRequest, type GrantStatus } from '../contracts/grant';
 import type { HumanDecision } from '../contracts/messages';
-import { WebAuthnAssertionSchema, WebAuthnOriginSchema } from '../contracts/passkey';
+import { WebAuthnOriginSchema } from '../contracts/passkey';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { ProposalStatus } from '../contracts/status';
 import { workflowIdNamedBy } from '../contracts/workflow-ids';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import type { DecisionBinding } from '../identity/decision';
-import { addPasskey, mergePasskeys, readPasskeyRegistry } from '../identity/passkey-registry';
+import { refuseGrantSignature } from '../identity/grant';
+import { addPasskey, mergePasskeys, readPasskeyRegistry, withPasskeys } from '../identity/passkey-registry';
 import { passkeyChallenge, withPasskeyAssertion } from '../identity/sign-decision';
+import { grantPasskeyChallenge, withGrantPasskeyAssertion } from '../identity/sign-grant';
 import { page, type Html } from './html';
 import { INVITE_REFUSALS, InviteStore } from './invites';
 import {
   enrolPage,
+  grantsPage,
   historyPage,
   inboxPage,
   messagePage,
   outcomeText,
   proposalPage,
   signInPage,
+  type GrantBounds,
   type HistoryRow,
   type PendingRow,
 } from './pages';
+import {
+  DecideRequestSchema,
+  DecisionRequestSchema,
+  readRequest,
+  RevokeRequestSchema,
+  type GrantChoice,
+} from './requests';
 import { PAGE_SCRIPT } from './script';
+import { DEFAULT_RATE_LIMITS, RateLimiter, type RateLimit } from './rate-limit';
 import { sameToken, sessionCookieName, SessionStore, type Session } from './sessions';
 import { registrationOptions, signInChallenge, verifyRegistration, verifySignIn, type RelyingParty } from './webauthn';
 
@@ -56,6 +78,11 @@ export interface InboxOptions {
   log?: (line: string) => void;
   /** The workflow task queue the workers serve: only its proposals are listed (default agent-judge's). */
   taskQueue?: string;
+  /**
+   * Limits on sign-in and enrolment (default {@link DEFAULT_RATE_LIMITS}): per client address (every attempt), and per
+   * approver (every enrolment attempt on their invite, every failed sign-in with their passkey's id).
+   */
+  rateLimits?: { perIp?: RateLimit; perApprover?: RateLimit };
 }
 
 export interface InboxServer {
@@ -98,6 +125,26 @@ interface PendingDecision {
   binding: DecisionBinding;
   signed_at: string;
   nonce: string;
+  /** With "approve and grant": the grant's definition and what the passkey signs for it (a second assertion). */
+  grant?: { definition: GrantDefinition; signed_at: string; nonce: string; challenge: string };
+}
+
+/** The grant an approver asked for in the inbox, made from the proposal as the run holds it (as the CLI makes it). */
+function grantDefinitionFrom(status: ProposalStatus, approver: string, choice: GrantChoice, reason: string) {
+  const patterned = (choice.same?.length ?? 0) > 0 || choice.under !== undefined;
+  try {
+    return grantDefinitionFor(status.proposal, {
+      approver,
+      lifetimeMs: choice.minutes * 60_000,
+      maxUses: choice.uses,
+      scope: patterned ? { kind: 'pattern', same: choice.same, under: choice.under } : { kind: 'identical' },
+      ...(reason ? { reason: reason.slice(0, 1024) } : {}),
+      originWorkflowId: status.workflow_id,
+    });
+  } catch (err) {
+    const message = (err as Error).message;
+    throw new Refusal(400, message.startsWith('grant') ? message : `grant.${message}`);
+  }
 }
 
 /** Why a request was refused, with the HTTP status; the message is shown to the person as is. */
@@ -105,6 +152,8 @@ class Refusal extends BadInputError {
   constructor(
     readonly status: number,
     message: string,
+    /** For a 429: the seconds to wait (the Retry-After header). */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }
@@ -144,6 +193,21 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
   };
   const invites = new InviteStore(`${options.stateDir}/invites`);
   const sessions = new SessionStore();
+  const perIp = new RateLimiter(options.rateLimits?.perIp ?? DEFAULT_RATE_LIMITS.perIp);
+  const perApprover = new RateLimiter(options.rateLimits?.perApprover ?? DEFAULT_RATE_LIMITS.perApprover);
+  /** Counts one sign-in or enrolment attempt from the request's address; a 429 past the limit. */
+  const limitAddress = (req: Request, what: string) => {
+    // The socket's address: behind a reverse proxy every client shares the proxy's (limit there too).
+    const wait = perIp.hit(`ip:${req.socket.remoteAddress ?? 'unknown'}`);
+    if (wait !== null)
+      throw new Refusal(429, `too many ${what} attempts from this address; try again in ${wait} s`, wait);
+  };
+  /** Counts one attempt against `approver`; a 429 past the limit. */
+  const limitApprover = (approver: string, what: string) => {
+    const wait = perApprover.hit(`approver:${approver}`);
+    if (wait !== null)
+      throw new Refusal(429, `too many ${what} attempts for ${approver}; try again in ${wait} s`, wait);
+  };
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -157,6 +221,11 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
   /** Every passkey the inbox knows: the registry file's and the policy's. */
   const passkeys = () =>
     mergePasskeys(policy.spec.escalation.approverPasskeys ?? {}, readPasskeyRegistry(registryPath).approvers);
+  /** The credential ids the browser may use for `approver`'s assertions. */
+  const ownPasskeyIds = (approver: string) => {
+    const own = passkeys();
+    return (Object.hasOwn(own, approver) ? (own[approver] ?? []) : []).map((k) => k.id);
+  };
 
   // Host header: a DNS-rebinding page (evil.example resolving to 127.0.0.1) gets nothing.
   app.use((req: Request, res: Response, next: NextFunction) => {
@@ -232,6 +301,25 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     return s.approver;
   };
 
+  /** What the page offers for "approve and grant": the policy's bounds, or why this proposal cannot be granted. */
+  const grantBoundsFor = (status: ProposalStatus): GrantBounds => {
+    let refusal: string | null;
+    try {
+      const probe = grantDefinitionFor(status.proposal, {
+        approver: approvers[0] ?? 'nobody',
+        lifetimeMs: 60_000,
+        maxUses: 1,
+        scope: { kind: 'identical' },
+      });
+      refusal = refuseGrantUnderPolicy(policy, probe);
+    } catch (err) {
+      refusal = (err as Error).message;
+    }
+    return refusal
+      ? { allowed: false, why: refusal }
+      : { allowed: true, maxLifetime: String(policy.spec.grants.maxLifetime), maxUses: policy.spec.grants.maxUses };
+  };
+
   const workflowIdOf = (req: Request): string => {
     const id = String(req.params.workflowId ?? '');
     if (workflowIdNamedBy(id) !== id) throw new Refusal(404, `no proposal with workflow id ${id}`);
@@ -265,11 +353,14 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
         404,
       );
     const done = typeof req.query.done === 'string' ? req.query.done : undefined;
-    send(
-      res,
-      status.proposal.action_type,
-      proposalPage(status, approver, done ? { text: `Your decision was recorded.`, kind: 'ok' } : undefined),
-    );
+    const granted = typeof req.query.grant === 'string' && GRANT_ID_RE.test(req.query.grant) ? req.query.grant : null;
+    const notice = done
+      ? {
+          text: `Your decision was recorded.${granted ? ` Grant ${granted} is live (see Your grants).` : ''}`,
+          kind: 'ok' as const,
+        }
+      : undefined;
+    send(res, status.proposal.action_type, proposalPage(status, approver, notice, { grants: grantBoundsFor(status) }));
   });
 
   app.get('/history', async (_req, res) => {
@@ -297,6 +388,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
   // Enrolment -------------------------------------------------------------------------------
 
   app.get('/enrol/:token', (req, res) => {
+    limitAddress(req, 'enrolment');
     const checked = invites.check(String(req.params.token));
     if (!checked.ok)
       return send(res, 'Invite refused', messagePage('Invite refused', INVITE_REFUSALS[checked.refusal]), 410);
@@ -304,9 +396,11 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
   });
 
   app.post('/enrol/:token/options', async (req, res) => {
+    limitAddress(req, 'enrolment');
     const checked = invites.check(String(req.params.token));
     if (!checked.ok) throw new Refusal(410, INVITE_REFUSALS[checked.refusal]);
     const approver = checked.invite.approver;
+    limitApprover(approver, 'enrolment');
     const existing = Object.hasOwn(passkeys(), approver) ? (passkeys()[approver] ?? []) : [];
     const options = await registrationOptions(rp, approver, existing);
     sessions.issue(res.locals.session as Session, options.challenge, { enrol: String(req.params.token) });
@@ -314,11 +408,14 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
   });
 
   app.post('/enrol/:token', async (req, res) => {
+    limitAddress(req, 'enrolment');
     const token = String(req.params.token);
     const body = (req.body ?? {}) as { challenge?: unknown; response?: unknown; name?: unknown };
     const issued = sessions.take<{ enrol: string }>(res.locals.session as Session, body.challenge);
     if (!issued || issued.enrol !== token)
       throw new Refusal(400, 'this registration was not started here, or took too long; start again');
+    const invited = invites.check(token);
+    if (invited.ok) limitApprover(invited.invite.approver, 'enrolment');
     const name = typeof body.name === 'string' && body.name.trim() ? body.name.trim().slice(0, 100) : undefined;
     const verified = await verifyRegistration(rp, String(body.challenge), body.response, name);
     if (!verified.ok) throw new Refusal(400, verified.refusal);
@@ -346,19 +443,28 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
 
   // Sign-in ---------------------------------------------------------------------------------
 
-  app.post('/sign-in/challenge', (_req, res) => {
+  app.post('/sign-in/challenge', (req, res) => {
+    limitAddress(req, 'sign-in');
     const { statement, challenge } = signInChallenge(rp);
     sessions.issue(res.locals.session as Session, challenge, { signIn: statement });
     res.json({ challenge });
   });
 
   app.post('/sign-in', (req, res) => {
+    limitAddress(req, 'sign-in');
     const body = (req.body ?? {}) as { challenge?: unknown; assertion?: unknown };
     const old = res.locals.session as Session;
     const issued = sessions.take<{ signIn?: string }>(old, body.challenge);
     if (!issued?.signIn) throw new Refusal(400, 'this sign-in was not started here, or took too long; start again');
-    const verified = verifySignIn(issued.signIn, body.assertion, passkeys());
-    if (!verified.ok) throw new Refusal(401, verified.refusal);
+    const known = passkeys();
+    const verified = verifySignIn(issued.signIn, body.assertion, known);
+    if (!verified.ok) {
+      // A failed sign-in with an approver's passkey id counts against that approver.
+      const claimed = (body.assertion as { credential_id?: unknown } | null | undefined)?.credential_id;
+      const owner = Object.entries(known).find(([, list]) => list.some((c) => c.id === claimed))?.[0];
+      if (owner) limitApprover(owner, 'sign-in');
+      throw new Refusal(401, verified.refusal);
+    }
     if (!approvers.includes(verified.approver))
       throw new Refusal(403, `${verified.approver} is not an approver in the policy (spec.escalation.approvers)`);
     const s = sessions.signIn(old, verified.approver, verified.credentialId);
@@ -378,57 +484,169 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
   app.post('/p/:workflowId/challenge', async (req, res) => {
     const approver = signedIn(res);
     const workflowId = workflowIdOf(req);
-    const body = (req.body ?? {}) as { decision?: unknown; reason?: unknown };
-    if (body.decision !== 'approve' && body.decision !== 'reject')
-      throw new Refusal(400, 'decision: expected approve or reject');
-    if (body.reason !== undefined && (typeof body.reason !== 'string' || body.reason.length > 4096))
-      throw new Refusal(400, 'reason: expected text of at most 4096 characters');
-    const reason = typeof body.reason === 'string' ? body.reason.trim() : '';
+    const read = readRequest(DecisionRequestSchema, req.body);
+    if (!read.ok) throw new Refusal(400, read.message);
+    const body = read.value;
+    const reason = body.reason?.trim() ?? '';
     const status = await statusForListing(workflowId);
     if (!status) throw new Refusal(404, `no proposal with workflow id ${workflowId}, or its workers do not answer`);
     if (status.stage !== 'awaiting_human')
       throw new Refusal(409, `this proposal is no longer waiting for a decision: ${outcomeText(status)}`);
     if (status.decisions.some((d) => d.approver === approver))
       throw new Refusal(409, 'you have already decided this proposal');
+    // Edits are checked here with the function the workflow runs (the table, the action type's schema), so a refused
+    // edit names its field and rule and nothing is signed or sent.
+    if (body.edits) {
+      const edited = applyActionEdits(status.proposal, body.edits);
+      if (!edited.ok) throw new Refusal(400, edited.error);
+    }
     const decision: HumanDecision = {
       decision: body.decision,
       approver,
-      via: 'api',
+      via: 'inbox',
       ...(reason ? { reason } : {}),
+      ...(body.edits ? { edits: body.edits } : {}),
     };
-    const binding = await decisionBindingOf(client, workflowId);
+    // A grant is made from the proposal as the run holds it, and bounded by the policy before anything is signed.
+    let grant: PendingDecision['grant'];
+    if (body.grant) {
+      const definition = grantDefinitionFrom(status, approver, body.grant, reason);
+      const refusal = refuseGrantUnderPolicy(policy, definition);
+      if (refusal) throw new Refusal(400, `grant: ${refusal}`);
+      grant = { definition, ...grantPasskeyChallenge(definition) };
+    }
+    const binding = await decisionBindingOf(client, workflowId, body.edits);
     const c = passkeyChallenge(binding, decision);
-    const pending: PendingDecision = { workflowId, decision, binding, signed_at: c.signed_at, nonce: c.nonce };
+    const pending: PendingDecision = {
+      workflowId,
+      decision,
+      binding,
+      signed_at: c.signed_at,
+      nonce: c.nonce,
+      ...(grant ? { grant } : {}),
+    };
     sessions.issue(res.locals.session as Session, c.challenge, pending);
-    const own = passkeys();
-    const allow = (Object.hasOwn(own, approver) ? (own[approver] ?? []) : []).map((k) => k.id);
-    res.json({ challenge: c.challenge, allow, decision: decision.decision, reason: decision.reason ?? null });
+    res.json({
+      challenge: c.challenge,
+      allow: ownPasskeyIds(approver),
+      decision: decision.decision,
+      reason: decision.reason ?? null,
+      edited_sha256: binding.editedSha256 ?? null,
+      grant: grant ? { challenge: grant.challenge, definition: grant.definition } : null,
+    });
   });
 
   app.post('/p/:workflowId/decide', async (req, res) => {
-    signedIn(res);
+    const approver = signedIn(res);
     const workflowId = workflowIdOf(req);
-    const body = (req.body ?? {}) as { challenge?: unknown; assertion?: unknown };
-    const pending = sessions.take<PendingDecision>(res.locals.session as Session, body.challenge);
+    const raw = (req.body ?? {}) as { challenge?: unknown };
+    // The challenge is taken first, whatever else is wrong: a signed decision is offered once.
+    const pending = sessions.take<PendingDecision>(res.locals.session as Session, raw.challenge);
     if (!pending || pending.workflowId !== workflowId)
       throw new Refusal(
         400,
         'refused: this signed decision was not requested here, was already used, or took too long; decide again',
       );
-    const assertion = WebAuthnAssertionSchema.safeParse(body.assertion);
-    if (!assertion.success) throw new Refusal(400, 'assertion: expected the passkey assertion fields as base64url');
-    const signed = withPasskeyAssertion(pending.binding, pending.decision, pending, assertion.data);
+    const read = readRequest(DecideRequestSchema, req.body);
+    if (!read.ok) throw new Refusal(400, read.message);
+    const body = read.value;
+    let grantRequest: GrantRequest | undefined;
+    if (pending.grant) {
+      if (!body.grant_assertion)
+        throw new Refusal(400, "grant_assertion: required: the passkey's assertion over the grant's challenge");
+      grantRequest = withGrantPasskeyAssertion(pending.grant.definition, pending.grant, body.grant_assertion);
+      // Checked here too (the grant workflow is the authority), so a bad grant signature decides nothing.
+      const refusal = refuseGrantSignature(
+        withPasskeys(policy, readPasskeyRegistry(registryPath).approvers),
+        grantRequest,
+        Date.now(),
+      );
+      if (refusal) throw new Refusal(400, `grant: ${refusal}; nothing was decided`);
+    } else if (body.grant_assertion) throw new Refusal(400, 'grant_assertion: no grant was asked for');
+    const signed = withPasskeyAssertion(pending.binding, pending.decision, pending, body.assertion);
     let outcome;
     try {
       outcome = await decide(client, workflowId, signed);
     } catch (err) {
       throw new Refusal(409, `Not accepted: ${(err as Error).message}`);
     }
-    log(`${pending.decision.approver} ${pending.decision.decision}d ${workflowId}`);
+    log(`${approver} ${pending.decision.decision}d ${workflowId}${pending.decision.edits ? ' with edits' : ''}`);
+    let granted: GrantStatus | undefined;
+    let grantRefusal: string | undefined;
+    if (grantRequest) {
+      try {
+        granted = await createGrant(client, grantRequest, { taskQueue });
+        log(`${approver} granted ${granted.definition.grant_id} from ${workflowId}`);
+      } catch (err) {
+        grantRefusal = (err as Error).message;
+      }
+    }
     const after = await getStatus(client, workflowId).catch(() => null);
     res.json({
       status: outcome.status,
       message: after ? outcomeText(after) : outcome.status,
+      ...(granted
+        ? {
+            grant: {
+              grant_id: granted.definition.grant_id,
+              max_uses: granted.definition.max_uses,
+              expires_at: granted.definition.expires_at,
+            },
+          }
+        : {}),
+      ...(grantRefusal ? { grant_refusal: `The decision was recorded, but not the grant: ${grantRefusal}` } : {}),
+    });
+  });
+
+  // Grants ----------------------------------------------------------------------------------
+
+  app.get('/grants', async (req, res) => {
+    const s = res.locals.session as Session;
+    if (!s.approver) return send(res, 'Sign in', signInPage(), 401);
+    const approver = signedIn(res);
+    const listed = (await listGrants(client, { taskQueue, limit: 500 })).filter((g) => g.approver === approver);
+    const statuses = await mapLimited(listed, 8, (g) => grantStatus(client, g.grant_id).catch(() => null));
+    const rows = statuses.filter((g): g is GrantStatus => g !== null && g.state === 'live');
+    const revoked =
+      typeof req.query.revoked === 'string' && GRANT_ID_RE.test(req.query.revoked) ? req.query.revoked : null;
+    send(
+      res,
+      'Your grants',
+      grantsPage(approver, rows, revoked ? { text: `Grant ${revoked} was revoked.`, kind: 'ok' } : undefined),
+    );
+  });
+
+  app.post('/grants/:grantId/revoke', async (req, res) => {
+    const approver = signedIn(res);
+    const grantId = String(req.params.grantId ?? '');
+    if (!GRANT_ID_RE.test(grantId))
+      throw new Refusal(400, 'grant_id: expected a grant id such as gabcdefghijklmnopqrst');
+    const read = readRequest(RevokeRequestSchema, req.body);
+    if (!read.ok) throw new Refusal(400, read.message);
+    let status: GrantStatus;
+    try {
+      status = await grantStatus(client, grantId);
+    } catch {
+      throw new Refusal(404, `no grant ${grantId}`);
+    }
+    // Deny by default: an approver revokes their own grants here (`agent-judge grants revoke` does any).
+    if (status.definition.approver !== approver)
+      throw new Refusal(
+        403,
+        `grant ${grantId} is ${status.definition.approver}'s, not yours; you can revoke only your own`,
+      );
+    const reason = read.value.reason?.trim();
+    let after: GrantStatus;
+    try {
+      after = await revokeGrant(client, grantId, { by: approver, ...(reason ? { reason } : {}) });
+    } catch (err) {
+      throw new Refusal(409, `Not revoked: ${(err as Error).message}`);
+    }
+    log(`${approver} revoked grant ${grantId}`);
+    res.json({
+      grant_id: grantId,
+      state: after.state,
+      message: `Grant ${grantId} revoked after ${after.uses.length} of ${after.definition.max_uses} uses.`,
     });
   });
 
@@ -446,6 +664,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
           ? 'the request body could not be read: expected JSON of at most 64 kB'
           : 'the inbox could not do that; try again';
     if (!known) log(`error on ${req.method} ${req.path}: ${(err as Error).message}`);
+    if (err instanceof Refusal && err.retryAfter !== undefined) res.set('Retry-After', String(err.retryAfter));
     if (req.method === 'POST') return void res.status(status).json({ message });
     if (status === 401) return send(res, 'Sign in', signInPage(message), 401);
     send(res, 'Refused', messagePage('Refused', message), status);

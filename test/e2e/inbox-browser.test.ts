@@ -7,10 +7,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pino from 'pino';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getStatus, submitAndWait } from '../../src/client/proposals';
+import { Client, Connection, WorkflowIdReusePolicy } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LiveGrants } from '../../src/activities/live-grants';
+import { createGrant, grantStatus } from '../../src/client/grants';
+import { decide, getStatus, submitAndWait } from '../../src/client/proposals';
+import type { GrantRequest, GrantStatus } from '../../src/contracts/grant';
 import { PasskeyRegistryReader } from '../../src/identity/passkey-registry';
+import { GRANT_MEMO_KEY, GRANT_WORKFLOW_TYPE, grantWorkflowId } from '../../src/names';
 import { InviteStore } from '../../src/inbox/invites';
 import { inviteLink, startInbox, type InboxServer } from '../../src/inbox/server';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
@@ -24,13 +30,25 @@ describe('the inbox in a browser', () => {
   let inbox: InboxServer;
   let browser: Browser;
   let page: Page;
+  let connection: Connection;
+  let grants: LiveGrants;
   const problems: string[] = [];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'agent-judge-inbox-browser-'));
     const registry = join(dir, 'passkeys.json');
     const reader = new PasskeyRegistryReader(registry, () => {}, 0);
+    connection = await Connection.connect({ address: inject('temporalAddress') });
+    // The test's own index of live grants, refreshed on demand.
+    const queue = `inbox-browser-${Math.random().toString(36).slice(2)}`;
+    grants = new LiveGrants({
+      client: new Client({ connection, namespace: inject('temporalNamespace') }),
+      taskQueue: queue,
+      logger: pino({ level: 'silent' }),
+    });
     sys = await startSystem({
+      grants,
+      taskQueuePrefix: queue,
       spec: {
         escalation: {
           timeout: '5m',
@@ -39,6 +57,7 @@ describe('the inbox in a browser', () => {
           requireSignedDecisions: true,
           reminderAt: 0,
         },
+        grants: { tiers: ['human-only'], maxLifetime: '1h', maxUses: 50 },
       },
       passkeys: () => reader.current(),
     });
@@ -73,7 +92,9 @@ describe('the inbox in a browser', () => {
   afterAll(async () => {
     await browser?.close();
     await inbox?.close();
+    grants?.stop();
     await sys?.stop();
+    await connection?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -117,6 +138,128 @@ describe('the inbox in a browser', () => {
     expect(status.decisions[0]?.signature?.webauthn).toBeDefined();
     // No script error, no blocked inline script (the Content-Security-Policy would say so on the console). Chromium
     // warns that RS256 is not offered: on purpose, the workflow verifies ES256 and EdDSA only (docs/inbox.md).
+    expect(problems.filter((p) => !p.includes('missing at least one of the default algorithm identifiers'))).toEqual(
+      [],
+    );
+  });
+
+  /** Opens a pending proposal's page from the inbox's list (scott is signed in from the test before). */
+  async function openProposal(workflowId: string): Promise<void> {
+    await page.goto(inbox.url, { waitUntil: 'load', ...WAIT });
+    await Promise.all([
+      page.waitForNavigation({ waitUntil: 'load', ...WAIT }),
+      page.click(`a[href="/p/${workflowId}"]`),
+    ]);
+  }
+  const submit = (parameters: Record<string, unknown>) =>
+    submitAndWait(sys.client, proposal('financial_op', { parameters }), { taskQueue: sys.taskQueues.workflow });
+
+  it('edits then approves, approves with a grant that approves the next call, revokes; replays fail', async () => {
+    // Approve with edits: the amount lowered and the memo shortened in the page's own form.
+    const edited = await submit({ amount: 800, currency: 'EUR', memo: 'invoice 8, in full' });
+    expect(edited.status).toBe('awaiting_human');
+    await openProposal(edited.workflow_id);
+    await page.click('#edits summary');
+    const field = (path: string) => `textarea[data-edit-path="${path}"]`;
+    expect(await page.$eval(field('parameters.amount'), (el) => (el as { value: string }).value)).toBe('800');
+    for (const [path, value] of [
+      ['parameters.amount', '200'],
+      ['parameters.memo', 'invoice 8, part'],
+    ] as const) {
+      await page.$eval(field(path), (el) => ((el as { value: string }).value = ''));
+      await page.type(field(path), value);
+    }
+    await page.type('textarea[name="reason"]', 'a quarter now');
+    await Promise.all([page.waitForNavigation({ waitUntil: 'load', ...WAIT }), page.click('button[value="approve"]')]);
+    expect(await textOf('#message')).toBe('Your decision was recorded.');
+    expect(await textOf('#edited')).toContain('parameters.amount');
+    expect(await textOf('#decisions')).toMatch(
+      /scott approved with 2 edits at .* via the inbox \(signed with a passkey\)/,
+    );
+    const afterEdit = await getStatus(sys.client, edited.workflow_id);
+    expect(afterEdit.decisions).toMatchObject([
+      {
+        approver: 'scott',
+        via: 'inbox',
+        edits: [
+          { path: 'parameters.amount', value: 200 },
+          { path: 'parameters.memo', value: 'invoice 8, part' },
+        ],
+      },
+    ]);
+    expect(afterEdit.edited?.changes).toEqual([
+      { path: 'parameters.amount', from: 800, to: 200 },
+      { path: 'parameters.memo', from: 'invoice 8, in full', to: 'invoice 8, part' },
+    ]);
+
+    // Approve and grant: two assertions by the virtual authenticator, the decision's and the grant's.
+    const params = { amount: 55, currency: 'EUR' };
+    const first = await submit(params);
+    await openProposal(first.workflow_id);
+    await page.click('#grant summary');
+    await page.click('input[name="grant"]');
+    await page.$eval('input[name="grant-uses"]', (el) => ((el as { value: string }).value = ''));
+    await page.type('input[name="grant-uses"]', '3');
+    await Promise.all([page.waitForNavigation({ waitUntil: 'load', ...WAIT }), page.click('button[value="approve"]')]);
+    const notice = await textOf('#message');
+    expect(notice).toMatch(/^Your decision was recorded\. Grant g[a-z2-7]{20} is live \(see Your grants\)\.$/);
+    const grantId = /Grant (g[a-z2-7]{20})/.exec(notice)![1]!;
+    expect(await grantStatus(sys.client, grantId)).toMatchObject({
+      state: 'live',
+      definition: { approver: 'scott', max_uses: 3, match: { kind: 'identical' } },
+    });
+
+    // The next identical proposal is approved by the grant, not by a person.
+    await grants.refresh();
+    const second = await submit(params);
+    expect(second.status).toBe('approved');
+    expect(second.verdict?.decided_by).toBe(`grant:${grantId}`);
+
+    // A replayed assertion, refused by the workflow itself: the recorded passkey decision sent to another proposal.
+    const third = await submit({ amount: 56, currency: 'EUR' });
+    expect(third.status).toBe('awaiting_human');
+    const recorded = (await getStatus(sys.client, first.workflow_id)).decisions[0]!;
+    expect(recorded.signature?.webauthn).toBeDefined();
+    const { at: _at, ...replayed } = recorded;
+    await expect(decide(sys.client, third.workflow_id, replayed)).rejects.toThrow(/signed for another run/);
+    // The grant's passkey-signed request, as the grant workflow received it.
+    const history = await sys.client.workflow.getHandle(grantWorkflowId(grantId)).fetchHistory();
+    const startInput = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+    const grantRequest = JSON.parse(Buffer.from(startInput!).toString('utf8')) as GrantRequest;
+    expect(grantRequest.signature?.webauthn).toBeDefined();
+
+    // The approver's grants in the inbox: listed with its use, revoked by a click.
+    await page.goto(`${inbox.url}/grants`, { waitUntil: 'load', ...WAIT });
+    expect(await textOf(`.card.grant[data-grant-id="${grantId}"]`)).toMatch(/1 of 3 uses/);
+    await page.type(`form.revoke[data-grant-id="${grantId}"] input[name="reason"]`, 'enough');
+    await Promise.all([
+      page.waitForNavigation({ waitUntil: 'load', ...WAIT }),
+      page.click(`form.revoke[data-grant-id="${grantId}"] button`),
+    ]);
+    expect(await textOf('#message')).toBe(`Grant ${grantId} was revoked.`);
+    expect(await textOf('#no-grants')).toBe('You have no live grants.');
+    expect(await grantStatus(sys.client, grantId)).toMatchObject({
+      state: 'revoked',
+      revoked: { by: 'scott', reason: 'enough' },
+    });
+    await grants.refresh();
+    expect((await submit(params)).status).toBe('awaiting_human');
+    // The grant's signed request replayed as createGrant sends it: Temporal refuses the spent id. Forced past that
+    // (another id reuse policy): the grant workflow refuses it itself.
+    await expect(createGrant(sys.client, grantRequest, { taskQueue: sys.taskQueues.workflow })).rejects.toThrow(
+      /already started/,
+    );
+    const forced = await sys.client.workflow.start(GRANT_WORKFLOW_TYPE, {
+      taskQueue: sys.taskQueues.workflow,
+      workflowId: grantWorkflowId(grantId),
+      args: [grantRequest],
+      memo: { [GRANT_MEMO_KEY]: grantRequest.definition },
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    });
+    expect((await forced.result()) as GrantStatus).toMatchObject({
+      state: 'refused',
+      refusal: `grant ${grantId} already ran; a grant id starts once`,
+    });
     expect(problems.filter((p) => !p.includes('missing at least one of the default algorithm identifiers'))).toEqual(
       [],
     );

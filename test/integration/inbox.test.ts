@@ -8,9 +8,15 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LiveGrants } from '../../src/activities/live-grants';
+import { createGrant, grantDefinitionFor, grantStatus, revokeGrant } from '../../src/client/grants';
 import { getStatus, submitAndWait } from '../../src/client/proposals';
+import { parseProposal } from '../../src/contracts/proposal';
 import { PasskeyRegistryReader } from '../../src/identity/passkey-registry';
+import { grantPasskeyChallenge, withGrantPasskeyAssertion } from '../../src/identity/sign-grant';
 import { InviteStore } from '../../src/inbox/invites';
 import { startInbox, type InboxServer } from '../../src/inbox/server';
 import { softAuthenticator, type SoftAuthenticator } from '../helpers/authenticator';
@@ -25,13 +31,25 @@ describe('the web approval inbox', () => {
   let inbox: InboxServer;
   let scott: SoftAuthenticator;
   let browser: InboxBrowser;
+  let connection: Connection;
+  let grants: LiveGrants;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'agent-judge-inbox-'));
     registry = join(dir, 'passkeys.json');
     invites = new InviteStore(join(dir, 'state', 'invites'));
     const reader = new PasskeyRegistryReader(registry, () => {}, 0);
+    connection = await Connection.connect({ address: inject('temporalAddress') });
+    // The test's own index of live grants, refreshed on demand.
+    const queue = `inbox-${Math.random().toString(36).slice(2)}`;
+    grants = new LiveGrants({
+      client: new Client({ connection, namespace: inject('temporalNamespace') }),
+      taskQueue: queue,
+      logger: pino({ level: 'silent' }),
+    });
     sys = await startSystem({
+      grants,
+      taskQueuePrefix: queue,
       spec: {
         escalation: {
           timeout: '5m',
@@ -40,6 +58,7 @@ describe('the web approval inbox', () => {
           requireSignedDecisions: true,
           reminderAt: 0,
         },
+        grants: { tiers: ['human-only', 'full-judge-review'], maxLifetime: '1h', maxUses: 50 },
       },
       passkeys: () => reader.current(),
     });
@@ -56,7 +75,9 @@ describe('the web approval inbox', () => {
   });
   afterAll(async () => {
     await inbox?.close();
+    grants?.stop();
     await sys?.stop();
+    await connection?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -261,5 +282,285 @@ describe('the web approval inbox', () => {
     const out = await browser.send('POST', '/sign-out', { body: { _csrf: browser.csrf }, form: true, csrf: false });
     expect(out.status).toBe(303);
     expect(visibleText((await browser.get('/')).text)).toContain('Sign in with a passkey');
+  });
+
+  /** Signs scott in (again) with his passkey. */
+  async function signIn(): Promise<void> {
+    await browser.get('/');
+    const c = await browser.post('/sign-in/challenge', {});
+    const signedIn = await browser.post('/sign-in', {
+      challenge: c.json.challenge,
+      assertion: scott.assert(String(c.json.challenge)),
+    });
+    expect(signedIn.status).toBe(200);
+    await browser.get('/');
+  }
+
+  it('approves with edits: every field checked before anything is signed; the edited action recorded', async () => {
+    await signIn();
+    const workflowId = await pending({ parameters: { amount: 700, currency: 'EUR', memo: 'invoice 7, in full' } });
+    const page = visibleText((await browser.get(`/p/${workflowId}`)).text);
+    expect(page).toContain('Approve with edits (narrow the action)');
+    expect(page).toContain('parameters.amount');
+    // Refused before anything is signed, each naming the field and the rule.
+    const refusals: Array<[unknown, RegExp]> = [
+      [
+        { decision: 'approve', edits: [{ path: 'parameters.amount', value: 7000 }] },
+        /^edit parameters\.amount: may only be lowered: 7000 is more than 700$/,
+      ],
+      [
+        { decision: 'approve', edits: [{ path: 'target.account', value: 'other' }] },
+        /^edits\.0\.path: expected scope_claim\.<field> or parameters\.<field>$/,
+      ],
+      [
+        { decision: 'approve', edits: [{ path: 'parameters.currency', value: 'USD' }] },
+        /^edit parameters\.currency: not editable for financial_op/,
+      ],
+      [
+        { decision: 'reject', edits: [{ path: 'parameters.amount', value: 1 }] },
+        /^edits: only an approval carries edits$/,
+      ],
+      [{ decision: 'approve', approver: 'alice' }, /Unrecognized key: "approver"/],
+      [{ decision: 'maybe' }, /^decision: expected approve or reject$/],
+    ];
+    for (const [body, message] of refusals) {
+      const refused = await browser.post(`/p/${workflowId}/challenge`, body);
+      expect(refused.status, JSON.stringify(body)).toBe(400);
+      expect(String(refused.json.message)).toMatch(message);
+    }
+    const edits = [
+      { path: 'parameters.amount', value: 350 },
+      { path: 'parameters.memo', value: 'invoice 7, half' },
+    ];
+    const c = await browser.post(`/p/${workflowId}/challenge`, { decision: 'approve', reason: 'half now', edits });
+    expect(c.status).toBe(200);
+    expect(c.json.edited_sha256).toMatch(/^[0-9a-f]{64}$/);
+    // A stranger's assertion over the edited challenge, under scott's credential id: the workflow refuses it.
+    const stranger = softAuthenticator('localhost', inbox.url);
+    const forged = await browser.post(`/p/${workflowId}/decide`, {
+      challenge: c.json.challenge,
+      assertion: { ...stranger.assert(String(c.json.challenge)), credential_id: scott.credential.id },
+    });
+    expect(forged.status).toBe(409);
+    expect(forged.json.message).toMatch(/does not verify against scott's passkey/);
+    expect((await getStatus(sys.client, workflowId)).decisions).toEqual([]);
+    const again = await browser.post(`/p/${workflowId}/challenge`, { decision: 'approve', reason: 'half now', edits });
+    const decided = await browser.post(`/p/${workflowId}/decide`, {
+      challenge: again.json.challenge,
+      assertion: scott.assert(String(again.json.challenge)),
+    });
+    expect(decided.status).toBe(200);
+    expect(decided.json.status).toMatch(/^(approved|executed)$/);
+    const status = await getStatus(sys.client, workflowId);
+    expect(status.decisions).toMatchObject([{ approver: 'scott', decision: 'approve', via: 'inbox', edits }]);
+    expect(status.decisions[0]!.signature?.binds?.edited_sha256).toBe(again.json.edited_sha256);
+    expect(status.edited?.to_digest).toBe(again.json.edited_sha256);
+    expect(status.edited?.changes).toEqual([
+      { path: 'parameters.amount', from: 700, to: 350 },
+      { path: 'parameters.memo', from: 'invoice 7, in full', to: 'invoice 7, half' },
+    ]);
+    const after = visibleText((await browser.get(`/p/${workflowId}`)).text);
+    expect(after).toContain('Approved with edits');
+    expect(after).toMatch(/scott approved with 2 edits at \S+ via the inbox \(signed with a passkey\)/);
+  });
+
+  it('approves and grants with two passkey signatures; the grant approves the next call; revoked', async () => {
+    await signIn();
+    const params = { amount: 42, currency: 'EUR' };
+    const workflowId = await pending({ parameters: params });
+    expect(visibleText((await browser.get(`/p/${workflowId}`)).text)).toContain(
+      'Approve and grant calls like this one',
+    );
+    const refusals: Array<[unknown, RegExp]> = [
+      [{ decision: 'approve', grant: { minutes: 600, uses: 5 } }, /^grant: the grant lives 36000s, longer than/],
+      [{ decision: 'approve', grant: { minutes: 30, uses: 60 } }, /^grant: max_uses 60 is above the policy's/],
+      [{ decision: 'approve', grant: { minutes: 'ten', uses: 5 } }, /^grant\.minutes: expected a whole number/],
+      [{ decision: 'reject', grant: { minutes: 30, uses: 5 } }, /^grant: only an approval can grant$/],
+      [
+        { decision: 'approve', grant: { minutes: 30, uses: 5 }, edits: [{ path: 'parameters.amount', value: 1 }] },
+        /^grant: a grant covers calls like the proposal, not an edited one/,
+      ],
+      [
+        { decision: 'approve', grant: { minutes: 30, uses: 5, same: ['parameters.nothing'] } },
+        /^grant\.same: the proposal has no parameters\.nothing/,
+      ],
+    ];
+    for (const [body, message] of refusals) {
+      const refused = await browser.post(`/p/${workflowId}/challenge`, body);
+      expect(refused.status, JSON.stringify(body)).toBe(400);
+      expect(String(refused.json.message)).toMatch(message);
+    }
+    const ask = () =>
+      browser.post(`/p/${workflowId}/challenge`, {
+        decision: 'approve',
+        reason: 'recurring',
+        grant: { minutes: 30, uses: 2 },
+      });
+    // No grant assertion, and a forged one: refused before the decision is sent.
+    const c1 = await ask();
+    expect(c1.json.grant).toMatchObject({
+      definition: { approver: 'scott', max_uses: 2, match: { kind: 'identical' } },
+    });
+    const noGrantSig = await browser.post(`/p/${workflowId}/decide`, {
+      challenge: c1.json.challenge,
+      assertion: scott.assert(String(c1.json.challenge)),
+    });
+    expect(noGrantSig.status).toBe(400);
+    expect(noGrantSig.json.message).toMatch(/^grant_assertion: required/);
+    const stranger = softAuthenticator('localhost', inbox.url);
+    const c2 = await ask();
+    const grantChallenge = String((c2.json.grant as { challenge: string }).challenge);
+    const forgedGrant = await browser.post(`/p/${workflowId}/decide`, {
+      challenge: c2.json.challenge,
+      assertion: scott.assert(String(c2.json.challenge)),
+      grant_assertion: { ...stranger.assert(grantChallenge), credential_id: scott.credential.id },
+    });
+    expect(forgedGrant.status).toBe(400);
+    expect(forgedGrant.json.message).toMatch(/^grant: .*does not verify against scott's passkey; nothing was decided$/);
+    // The decision's own assertion offered as the grant's: another statement.
+    const c3 = await ask();
+    const swapped = await browser.post(`/p/${workflowId}/decide`, {
+      challenge: c3.json.challenge,
+      assertion: scott.assert(String(c3.json.challenge)),
+      grant_assertion: scott.assert(String(c3.json.challenge)),
+    });
+    expect(swapped.status).toBe(400);
+    expect(swapped.json.message).toMatch(/made for another grant/);
+    expect((await getStatus(sys.client, workflowId)).decisions).toEqual([]);
+
+    const c4 = await ask();
+    const done = await browser.post(`/p/${workflowId}/decide`, {
+      challenge: c4.json.challenge,
+      assertion: scott.assert(String(c4.json.challenge)),
+      grant_assertion: scott.assert(String((c4.json.grant as { challenge: string }).challenge)),
+    });
+    expect(done.status).toBe(200);
+    expect(done.json.status).toMatch(/^(approved|executed)$/);
+    const grantId = String((done.json.grant as { grant_id: string }).grant_id);
+    expect(grantId).toMatch(/^g[a-z2-7]{20}$/);
+    expect((await getStatus(sys.client, workflowId)).decisions).toMatchObject([{ approver: 'scott', via: 'inbox' }]);
+
+    // The next identical call is approved by the grant, before any person.
+    await grants.refresh();
+    const next = await submitAndWait(sys.client, proposal('financial_op', { parameters: params }), {
+      taskQueue: sys.taskQueues.workflow,
+    });
+    expect(next.status).toBe('approved');
+    expect(next.verdict?.decided_by).toBe(`grant:${grantId}`);
+
+    // The approver's grants: listed with their uses, then revoked from the inbox.
+    const listed = visibleText((await browser.get('/grants')).text);
+    expect(listed).toContain('Grants by scott');
+    expect(listed).toMatch(new RegExp(`${grantId} ?: financial_op by @engineering covers the identical action`));
+    expect(listed).toContain('1 of 2 uses');
+    expect((await browser.post('/grants/not-a-grant/revoke', {})).json.message).toBe(
+      'grant_id: expected a grant id such as gabcdefghijklmnopqrst',
+    );
+    const unknown = await browser.post(`/grants/g${'a'.repeat(20)}/revoke`, {});
+    expect(unknown.status).toBe(404);
+    const noCsrf = await browser.post(`/grants/${grantId}/revoke`, {}, { csrf: false });
+    expect(noCsrf.status).toBe(403);
+    const badReason = await browser.post(`/grants/${grantId}/revoke`, { reason: 7 });
+    expect(badReason.status).toBe(400);
+    expect(badReason.json.message).toBe('reason: expected text');
+    const revoked = await browser.post(`/grants/${grantId}/revoke`, { reason: 'done for today' });
+    expect(revoked.status).toBe(200);
+    expect(revoked.json.message).toBe(`Grant ${grantId} revoked after 1 of 2 uses.`);
+    const ended = await grantStatus(sys.client, grantId);
+    expect(ended.state).toBe('revoked');
+    expect(ended.revoked).toMatchObject({ by: 'scott', reason: 'done for today' });
+    expect(visibleText((await browser.get('/grants')).text)).toContain('You have no live grants.');
+  });
+
+  it('the grant workflow itself refuses a forged, unsigned, borrowed or replayed passkey grant', async () => {
+    const seed = parseProposal(proposal('financial_op', { parameters: { amount: 43, currency: 'EUR' } }));
+    const definitionOf = () =>
+      grantDefinitionFor(seed, {
+        approver: 'scott',
+        lifetimeMs: 10 * 60_000,
+        maxUses: 1,
+        scope: { kind: 'identical' },
+      });
+    const start = (request: Parameters<typeof createGrant>[1]) =>
+      createGrant(sys.client, request, { taskQueue: sys.taskQueues.workflow });
+    const stranger = softAuthenticator('localhost', inbox.url);
+    const d1 = definitionOf();
+    const c1 = grantPasskeyChallenge(d1);
+    await expect(
+      start(
+        withGrantPasskeyAssertion(d1, c1, { ...stranger.assert(c1.challenge), credential_id: scott.credential.id }),
+      ),
+    ).rejects.toThrow(/^grant refused: the passkey assertion signature does not verify against scott's passkey$/);
+    await expect(start({ definition: definitionOf() })).rejects.toThrow(
+      /^grant refused: scott must sign grants with their passkey/,
+    );
+    // A valid assertion for one grant, put on another definition (another id, more uses).
+    const d2 = definitionOf();
+    const c2 = grantPasskeyChallenge(d2);
+    const good = withGrantPasskeyAssertion(d2, c2, scott.assert(c2.challenge));
+    await expect(start({ ...good, definition: { ...definitionOf(), max_uses: 3 } })).rejects.toThrow(
+      /made for another grant/,
+    );
+    // The valid one starts; replayed after it ended, its id is spent.
+    expect((await start(good)).state).toBe('live');
+    await revokeGrant(sys.client, d2.grant_id, { by: 'scott' });
+    await expect(start(good)).rejects.toThrow(/already ran; a grant id starts once|already started/i);
+  });
+
+  it('limits sign-in and enrolment per address and per approver: a 429 with Retry-After', async () => {
+    const limited = await startInbox({
+      client: sys.client,
+      policy: sys.policy,
+      registryPath: registry,
+      stateDir: join(dir, 'state'),
+      port: 0,
+      taskQueue: sys.taskQueues.workflow,
+      rateLimits: { perIp: { max: 12, windowMs: 60_000 }, perApprover: { max: 2, windowMs: 60_000 } },
+    });
+    try {
+      const b = new InboxBrowser(limited.url);
+      await b.get('/');
+      const tooMany = (r: { status: number; json: Record<string, unknown>; headers: Record<string, unknown> }) => {
+        expect(r.status).toBe(429);
+        expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+        expect(Number(r.headers['retry-after'])).toBeLessThanOrEqual(60);
+        return String(r.json.message);
+      };
+      // Enrolment: alice's invite, twice; the third attempt for alice is refused.
+      const { token } = invites.create('alice', 3_600_000);
+      expect((await b.post(`/enrol/${token}/options`, {})).status).toBe(200);
+      expect((await b.post(`/enrol/${token}/options`, {})).status).toBe(200);
+      expect(tooMany(await b.post(`/enrol/${token}/options`, {}))).toMatch(
+        /^too many enrolment attempts for alice; try again in \d+ s$/,
+      );
+      // Sign-in: failures with scott's passkey id count against scott; a real sign-in still passes.
+      const stranger = softAuthenticator('localhost', limited.url);
+      const forged = async () => {
+        const c = await b.post('/sign-in/challenge', {});
+        const assertion = { ...stranger.assert(String(c.json.challenge)), credential_id: scott.credential.id };
+        return b.post('/sign-in', { challenge: c.json.challenge, assertion });
+      };
+      expect((await forged()).status).toBe(401);
+      expect((await forged()).status).toBe(401);
+      expect(tooMany(await forged())).toMatch(/^too many sign-in attempts for scott; try again in \d+ s$/);
+      const c = await b.post('/sign-in/challenge', {});
+      const real = await b.post('/sign-in', {
+        challenge: c.json.challenge,
+        assertion: scott.assert(String(c.json.challenge)),
+      });
+      expect(real.status).toBe(200);
+      expect(real.json.message).toBe('Signed in as scott.');
+      // Per address: the 13th attempt from this address in the window is refused, whatever it is.
+      await b.get('/');
+      expect((await b.post('/sign-in/challenge', {})).status).toBe(200);
+      expect(tooMany(await b.post('/sign-in/challenge', {}))).toMatch(
+        /^too many sign-in attempts from this address; try again in \d+ s$/,
+      );
+      const enrolPage = await b.get(`/enrol/${token}`);
+      expect(enrolPage.status).toBe(429);
+      expect(visibleText(enrolPage.text)).toMatch(/too many enrolment attempts from this address/);
+    } finally {
+      await limited.close();
+    }
   });
 });

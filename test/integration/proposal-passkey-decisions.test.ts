@@ -144,4 +144,34 @@ describe('passkey-signed decisions in the workflow', () => {
     await decide(sys.client, id, good);
     expect((await getStatus(sys.client, id)).decisions).toMatchObject([{ approver: 'scott' }]);
   });
+
+  it('an approval with edits signs the edited digest; unedited, re-edited or replayed assertions fail', async () => {
+    const id = await pending();
+    const workflowId = (await getStatus(sys.client, id)).workflow_id;
+    const edits = [{ path: 'parameters.amount', value: 1 }];
+    const d: HumanDecision = { decision: 'approve', approver: 'scott', reason: 'less', via: 'inbox', edits };
+    const binding = await decisionBindingOf(sys.client, workflowId, edits);
+    expect(binding.editedSha256).toMatch(/^[0-9a-f]{64}$/);
+    const c = passkeyChallenge(binding, d);
+    const edited = withPasskeyAssertion(binding, d, c, scott.assert(c.challenge));
+    expect(edited.signature?.binds?.edited_sha256).toBe(binding.editedSha256);
+    // Forged: the unedited decision's assertion with edits added; and the edited assertion with other edits.
+    const plain = await signed(id, 'scott', scott);
+    await expect(decide(sys.client, id, { ...plain, edits })).rejects.toThrow(
+      /does not bind the edited action; sign the edited decision/,
+    );
+    await expect(
+      decide(sys.client, id, { ...edited, edits: [{ path: 'parameters.amount', value: 2 }] }),
+    ).rejects.toThrow(/signed for another edited action/);
+    const claimed = { ...edited, signature: { ...edited.signature!, binds: { ...edited.signature!.binds! } } };
+    delete claimed.signature.binds.edited_sha256;
+    await expect(decide(sys.client, id, claimed)).rejects.toThrow(/does not bind the edited action/);
+    expect((await getStatus(sys.client, id)).decisions).toEqual([]);
+    // The real one counts (quorum 2: it stays pending), with its via; sent again, it is a replay.
+    expect((await decide(sys.client, id, edited)).status).toBe('awaiting_human');
+    expect((await getStatus(sys.client, id)).decisions).toMatchObject([
+      { approver: 'scott', decision: 'approve', via: 'inbox', edits },
+    ]);
+    await expect(decide(sys.client, id, edited)).rejects.toThrow(/already decided|already used \(nonce/);
+  });
 });

@@ -9,7 +9,9 @@ import { parseProposal } from '../../src/contracts/proposal';
 import { refuseGrantSignature } from '../../src/identity/grant';
 import { generateIdentity } from '../../src/identity/keys';
 import { signDecision } from '../../src/identity/sign-decision';
-import { signGrant } from '../../src/identity/sign-grant';
+import { passkeyChallenge, withPasskeyAssertion } from '../../src/identity/sign-decision';
+import { grantPasskeyChallenge, signGrant, withGrantPasskeyAssertion } from '../../src/identity/sign-grant';
+import { softAuthenticator } from '../helpers/authenticator';
 import { grantCovers, grantedActionOf, matchCovers, pathIsUnder, refuseGrantByPolicy } from '../../src/policy/grants';
 import { GrantRecord } from '../../src/workflows/grant-state';
 import { proposal, testPolicy } from '../helpers/system';
@@ -171,5 +173,55 @@ describe('the signature', () => {
       value: decision.signature!.value!,
     };
     expect(refuseGrantSignature(policy, { definition: fresh, signature: borrowed }, now)).toMatch(/does not verify/);
+  });
+
+  it("verifies a passkey's assertion over the grant's digest; refuses a forged, borrowed or stale one", () => {
+    const origin = 'https://inbox.example.org';
+    const ana = softAuthenticator('inbox.example.org', origin);
+    const stranger = softAuthenticator('inbox.example.org', origin);
+    const withAna = testPolicy('/tmp/grants-unit', {
+      escalation: {
+        timeout: '5m',
+        approvers: ['scott', 'ana'],
+        approverKeys: { scott: scott.public_key },
+        approverPasskeys: { ana: [ana.credential] },
+      },
+    });
+    const fresh = {
+      ...d,
+      approver: 'ana',
+      created_at: new Date(now).toISOString(),
+      expires_at: new Date(now + 60_000).toISOString(),
+    };
+    const c = grantPasskeyChallenge(fresh);
+    const signed = withGrantPasskeyAssertion(fresh, c, ana.assert(c.challenge));
+    expect(refuseGrantSignature(withAna, signed, now)).toBeNull();
+    // Unsigned, by a passkey approver: refused (a passkey makes the approver's word need a signature).
+    expect(refuseGrantSignature(withAna, { definition: fresh }, now)).toMatch(
+      /ana must sign grants with their passkey/,
+    );
+    // Another definition (more uses) under the same assertion: its challenge is not this grant's digest.
+    expect(refuseGrantSignature(withAna, { ...signed, definition: { ...fresh, max_uses: 200 } }, now)).toMatch(
+      /made for another grant \(its challenge is not the digest of this grant\)/,
+    );
+    // A stranger's assertion claiming ana's credential; one from another origin; a stale one.
+    const forged = withGrantPasskeyAssertion(fresh, c, {
+      ...stranger.assert(c.challenge),
+      credential_id: ana.credential.id,
+    });
+    expect(refuseGrantSignature(withAna, forged, now)).toMatch(/does not verify against ana's passkey/);
+    const elsewhere = withGrantPasskeyAssertion(fresh, c, ana.assert(c.challenge, { origin: 'https://evil.example' }));
+    expect(refuseGrantSignature(withAna, elsewhere, now)).toMatch(/not one this passkey was registered for/);
+    expect(refuseGrantSignature(withAna, signed, now + 10 * 60_000)).toMatch(/sign it again/);
+    // A decision's assertion (same passkey, same nonce and time) is not a grant's.
+    const binding = { workflowId: 'proposal-x', runId: 'run-1', contentSha256: 'a'.repeat(64) };
+    const decision = { decision: 'approve' as const, approver: 'ana', via: 'inbox' as const };
+    const dc = passkeyChallenge(binding, decision);
+    const decided = withPasskeyAssertion(binding, decision, dc, ana.assert(dc.challenge));
+    const borrowed = withGrantPasskeyAssertion(fresh, dc, decided.signature!.webauthn!);
+    expect(refuseGrantSignature(withAna, borrowed, now)).toMatch(/made for another grant/);
+    // scott has a key and no passkey: an assertion is no signature of his.
+    const scotts = withGrantPasskeyAssertion({ ...fresh, approver: 'scott' }, c, ana.assert(c.challenge));
+    expect(refuseGrantSignature(withAna, scotts, now)).toMatch(/scott has no registered passkey/);
   });
 });
