@@ -14,6 +14,7 @@ import { startSlackApp, type SlackApp, type SlackGovernanceEvent } from '../../s
 import { createSlackNotifier } from '../../src/escalation/slack-notifier';
 import { statusQuery } from '../../src/names';
 import {
+  FAKE_SLACK_APP_TOKEN,
   FAKE_SLACK_BOT_TOKEN,
   FAKE_SLACK_SIGNING_SECRET,
   FakeSlack,
@@ -36,7 +37,7 @@ interface Harness {
 }
 
 async function harness(
-  opts: { escalation?: Record<string, unknown>; channel?: boolean; signingKey?: KeyFile } = {},
+  opts: { escalation?: Record<string, unknown>; channel?: boolean; signingKey?: KeyFile; socket?: boolean } = {},
 ): Promise<Harness> {
   const fake = await FakeSlack.start();
   const alice = fake.userId('alice');
@@ -62,7 +63,7 @@ async function harness(
   const governance: SlackGovernanceEvent[] = [];
   const app = await startSlackApp({
     botToken: FAKE_SLACK_BOT_TOKEN,
-    signingSecret: FAKE_SLACK_SIGNING_SECRET,
+    ...(opts.socket ? { appToken: FAKE_SLACK_APP_TOKEN } : { signingSecret: FAKE_SLACK_SIGNING_SECRET }),
     apiUrl: fake.apiUrl,
     port: 0,
     client: system.client,
@@ -249,5 +250,68 @@ describe('Slack escalation with the app’s key: only decisions the app signed c
     const status = await h.status(workflowId);
     expect(status.status).toBe('approved');
     expect(status.decisions[0]).toMatchObject({ approver: `slack:${h.alice}`, via: 'slack', signature: {} });
+  });
+});
+
+describe('Slack escalation over Socket Mode (no public URL)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await harness({ socket: true });
+  });
+  afterAll(async () => h?.stop());
+  afterEach(() => expect(h.fake.unexpected).toEqual([]));
+
+  it('connects with the app-level token; clicks come as envelopes, are acked, and decide the proposal', async () => {
+    expect(h.app.mode).toBe('socket');
+    expect(h.app.url).toBeUndefined();
+    // The socket was opened with the app-level token, never the bot token.
+    const opens = h.fake.calls.filter((c) => c.method === 'apps.connections.open');
+    expect(opens.map((c) => c.auth)).toEqual([`Bearer ${FAKE_SLACK_APP_TOKEN}`]);
+    expect(h.fake.sockets.size).toBe(1);
+    expect(h.fake.refusedSockets).toEqual([]);
+
+    const { workflowId, message } = await h.escalate();
+    const click = (userId: string) =>
+      h.fake.clickOverSocket({ message, actionId: buttonCustomId('approve', workflowId), userId });
+
+    // A user not in the policy: the envelope is acked, the click refused with a note only they see.
+    const refusedAck = await click(h.mallory);
+    expect(refusedAck.envelope_id).toMatch(/^[0-9a-f]{32}$/);
+    const refused = await h.fake.waitFor(() => h.fake.ephemerals.find((e) => e.user === h.mallory), 'the refusal');
+    expect(refused.text).toBe('You are not an approver for this proposal. Nothing was done; the attempt was recorded.');
+    expect(h.governance).toContainEqual(
+      expect.objectContaining({ kind: 'unauthorized_click', actor: `slack:${h.mallory}`, workflow_id: workflowId }),
+    );
+    expect((await h.status(workflowId)).stage).toBe('awaiting_human');
+
+    // An approver's click over the socket approves the real proposal and the message tells everyone.
+    const ack = await click(h.alice);
+    expect(ack.envelope_id).not.toBe(refusedAck.envelope_id);
+    await h.fake.waitFor(() => !hasButtons(message), 'the message to close');
+    const status = await h.status(workflowId);
+    expect(status.status).toBe('approved');
+    expect(status.decisions).toEqual([
+      expect.objectContaining({ decision: 'approve', approver: `slack:${h.alice}`, via: 'slack' }),
+    ]);
+    expect(message.text).toBe(`✅ Approved by <@${h.alice}>`);
+    // Every message the app sent over the socket was an ack of an envelope it was given.
+    expect(h.fake.socketMessages).toEqual([
+      { envelope_id: refusedAck.envelope_id, payload: {} },
+      { envelope_id: ack.envelope_id, payload: {} },
+    ]);
+  });
+
+  it('a wrong app-level token does not start the app', async () => {
+    await expect(
+      startSlackApp({
+        botToken: FAKE_SLACK_BOT_TOKEN,
+        appToken: 'xapp-1-not-the-token',
+        apiUrl: h.fake.apiUrl,
+        client: h.system.client,
+        policy: h.system.policy,
+        logger: pino({ level: 'silent' }),
+      }),
+    ).rejects.toThrow(/invalid_auth/);
+    expect(h.fake.sockets.size).toBe(1);
   });
 });
