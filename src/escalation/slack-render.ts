@@ -13,7 +13,7 @@ import { inboxProposalUrl } from '../contracts/inbox-link';
 import type { DecisionRecord } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
 import { slackUserIdOf } from './approvers';
-import { buttonCustomId } from './custom-id';
+import { buttonCustomId, MAX_REASON_LENGTH, modalCustomId, REASON_INPUT_ID } from './custom-id';
 import type { EscalationNotice, ReminderNotice, UncertainExecutionNotice } from './notifier';
 import {
   describeOutcome,
@@ -186,6 +186,46 @@ export function renderSlackButtons(workflowId: string): SlackBlock {
         action_id: buttonCustomId('reject', workflowId),
         value: workflowId,
       },
+      {
+        type: 'button',
+        text: { type: 'plain_text', text: 'Reject with reason…' },
+        action_id: buttonCustomId('reject_reason', workflowId),
+        value: workflowId,
+      },
+    ],
+  };
+}
+
+/** The block and action ids of the reason input in the "Reject with reason" modal. */
+export const REASON_BLOCK_ID = REASON_INPUT_ID;
+
+/**
+ * The "Reject with reason" modal (views.open). Its callback_id names the workflow; `privateMetadata` (the app's own
+ * note of the message the button was on, which Slack hands back unchanged with the submission) says where to answer.
+ */
+export function renderSlackReasonModal(workflowId: string, subject: string, privateMetadata: string): types.ModalView {
+  return {
+    type: 'modal',
+    callback_id: modalCustomId(workflowId),
+    private_metadata: privateMetadata,
+    title: { type: 'plain_text', text: 'Reject with reason' },
+    submit: { type: 'plain_text', text: 'Reject' },
+    close: { type: 'plain_text', text: 'Cancel' },
+    blocks: [
+      { type: 'section', text: plain(subject, 300) },
+      {
+        type: 'input',
+        block_id: REASON_BLOCK_ID,
+        label: { type: 'plain_text', text: 'Why reject? (the agent sees this)' },
+        element: {
+          type: 'plain_text_input',
+          action_id: REASON_INPUT_ID,
+          multiline: true,
+          min_length: 1,
+          max_length: MAX_REASON_LENGTH,
+        },
+      },
+      { type: 'context', elements: [plain(workflowId, 120)] },
     ],
   };
 }

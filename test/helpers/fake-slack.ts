@@ -42,6 +42,14 @@ export interface FakeEphemeral {
   text: string;
 }
 
+/** A modal opened with views.open. */
+export interface FakeSlackView {
+  id: string;
+  /** Whose screen it is on: the user whose click's trigger_id opened it. */
+  userId: string;
+  view: Record<string, unknown>;
+}
+
 export interface ApiCall {
   method: string;
   args: Record<string, unknown>;
@@ -75,6 +83,9 @@ export class FakeSlack {
   readonly socketMessages: unknown[] = [];
   /** Socket Mode: connection attempts refused (bad or reused ticket). */
   readonly refusedSockets: string[] = [];
+  readonly views: FakeSlackView[] = [];
+  /** trigger_ids handed out with interactions: who they belong to and when (they expire after 3 s). */
+  private readonly triggers = new Map<string, { userId: string; at: number }>();
   private readonly ackWaiters = new Map<string, (ack: SocketAck) => void>();
   private readonly wss = new WebSocketServer({ noServer: true });
   private pinger: NodeJS.Timeout | undefined;
@@ -236,6 +247,63 @@ export class FakeSlack {
     return acked;
   }
 
+  private trigger(userId: string): string {
+    const id = `${Date.now()}.${randomBytes(6).toString('hex')}`;
+    this.triggers.set(id, { userId, at: Date.now() });
+    return id;
+  }
+
+  /**
+   * The user presses the modal's submit button: the `view_submission` payload Slack sends, with `values` as the
+   * view's state (`{ block_id: { action_id: text } }`), posted signed to `appUrl` or sent over the socket. Returns
+   * the app's answer: its HTTP body or its ack's payload (`{}` closes the modal; `response_action: errors` keeps it).
+   */
+  async submitView(opts: {
+    view: FakeSlackView;
+    userId?: string;
+    values: Record<string, Record<string, string>>;
+    appUrl?: string;
+  }): Promise<Record<string, unknown>> {
+    const v = opts.view.view;
+    const state: Record<string, Record<string, { type: string; value: string }>> = {};
+    for (const [block, actions] of Object.entries(opts.values)) {
+      state[block] = {};
+      for (const [action, value] of Object.entries(actions)) state[block][action] = { type: 'plain_text_input', value };
+    }
+    const userId = opts.userId ?? opts.view.userId;
+    const payload = {
+      type: 'view_submission',
+      team: { id: this.teamId, domain: 'fake' },
+      user: { id: userId, username: userId.toLowerCase(), name: userId.toLowerCase(), team_id: this.teamId },
+      api_app_id: 'AFAKEAPP',
+      token: 'deprecated-verification-token',
+      trigger_id: this.trigger(userId),
+      view: {
+        ...v,
+        id: opts.view.id,
+        team_id: this.teamId,
+        state: { values: state },
+        hash: randomBytes(8).toString('hex'),
+        previous_view_id: null,
+        root_view_id: opts.view.id,
+        app_id: 'AFAKEAPP',
+        external_id: '',
+        app_installed_team_id: this.teamId,
+        bot_id: this.botId,
+      },
+      response_urls: [],
+      is_enterprise_install: false,
+      enterprise: null,
+    };
+    if (opts.appUrl) {
+      const { status, body } = await this.postSignedFull(opts.appUrl, payload);
+      if (status !== 200) throw new Error(`fake Slack: the app answered ${status} to a view_submission`);
+      return body ? (JSON.parse(body) as Record<string, unknown>) : {};
+    }
+    const ack = await this.sendEnvelope('interactive', payload, true);
+    return ack.payload ?? {};
+  }
+
   /** The `block_actions` payload Slack sends when `userId` clicks `actionId` on `message`. */
   blockActions(opts: { message: FakeSlackMessage; actionId: string; userId: string }): Record<string, unknown> {
     const { message } = opts;
@@ -251,7 +319,7 @@ export class FakeSlack {
       api_app_id: 'AFAKEAPP',
       token: 'deprecated-verification-token',
       container: { type: 'message', message_ts: message.ts, channel_id: message.channel, is_ephemeral: false },
-      trigger_id: `${Date.now()}.trigger`,
+      trigger_id: this.trigger(opts.userId),
       channel: { id: message.channel, name: 'escalations' },
       message: {
         type: 'message',
@@ -278,6 +346,14 @@ export class FakeSlack {
 
   /** Posts an interaction payload to the app's Request URL, signed as Slack signs it. Returns the HTTP status. */
   async postSigned(appUrl: string, payload: unknown, secret = FAKE_SLACK_SIGNING_SECRET): Promise<number> {
+    return (await this.postSignedFull(appUrl, payload, secret)).status;
+  }
+
+  async postSignedFull(
+    appUrl: string,
+    payload: unknown,
+    secret = FAKE_SLACK_SIGNING_SECRET,
+  ): Promise<{ status: number; body: string }> {
     const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
     const timestamp = String(Math.floor(Date.now() / 1000));
     const signature = `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
@@ -290,8 +366,7 @@ export class FakeSlack {
       },
       body,
     });
-    await res.text();
-    return res.status;
+    return { status: res.status, body: await res.text() };
   }
 
   private nextTs(): string {
@@ -385,6 +460,31 @@ export class FakeSlack {
         if (!channelOk(args.channel)) return send({ ok: false, error: 'channel_not_found' });
         this.ephemerals.push({ channel: String(args.channel), user: String(args.user), text: str(args.text) });
         return send({ ok: true, message_ts: this.nextTs() });
+      }
+      case 'views.open': {
+        // A modal opens only from a fresh trigger_id (Slack: used once, within 3 s), on that user's screen.
+        const trigger = this.triggers.get(str(args.trigger_id));
+        this.triggers.delete(str(args.trigger_id));
+        if (!trigger || Date.now() - trigger.at > 3_000) return send({ ok: false, error: 'expired_trigger_id' });
+        const view = args.view as Record<string, unknown> | undefined;
+        const title = (view?.title as { text?: unknown } | undefined)?.text;
+        if (
+          !view ||
+          view.type !== 'modal' ||
+          typeof title !== 'string' ||
+          title.length > 24 ||
+          !Array.isArray(view.blocks) ||
+          str(view.private_metadata).length > 3000 ||
+          str(view.callback_id).length > 255
+        )
+          return send({ ok: false, error: 'invalid_arguments' });
+        const opened: FakeSlackView = {
+          id: `V${(++this.seq).toString().padStart(8, '0')}`,
+          userId: trigger.userId,
+          view,
+        };
+        this.views.push(opened);
+        return send({ ok: true, view: { ...view, id: opened.id } });
       }
       case 'conversations.history': {
         if (!channelOk(args.channel)) return send({ ok: false, error: 'channel_not_found' });

@@ -10,7 +10,7 @@ import type { KeyFile } from '../../src/contracts/identity';
 import { decide, submitProposal } from '../../src/client/proposals';
 import type { ProposalStatus } from '../../src/contracts/status';
 import { buttonCustomId } from '../../src/escalation/custom-id';
-import { startSlackApp, type SlackApp, type SlackGovernanceEvent } from '../../src/escalation/slack-app';
+import { REASON_NEEDED, startSlackApp, type SlackApp, type SlackGovernanceEvent } from '../../src/escalation/slack-app';
 import { createSlackNotifier } from '../../src/escalation/slack-notifier';
 import { statusQuery } from '../../src/names';
 import {
@@ -31,7 +31,12 @@ interface Harness {
   governance: SlackGovernanceEvent[];
   app: SlackApp;
   escalate(): Promise<{ workflowId: string; message: FakeSlackMessage }>;
-  click(message: FakeSlackMessage, action: 'approve' | 'reject', userId: string, workflowId: string): Promise<number>;
+  click(
+    message: FakeSlackMessage,
+    action: 'approve' | 'reject' | 'reject_reason',
+    userId: string,
+    workflowId: string,
+  ): Promise<number>;
   status(workflowId: string): Promise<ProposalStatus>;
   stop(): Promise<void>;
 }
@@ -169,6 +174,83 @@ describe('Slack escalation over HTTP, one approval', () => {
     expect(late.text).toBe(`This proposal is no longer waiting for a decision. ✅ Approved by <@${h.alice}>.`);
   });
 
+  it('"Reject with reason…" opens a form; an approver’s non-empty reason rejects and is recorded', async () => {
+    const { workflowId, message } = await h.escalate();
+    const buttons = message.blocks.find((b) => b.type === 'actions')!.elements as Array<{ text: { text: string } }>;
+    expect(buttons.map((b) => b.text.text)).toEqual(['Approve', 'Reject', 'Reject with reason…']);
+
+    // Not an approver: no form, a note only they see.
+    await h.click(message, 'reject_reason', h.mallory, workflowId);
+    await h.fake.waitFor(() => h.fake.ephemerals.find((e) => e.user === h.mallory), 'the refusal');
+    expect(h.fake.views).toEqual([]);
+
+    await h.click(message, 'reject_reason', h.alice, workflowId);
+    const view = await h.fake.waitFor(() => h.fake.views.find((v) => v.userId === h.alice), 'the reason form');
+    expect(view.view).toMatchObject({
+      type: 'modal',
+      callback_id: `aj:v1:reason:${workflowId}`,
+      title: { type: 'plain_text', text: 'Reject with reason' },
+      submit: { type: 'plain_text', text: 'Reject' },
+    });
+    expect(JSON.stringify(view.view.blocks)).toContain('Reject financial_op → account: ops by @engineering');
+    const input = (view.view.blocks as Array<Record<string, unknown>>).find((b) => b.type === 'input');
+    expect(input).toMatchObject({
+      block_id: 'reason',
+      element: { type: 'plain_text_input', action_id: 'reason', multiline: true, min_length: 1, max_length: 1000 },
+    });
+    const submit = (text: string, userId?: string) =>
+      h.fake.submitView({ view, userId, values: { reason: { reason: text } }, appUrl: h.app.url! });
+
+    // Only spaces: the form stays open and says why.
+    expect(await submit('   ')).toEqual({ response_action: 'errors', errors: { reason: REASON_NEEDED } });
+    // The same form submitted by someone not in the policy: refused in the form, recorded, nothing decided.
+    expect(await submit('looks wrong', h.mallory)).toEqual({
+      response_action: 'errors',
+      errors: { reason: 'You are not an approver for this proposal. Nothing was done; the attempt was recorded.' },
+    });
+    expect(h.governance).toContainEqual(
+      expect.objectContaining({
+        kind: 'unauthorized_click',
+        actor: `slack:${h.mallory}`,
+        workflow_id: workflowId,
+        channel_id: message.channel,
+        message_ts: message.ts,
+      }),
+    );
+    expect((await h.status(workflowId)).stage).toBe('awaiting_human');
+
+    // bob's screen before the decision, still with its buttons.
+    await h.fake.waitFor(() => h.fake.messagesFor(workflowId).length === 2, 'two DMs');
+    const bobsStale = structuredClone(h.fake.messagesFor(workflowId).find((m) => m !== message)!);
+
+    // The approver's reason closes the form, rejects, and is the reason the agent is given.
+    expect(await submit('Account ops is frozen until the audit ends.\nAsk finance.')).toEqual({});
+    await h.fake.waitFor(() => !hasButtons(message), 'the message to close');
+    const status = await h.status(workflowId);
+    expect(status.status).toBe('rejected');
+    expect(status.decisions).toEqual([
+      expect.objectContaining({
+        decision: 'reject',
+        approver: `slack:${h.alice}`,
+        via: 'slack',
+        reason: 'Account ops is frozen until the audit ends.\nAsk finance.',
+      }),
+    ]);
+    expect(status.verdict?.reason).toContain('Account ops is frozen until the audit ends.');
+    expect(message.text).toMatch(/^❌ Rejected by/);
+    expect(JSON.stringify(message.blocks)).toContain('Account ops is frozen until the audit ends.');
+
+    // Too late for a form: the proposal is closed, and a note says what happened instead.
+    const before = h.fake.ephemerals.length;
+    await h.click(bobsStale, 'reject_reason', h.bob, workflowId);
+    const late = await h.fake.waitFor(
+      () => h.fake.ephemerals.slice(before).find((e) => e.user === h.bob),
+      'the late notice',
+    );
+    expect(late.text).toMatch(/^This proposal is no longer waiting for a decision\. ❌ Rejected by/);
+    expect(h.fake.views.filter((v) => v.userId === h.bob)).toEqual([]);
+  });
+
   it('refuses a button that is not on the message it came from', async () => {
     const { workflowId, message } = await h.escalate();
     const other = await h.escalate();
@@ -299,6 +381,19 @@ describe('Slack escalation over Socket Mode (no public URL)', () => {
       { envelope_id: refusedAck.envelope_id, payload: {} },
       { envelope_id: ack.envelope_id, payload: {} },
     ]);
+  });
+
+  it('the reason form works over the socket: its answer goes back in the ack', async () => {
+    const { workflowId, message } = await h.escalate();
+    await h.fake.clickOverSocket({ message, actionId: buttonCustomId('reject_reason', workflowId), userId: h.alice });
+    const view = await h.fake.waitFor(() => h.fake.views.find((v) => v.userId === h.alice), 'the reason form');
+    const submit = (text: string) => h.fake.submitView({ view, values: { reason: { reason: text } } });
+    expect(await submit('')).toEqual({ response_action: 'errors', errors: { reason: REASON_NEEDED } });
+    expect(await submit('Not this account.')).toEqual({});
+    await h.fake.waitFor(() => !hasButtons(message), 'the message to close');
+    const status = await h.status(workflowId);
+    expect(status.status).toBe('rejected');
+    expect(status.decisions[0]).toMatchObject({ approver: `slack:${h.alice}`, reason: 'Not this account.' });
   });
 
   it('a wrong app-level token does not start the app', async () => {
