@@ -20,13 +20,13 @@ import {
   type SlackViewMiddlewareArgs,
 } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
-import type { Client } from '@temporalio/client';
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { pino, type Logger } from 'pino';
 import { z } from 'zod';
 import type { KeyFile } from '../contracts/identity';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { ProposalStatus } from '../contracts/status';
-import { statusQuery } from '../names';
+import { grantWorkflowId, revokeGrantUpdate, statusQuery } from '../names';
 import { isSlackApprover, isSlackUserId, slackApproverId } from './approvers';
 import type { GovernanceEvent } from './bot';
 import {
@@ -34,18 +34,22 @@ import {
   MAX_CUSTOM_ID_LENGTH,
   parseButtonCustomId,
   parseModalCustomId,
+  parseRevokeGrantCustomId,
   REASON_INPUT_ID,
 } from './custom-id';
 import { closedNotice, decideFromChat, FORGED, isClosedError, NOT_AN_APPROVER, NOT_OURS } from './decide';
 import { describeTarget, type OutcomeView } from './render';
 import { slackLogger } from './slack-logger';
-import { isSlackChannelId, normalizeSlackApiUrl } from './slack-notifier';
+import { hasBlock, isSlackChannelId, normalizeSlackApiUrl } from './slack-notifier';
 import {
   BLOCK,
   REASON_BLOCK_ID,
+  renderSlackGrantEnded,
   renderSlackOutcome,
   renderSlackReasonModal,
   SLACK_FORMAT,
+  slackDate,
+  slackWho,
   type SlackBlock,
 } from './slack-render';
 
@@ -171,17 +175,17 @@ interface Origin {
   messageTs: string | null;
 }
 
-/** True when the message is the bot's own and carries exactly this button in this workflow's actions block. */
+/** True when the message is the bot's own and carries exactly this button in the actions block it belongs in. */
 function messageCarries(
   message: BlockAction['message'],
   self: { userId: string; botId: string },
   action: ButtonAction,
-  workflowId: string,
+  blockId: string,
 ): boolean {
   if (!message) return false;
   const own =
     (self.botId !== '' && message.bot_id === self.botId) || (self.userId !== '' && message.user === self.userId);
-  if (!own || action.block_id !== BLOCK.actions(workflowId)) return false;
+  if (!own || action.block_id !== blockId) return false;
   const blocks = (message.blocks ?? []) as SlackBlock[];
   return blocks.some(
     (b) =>
@@ -321,6 +325,8 @@ export async function startSlackApp(opts: SlackAppOptions): Promise<SlackApp> {
       messageTs: b.message?.ts ?? null,
     };
     const actionId = checkedAction.data.action_id;
+    const revoke = parseRevokeGrantCustomId(actionId);
+    if (revoke) return onRevokeGrant(body, origin, action, revoke.grantId, client);
     const parsed = parseButtonCustomId(actionId);
     if (!parsed) {
       governance(origin, 'malformed_interaction', null, actionId, 'action_id is not an agent-judge button');
@@ -328,7 +334,7 @@ export async function startSlackApp(opts: SlackAppOptions): Promise<SlackApp> {
     }
     const { workflowId } = parsed;
     // The data must match a button the app itself put on this message.
-    if (!messageCarries(body.message, self, action, workflowId)) {
+    if (!messageCarries(body.message, self, action, BLOCK.actions(workflowId))) {
       governance(origin, 'forged_interaction', workflowId, actionId, 'the button does not match its message');
       return ephemeral(client, origin, FORGED);
     }
@@ -356,11 +362,76 @@ export async function startSlackApp(opts: SlackAppOptions): Promise<SlackApp> {
     if (result.kind === 'closed') {
       await ephemeral(client, origin, result.notice);
       // Brings a stale message up to date (e.g. when the workflow could not edit it itself).
-      const stale = ((body.message?.blocks ?? []) as SlackBlock[]).some((x) => x.type === 'actions');
+      const stale = hasBlock(body.message?.blocks as SlackBlock[] | undefined, BLOCK.actions(workflowId));
       if (stale) await edit(client, body, outcome);
       return;
     }
     await edit(client, body, outcome);
+  }
+
+  /**
+   * "Revoke grant" on the message of the proposal the grant was made for: the same checks as a decision (the app's
+   * own button on this message, a listed approver), then the grant workflow's `revokeGrant` Update, which refuses a
+   * grant that is no longer live. Revocation only takes power away: like `agent-judge grants revoke`, it is not signed;
+   * `by` names the approver for the audit trail.
+   */
+  async function onRevokeGrant(
+    body: BlockAction,
+    origin: Origin,
+    action: ButtonAction,
+    grantId: string,
+    client: WebClient,
+  ): Promise<void> {
+    const grantWorkflow = grantWorkflowId(grantId);
+    if (!messageCarries(body.message, self, action, BLOCK.grantActions(grantId))) {
+      governance(
+        origin,
+        'forged_interaction',
+        grantWorkflow,
+        action.action_id,
+        'the button does not match its message',
+      );
+      return ephemeral(client, origin, FORGED);
+    }
+    if (!isSlackApprover(approvers(), origin.userId)) {
+      governance(
+        origin,
+        'unauthorized_click',
+        grantWorkflow,
+        action.action_id,
+        'not a slack:<id> approver in the policy',
+      );
+      return ephemeral(client, origin, NOT_AN_APPROVER);
+    }
+    const by = slackApproverId(origin.userId);
+    let ended: string;
+    try {
+      const status = await opts.client.workflow
+        .getHandle(grantWorkflow)
+        .executeUpdate(revokeGrantUpdate, { args: [{ by, reason: 'revoked from Slack' }] });
+      ended =
+        `revoked by ${slackWho(by)} ${slackDate(status.revoked?.at ?? new Date().toISOString())} after ` +
+        `${status.uses.length} of ${status.definition.max_uses} uses`;
+      log.info({ event: 'grant.revoked', grant_id: grantId, by, via: 'slack' }, `grant ${grantId} revoked by ${by}`);
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError || isClosedError(err)) {
+        // Revoked elsewhere, expired or used up: say so, and bring the message up to date.
+        const why = err instanceof WorkflowUpdateFailedError ? (err.cause?.message ?? err.message) : 'it has ended';
+        await ephemeral(client, origin, `This grant is no longer live (${why.slice(0, 200)}). Nothing was done.`);
+        ended = 'no longer live';
+      } else {
+        log.error({ err, grant_id: grantId }, 'revokeGrant update failed');
+        return ephemeral(client, origin, 'agent-judge could not revoke the grant. Nothing was done; please try again.');
+      }
+    }
+    const channel = origin.channelId;
+    const ts = origin.messageTs;
+    if (!channel || !ts) return;
+    const blocks = (body.message?.blocks ?? []) as SlackBlock[];
+    const message = renderSlackGrantEnded(blocks, grantId, ended, body.message?.text ?? `Grant ${grantId}`);
+    await client.chat
+      .update({ channel, ts, text: message.text, blocks: message.blocks, parse: 'none', link_names: false })
+      .catch((e: unknown) => log.warn({ err: e }, 'could not update the message after revoking the grant'));
   }
 
   /**

@@ -25,6 +25,11 @@ import { readUpdateInput } from './proposal-state';
 import { GrantRecord } from './grant-state';
 
 const local = proxyLocalActivities<WorkflowActivities>({ startToCloseTimeout: '10s' });
+/** Showing the grant in chat: best effort (the activity never throws), given time to wait for the decision's edit. */
+const announce = proxyLocalActivities<WorkflowActivities>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 1 },
+});
 
 export async function grantWorkflow(input: unknown): Promise<GrantStatus> {
   const parsed = GrantRequestSchema.safeParse(input);
@@ -83,6 +88,20 @@ export async function grantWorkflow(input: unknown): Promise<GrantStatus> {
     await condition(allHandlersFinished);
     return record.status(Date.now());
   }
+
+  // Made while deciding an escalated proposal: that proposal's chat message shows the grant and a way to revoke it.
+  if (definition.origin_workflow_id)
+    await announce.announceGrant({
+      grant_id: definition.grant_id,
+      origin_workflow_id: definition.origin_workflow_id,
+      approver: definition.approver,
+      agent_id: definition.agent_id,
+      action_type: definition.action_type,
+      covers: definition.match.kind === 'identical' ? 'the identical action' : 'calls matching its pattern',
+      max_uses: definition.max_uses,
+      expires_at: definition.expires_at,
+      approvers: policy.spec.escalation.approvers,
+    });
 
   const lifeMs = Math.max(0, record.expiresAtMs - Date.now());
   await condition(() => record.state(Date.now()) !== 'live', lifeMs);

@@ -7,9 +7,10 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateIdentity } from '../../src/identity/keys';
 import type { KeyFile } from '../../src/contracts/identity';
+import { createGrant, grantDefinitionFor, grantStatus } from '../../src/client/grants';
 import { decide, submitProposal } from '../../src/client/proposals';
 import type { ProposalStatus } from '../../src/contracts/status';
-import { buttonCustomId } from '../../src/escalation/custom-id';
+import { buttonCustomId, revokeGrantCustomId } from '../../src/escalation/custom-id';
 import { REASON_NEEDED, startSlackApp, type SlackApp, type SlackGovernanceEvent } from '../../src/escalation/slack-app';
 import { createSlackNotifier } from '../../src/escalation/slack-notifier';
 import { statusQuery } from '../../src/names';
@@ -42,7 +43,13 @@ interface Harness {
 }
 
 async function harness(
-  opts: { escalation?: Record<string, unknown>; channel?: boolean; signingKey?: KeyFile; socket?: boolean } = {},
+  opts: {
+    escalation?: Record<string, unknown>;
+    channel?: boolean;
+    signingKey?: KeyFile;
+    socket?: boolean;
+    grants?: Record<string, unknown>;
+  } = {},
 ): Promise<Harness> {
   const fake = await FakeSlack.start();
   const alice = fake.userId('alice');
@@ -63,6 +70,7 @@ async function harness(
         reminderAt: 0,
         ...opts.escalation,
       },
+      ...(opts.grants ? { grants: opts.grants } : {}),
     },
   });
   const governance: SlackGovernanceEvent[] = [];
@@ -408,5 +416,98 @@ describe('Slack escalation over Socket Mode (no public URL)', () => {
       }),
     ).rejects.toThrow(/invalid_auth/);
     expect(h.fake.sockets.size).toBe(1);
+  });
+});
+
+describe('Slack: a grant made while deciding shows on the message, with a "Revoke grant" button', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await harness({ channel: true, grants: { tiers: ['human-only'] } });
+  });
+  afterAll(async () => h?.stop());
+  afterEach(() => expect(h.fake.unexpected).toEqual([]));
+
+  /** `agent-judge decide <id> approve --approver scott --grant-for 1h --grant-uses 5`, as the CLI does it. */
+  async function approveAndGrant(workflowId: string): Promise<string> {
+    await decide(h.system.client, workflowId, { decision: 'approve', approver: 'scott', via: 'cli' });
+    const status = await h.status(workflowId);
+    const definition = grantDefinitionFor(status.proposal, {
+      approver: 'scott',
+      lifetimeMs: 3_600_000,
+      maxUses: 5,
+      scope: { kind: 'identical' },
+      originWorkflowId: workflowId,
+    });
+    await createGrant(h.system.client, { definition }, { taskQueue: h.system.taskQueues.workflow });
+    return definition.grant_id;
+  }
+  const revokeButton = (m: FakeSlackMessage, grantId: string) =>
+    m.blocks.some(
+      (b) =>
+        b.type === 'actions' &&
+        (b.elements as Array<{ action_id?: string }>).some((e) => e.action_id === revokeGrantCustomId(grantId)),
+    );
+
+  it('only a listed approver revokes it; the grant ends and the message says who revoked it', async () => {
+    const { workflowId, message } = await h.escalate();
+    const grantId = await approveAndGrant(workflowId);
+    await h.fake.waitFor(() => revokeButton(message, grantId), 'the grant on the message');
+    // The decision's outcome stays; the grant sits under it.
+    expect(message.text).toBe('✅ Approved by scott');
+    expect(hasButtons(message)).toBe(true);
+    const grantLine = JSON.stringify(message.blocks.find((b) => b.block_id === `aj:grant:${grantId}`));
+    expect(grantLine).toContain(`*Grant* \`${grantId}\` by scott: the identical action of @engineering (financial_op)`);
+    expect(grantLine).toContain('up to 5 uses until');
+
+    const click = (userId: string, on: FakeSlackMessage = message) =>
+      h.fake.click({ appUrl: h.app.url!, message: on, actionId: revokeGrantCustomId(grantId), userId });
+
+    // Not in the policy: refused, recorded, and the grant stays live.
+    expect(await click(h.mallory)).toBe(200);
+    const refused = await h.fake.waitFor(() => h.fake.ephemerals.find((e) => e.user === h.mallory), 'the refusal');
+    expect(refused.text).toBe('You are not an approver for this proposal. Nothing was done; the attempt was recorded.');
+    expect(h.governance).toContainEqual(
+      expect.objectContaining({
+        kind: 'unauthorized_click',
+        actor: `slack:${h.mallory}`,
+        workflow_id: `grant-${grantId}`,
+      }),
+    );
+    expect((await grantStatus(h.system.client, grantId)).state).toBe('live');
+
+    const stale = structuredClone(message);
+    await click(h.alice);
+    await h.fake.waitFor(() => !revokeButton(message, grantId), 'the button to go');
+    const after = await grantStatus(h.system.client, grantId);
+    expect(after.state).toBe('revoked');
+    expect(after.revoked).toMatchObject({ by: `slack:${h.alice}`, reason: 'revoked from Slack' });
+    expect(JSON.stringify(message.blocks)).toContain(`revoked by <@${h.alice}>`);
+    expect(JSON.stringify(message.blocks)).toContain('after 0 of 5 uses');
+    expect(message.text).toBe('✅ Approved by scott');
+
+    // A second click on a stale copy: the grant is no longer live, and nothing changes.
+    await click(h.bob, stale);
+    const late = await h.fake.waitFor(() => h.fake.ephemerals.find((e) => e.user === h.bob), 'the late notice');
+    expect(late.text).toMatch(/^This grant is no longer live \(.*\)\. Nothing was done\.$/);
+    expect((await grantStatus(h.system.client, grantId)).revoked?.by).toBe(`slack:${h.alice}`);
+  });
+
+  it('a revoke button copied onto another message is refused', async () => {
+    const first = await h.escalate();
+    // Escalated before the grant exists (the grant covers the identical action, so it would approve it).
+    const other = await h.escalate();
+    const grantId = await approveAndGrant(first.workflowId);
+    await h.fake.waitFor(() => revokeButton(first.message, grantId), 'the grant on the message');
+    await h.fake.click({
+      appUrl: h.app.url!,
+      message: other.message,
+      actionId: revokeGrantCustomId(grantId),
+      userId: h.alice,
+    });
+    await h.fake.waitFor(
+      () => h.governance.find((g) => g.kind === 'forged_interaction' && g.workflow_id === `grant-${grantId}`),
+      'the forged click',
+    );
+    expect((await grantStatus(h.system.client, grantId)).state).toBe('live');
   });
 });
