@@ -71,4 +71,15 @@ export interface GrantNotice {
   expires_at: string;
   /** The policy's approvers: where DMs went. */
   approvers: string[];
+  /** Set once the grant has ended: the message then says how, and loses its button. */
+  ended?: GrantEnding;
+}
+
+/** How a grant ended, for the message that showed it. */
+export interface GrantEnding {
+  state: 'expired' | 'used_up' | 'revoked';
+  uses: number;
+  /** When revoked: who, and when. */
+  by?: string;
+  at?: string;
 }

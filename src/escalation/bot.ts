@@ -34,11 +34,11 @@ import {
 import { closedNotice, decideFromChat, FORGED, isClosedError, NOT_AN_APPROVER, NOT_OURS } from './decide';
 import { normalizeApiUrl } from './discord-notifier';
 import {
-  discordTimestamp,
+  DISCORD_FORMAT,
+  grantEndedText,
   renderGrantEnded,
   renderOutcome,
   renderReasonModal,
-  who,
   type MessagePayload,
 } from './render';
 
@@ -322,9 +322,11 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
       const status = await opts.client.workflow
         .getHandle(grantWorkflow)
         .executeUpdate(revokeGrantUpdate, { args: [{ by, reason: 'revoked from Discord' }] });
-      ended =
-        `revoked by ${who(by)} ${discordTimestamp(status.revoked?.at ?? new Date().toISOString(), 'f')} after ` +
-        `${status.uses.length} of ${status.definition.max_uses} uses`;
+      ended = grantEndedText(
+        { state: 'revoked', uses: status.uses.length, by, at: status.revoked?.at ?? new Date().toISOString() },
+        status.definition.max_uses,
+        DISCORD_FORMAT,
+      );
       log.info({ event: 'grant.revoked', grant_id: grantId, by, via: 'discord' }, `grant ${grantId} revoked by ${by}`);
     } catch (err) {
       if (!(err instanceof WorkflowUpdateFailedError) && !isClosedError(err)) {

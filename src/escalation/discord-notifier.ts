@@ -21,9 +21,12 @@ import type {
   UncertainExecutionNotice,
 } from './notifier';
 import {
+  DISCORD_FORMAT,
   FIELD,
+  grantEndedText,
   renderEscalation,
   renderGrant,
+  renderGrantEnded,
   renderOutcome,
   renderReminder,
   renderUncertainExecution,
@@ -293,14 +296,21 @@ export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationN
           const channelId = 'channel' in t ? t.channel : await dmChannel(t.id);
           // The decision's own edit (the outcome, which removes every button) comes first: wait for it.
           let found = await findOwn(channelId, isEscalation);
-          for (let i = 0; found && !decided(found) && i < 20; i += 1) {
+          for (let i = 0; !grant.ended && found && !decided(found) && i < 20; i += 1) {
             await new Promise((r) => setTimeout(r, 500));
             found = await findOwn(channelId, isEscalation);
           }
           const embed = found?.embeds?.[0];
           if (!found || !embed || !decided(found)) continue;
           await rest.patch(Routes.channelMessage(channelId, found.id), {
-            body: renderGrant(embed, found.content, grant),
+            body: grant.ended
+              ? renderGrantEnded(
+                  embed,
+                  found.content,
+                  grant.grant_id,
+                  grantEndedText(grant.ended, grant.max_uses, DISCORD_FORMAT),
+                )
+              : renderGrant(embed, found.content, grant),
           });
         } catch (err) {
           if (!isPermanent(err)) throw err;

@@ -19,6 +19,7 @@ import type { DecisionRecord, OutcomeStatus } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
 import { discordUserIdOf } from './approvers';
 import { buttonCustomId, MAX_REASON_LENGTH, modalCustomId, REASON_INPUT_ID, revokeGrantCustomId } from './custom-id';
+import type { GrantEnding } from '../contracts/escalation';
 import type { EscalationNotice, GrantNotice, ReminderNotice, UncertainExecutionNotice } from './notifier';
 
 /** Discord's message and embed limits (characters). */
@@ -686,4 +687,14 @@ export function renderGrantEnded(original: APIEmbed, content: string, grantId: s
     components: [],
     allowed_mentions: { parse: [] },
   };
+}
+
+/** A grant's end in a channel's words: "revoked by … at … after 2 of 5 uses", "expired after …", "used up (…)". */
+export function grantEndedText(ended: GrantEnding, maxUses: number, fmt: ChatFormat): string {
+  const count = `${ended.uses} of ${maxUses} uses`;
+  if (ended.state === 'used_up') return `used up (${count})`;
+  if (ended.state === 'expired') return `expired after ${count}`;
+  const by = ended.by ? ` by ${fmt.who(ended.by)}` : '';
+  const at = ended.at ? ` ${fmt.time(ended.at)}` : '';
+  return `revoked${by}${at} after ${count}`;
 }

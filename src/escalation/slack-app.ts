@@ -38,7 +38,7 @@ import {
   REASON_INPUT_ID,
 } from './custom-id';
 import { closedNotice, decideFromChat, FORGED, isClosedError, NOT_AN_APPROVER, NOT_OURS } from './decide';
-import { describeTarget, type OutcomeView } from './render';
+import { describeTarget, grantEndedText, type OutcomeView } from './render';
 import { slackLogger } from './slack-logger';
 import { hasBlock, isSlackChannelId, normalizeSlackApiUrl } from './slack-notifier';
 import {
@@ -48,8 +48,6 @@ import {
   renderSlackOutcome,
   renderSlackReasonModal,
   SLACK_FORMAT,
-  slackDate,
-  slackWho,
   type SlackBlock,
 } from './slack-render';
 
@@ -409,9 +407,11 @@ export async function startSlackApp(opts: SlackAppOptions): Promise<SlackApp> {
       const status = await opts.client.workflow
         .getHandle(grantWorkflow)
         .executeUpdate(revokeGrantUpdate, { args: [{ by, reason: 'revoked from Slack' }] });
-      ended =
-        `revoked by ${slackWho(by)} ${slackDate(status.revoked?.at ?? new Date().toISOString())} after ` +
-        `${status.uses.length} of ${status.definition.max_uses} uses`;
+      ended = grantEndedText(
+        { state: 'revoked', uses: status.uses.length, by, at: status.revoked?.at ?? new Date().toISOString() },
+        status.definition.max_uses,
+        SLACK_FORMAT,
+      );
       log.info({ event: 'grant.revoked', grant_id: grantId, by, via: 'slack' }, `grant ${grantId} revoked by ${by}`);
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError || isClosedError(err)) {

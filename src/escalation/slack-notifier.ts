@@ -31,12 +31,15 @@ import {
   BLOCK,
   renderSlackEscalation,
   renderSlackGrant,
+  renderSlackGrantEnded,
   renderSlackOutcome,
   renderSlackReminder,
   renderSlackUncertain,
+  SLACK_FORMAT,
   type SlackBlock,
   type SlackMessage,
 } from './slack-render';
+import { grantEndedText } from './render';
 
 export const SLACK_NOTIFIER_NAME = 'slack';
 export const DEFAULT_SLACK_API = 'https://slack.com/api/';
@@ -307,12 +310,20 @@ export function createSlackNotifier(opts: SlackNotifierOptions): EscalationNotif
           const channel = 'channel' in t ? t.channel : await dmChannel(t.id);
           // The decision's own edit (the outcome) comes first: wait for it, so the two edits do not undo each other.
           let found = await findOwn(channel, BLOCK.escalation(grant.origin_workflow_id));
-          for (let i = 0; found && !hasBlock(found.blocks, BLOCK.outcome) && i < 20; i += 1) {
+          for (let i = 0; !grant.ended && found && !hasBlock(found.blocks, BLOCK.outcome) && i < 20; i += 1) {
             await new Promise((r) => setTimeout(r, 500));
             found = await findOwn(channel, BLOCK.escalation(grant.origin_workflow_id));
           }
           if (!found?.ts || !found.blocks) continue;
-          const message = renderSlackGrant(found.blocks, grant, found.text ?? `Grant ${grant.grant_id}`);
+          const text = found.text ?? `Grant ${grant.grant_id}`;
+          const message = grant.ended
+            ? renderSlackGrantEnded(
+                found.blocks,
+                grant.grant_id,
+                grantEndedText(grant.ended, grant.max_uses, SLACK_FORMAT),
+                text,
+              )
+            : renderSlackGrant(found.blocks, grant, text);
           await web.chat.update({
             channel,
             ts: found.ts,

@@ -633,4 +633,26 @@ describe('Discord: a grant made while deciding shows on the message, with a "Rev
     );
     expect((await grantStatus(h.system.client, grantId)).revoked?.by).toBe(`discord:${h.alice.id}`);
   });
+
+  it('a grant revoked with the CLI: its workflow updates the message, and the button goes', async () => {
+    const { workflowId, message } = await h.escalate();
+    await decide(h.system.client, workflowId, { decision: 'approve', approver: 'scott', via: 'cli' });
+    const definition = grantDefinitionFor((await h.status(workflowId)).proposal, {
+      approver: 'scott',
+      lifetimeMs: 3_600_000,
+      maxUses: 5,
+      scope: { kind: 'identical' },
+      originWorkflowId: workflowId,
+    });
+    await createGrant(h.system.client, { definition }, { taskQueue: h.system.taskQueues.workflow });
+    const revokeId = revokeGrantCustomId(definition.grant_id);
+    const current = () => h.fake.messagesFor(workflowId).find((m) => m.id === message.id)!;
+    await h.fake.waitFor(() => JSON.stringify(current().components).includes(revokeId), 20_000, 'the grant');
+    await revokeGrant(h.system.client, definition.grant_id, { by: 'scott' });
+    await h.fake.waitFor(() => !JSON.stringify(current().components).includes(revokeId), 20_000, 'the button to go');
+    const line = fieldsOf(current()).find((f) => f.name === 'Grant')!;
+    expect(line.value).toMatch(
+      new RegExp(`^\`${definition.grant_id}\`: revoked by scott <t:\\d+:f> after 0 of 5 uses$`),
+    );
+  });
 });

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateIdentity } from '../../src/identity/keys';
 import type { KeyFile } from '../../src/contracts/identity';
-import { createGrant, grantDefinitionFor, grantStatus } from '../../src/client/grants';
+import { createGrant, grantDefinitionFor, grantStatus, revokeGrant } from '../../src/client/grants';
 import { decide, submitProposal } from '../../src/client/proposals';
 import type { ProposalStatus } from '../../src/contracts/status';
 import { buttonCustomId, revokeGrantCustomId } from '../../src/escalation/custom-id';
@@ -490,6 +490,18 @@ describe('Slack: a grant made while deciding shows on the message, with a "Revok
     const late = await h.fake.waitFor(() => h.fake.ephemerals.find((e) => e.user === h.bob), 'the late notice');
     expect(late.text).toMatch(/^This grant is no longer live \(.*\)\. Nothing was done\.$/);
     expect((await grantStatus(h.system.client, grantId)).revoked?.by).toBe(`slack:${h.alice}`);
+  });
+
+  it('a grant revoked with the CLI: its workflow updates the message, and the button goes', async () => {
+    const { workflowId, message } = await h.escalate();
+    const grantId = await approveAndGrant(workflowId);
+    await h.fake.waitFor(() => revokeButton(message, grantId), 'the grant on the message');
+    await revokeGrant(h.system.client, grantId, { by: 'scott', reason: 'done for today' });
+    await h.fake.waitFor(() => !revokeButton(message, grantId), 'the button to go');
+    const line = JSON.stringify(message.blocks.find((b) => b.block_id === `aj:grant:${grantId}`));
+    expect(line).toContain(`\`${grantId}\`: revoked by scott <!date^`);
+    expect(line).toContain('after 0 of 5 uses');
+    expect(message.text).toBe('✅ Approved by scott');
   });
 
   it('a revoke button copied onto another message is refused', async () => {
