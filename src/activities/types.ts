@@ -9,6 +9,7 @@ import type { RuleFinding, Verdict } from '../contracts/verdict';
 import type {
   AnnouncementRef,
   EscalationNotice,
+  GrantNotice,
   ReminderNotice,
   ResolutionNotice,
   UncertainExecutionNotice,
@@ -105,6 +106,8 @@ export interface WorkflowActivities {
   announceResolution(notice: ResolutionNotice): Promise<void>;
   /** An approved action may or may not have run (its executor died mid-action): people must check. */
   announceUncertainExecution(notice: UncertainExecutionNotice): Promise<void>;
+  /** A grant made while deciding an escalated proposal is live: show it on that proposal's message. Never throws. */
+  announceGrant(notice: GrantNotice): Promise<void>;
   /** Counts recent rejections on the target; true when this one raises the audit flag. */
   recordRejection(input: RejectionInput): Promise<{ recent: number; flag: boolean }>;
   /**

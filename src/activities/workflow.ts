@@ -190,6 +190,18 @@ export function createWorkflowActivities(deps: WorkflowActivityDeps): WorkflowAc
       await each('uncertain', (n) => n.uncertain?.(notice) ?? Promise.resolve());
     },
 
+    async announceGrant(notice) {
+      // Best effort: the grant is live whatever the channels say, so a channel that fails is logged, not retried.
+      const results = await Promise.allSettled(deps.notifiers.map((n) => n.granted?.(notice) ?? Promise.resolve()));
+      results.forEach((r, i) => {
+        if (r.status === 'rejected')
+          logger.warn(
+            { event: 'grant.announce_failed', grant_id: notice.grant_id, notifier: deps.notifiers[i]!.name },
+            `could not show grant ${notice.grant_id} on ${notice.origin_workflow_id}: ${String(r.reason)}`,
+          );
+      });
+    },
+
     issueCapability(request) {
       return Promise.resolve(sign(request));
     },

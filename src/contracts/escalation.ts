@@ -53,3 +53,33 @@ export interface UncertainExecutionNotice {
   /** Who is told (the policy's approvers). */
   approvers: string[];
 }
+
+/**
+ * A grant made while deciding an escalated proposal (its `origin_workflow_id`), now live: the channels that showed that
+ * proposal add the grant, with a way to revoke it, to its message. Plain JSON (it is an activity input).
+ */
+export interface GrantNotice {
+  grant_id: string;
+  /** The proposal workflow whose escalation message gets the grant. */
+  origin_workflow_id: string;
+  approver: string;
+  agent_id: string;
+  action_type: string;
+  /** `identical` or `pattern`: what the grant covers, in words. */
+  covers: string;
+  max_uses: number;
+  expires_at: string;
+  /** The policy's approvers: where DMs went. */
+  approvers: string[];
+  /** Set once the grant has ended: the message then says how, and loses its button. */
+  ended?: GrantEnding;
+}
+
+/** How a grant ended, for the message that showed it. */
+export interface GrantEnding {
+  state: 'expired' | 'used_up' | 'revoked';
+  uses: number;
+  /** When revoked: who, and when. */
+  by?: string;
+  at?: string;
+}

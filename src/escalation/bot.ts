@@ -15,18 +15,32 @@ import {
   type Message,
   type ModalSubmitInteraction,
 } from 'discord.js';
-import type { Client } from '@temporalio/client';
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { pino, type Logger } from 'pino';
 import type { KeyFile } from '../contracts/identity';
 import type { HumanDecision } from '../contracts/messages';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { ProposalStatus } from '../contracts/status';
-import { statusQuery } from '../names';
+import { grantWorkflowId, revokeGrantUpdate, statusQuery } from '../names';
 import { discordApproverId, isDiscordApprover } from './approvers';
-import { buttonCustomId, cleanReason, parseButtonCustomId, parseModalCustomId, REASON_INPUT_ID } from './custom-id';
+import {
+  buttonCustomId,
+  cleanReason,
+  parseButtonCustomId,
+  parseModalCustomId,
+  parseRevokeGrantCustomId,
+  REASON_INPUT_ID,
+} from './custom-id';
 import { closedNotice, decideFromChat, FORGED, isClosedError, NOT_AN_APPROVER, NOT_OURS } from './decide';
 import { normalizeApiUrl } from './discord-notifier';
-import { renderOutcome, renderReasonModal, type MessagePayload } from './render';
+import {
+  DISCORD_FORMAT,
+  grantEndedText,
+  renderGrantEnded,
+  renderOutcome,
+  renderReasonModal,
+  type MessagePayload,
+} from './render';
 
 /** A refused or suspicious interaction, logged at warn with `event: "governance"`. */
 export interface GovernanceEvent {
@@ -279,7 +293,63 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
     );
   }
 
+  /**
+   * "Revoke grant" on the message of the proposal the grant was made for: the bot's own button on this message, a
+   * listed approver, then the grant workflow's `revokeGrant` Update (which refuses a grant no longer live). Like
+   * `agent-judge grants revoke`, revocation is not signed (it only takes power away); `by` names the approver.
+   */
+  async function onRevokeGrant(i: ButtonInteraction, grantId: string): Promise<void> {
+    const grantWorkflow = grantWorkflowId(grantId);
+    const own = !!i.message && i.message.author?.id === botUserId() && botUserId() !== '';
+    const carries =
+      own &&
+      i.message.components.some((row) =>
+        JSON.stringify(row.toJSON()).includes(`"custom_id":${JSON.stringify(i.customId)}`),
+      );
+    if (!carries) {
+      governance(i, 'forged_interaction', grantWorkflow, 'the button data does not match the message it came from');
+      return refuse(i, FORGED);
+    }
+    if (!isDiscordApprover(approvers(), i.user.id)) {
+      governance(i, 'unauthorized_click', grantWorkflow, 'not a discord:<id> approver in the policy');
+      return refuse(i, NOT_AN_APPROVER);
+    }
+    const by = discordApproverId(i.user.id);
+    const respond = new Responder(i, deferAfterMs, log);
+    const embed = i.message.embeds[0]?.toJSON() ?? {};
+    let ended: string;
+    try {
+      const status = await opts.client.workflow
+        .getHandle(grantWorkflow)
+        .executeUpdate(revokeGrantUpdate, { args: [{ by, reason: 'revoked from Discord' }] });
+      ended = grantEndedText(
+        { state: 'revoked', uses: status.uses.length, by, at: status.revoked?.at ?? new Date().toISOString() },
+        status.definition.max_uses,
+        DISCORD_FORMAT,
+      );
+      log.info({ event: 'grant.revoked', grant_id: grantId, by, via: 'discord' }, `grant ${grantId} revoked by ${by}`);
+    } catch (err) {
+      if (!(err instanceof WorkflowUpdateFailedError) && !isClosedError(err)) {
+        log.error({ err, grant_id: grantId }, 'revokeGrant update failed');
+        return respond.ephemeral('agent-judge could not revoke the grant. Nothing was done; please try again.');
+      }
+      // Revoked elsewhere, expired or used up: say so, and bring the message up to date.
+      const why = err instanceof WorkflowUpdateFailedError ? (err.cause?.message ?? err.message) : 'it has ended';
+      await respond.ephemeral(`This grant is no longer live (${why.slice(0, 200)}). Nothing was done.`);
+      if (i.channelId)
+        await discord.rest
+          .patch(Routes.channelMessage(i.channelId, i.message.id), {
+            body: renderGrantEnded(embed, i.message.content, grantId, 'no longer live'),
+          })
+          .catch((e: unknown) => log.warn({ err: e }, 'could not refresh the grant on the message'));
+      return;
+    }
+    await respond.update(renderGrantEnded(embed, i.message.content, grantId, ended));
+  }
+
   async function onButton(i: ButtonInteraction): Promise<void> {
+    const revoke = parseRevokeGrantCustomId(i.customId);
+    if (revoke) return onRevokeGrant(i, revoke.grantId);
     const parsed = parseButtonCustomId(i.customId);
     if (!(await admit(i, parsed?.workflowId ?? null, parsed ? i.customId : null)) || !parsed) return;
     if (parsed.action !== 'reject_reason') return decide(i, parsed.workflowId, parsed.action, undefined);

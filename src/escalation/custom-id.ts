@@ -3,6 +3,7 @@
  * untrusted: it is parsed with one strict pattern and bound to a proposal workflow id, nothing else.
  * The bot keeps no state, so everything a click needs to reach the right workflow is in here.
  */
+import { GRANT_ID_RE } from '../contracts/grant';
 import { PROPOSAL_WORKFLOW_ID_PREFIX } from '../names';
 
 /** Bumped when the format changes, so old buttons are refused instead of misread. */
@@ -77,4 +78,19 @@ export function cleanReason(raw: unknown): string | undefined {
     .trim();
   if (!text) return undefined;
   return text.length > MAX_REASON_LENGTH ? text.slice(0, MAX_REASON_LENGTH) : text;
+}
+
+const REVOKE_GRANT_PATTERN = new RegExp(`^${CUSTOM_ID_PREFIX}:revoke_grant:(${GRANT_ID_RE.source.slice(1, -1)})$`);
+
+/** The "Revoke grant" button's data: the grant id, nothing else. */
+export function revokeGrantCustomId(grantId: string): string {
+  if (!GRANT_ID_RE.test(grantId)) throw new Error(`not a grant id: ${JSON.stringify(grantId).slice(0, 40)}`);
+  return `${CUSTOM_ID_PREFIX}:revoke_grant:${grantId}`;
+}
+
+/** The grant a "Revoke grant" button names, or null for anything that is not exactly one. */
+export function parseRevokeGrantCustomId(raw: unknown): { grantId: string } | null {
+  if (typeof raw !== 'string' || raw.length > MAX_CUSTOM_ID_LENGTH) return null;
+  const m = REVOKE_GRANT_PATTERN.exec(raw);
+  return m ? { grantId: m[1] as string } : null;
 }

@@ -15,12 +15,18 @@ import type {
   AnnouncementRef,
   EscalationNotice,
   EscalationNotifier,
+  GrantNotice,
   ReminderNotice,
   ResolutionNotice,
   UncertainExecutionNotice,
 } from './notifier';
 import {
+  DISCORD_FORMAT,
+  FIELD,
+  grantEndedText,
   renderEscalation,
+  renderGrant,
+  renderGrantEnded,
   renderOutcome,
   renderReminder,
   renderUncertainExecution,
@@ -272,6 +278,45 @@ export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationN
           log.warn(
             { workflow_id: notice.workflow_id, target, error: describe(err) },
             'Discord refused the uncertain-execution message',
+          );
+        }
+      }
+    },
+
+    async granted(grant: GrantNotice): Promise<void> {
+      if (!isProposalWorkflowId(grant.origin_workflow_id)) return;
+      const wf = grant.origin_workflow_id;
+      const isEscalation = (m: APIMessage) => !m.content.startsWith(UNCERTAIN_HEADLINE) && carriesWorkflow(m, wf);
+      const decided = (m: APIMessage | undefined) => !!m?.embeds?.[0]?.fields?.some((f) => f.name === FIELD.outcome);
+      const targets = opts.channelId
+        ? [{ channel: opts.channelId }]
+        : discordUserIds(grant.approvers).map((id) => ({ id }));
+      for (const t of targets) {
+        try {
+          const channelId = 'channel' in t ? t.channel : await dmChannel(t.id);
+          // The decision's own edit (the outcome, which removes every button) comes first: wait for it.
+          let found = await findOwn(channelId, isEscalation);
+          for (let i = 0; !grant.ended && found && !decided(found) && i < 20; i += 1) {
+            await new Promise((r) => setTimeout(r, 500));
+            found = await findOwn(channelId, isEscalation);
+          }
+          const embed = found?.embeds?.[0];
+          if (!found || !embed || !decided(found)) continue;
+          await rest.patch(Routes.channelMessage(channelId, found.id), {
+            body: grant.ended
+              ? renderGrantEnded(
+                  embed,
+                  found.content,
+                  grant.grant_id,
+                  grantEndedText(grant.ended, grant.max_uses, DISCORD_FORMAT),
+                )
+              : renderGrant(embed, found.content, grant),
+          });
+        } catch (err) {
+          if (!isPermanent(err)) throw err;
+          log.warn(
+            { grant_id: grant.grant_id, workflow_id: wf, error: describe(err) },
+            'could not show the grant on the escalation message',
           );
         }
       }

@@ -18,8 +18,9 @@ import { isFinalStatus, type EvidenceStatus } from '../contracts/lifecycle';
 import type { DecisionRecord, OutcomeStatus } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
 import { discordUserIdOf } from './approvers';
-import { buttonCustomId, MAX_REASON_LENGTH, modalCustomId, REASON_INPUT_ID } from './custom-id';
-import type { EscalationNotice, ReminderNotice, UncertainExecutionNotice } from './notifier';
+import { buttonCustomId, MAX_REASON_LENGTH, modalCustomId, REASON_INPUT_ID, revokeGrantCustomId } from './custom-id';
+import type { GrantEnding } from '../contracts/escalation';
+import type { EscalationNotice, GrantNotice, ReminderNotice, UncertainExecutionNotice } from './notifier';
 
 /** Discord's message and embed limits (characters). */
 export const LIMITS = {
@@ -52,6 +53,7 @@ export const FIELD = {
   evidence: 'Evidence',
   constraints: 'Requested constraints',
   inbox: 'Inbox',
+  grant: 'Grant',
 } as const;
 
 export type AllowedMentions = { parse: []; users?: string[] };
@@ -651,4 +653,54 @@ export function renderReasonModal(workflowId: string): APIModalInteractionRespon
       },
     ],
   };
+}
+
+/** The embed with its Grant field set to `value` (after the Outcome field, replacing an earlier one). */
+function withGrantField(original: APIEmbed, value: string): APIEmbed {
+  const fields = (original.fields ?? []).filter((f) => f.name !== FIELD.grant);
+  const at = fields.findIndex((f) => f.name === FIELD.outcome) + 1;
+  fields.splice(at, 0, field(FIELD.grant, truncate(value, LIMITS.fieldValue)));
+  return fitEmbed({ ...original, fields: fields.slice(0, LIMITS.fields) });
+}
+
+/**
+ * The decided escalation message with the grant made while deciding it: a Grant field saying what it covers, and
+ * a "Revoke grant" button (the message's only component: the proposal's own buttons went with the decision).
+ */
+export function renderGrant(original: APIEmbed, content: string, grant: GrantNotice): MessagePayload {
+  const value =
+    `\`${safeText(grant.grant_id, 40)}\` by ${who(grant.approver)}: ${grant.covers} of ` +
+    `${safeText(grant.agent_id, 128)} (${safeText(grant.action_type, 64)}), up to ${grant.max_uses} uses until ` +
+    `${discordTimestamp(grant.expires_at, 'f')}`;
+  return {
+    content,
+    embeds: [withGrantField(original, value)],
+    components: [
+      {
+        type: 1,
+        components: [{ type: 2, style: 4, label: 'Revoke grant', custom_id: revokeGrantCustomId(grant.grant_id) }],
+      },
+    ],
+    allowed_mentions: { parse: [] },
+  };
+}
+
+/** The message once the grant has ended: its field says so, and the button is gone. */
+export function renderGrantEnded(original: APIEmbed, content: string, grantId: string, ended: string): MessagePayload {
+  return {
+    content,
+    embeds: [withGrantField(original, `\`${safeText(grantId, 40)}\`: ${ended}`)],
+    components: [],
+    allowed_mentions: { parse: [] },
+  };
+}
+
+/** A grant's end in a channel's words: "revoked by … at … after 2 of 5 uses", "expired after …", "used up (…)". */
+export function grantEndedText(ended: GrantEnding, maxUses: number, fmt: ChatFormat): string {
+  const count = `${ended.uses} of ${maxUses} uses`;
+  if (ended.state === 'used_up') return `used up (${count})`;
+  if (ended.state === 'expired') return `expired after ${count}`;
+  const by = ended.by ? ` by ${fmt.who(ended.by)}` : '';
+  const at = ended.at ? ` ${fmt.time(ended.at)}` : '';
+  return `revoked${by}${at} after ${count}`;
 }

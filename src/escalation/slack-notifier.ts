@@ -21,6 +21,7 @@ import type {
   AnnouncementRef,
   EscalationNotice,
   EscalationNotifier,
+  GrantNotice,
   ReminderNotice,
   ResolutionNotice,
   UncertainExecutionNotice,
@@ -29,12 +30,16 @@ import { slackLogger } from './slack-logger';
 import {
   BLOCK,
   renderSlackEscalation,
+  renderSlackGrant,
+  renderSlackGrantEnded,
   renderSlackOutcome,
   renderSlackReminder,
   renderSlackUncertain,
+  SLACK_FORMAT,
   type SlackBlock,
   type SlackMessage,
 } from './slack-render';
+import { grantEndedText } from './render';
 
 export const SLACK_NOTIFIER_NAME = 'slack';
 export const DEFAULT_SLACK_API = 'https://slack.com/api/';
@@ -99,6 +104,7 @@ function isSlackRef(ref: AnnouncementRef): ref is SlackAnnouncementRef {
 
 interface SlackHistoryMessage {
   ts?: string;
+  text?: string;
   user?: string;
   bot_id?: string;
   thread_ts?: string;
@@ -289,6 +295,48 @@ export function createSlackNotifier(opts: SlackNotifierOptions): EscalationNotif
           log.warn(
             { workflow_id: notice.workflow_id, target, error: describe(err) },
             'Slack refused the uncertain-execution message',
+          );
+        }
+      }
+    },
+
+    async granted(grant: GrantNotice): Promise<void> {
+      if (!isProposalWorkflowId(grant.origin_workflow_id)) return;
+      const targets = opts.channelId
+        ? [{ channel: opts.channelId }]
+        : slackUserIds(grant.approvers).map((id) => ({ id }));
+      for (const t of targets) {
+        try {
+          const channel = 'channel' in t ? t.channel : await dmChannel(t.id);
+          // The decision's own edit (the outcome) comes first: wait for it, so the two edits do not undo each other.
+          let found = await findOwn(channel, BLOCK.escalation(grant.origin_workflow_id));
+          for (let i = 0; !grant.ended && found && !hasBlock(found.blocks, BLOCK.outcome) && i < 20; i += 1) {
+            await new Promise((r) => setTimeout(r, 500));
+            found = await findOwn(channel, BLOCK.escalation(grant.origin_workflow_id));
+          }
+          if (!found?.ts || !found.blocks) continue;
+          const text = found.text ?? `Grant ${grant.grant_id}`;
+          const message = grant.ended
+            ? renderSlackGrantEnded(
+                found.blocks,
+                grant.grant_id,
+                grantEndedText(grant.ended, grant.max_uses, SLACK_FORMAT),
+                text,
+              )
+            : renderSlackGrant(found.blocks, grant, text);
+          await web.chat.update({
+            channel,
+            ts: found.ts,
+            text: message.text,
+            blocks: message.blocks,
+            parse: 'none',
+            link_names: false,
+          });
+        } catch (err) {
+          if (!isPermanentSlackError(err)) throw err;
+          log.warn(
+            { grant_id: grant.grant_id, workflow_id: grant.origin_workflow_id, error: describe(err) },
+            'could not show the grant on the escalation message',
           );
         }
       }

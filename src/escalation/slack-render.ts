@@ -13,8 +13,8 @@ import { inboxProposalUrl } from '../contracts/inbox-link';
 import type { DecisionRecord } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
 import { slackUserIdOf } from './approvers';
-import { buttonCustomId } from './custom-id';
-import type { EscalationNotice, ReminderNotice, UncertainExecutionNotice } from './notifier';
+import { buttonCustomId, MAX_REASON_LENGTH, modalCustomId, REASON_INPUT_ID, revokeGrantCustomId } from './custom-id';
+import type { EscalationNotice, GrantNotice, ReminderNotice, UncertainExecutionNotice } from './notifier';
 import {
   describeOutcome,
   describeTarget,
@@ -61,6 +61,9 @@ export const BLOCK = {
   uncertain: (workflowId: string) => `aj:uncertain:${workflowId}`,
   outcome: 'aj:outcome',
   facts: 'aj:facts',
+  /** The grant made while deciding: its description, and its "Revoke grant" button. */
+  grant: (grantId: string) => `aj:grant:${grantId}`,
+  grantActions: (grantId: string) => `aj:grant-actions:${grantId}`,
 } as const;
 
 /** Untrusted text for `mrkdwn`: one line, inert (no mentions, links, entities), bounded. */
@@ -186,6 +189,46 @@ export function renderSlackButtons(workflowId: string): SlackBlock {
         action_id: buttonCustomId('reject', workflowId),
         value: workflowId,
       },
+      {
+        type: 'button',
+        text: { type: 'plain_text', text: 'Reject with reason…' },
+        action_id: buttonCustomId('reject_reason', workflowId),
+        value: workflowId,
+      },
+    ],
+  };
+}
+
+/** The block and action ids of the reason input in the "Reject with reason" modal. */
+export const REASON_BLOCK_ID = REASON_INPUT_ID;
+
+/**
+ * The "Reject with reason" modal (views.open). Its callback_id names the workflow; `privateMetadata` (the app's own
+ * note of the message the button was on, which Slack hands back unchanged with the submission) says where to answer.
+ */
+export function renderSlackReasonModal(workflowId: string, subject: string, privateMetadata: string): types.ModalView {
+  return {
+    type: 'modal',
+    callback_id: modalCustomId(workflowId),
+    private_metadata: privateMetadata,
+    title: { type: 'plain_text', text: 'Reject with reason' },
+    submit: { type: 'plain_text', text: 'Reject' },
+    close: { type: 'plain_text', text: 'Cancel' },
+    blocks: [
+      { type: 'section', text: plain(subject, 300) },
+      {
+        type: 'input',
+        block_id: REASON_BLOCK_ID,
+        label: { type: 'plain_text', text: 'Why reject? (the agent sees this)' },
+        element: {
+          type: 'plain_text_input',
+          action_id: REASON_INPUT_ID,
+          multiline: true,
+          min_length: 1,
+          max_length: MAX_REASON_LENGTH,
+        },
+      },
+      { type: 'context', elements: [plain(workflowId, 120)] },
     ],
   };
 }
@@ -355,4 +398,73 @@ export function renderSlackReminder(notice: ReminderNotice, mentionUserIds: read
     text,
     blocks: [{ type: 'section', block_id: BLOCK.reminder(n.workflow_id), text: mrkdwn(text) }],
   };
+}
+
+/** Whether a block is one of a grant's (description or button). */
+function isGrantBlock(b: SlackBlock): boolean {
+  return typeof b.block_id === 'string' && /^aj:grant(-actions)?:/.test(b.block_id);
+}
+
+/** The escalation message with the grant made while deciding it: a line saying what it covers, and its button. */
+export function renderSlackGrant(original: readonly SlackBlock[], grant: GrantNotice, text: string): SlackMessage {
+  const describe =
+    `*Grant* \`${slackEscape(grant.grant_id, 40)}\` by ${slackWho(grant.approver)}: ${grant.covers} of ` +
+    `${slackEscape(grant.agent_id, 128)} (${slackEscape(grant.action_type, 64)}), up to ${grant.max_uses} uses until ` +
+    `${slackDate(grant.expires_at)}`;
+  const blocks: SlackBlock[] = [
+    { type: 'section', block_id: BLOCK.grant(grant.grant_id), text: mrkdwn(describe) },
+    {
+      type: 'actions',
+      block_id: BLOCK.grantActions(grant.grant_id),
+      elements: [
+        {
+          type: 'button',
+          style: 'danger',
+          text: { type: 'plain_text', text: 'Revoke grant' },
+          action_id: revokeGrantCustomId(grant.grant_id),
+          value: grant.grant_id,
+        },
+      ],
+    },
+  ];
+  return { text, blocks: withGrantBlocks(original, grant.grant_id, blocks) };
+}
+
+/** The message once the grant has ended (revoked here or elsewhere, expired, used up): its line says so, no button. */
+export function renderSlackGrantEnded(
+  original: readonly SlackBlock[],
+  grantId: string,
+  ended: string,
+  text: string,
+): SlackMessage {
+  const blocks: SlackBlock[] = [
+    {
+      type: 'section',
+      block_id: BLOCK.grant(grantId),
+      text: mrkdwn(`*Grant* \`${slackEscape(grantId, 40)}\`: ${ended}`),
+    },
+  ];
+  return { text, blocks: withGrantBlocks(original, grantId, blocks) };
+}
+
+/** The original blocks with this grant's blocks in place of any earlier ones, above the footer. */
+function withGrantBlocks(original: readonly SlackBlock[], grantId: string, grantBlocks: SlackBlock[]): SlackBlock[] {
+  const kept = original.filter(
+    (b) => !(isGrantBlock(b) && (b.block_id === BLOCK.grant(grantId) || b.block_id === BLOCK.grantActions(grantId))),
+  );
+  const footerAt = kept.findIndex(
+    (b) => b.type === 'context' && typeof b.block_id === 'string' && b.block_id.startsWith('aj:escalation:'),
+  );
+  const at = footerAt < 0 ? kept.length : footerAt;
+  const blocks = [...kept.slice(0, at), ...grantBlocks, ...kept.slice(at)];
+  return blocks.slice(0, SLACK_LIMITS.blocks);
+}
+
+/** The grant ids a message carries a "Revoke grant" button for, from its blocks. */
+export function grantButtonsOf(blocks: readonly SlackBlock[] | undefined): string[] {
+  return (blocks ?? []).flatMap((b) =>
+    b.type === 'actions' && typeof b.block_id === 'string' && b.block_id.startsWith('aj:grant-actions:')
+      ? [b.block_id.slice('aj:grant-actions:'.length)]
+      : [],
+  );
 }

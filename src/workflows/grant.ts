@@ -14,6 +14,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { WorkflowActivities } from '../activities/types';
+import type { GrantNotice } from '../contracts/escalation';
 import { GrantRequestSchema, GrantRevocationSchema, GrantUseSchema, type GrantStatus } from '../contracts/grant';
 import { FailureType } from '../contracts/lifecycle';
 import { describeIssues } from '../contracts/zod-error';
@@ -25,6 +26,11 @@ import { readUpdateInput } from './update-input';
 import { GrantRecord } from './grant-state';
 
 const local = proxyLocalActivities<WorkflowActivities>({ startToCloseTimeout: '10s' });
+/** Showing the grant in chat: best effort (the activity never throws), given time to wait for the decision's edit. */
+const announce = proxyLocalActivities<WorkflowActivities>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 1 },
+});
 
 export async function grantWorkflow(input: unknown): Promise<GrantStatus> {
   const parsed = GrantRequestSchema.safeParse(input);
@@ -84,8 +90,36 @@ export async function grantWorkflow(input: unknown): Promise<GrantStatus> {
     return record.status(Date.now());
   }
 
+  // Made while deciding an escalated proposal: that proposal's chat message shows the grant and a way to revoke it,
+  // and, once it has ended, how it ended.
+  const origin = definition.origin_workflow_id;
+  const notice: GrantNotice | null = origin
+    ? {
+        grant_id: definition.grant_id,
+        origin_workflow_id: origin,
+        approver: definition.approver,
+        agent_id: definition.agent_id,
+        action_type: definition.action_type,
+        covers: definition.match.kind === 'identical' ? 'the identical action' : 'calls matching its pattern',
+        max_uses: definition.max_uses,
+        expires_at: definition.expires_at,
+        approvers: policy.spec.escalation.approvers,
+      }
+    : null;
+  if (notice) await announce.announceGrant(notice);
+
   const lifeMs = Math.max(0, record.expiresAtMs - Date.now());
   await condition(() => record.state(Date.now()) !== 'live', lifeMs);
   await condition(allHandlersFinished);
-  return record.status(Date.now());
+  const final = record.status(Date.now());
+  if (notice && final.state !== 'live' && final.state !== 'refused')
+    await announce.announceGrant({
+      ...notice,
+      ended: {
+        state: final.state,
+        uses: final.uses.length,
+        ...(final.revoked ? { by: final.revoked.by, at: final.revoked.at } : {}),
+      },
+    });
+  return final;
 }

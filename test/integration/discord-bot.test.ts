@@ -7,11 +7,12 @@ import { pino, type Logger } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateIdentity } from '../../src/identity/keys';
 import type { KeyFile } from '../../src/contracts/identity';
+import { createGrant, grantDefinitionFor, grantStatus, revokeGrant } from '../../src/client/grants';
 import { decide, getStatus, submitProposal } from '../../src/client/proposals';
 import type { ProposalStatus } from '../../src/contracts/status';
 import { proposalContentDigest } from '../../src/contracts/digest';
 import { startDiscordBot, type DiscordBot, type GovernanceEvent } from '../../src/escalation/bot';
-import { buttonCustomId, modalCustomId } from '../../src/escalation/custom-id';
+import { buttonCustomId, modalCustomId, revokeGrantCustomId } from '../../src/escalation/custom-id';
 import { createDiscordNotifier } from '../../src/escalation/discord-notifier';
 import type { EscalationNotifier } from '../../src/escalation/notifier';
 import { statusQuery } from '../../src/names';
@@ -45,6 +46,7 @@ async function harness(
     escalation?: Record<string, unknown>;
     wrapNotifier?: (n: EscalationNotifier) => EscalationNotifier;
     channel?: boolean;
+    grants?: Record<string, unknown>;
   } = {},
 ): Promise<Harness> {
   const fake = await FakeDiscord.start({ withGuildChannel: opts.channel ?? false });
@@ -66,6 +68,7 @@ async function harness(
         reminderAt: 0,
         ...opts.escalation,
       },
+      ...(opts.grants ? { grants: opts.grants } : {}),
     },
   });
   const logs: Array<Record<string, unknown>> = [];
@@ -551,5 +554,105 @@ describe('Discord escalation, retried announcement', () => {
       expect(m.content).toBe('✅ Approved by scott');
     }
     expect((await getStatus(h.system.client, workflowId)).status).toBe('approved');
+  });
+});
+
+const fieldsOf = (m: FakeMessage) =>
+  (m.embeds[0] as { fields?: Array<{ name: string; value: string }> } | undefined)?.fields ?? [];
+
+describe('Discord: a grant made while deciding shows on the message, with a "Revoke grant" button', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await harness({ channel: true, grants: { tiers: ['human-only'] } });
+    await h.startBot();
+  });
+  afterAll(async () => h?.stop());
+  afterEach(() => expect(h.fake.unexpected).toEqual([]));
+
+  it('only a listed approver revokes it; a copied button is refused; the message says who revoked it', async () => {
+    const { workflowId, message } = await h.escalate();
+    // Escalated before the grant exists (the grant covers the identical action, so it would approve it).
+    const other = await h.escalate();
+    // `agent-judge decide <id> approve --approver scott --grant-for 1h --grant-uses 5`, as the CLI does it.
+    await decide(h.system.client, workflowId, { decision: 'approve', approver: 'scott', via: 'cli' });
+    const definition = grantDefinitionFor((await h.status(workflowId)).proposal, {
+      approver: 'scott',
+      lifetimeMs: 3_600_000,
+      maxUses: 5,
+      scope: { kind: 'identical' },
+      originWorkflowId: workflowId,
+    });
+    const grantId = definition.grant_id;
+    await createGrant(h.system.client, { definition }, { taskQueue: h.system.taskQueues.workflow });
+    const revokeId = revokeGrantCustomId(grantId);
+    const current = () => h.fake.messagesFor(workflowId).find((m) => m.id === message.id)!;
+    await h.fake.waitFor(() => JSON.stringify(current().components).includes(revokeId), 20_000, 'the grant');
+    const shown = current();
+    expect(shown.content).toContain('Approved by scott');
+    const grantField = fieldsOf(shown).find((f) => f.name === 'Grant')!;
+    // Agent text is made inert (a zero-width space after @, markdown escaped).
+    expect(grantField.value).toContain(`\`${grantId}\` by scott: the identical action of @\u200bengineering`);
+    expect(grantField.value).toMatch(/up to 5 uses until <t:\d+:f>$/);
+    expect(
+      fieldsOf(shown)
+        .map((f) => f.name)
+        .slice(0, 2),
+    ).toEqual(['Outcome', 'Grant']);
+
+    // Not in the policy: refused, recorded, and the grant stays live.
+    const refused = await h.fake.click({ messageId: message.id, customId: revokeId, userId: h.mallory.id });
+    expect(refused.ephemeral).toBe(true);
+    expect(refused.callback.data?.content).toBe(
+      'You are not an approver for this proposal. Nothing was done; the attempt was recorded.',
+    );
+    expect(h.governance).toContainEqual(
+      expect.objectContaining({ kind: 'unauthorized_click', workflow_id: `grant-${grantId}` }),
+    );
+    // The revoke button's data on another message (the other proposal's): refused as forged.
+    const forged = await h.fake.click({ messageId: other.message.id, customId: revokeId, userId: h.alice.id });
+    expect(forged.callback.data?.content).toBe(
+      'This button does not belong to this message. Nothing was done; the attempt was recorded.',
+    );
+    expect((await grantStatus(h.system.client, grantId)).state).toBe('live');
+
+    const click = await h.fake.click({ messageId: message.id, customId: revokeId, userId: h.alice.id });
+    const final = await click.final();
+    expect(final.ephemeral).toBe(false);
+    const after = await grantStatus(h.system.client, grantId);
+    expect(after.state).toBe('revoked');
+    expect(after.revoked).toMatchObject({ by: `discord:${h.alice.id}`, reason: 'revoked from Discord' });
+    await h.fake.waitFor(() => !JSON.stringify(current().components).includes(revokeId), 10_000, 'the button to go');
+    const revokedField = fieldsOf(current()).find((f) => f.name === 'Grant')!;
+    expect(revokedField.value).toContain(`revoked by <@${h.alice.id}>`);
+    expect(revokedField.value).toContain('after 0 of 5 uses');
+
+    // Revoked: a second revoke (the CLI, say) is refused by the grant's workflow.
+    // (refused while its run is still closing, or not running any more once it has).
+    await expect(revokeGrant(h.system.client, grantId, { by: 'scott' })).rejects.toThrow(
+      /already revoked|is not running/,
+    );
+    expect((await grantStatus(h.system.client, grantId)).revoked?.by).toBe(`discord:${h.alice.id}`);
+  });
+
+  it('a grant revoked with the CLI: its workflow updates the message, and the button goes', async () => {
+    const { workflowId, message } = await h.escalate();
+    await decide(h.system.client, workflowId, { decision: 'approve', approver: 'scott', via: 'cli' });
+    const definition = grantDefinitionFor((await h.status(workflowId)).proposal, {
+      approver: 'scott',
+      lifetimeMs: 3_600_000,
+      maxUses: 5,
+      scope: { kind: 'identical' },
+      originWorkflowId: workflowId,
+    });
+    await createGrant(h.system.client, { definition }, { taskQueue: h.system.taskQueues.workflow });
+    const revokeId = revokeGrantCustomId(definition.grant_id);
+    const current = () => h.fake.messagesFor(workflowId).find((m) => m.id === message.id)!;
+    await h.fake.waitFor(() => JSON.stringify(current().components).includes(revokeId), 20_000, 'the grant');
+    await revokeGrant(h.system.client, definition.grant_id, { by: 'scott' });
+    await h.fake.waitFor(() => !JSON.stringify(current().components).includes(revokeId), 20_000, 'the button to go');
+    const line = fieldsOf(current()).find((f) => f.name === 'Grant')!;
+    expect(line.value).toMatch(
+      new RegExp(`^\`${definition.grant_id}\`: revoked by scott <t:\\d+:f> after 0 of 5 uses$`),
+    );
   });
 });

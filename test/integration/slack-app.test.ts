@@ -7,13 +7,15 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateIdentity } from '../../src/identity/keys';
 import type { KeyFile } from '../../src/contracts/identity';
+import { createGrant, grantDefinitionFor, grantStatus, revokeGrant } from '../../src/client/grants';
 import { decide, submitProposal } from '../../src/client/proposals';
 import type { ProposalStatus } from '../../src/contracts/status';
-import { buttonCustomId } from '../../src/escalation/custom-id';
-import { startSlackApp, type SlackApp, type SlackGovernanceEvent } from '../../src/escalation/slack-app';
+import { buttonCustomId, revokeGrantCustomId } from '../../src/escalation/custom-id';
+import { REASON_NEEDED, startSlackApp, type SlackApp, type SlackGovernanceEvent } from '../../src/escalation/slack-app';
 import { createSlackNotifier } from '../../src/escalation/slack-notifier';
 import { statusQuery } from '../../src/names';
 import {
+  FAKE_SLACK_APP_TOKEN,
   FAKE_SLACK_BOT_TOKEN,
   FAKE_SLACK_SIGNING_SECRET,
   FakeSlack,
@@ -30,13 +32,24 @@ interface Harness {
   governance: SlackGovernanceEvent[];
   app: SlackApp;
   escalate(): Promise<{ workflowId: string; message: FakeSlackMessage }>;
-  click(message: FakeSlackMessage, action: 'approve' | 'reject', userId: string, workflowId: string): Promise<number>;
+  click(
+    message: FakeSlackMessage,
+    action: 'approve' | 'reject' | 'reject_reason',
+    userId: string,
+    workflowId: string,
+  ): Promise<number>;
   status(workflowId: string): Promise<ProposalStatus>;
   stop(): Promise<void>;
 }
 
 async function harness(
-  opts: { escalation?: Record<string, unknown>; channel?: boolean; signingKey?: KeyFile } = {},
+  opts: {
+    escalation?: Record<string, unknown>;
+    channel?: boolean;
+    signingKey?: KeyFile;
+    socket?: boolean;
+    grants?: Record<string, unknown>;
+  } = {},
 ): Promise<Harness> {
   const fake = await FakeSlack.start();
   const alice = fake.userId('alice');
@@ -57,12 +70,13 @@ async function harness(
         reminderAt: 0,
         ...opts.escalation,
       },
+      ...(opts.grants ? { grants: opts.grants } : {}),
     },
   });
   const governance: SlackGovernanceEvent[] = [];
   const app = await startSlackApp({
     botToken: FAKE_SLACK_BOT_TOKEN,
-    signingSecret: FAKE_SLACK_SIGNING_SECRET,
+    ...(opts.socket ? { appToken: FAKE_SLACK_APP_TOKEN } : { signingSecret: FAKE_SLACK_SIGNING_SECRET }),
     apiUrl: fake.apiUrl,
     port: 0,
     client: system.client,
@@ -168,6 +182,83 @@ describe('Slack escalation over HTTP, one approval', () => {
     expect(late.text).toBe(`This proposal is no longer waiting for a decision. ✅ Approved by <@${h.alice}>.`);
   });
 
+  it('"Reject with reason…" opens a form; an approver’s non-empty reason rejects and is recorded', async () => {
+    const { workflowId, message } = await h.escalate();
+    const buttons = message.blocks.find((b) => b.type === 'actions')!.elements as Array<{ text: { text: string } }>;
+    expect(buttons.map((b) => b.text.text)).toEqual(['Approve', 'Reject', 'Reject with reason…']);
+
+    // Not an approver: no form, a note only they see.
+    await h.click(message, 'reject_reason', h.mallory, workflowId);
+    await h.fake.waitFor(() => h.fake.ephemerals.find((e) => e.user === h.mallory), 'the refusal');
+    expect(h.fake.views).toEqual([]);
+
+    await h.click(message, 'reject_reason', h.alice, workflowId);
+    const view = await h.fake.waitFor(() => h.fake.views.find((v) => v.userId === h.alice), 'the reason form');
+    expect(view.view).toMatchObject({
+      type: 'modal',
+      callback_id: `aj:v1:reason:${workflowId}`,
+      title: { type: 'plain_text', text: 'Reject with reason' },
+      submit: { type: 'plain_text', text: 'Reject' },
+    });
+    expect(JSON.stringify(view.view.blocks)).toContain('Reject financial_op → account: ops by @engineering');
+    const input = (view.view.blocks as Array<Record<string, unknown>>).find((b) => b.type === 'input');
+    expect(input).toMatchObject({
+      block_id: 'reason',
+      element: { type: 'plain_text_input', action_id: 'reason', multiline: true, min_length: 1, max_length: 1000 },
+    });
+    const submit = (text: string, userId?: string) =>
+      h.fake.submitView({ view, userId, values: { reason: { reason: text } }, appUrl: h.app.url! });
+
+    // Only spaces: the form stays open and says why.
+    expect(await submit('   ')).toEqual({ response_action: 'errors', errors: { reason: REASON_NEEDED } });
+    // The same form submitted by someone not in the policy: refused in the form, recorded, nothing decided.
+    expect(await submit('looks wrong', h.mallory)).toEqual({
+      response_action: 'errors',
+      errors: { reason: 'You are not an approver for this proposal. Nothing was done; the attempt was recorded.' },
+    });
+    expect(h.governance).toContainEqual(
+      expect.objectContaining({
+        kind: 'unauthorized_click',
+        actor: `slack:${h.mallory}`,
+        workflow_id: workflowId,
+        channel_id: message.channel,
+        message_ts: message.ts,
+      }),
+    );
+    expect((await h.status(workflowId)).stage).toBe('awaiting_human');
+
+    // bob's screen before the decision, still with its buttons.
+    await h.fake.waitFor(() => h.fake.messagesFor(workflowId).length === 2, 'two DMs');
+    const bobsStale = structuredClone(h.fake.messagesFor(workflowId).find((m) => m !== message)!);
+
+    // The approver's reason closes the form, rejects, and is the reason the agent is given.
+    expect(await submit('Account ops is frozen until the audit ends.\nAsk finance.')).toEqual({});
+    await h.fake.waitFor(() => !hasButtons(message), 'the message to close');
+    const status = await h.status(workflowId);
+    expect(status.status).toBe('rejected');
+    expect(status.decisions).toEqual([
+      expect.objectContaining({
+        decision: 'reject',
+        approver: `slack:${h.alice}`,
+        via: 'slack',
+        reason: 'Account ops is frozen until the audit ends.\nAsk finance.',
+      }),
+    ]);
+    expect(status.verdict?.reason).toContain('Account ops is frozen until the audit ends.');
+    expect(message.text).toMatch(/^❌ Rejected by/);
+    expect(JSON.stringify(message.blocks)).toContain('Account ops is frozen until the audit ends.');
+
+    // Too late for a form: the proposal is closed, and a note says what happened instead.
+    const before = h.fake.ephemerals.length;
+    await h.click(bobsStale, 'reject_reason', h.bob, workflowId);
+    const late = await h.fake.waitFor(
+      () => h.fake.ephemerals.slice(before).find((e) => e.user === h.bob),
+      'the late notice',
+    );
+    expect(late.text).toMatch(/^This proposal is no longer waiting for a decision\. ❌ Rejected by/);
+    expect(h.fake.views.filter((v) => v.userId === h.bob)).toEqual([]);
+  });
+
   it('refuses a button that is not on the message it came from', async () => {
     const { workflowId, message } = await h.escalate();
     const other = await h.escalate();
@@ -249,5 +340,186 @@ describe('Slack escalation with the app’s key: only decisions the app signed c
     const status = await h.status(workflowId);
     expect(status.status).toBe('approved');
     expect(status.decisions[0]).toMatchObject({ approver: `slack:${h.alice}`, via: 'slack', signature: {} });
+  });
+});
+
+describe('Slack escalation over Socket Mode (no public URL)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await harness({ socket: true });
+  });
+  afterAll(async () => h?.stop());
+  afterEach(() => expect(h.fake.unexpected).toEqual([]));
+
+  it('connects with the app-level token; clicks come as envelopes, are acked, and decide the proposal', async () => {
+    expect(h.app.mode).toBe('socket');
+    expect(h.app.url).toBeUndefined();
+    // The socket was opened with the app-level token, never the bot token.
+    const opens = h.fake.calls.filter((c) => c.method === 'apps.connections.open');
+    expect(opens.map((c) => c.auth)).toEqual([`Bearer ${FAKE_SLACK_APP_TOKEN}`]);
+    expect(h.fake.sockets.size).toBe(1);
+    expect(h.fake.refusedSockets).toEqual([]);
+
+    const { workflowId, message } = await h.escalate();
+    const click = (userId: string) =>
+      h.fake.clickOverSocket({ message, actionId: buttonCustomId('approve', workflowId), userId });
+
+    // A user not in the policy: the envelope is acked, the click refused with a note only they see.
+    const refusedAck = await click(h.mallory);
+    expect(refusedAck.envelope_id).toMatch(/^[0-9a-f]{32}$/);
+    const refused = await h.fake.waitFor(() => h.fake.ephemerals.find((e) => e.user === h.mallory), 'the refusal');
+    expect(refused.text).toBe('You are not an approver for this proposal. Nothing was done; the attempt was recorded.');
+    expect(h.governance).toContainEqual(
+      expect.objectContaining({ kind: 'unauthorized_click', actor: `slack:${h.mallory}`, workflow_id: workflowId }),
+    );
+    expect((await h.status(workflowId)).stage).toBe('awaiting_human');
+
+    // An approver's click over the socket approves the real proposal and the message tells everyone.
+    const ack = await click(h.alice);
+    expect(ack.envelope_id).not.toBe(refusedAck.envelope_id);
+    await h.fake.waitFor(() => !hasButtons(message), 'the message to close');
+    const status = await h.status(workflowId);
+    expect(status.status).toBe('approved');
+    expect(status.decisions).toEqual([
+      expect.objectContaining({ decision: 'approve', approver: `slack:${h.alice}`, via: 'slack' }),
+    ]);
+    expect(message.text).toBe(`✅ Approved by <@${h.alice}>`);
+    // Every message the app sent over the socket was an ack of an envelope it was given.
+    expect(h.fake.socketMessages).toEqual([
+      { envelope_id: refusedAck.envelope_id, payload: {} },
+      { envelope_id: ack.envelope_id, payload: {} },
+    ]);
+  });
+
+  it('the reason form works over the socket: its answer goes back in the ack', async () => {
+    const { workflowId, message } = await h.escalate();
+    await h.fake.clickOverSocket({ message, actionId: buttonCustomId('reject_reason', workflowId), userId: h.alice });
+    const view = await h.fake.waitFor(() => h.fake.views.find((v) => v.userId === h.alice), 'the reason form');
+    const submit = (text: string) => h.fake.submitView({ view, values: { reason: { reason: text } } });
+    expect(await submit('')).toEqual({ response_action: 'errors', errors: { reason: REASON_NEEDED } });
+    expect(await submit('Not this account.')).toEqual({});
+    await h.fake.waitFor(() => !hasButtons(message), 'the message to close');
+    const status = await h.status(workflowId);
+    expect(status.status).toBe('rejected');
+    expect(status.decisions[0]).toMatchObject({ approver: `slack:${h.alice}`, reason: 'Not this account.' });
+  });
+
+  it('a wrong app-level token does not start the app', async () => {
+    await expect(
+      startSlackApp({
+        botToken: FAKE_SLACK_BOT_TOKEN,
+        appToken: 'xapp-1-not-the-token',
+        apiUrl: h.fake.apiUrl,
+        client: h.system.client,
+        policy: h.system.policy,
+        logger: pino({ level: 'silent' }),
+      }),
+    ).rejects.toThrow(/invalid_auth/);
+    expect(h.fake.sockets.size).toBe(1);
+  });
+});
+
+describe('Slack: a grant made while deciding shows on the message, with a "Revoke grant" button', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await harness({ channel: true, grants: { tiers: ['human-only'] } });
+  });
+  afterAll(async () => h?.stop());
+  afterEach(() => expect(h.fake.unexpected).toEqual([]));
+
+  /** `agent-judge decide <id> approve --approver scott --grant-for 1h --grant-uses 5`, as the CLI does it. */
+  async function approveAndGrant(workflowId: string): Promise<string> {
+    await decide(h.system.client, workflowId, { decision: 'approve', approver: 'scott', via: 'cli' });
+    const status = await h.status(workflowId);
+    const definition = grantDefinitionFor(status.proposal, {
+      approver: 'scott',
+      lifetimeMs: 3_600_000,
+      maxUses: 5,
+      scope: { kind: 'identical' },
+      originWorkflowId: workflowId,
+    });
+    await createGrant(h.system.client, { definition }, { taskQueue: h.system.taskQueues.workflow });
+    return definition.grant_id;
+  }
+  const revokeButton = (m: FakeSlackMessage, grantId: string) =>
+    m.blocks.some(
+      (b) =>
+        b.type === 'actions' &&
+        (b.elements as Array<{ action_id?: string }>).some((e) => e.action_id === revokeGrantCustomId(grantId)),
+    );
+
+  it('only a listed approver revokes it; the grant ends and the message says who revoked it', async () => {
+    const { workflowId, message } = await h.escalate();
+    const grantId = await approveAndGrant(workflowId);
+    await h.fake.waitFor(() => revokeButton(message, grantId), 'the grant on the message');
+    // The decision's outcome stays; the grant sits under it.
+    expect(message.text).toBe('✅ Approved by scott');
+    expect(hasButtons(message)).toBe(true);
+    const grantLine = JSON.stringify(message.blocks.find((b) => b.block_id === `aj:grant:${grantId}`));
+    expect(grantLine).toContain(`*Grant* \`${grantId}\` by scott: the identical action of @engineering (financial_op)`);
+    expect(grantLine).toContain('up to 5 uses until');
+
+    const click = (userId: string, on: FakeSlackMessage = message) =>
+      h.fake.click({ appUrl: h.app.url!, message: on, actionId: revokeGrantCustomId(grantId), userId });
+
+    // Not in the policy: refused, recorded, and the grant stays live.
+    expect(await click(h.mallory)).toBe(200);
+    const refused = await h.fake.waitFor(() => h.fake.ephemerals.find((e) => e.user === h.mallory), 'the refusal');
+    expect(refused.text).toBe('You are not an approver for this proposal. Nothing was done; the attempt was recorded.');
+    expect(h.governance).toContainEqual(
+      expect.objectContaining({
+        kind: 'unauthorized_click',
+        actor: `slack:${h.mallory}`,
+        workflow_id: `grant-${grantId}`,
+      }),
+    );
+    expect((await grantStatus(h.system.client, grantId)).state).toBe('live');
+
+    const stale = structuredClone(message);
+    await click(h.alice);
+    await h.fake.waitFor(() => !revokeButton(message, grantId), 'the button to go');
+    const after = await grantStatus(h.system.client, grantId);
+    expect(after.state).toBe('revoked');
+    expect(after.revoked).toMatchObject({ by: `slack:${h.alice}`, reason: 'revoked from Slack' });
+    expect(JSON.stringify(message.blocks)).toContain(`revoked by <@${h.alice}>`);
+    expect(JSON.stringify(message.blocks)).toContain('after 0 of 5 uses');
+    expect(message.text).toBe('✅ Approved by scott');
+
+    // A second click on a stale copy: the grant is no longer live, and nothing changes.
+    await click(h.bob, stale);
+    const late = await h.fake.waitFor(() => h.fake.ephemerals.find((e) => e.user === h.bob), 'the late notice');
+    expect(late.text).toMatch(/^This grant is no longer live \(.*\)\. Nothing was done\.$/);
+    expect((await grantStatus(h.system.client, grantId)).revoked?.by).toBe(`slack:${h.alice}`);
+  });
+
+  it('a grant revoked with the CLI: its workflow updates the message, and the button goes', async () => {
+    const { workflowId, message } = await h.escalate();
+    const grantId = await approveAndGrant(workflowId);
+    await h.fake.waitFor(() => revokeButton(message, grantId), 'the grant on the message');
+    await revokeGrant(h.system.client, grantId, { by: 'scott', reason: 'done for today' });
+    await h.fake.waitFor(() => !revokeButton(message, grantId), 'the button to go');
+    const line = JSON.stringify(message.blocks.find((b) => b.block_id === `aj:grant:${grantId}`));
+    expect(line).toContain(`\`${grantId}\`: revoked by scott <!date^`);
+    expect(line).toContain('after 0 of 5 uses');
+    expect(message.text).toBe('✅ Approved by scott');
+  });
+
+  it('a revoke button copied onto another message is refused', async () => {
+    const first = await h.escalate();
+    // Escalated before the grant exists (the grant covers the identical action, so it would approve it).
+    const other = await h.escalate();
+    const grantId = await approveAndGrant(first.workflowId);
+    await h.fake.waitFor(() => revokeButton(first.message, grantId), 'the grant on the message');
+    await h.fake.click({
+      appUrl: h.app.url!,
+      message: other.message,
+      actionId: revokeGrantCustomId(grantId),
+      userId: h.alice,
+    });
+    await h.fake.waitFor(
+      () => h.governance.find((g) => g.kind === 'forged_interaction' && g.workflow_id === `grant-${grantId}`),
+      'the forged click',
+    );
+    expect((await grantStatus(h.system.client, grantId)).state).toBe('live');
   });
 });

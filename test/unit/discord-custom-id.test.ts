@@ -7,6 +7,8 @@ import {
   modalCustomId,
   parseButtonCustomId,
   parseModalCustomId,
+  parseRevokeGrantCustomId,
+  revokeGrantCustomId,
 } from '../../src/escalation/custom-id';
 import { workflowIdFor } from '../helpers/escalation-notice';
 
@@ -77,5 +79,31 @@ describe('reason text', () => {
     expect(cleanReason('   ')).toBeUndefined();
     expect(cleanReason(undefined)).toBeUndefined();
     expect(cleanReason('x'.repeat(5000))).toHaveLength(1000);
+  });
+});
+
+describe('"Revoke grant" custom_id', () => {
+  const grantId = 'gabcdefghijklmnopqrst';
+
+  it('round-trips a grant id and is no decision button', () => {
+    const id = revokeGrantCustomId(grantId);
+    expect(id).toBe(`aj:v1:revoke_grant:${grantId}`);
+    expect(parseRevokeGrantCustomId(id)).toEqual({ grantId });
+    expect(parseButtonCustomId(id)).toBeNull();
+    expect(parseRevokeGrantCustomId(buttonCustomId('approve', wf))).toBeNull();
+  });
+
+  it.each([
+    ['not a grant id', 'aj:v1:revoke_grant:g123'],
+    ['upper case', `aj:v1:revoke_grant:${grantId.toUpperCase()}`],
+    ['trailing data', `aj:v1:revoke_grant:${grantId}:x`],
+    ['another version', `aj:v2:revoke_grant:${grantId}`],
+    ['a proposal workflow id', `aj:v1:revoke_grant:${wf}`],
+  ])('refuses %s', (_name, raw) => {
+    expect(parseRevokeGrantCustomId(raw)).toBeNull();
+  });
+
+  it('refuses to build one for something that is not a grant id', () => {
+    expect(() => revokeGrantCustomId('grant-gabcdefghijklmnopqrst')).toThrow(/not a grant id/);
   });
 });
