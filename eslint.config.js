@@ -196,7 +196,7 @@ const layerZones = [
       './policy',
       './names.ts',
       './circles/names.ts',
-      './circles/state.ts',
+      './circles/state',
       './circles/policy.ts',
       './circles/schemas.ts',
       './circles/statements.ts',

@@ -32,7 +32,7 @@ export { PROPOSAL_ID_RE, PROPOSAL_WORKFLOW_ID_PREFIX, workflowIdNamedBy } from '
  * A proposal_id's claim: a workflow id Temporal keeps unique, started (never run) beside the
  * proposal's own start, so of two proposals racing in under one proposal_id only one holds it (the
  * other's run is withdrawn, nothing of it performed). See `claimProposalId` and `startReserved` in
- * src/client/proposals.ts.
+ * src/client/proposals/ (reservation.ts, submit.ts).
  */
 export const PROPOSAL_ID_CLAIM_WORKFLOW_TYPE = 'proposalIdClaim';
 export const PROPOSAL_ID_CLAIM_PREFIX = 'proposal-id-claim-';

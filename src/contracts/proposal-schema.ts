@@ -8,7 +8,7 @@ import { actionShapes, KNOWN_ACTION_TYPES, ProposalEnvelopeSchema as StoredEnvel
 
 /**
  * What a submitter sends: `proposal_id` may be left out (the proposal is then named by its content, its workflow id;
- * src/client/proposals.ts fills it in). Every stored proposal has one.
+ * src/client/proposals/submit.ts fills it in). Every stored proposal has one.
  */
 const ProposalEnvelopeSchema = StoredEnvelope.extend({
   proposal_id: StoredEnvelope.shape.proposal_id
