@@ -10,7 +10,7 @@ import { GrantDefinitionSchema, type GrantDefinition } from '../contracts/grant'
 import type { Proposal } from '../contracts/proposal';
 import { GRANT_MEMO_KEY, GRANT_WORKFLOW_TYPE, grantWorkflowId } from '../names';
 import { actionDigest } from '../contracts/capability';
-import { grantedActionOf, matchCovers } from '../policy/grants';
+import { grantedActionOf, matchCovers, sessionCovers } from '../policy/grants';
 
 /** At most this many candidates are tried per proposal (each is one Update when the first ones refuse). */
 const MAX_CANDIDATES = 3;
@@ -105,6 +105,7 @@ export class LiveGrants {
     const out: string[] = [];
     for (const d of [...(identical ?? []), ...list.patterns]) {
       if (Date.parse(d.expires_at) <= nowMs) continue;
+      if (!sessionCovers(d, action)) continue;
       if (d.match.kind === 'pattern' && !matchCovers(d.match, action)) continue;
       out.push(d.grant_id);
       if (out.length === MAX_CANDIDATES) break;

@@ -10,6 +10,7 @@ import type { KeyFile } from '../contracts/identity';
 import {
   createGrant,
   grantDefinitionFor,
+  grantSessionFor,
   grantStatus,
   listGrants,
   revokeGrant,
@@ -30,6 +31,10 @@ export interface GrantFlags {
   uses?: string;
   same?: string;
   under?: string;
+  /** Scope the grant to this runtime session id. */
+  session?: string;
+  /** Scope the grant to the proposal's own session (it must carry a `session_id`). */
+  thisSession?: boolean;
   reason?: string;
 }
 
@@ -62,6 +67,7 @@ export async function grantLike(
     lifetimeMs: parseDuration(flags.for, names.for),
     maxUses: usesFrom(flags.uses, names.uses),
     scope: patterned ? { kind: 'pattern', same, under: flags.under } : { kind: 'identical' },
+    sessionId: grantSessionFor(status.proposal, { explicit: flags.session, thisSession: flags.thisSession }),
     reason: flags.reason,
     originWorkflowId: status.workflow_id,
   });
@@ -78,8 +84,9 @@ function grantLine(g: ListedGrant): string {
           ...Object.entries(g.match.parameters ?? {}).map(([k, v]) => `parameters.${k}=${JSON.stringify(v)}`),
           ...(g.match.under ? [`under ${g.match.under}`] : []),
         ].join(', ');
+  const session = g.session_id !== undefined ? ` (session ${g.session_id})` : '';
   return (
-    `${g.grant_id}  ${g.running ? 'live ' : 'ended'}  ${g.agent_id} ${g.action_type}: ${what}; ` +
+    `${g.grant_id}  ${g.running ? 'live ' : 'ended'}  ${g.agent_id}${session} ${g.action_type}: ${what}; ` +
     `up to ${g.max_uses} uses until ${g.expires_at} (by ${g.approver})`
   );
 }
@@ -102,6 +109,8 @@ export function registerGrantCommands(program: Command): void {
         'parameters.command,target.cwd',
     )
     .option('--under <dir>', 'a pattern: every path of the target (path, cwd, paths) must lie in this directory')
+    .option('--session <id>', "only calls of this runtime session (a coding agent's session id)")
+    .option('--this-session', "only calls of the proposal's own session (the proposal must carry a session_id)")
     .option('--reason <text>', 'why (shown in the audit trail)')
     .option('--key <file>', 'sign the grant with your key file (required when the policy lists a key for you)')
     .option('--task-queue <name>', 'workflow task queue of the workers', DEFAULT_TASK_QUEUES.workflow)
@@ -114,7 +123,9 @@ export function registerGrantCommands(program: Command): void {
         else
           process.stdout.write(
             `grant ${status.definition.grant_id} is live: up to ${status.definition.max_uses} uses until ` +
-              `${status.definition.expires_at}\n` +
+              `${status.definition.expires_at}` +
+              (status.definition.session_id !== undefined ? `, in session ${status.definition.session_id} only` : '') +
+              '\n' +
               `revoke it with: agent-judge grants revoke ${status.definition.grant_id}\n`,
           );
       });

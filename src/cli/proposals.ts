@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { Argument, type Command, Option } from 'commander';
 import { BadInputError } from '../contracts/errors';
 import { parseEditFlag, type ActionEdit } from '../contracts/action-edit';
-import { clarify, decide, listProposals, submitAndWait, submitProposal } from '../client/proposals';
+import { clarify, decide, getStatus, listProposals, submitAndWait, submitProposal } from '../client/proposals';
+import { SessionIdSchema } from '../contracts/proposal';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { printJson, readJsonInput } from './io';
 import { chooseOutputFormat, renderOutcome, renderSubmitted } from './outcome-text';
@@ -133,6 +134,11 @@ export function registerProposalCommands(program: Command): void {
         'with --grant-for: a pattern of fields that must stay equal (parameters.command)',
       )
       .option('--grant-under <dir>', 'with --grant-for: a pattern: every path of the target must lie in this directory')
+      .option('--grant-session <id>', "with --grant-for: only calls of this runtime session (a coding agent's session)")
+      .option(
+        '--grant-this-session',
+        "with --grant-for: only calls of this proposal's own session (it must carry a session_id)",
+      )
       .option(
         '--task-queue <name>',
         'with --grant-for: the workflow task queue of the workers',
@@ -152,14 +158,28 @@ export function registerProposalCommands(program: Command): void {
         grantUses?: string;
         grantSame?: string;
         grantUnder?: string;
+        grantSession?: string;
+        grantThisSession?: boolean;
         taskQueue: string;
       } & OutputFlags,
       cmd: Command,
     ) => {
       chooseOutputFormat(opts, process.stdout.isTTY);
       const granting = opts.grantFor !== undefined;
-      if (!granting && (opts.grantUses ?? opts.grantSame ?? opts.grantUnder) !== undefined)
-        throw new BadInputError('--grant-uses, --grant-same and --grant-under need --grant-for <duration>');
+      if (
+        !granting &&
+        ((opts.grantUses ?? opts.grantSame ?? opts.grantUnder ?? opts.grantSession) !== undefined ||
+          opts.grantThisSession)
+      )
+        throw new BadInputError(
+          '--grant-uses, --grant-same, --grant-under, --grant-session and --grant-this-session need ' +
+            '--grant-for <duration>',
+        );
+      if (opts.grantSession !== undefined && !SessionIdSchema.safeParse(opts.grantSession).success)
+        throw new BadInputError(
+          `--grant-session: expected a session id of 1-256 characters of letters, digits, . _ : -, ` +
+            `got ${JSON.stringify(opts.grantSession.slice(0, 300))}`,
+        );
       if (granting && decision !== 'approve') throw new BadInputError('--grant-for: only an approval can grant');
       const edits = await readEdits(opts.edit, opts.editFile);
       if (edits && decision !== 'approve') throw new BadInputError('--edit: only an approval carries edits');
@@ -168,6 +188,12 @@ export function registerProposalCommands(program: Command): void {
       const key = opts.key ? await loadKeyFile(opts.key) : undefined;
       await withClient(cmd, async (client) => {
         await warnIfPolicyNotInForce(client, DEFAULT_TASK_QUEUES.workflow);
+        // Before the decision: a grant that cannot be scoped as asked must not leave an approval without its grant.
+        if (opts.grantThisSession || opts.grantSession !== undefined)
+          (await import('../client/grants')).grantSessionFor((await getStatus(client, id)).proposal, {
+            explicit: opts.grantSession,
+            thisSession: opts.grantThisSession,
+          });
         printOutcome(
           await decide(
             client,
@@ -184,6 +210,8 @@ export function registerProposalCommands(program: Command): void {
           uses: opts.grantUses,
           same: opts.grantSame,
           under: opts.grantUnder,
+          session: opts.grantSession,
+          thisSession: opts.grantThisSession,
           taskQueue: opts.taskQueue,
         };
         const grant = await grantLike(client, id, opts.approver, { ...flags, reason: opts.reason }, key, {

@@ -55,6 +55,11 @@ export interface GrantFromProposal {
   lifetimeMs: number;
   maxUses: number;
   scope: GrantScopeChoice;
+  /**
+   * Scope the grant to one runtime session (a coding agent's session id, see {@link grantSessionFor}): it then covers
+   * only that agent's proposals carrying this `session_id`. Absent, every session of the agent (and none).
+   */
+  sessionId?: string;
   reason?: string;
   originWorkflowId?: string;
   now?: Date;
@@ -91,6 +96,7 @@ export function grantDefinitionFor(proposal: Proposal, options: GrantFromProposa
     grant_id: newGrantId(),
     approver: options.approver,
     agent_id: proposal.agent_id,
+    ...(options.sessionId !== undefined ? { session_id: options.sessionId } : {}),
     action_type: proposal.action_type,
     match,
     max_uses: options.maxUses,
@@ -101,6 +107,25 @@ export function grantDefinitionFor(proposal: Proposal, options: GrantFromProposa
   });
   if (!parsed.success) throw new BadInputError(describeIssues('grant', parsed.error.issues));
   return parsed.data;
+}
+
+/**
+ * The session a grant made from `proposal` is scoped to: `explicit` (an id the approver named) or, with `thisSession`,
+ * the proposal's own `session_id`; undefined for neither. A proposal without a session cannot give one.
+ */
+export function grantSessionFor(
+  proposal: Pick<Proposal, 'session_id' | 'proposal_id'>,
+  options: { explicit?: string; thisSession?: boolean },
+): string | undefined {
+  if (options.explicit !== undefined && options.thisSession)
+    throw new BadInputError('grant session: give either a session id or "this session", not both');
+  if (!options.thisSession) return options.explicit;
+  if (proposal.session_id === undefined)
+    throw new BadInputError(
+      `grant session: proposal ${proposal.proposal_id} carries no session_id (only calls from a coding agent's ` +
+        'session do), so a grant cannot be scoped to its session',
+    );
+  return proposal.session_id;
 }
 
 /**
@@ -199,6 +224,8 @@ export interface ListedGrant {
   running: boolean;
   approver: string;
   agent_id: string;
+  /** The one runtime session the grant covers, when scoped to one. */
+  session_id?: string;
   action_type: string;
   match: GrantMatch;
   max_uses: number;
@@ -219,12 +246,13 @@ export async function listGrants(
   for await (const w of client.workflow.list({ query })) {
     const d = GrantDefinitionSchema.safeParse(w.memo?.[GRANT_MEMO_KEY]);
     if (!d.success) continue;
-    const { grant_id, approver, agent_id, action_type, match, max_uses, expires_at, created_at } = d.data;
+    const { grant_id, approver, agent_id, session_id, action_type, match, max_uses, expires_at, created_at } = d.data;
     out.push({
       grant_id,
       running: w.status.name === 'RUNNING',
       approver,
       agent_id,
+      ...(session_id !== undefined ? { session_id } : {}),
       action_type,
       match,
       max_uses,

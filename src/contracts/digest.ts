@@ -37,9 +37,25 @@ export function proposalWorkflowId(proposal: Proposal): string {
  * The identity of a proposal its caller performs (a call through the MCP proxy): who, what action, the exact call
  * and how many identical calls finished before; NOT its justification, evidence or scope. The identical call
  * re-issued with `_agent_judge` filled in then reaches the same proposal (its clarification), a rejected call stays
- * refused whatever it says for itself, and only changed arguments make a new proposal.
+ * refused whatever it says for itself, and only changed arguments make a new proposal. The runtime's session
+ * (`session_id`) counts when present: the identical call in another session is another proposal, so a session-scoped
+ * grant's approval of one session's call is never reached by the other session (absent, the digest is unchanged).
  */
 function performedCallDigest(proposal: Proposal): string {
-  const { agent_id, action_type, target, parameters, performer, revision_of } = proposal;
-  return toHex(sha256(utf8(canonicalJson({ agent_id, action_type, target, parameters, performer, revision_of }))));
+  const { agent_id, action_type, target, parameters, performer, revision_of, session_id } = proposal;
+  return toHex(
+    sha256(
+      utf8(
+        canonicalJson({
+          agent_id,
+          action_type,
+          target,
+          parameters,
+          performer,
+          revision_of,
+          ...(session_id !== undefined ? { session_id } : {}),
+        }),
+      ),
+    ),
+  );
 }

@@ -1,10 +1,11 @@
 /**
  * Scoped grants (docs/grants.md): an approver's signed, durable "approve calls like this one for N minutes or N uses,
- * for this agent". A grant is its own workflow (src/workflows/grant.ts) with an expiry timer; a proposal it covers is
- * approved before the judge, with `decided_by: grant:<id>`, and still gets its single-use capability token.
+ * for this agent" (or for one runtime session of it). A grant is its own workflow (src/workflows/grant.ts) with an
+ * expiry timer; a proposal it covers is approved before the judge, with `decided_by: grant:<id>`, and still gets its
+ * single-use capability token.
  */
 import { z } from 'zod';
-import { ActionTypeSchema, AgentIdSchema } from './proposal';
+import { ActionTypeSchema, AgentIdSchema, SessionIdSchema } from './proposal';
 import { ApproverIdSchema } from './messages';
 import { NonceSchema, SignatureSchema } from './identity-text';
 import { WebAuthnAssertionSchema } from './passkey';
@@ -58,6 +59,12 @@ export const GrantDefinitionSchema = z.strictObject({
   approver: ApproverIdSchema,
   /** The one agent the grant is for. */
   agent_id: AgentIdSchema,
+  /**
+   * The one runtime session the grant is for, when scoped to one (a coding agent's session, the proposal's
+   * `session_id`): it then covers only that agent's proposals of that session, never a proposal without a session.
+   * Part of the signed definition like every other field.
+   */
+  session_id: SessionIdSchema.optional(),
   action_type: ActionTypeSchema,
   match: GrantMatchSchema,
   /** Uses allowed in all (each covered proposal is one use). */
@@ -96,6 +103,8 @@ export type GrantRequest = z.infer<typeof GrantRequestSchema>;
 export const GrantUseSchema = z.strictObject({
   workflow_id: z.string().min(1).max(128),
   agent_id: AgentIdSchema,
+  /** The proposal's runtime session, when it has one (a session-scoped grant covers only its own session). */
+  session_id: SessionIdSchema.optional(),
   action_type: ActionTypeSchema,
   target: z.record(z.string(), z.unknown()),
   parameters: z.record(z.string(), z.unknown()),

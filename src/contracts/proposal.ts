@@ -19,6 +19,14 @@ export const AgentIdSchema = z
   .string()
   .regex(/^@?[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, 'expected an agent id such as @engineering');
 
+/**
+ * A coding-agent runtime's session id (Claude Code, Codex and Gemini give a UUID): 1-256 characters of letters,
+ * digits and `. _ : -`, so it is safe in a log line, a CLI argument and a URL. What a session-scoped grant binds.
+ */
+export const SessionIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9._:-]{1,256}$/, 'expected a session id of 1-256 characters of letters, digits, . _ : -');
+
 /** Action types are snake_case words; unknown (but well-formed) types are routed to a human. */
 export const ActionTypeSchema = z
   .string()
@@ -270,6 +278,13 @@ export const ProposalEnvelopeSchema = z.strictObject({
    * and the injection scan reads it. Optional: direct callers fill it in, runtimes that know the task will too.
    */
   user_task: z.string().min(1).max(USER_TASK_MAX_CHARS).optional(),
+  /**
+   * The coding-agent runtime's session the call came from, when the gate knows it (a hook's `session_id`); absent for
+   * the MCP proxy and direct callers. Part of the content digest, and of a performed call's identity: the identical
+   * call in two sessions is two proposals, so a grant scoped to one session (docs/grants.md) can never approve, or be
+   * found through, the other session's proposal. Absent, the digest is what it always was.
+   */
+  session_id: SessionIdSchema.optional(),
   /**
    * Set when the caller performs the approved action itself (the MCP proxy forwards the call): agent-judge's
    * executors never run it, and the caller reports the outcome. `call` is the digest of the exact call (tool, its

@@ -103,11 +103,12 @@ export function toolCallDigest(
 /**
  * The proposal for a judged call, `sequence` identical calls after the first. Its proposal_id is derived from its
  * workflow id (`mcp-<32 hex>` for MCP, `call-<32 hex>` for any other runtime), so the identical call re-issued names
- * the same proposal; returns the schema's refusal otherwise.
+ * the same proposal; returns the schema's refusal otherwise. The runtime's session id, when it gives one, becomes the
+ * proposal's `session_id` (part of its identity: the identical call in another session is another proposal).
  */
 export function proposalForToolCall(input: {
   agentId: string;
-  call: Pick<GateToolCall, 'runtime' | 'server' | 'tool' | 'toolDefinitionHash' | 'userTask'>;
+  call: Pick<GateToolCall, 'runtime' | 'server' | 'tool' | 'toolDefinitionHash' | 'userTask' | 'session'>;
   callDigest: string;
   mapping: Extract<CallMapping, { kind: 'judged' }>;
   agent: AgentStatement;
@@ -128,6 +129,8 @@ export function proposalForToolCall(input: {
     cited_evidence: agent.cited_evidence ?? [],
     scope_claim: agent.scope_claim ?? {},
     ...userTaskField(call.userTask),
+    // The runtime's session, so a grant can be scoped to it (docs/grants.md); a malformed id refuses the call.
+    ...(call.session?.sessionId ? { session_id: call.session.sessionId } : {}),
     performer: {
       by: 'caller',
       call: input.callDigest,

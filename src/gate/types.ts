@@ -43,8 +43,9 @@ export interface GateToolCall {
    */
   userTask?: string;
   /**
-   * Audit only (never part of the call's identity): the runtime's session and call ids. Not recorded by the gate yet;
-   * the adapter's own log line carries them.
+   * The runtime's session and call ids. The session id becomes the proposal's `session_id` (what a session-scoped
+   * grant binds; it makes the identical call in another session another proposal), but never part of `performer.call`;
+   * the call id is audit only (the adapter's own log line carries it).
    */
   session?: { sessionId?: string; callId?: string };
 }

@@ -15,6 +15,8 @@ import type { Tier } from '../contracts/verdict';
 /** What a grant compares: the action alone (not the justification, evidence or the caller's call counter). */
 export interface GrantedAction {
   agent_id: string;
+  /** The runtime session the proposal came from, if any (what a session-scoped grant compares). */
+  session_id?: string;
   action_type: string;
   target: Record<string, unknown>;
   parameters: Record<string, unknown>;
@@ -72,10 +74,19 @@ export function matchCovers(match: GrantMatch, action: GrantedAction): boolean {
   return true;
 }
 
-/** True when the grant covers the action: the same agent, the same action type, and its match. */
+/**
+ * True when the grant's session scope admits the action: a grant without `session_id` covers every session (and
+ * none); a session-scoped grant only a proposal of that very session, never one that carries no session.
+ */
+export function sessionCovers(definition: Pick<GrantDefinition, 'session_id'>, action: GrantedAction): boolean {
+  return definition.session_id === undefined || definition.session_id === action.session_id;
+}
+
+/** True when the grant covers the action: the same agent, its session if scoped, the same action type, its match. */
 export function grantCovers(definition: GrantDefinition, action: GrantedAction): boolean {
   return (
     definition.agent_id === action.agent_id &&
+    sessionCovers(definition, action) &&
     definition.action_type === action.action_type &&
     matchCovers(definition.match, action)
   );
@@ -85,6 +96,7 @@ export function grantCovers(definition: GrantDefinition, action: GrantedAction):
 export function grantedActionOf(proposal: Proposal): GrantedAction {
   return {
     agent_id: proposal.agent_id,
+    ...(proposal.session_id !== undefined ? { session_id: proposal.session_id } : {}),
     action_type: proposal.action_type,
     target: proposal.target,
     parameters: proposal.parameters,

@@ -11,6 +11,7 @@ import { LiveGrants } from '../../src/activities/live-grants';
 import {
   createGrant,
   grantDefinitionFor,
+  grantSessionFor,
   grantStatus,
   listGrants,
   revokeGrant,
@@ -21,7 +22,7 @@ import { parseProposal } from '../../src/contracts/proposal';
 import type { GrantDefinition, GrantStatus } from '../../src/contracts/grant';
 import { generateIdentity } from '../../src/identity/keys';
 import { signGrant } from '../../src/identity/sign-grant';
-import { GRANT_MEMO_KEY, GRANT_WORKFLOW_TYPE, grantWorkflowId } from '../../src/names';
+import { GRANT_MEMO_KEY, GRANT_WORKFLOW_TYPE, grantWorkflowId, useGrantUpdate } from '../../src/names';
 import { McpRuleSchema } from '../../src/contracts/mcp';
 import { createGate, type GateAnswer } from '../../src/gate';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
@@ -187,6 +188,114 @@ describe('scoped grants', () => {
     expect(after.caller).toMatchObject({ outcome: 'ok' });
     expect((await grantStatus(sys.client, live.definition.grant_id)).uses.map((u) => u.workflow_id)).toEqual([
       again.workflowId,
+    ]);
+  });
+
+  it("a session-scoped grant approves its session's identical calls, not another session's or none", async () => {
+    const inSession = (session?: string) => payment(31, session === undefined ? {} : { session_id: session });
+    const first = inSession('sess-a');
+    expect((await submit(first)).status).toBe('awaiting_human');
+    await decide(sys.client, String(first.proposal_id), { decision: 'approve', approver: 'scott' }, { key: scott });
+    const { proposal: held } = await getStatus(sys.client, String(first.proposal_id));
+    expect(held.session_id).toBe('sess-a');
+    const live = await start(grantFor(first, { sessionId: grantSessionFor(held, { thisSession: true }), maxUses: 5 }));
+    expect(live.definition.session_id).toBe('sess-a');
+    await grants.refresh();
+    expect(
+      (await listGrants(sys.client, { taskQueue: sys.taskQueues.workflow })).find(
+        (g) => g.grant_id === live.definition.grant_id,
+      ),
+    ).toMatchObject({ session_id: 'sess-a' });
+
+    const same = await submit(inSession('sess-a'));
+    expect(same.status).toBe('approved');
+    expect(same.verdict).toMatchObject({ verdict: 'APPROVE', decided_by: `grant:${live.definition.grant_id}` });
+    // The identical call from another session, or from no session: the index offers no candidate, a person decides.
+    expect(grants.candidates(parseProposal(inSession('sess-b')))).not.toContain(live.definition.grant_id);
+    const other = await submit(inSession('sess-b'));
+    expect(other.status).toBe('awaiting_human');
+    expect(other.verdict?.decided_by).toBeUndefined();
+    expect((await submit(inSession())).status).toBe('awaiting_human');
+    // The grant's own workflow (the authority) refuses another session's use even when asked directly.
+    await expect(
+      sys.client.workflow.getHandle(grantWorkflowId(live.definition.grant_id)).executeUpdate(useGrantUpdate, {
+        args: [
+          {
+            workflow_id: other.workflow_id,
+            agent_id: '@engineering',
+            session_id: 'sess-b',
+            action_type: 'financial_op',
+            target: parseProposal(inSession('sess-b')).target,
+            parameters: parseProposal(inSession('sess-b')).parameters,
+            tier: 'human-only',
+          },
+        ],
+      }),
+    ).rejects.toThrow();
+    const status = await grantStatus(sys.client, live.definition.grant_id);
+    expect(status.uses.map((u) => u.workflow_id)).toEqual([same.workflow_id]);
+
+    // A malformed session id is refused at the edge, naming the field and the rule.
+    await expect(submit(inSession('sess a'))).rejects.toThrow(/session_id: .*1-256 characters of letters, digits/);
+  });
+
+  it("a runtime's gate: a grant for one session covers that session's next identical call, not another's", async () => {
+    const gate = createGate({
+      client: sys.client,
+      taskQueue: sys.taskQueues.workflow,
+      rules: {
+        rules: [
+          McpRuleSchema.parse({
+            name: 'fake.pay',
+            server: 'bank',
+            tool: 'pay',
+            actionType: 'financial_op',
+            target: { account: '$.account' },
+            parameters: { amount: '$.amount', currency: 'EUR' },
+          }),
+        ],
+      },
+      performer: { agentId: '@engineering', redeemer: 'hook:fake' },
+      holdMs: 3000,
+    });
+    const call = (sessionId: string) => ({
+      runtime: 'fake',
+      server: 'bank',
+      tool: 'pay',
+      arguments: { account: 'session-test', amount: 13 },
+      session: { sessionId },
+    });
+    const first = await gate.decide(call('s-one'));
+    expect(first).toMatchObject({ kind: 'pending', waitingFor: 'human' });
+    const firstId = (first as { proposalId: string }).proposalId;
+    await decide(sys.client, firstId, { decision: 'approve', approver: 'scott' }, { key: scott });
+    const { proposal: held } = await getStatus(sys.client, firstId);
+    expect(held.session_id).toBe('s-one');
+    const live = await start(
+      grantDefinitionFor(held, {
+        approver: 'scott',
+        lifetimeMs: 600_000,
+        maxUses: 5,
+        scope: { kind: 'identical' },
+        sessionId: grantSessionFor(held, { thisSession: true }),
+      }),
+    );
+    const performed = await gate.decide(call('s-one'));
+    if (performed.kind !== 'forward' || performed.lease === null) throw new Error(JSON.stringify(performed));
+    await performed.lease.report('ok');
+    await grants.refresh();
+
+    const again = await gate.decide(call('s-one'));
+    if (again.kind !== 'forward' || again.lease === null) throw new Error(JSON.stringify(again));
+    expect(again.lease.status.verdict).toMatchObject({ decided_by: `grant:${live.definition.grant_id}` });
+    await again.lease.report('ok');
+
+    // The identical call in another session is another proposal, which the session's grant does not cover.
+    const elsewhere = await gate.decide(call('s-two'));
+    expect(elsewhere).toMatchObject({ kind: 'pending', waitingFor: 'human' });
+    expect((elsewhere as { proposalId: string }).proposalId).not.toBe(firstId);
+    expect((await grantStatus(sys.client, live.definition.grant_id)).uses.map((u) => u.workflow_id)).toEqual([
+      again.lease.workflowId,
     ]);
   });
 

@@ -9,7 +9,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import pino from 'pino';
+import { LiveGrants } from '../../src/activities/live-grants';
+import { createGrant, grantDefinitionFor, grantSessionFor } from '../../src/client/grants';
 import { decide, getStatus } from '../../src/client/proposals';
 import { HookGateServer } from '../../src/hooks/gate-server';
 import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
@@ -19,6 +23,8 @@ import { startSystem, type TestSystem } from '../helpers/system';
 const CLIENT = fileURLToPath(new URL('../../src/hooks/client-main.ts', import.meta.url));
 
 let sys: TestSystem;
+let grants: LiveGrants;
+let connection: Connection;
 let gate: HookGateServer;
 let url: string;
 let project: string;
@@ -26,8 +32,15 @@ const token = newAgentToken();
 const tokenFile = () => join(sys.baseDir, 'hook-token');
 
 beforeAll(async () => {
+  const queue = `hooks-gate-${Math.random().toString(36).slice(2)}`;
+  connection = await Connection.connect({ address: inject('temporalAddress') });
+  const client = new Client({ connection, namespace: inject('temporalNamespace') });
+  // The test's own index of live grants, refreshed on demand (the session-scoped grant case).
+  grants = new LiveGrants({ client, taskQueue: queue, logger: pino({ level: 'silent' }) });
   sys = await startSystem({
     spec: { escalation: { approvers: ['scott'], timeout: '10m' }, hooks: { holdFor: '1500ms' } },
+    taskQueuePrefix: queue,
+    grants,
   });
   project = join(sys.baseDir, 'project');
   mkdirSync(join(project, 'src'), { recursive: true });
@@ -45,13 +58,21 @@ beforeAll(async () => {
   url = await gate.start();
 });
 afterAll(async () => {
+  grants?.stop();
   await gate?.close();
   await sys?.stop();
+  await connection?.close();
 });
 
-function claudeInput(event: string, tool: string, input: Record<string, unknown>, id = randomUUID()) {
+function claudeInput(
+  event: string,
+  tool: string,
+  input: Record<string, unknown>,
+  id = randomUUID(),
+  session = 'sess-1',
+) {
   return {
-    session_id: 'sess-1',
+    session_id: session,
     transcript_path: '/nonexistent/t.jsonl',
     cwd: project,
     permission_mode: 'default',
@@ -206,6 +227,58 @@ describe('Claude Code through the resident gate', () => {
     expect(decisionOf(JSON.parse(resumed.stdout)).permissionDecision).toBe('allow');
     await commandHook('claude-code', { ...claudeInput('PostToolUse', 'Bash', input, id), tool_response: {} });
     expect(await getStatus(sys.client, proposalId)).toMatchObject({ status: 'executed', caller: { outcome: 'ok' } });
+  });
+
+  it("a grant scoped to one session allows that session's next identical call, not another session's", async () => {
+    const command = { command: `echo "$(date)" > grant-${randomUUID()}.log`, description: 'Record when it ran' };
+    const [one, two] = [`s1-${randomUUID()}`, `s2-${randomUUID()}`];
+    const proposalIn = (reason: string | undefined) => /[Pp]roposal (call-[0-9a-f]{32})/.exec(reason ?? '')![1]!;
+    const id = randomUUID();
+    const held = decisionOf((await httpHook(claudeInput('PreToolUse', 'Bash', command, id, one))).json);
+    expect(held.permissionDecisionReason).toMatch(/waiting for a person/);
+    const firstId = proposalIn(held.permissionDecisionReason);
+    const { proposal } = await getStatus(sys.client, firstId);
+    expect(proposal).toMatchObject({ session_id: one, action_type: 'shell_command' });
+    // The person approves and grants the identical command for this session only.
+    await decide(sys.client, firstId, { decision: 'approve', approver: 'scott' });
+    const grant = await createGrant(
+      sys.client,
+      {
+        definition: grantDefinitionFor(proposal, {
+          approver: 'scott',
+          lifetimeMs: 600_000,
+          maxUses: 5,
+          scope: { kind: 'identical' },
+          sessionId: grantSessionFor(proposal, { thisSession: true }),
+        }),
+      },
+      { taskQueue: sys.taskQueues.workflow },
+    );
+    expect(decisionOf((await httpHook(claudeInput('PreToolUse', 'Bash', command, id, one))).json)).toMatchObject({
+      permissionDecision: 'allow',
+    });
+    await httpHook({ ...claudeInput('PostToolUse', 'Bash', command, id, one), tool_response: {} });
+    await grants.refresh();
+
+    // The session runs the identical command again: the grant allows it at once, no person is asked.
+    const next = randomUUID();
+    const again = decisionOf((await httpHook(claudeInput('PreToolUse', 'Bash', command, next, one))).json);
+    expect(again.permissionDecision).toBe('allow');
+    const againId = proposalIn(again.permissionDecisionReason);
+    expect(againId).not.toBe(firstId);
+    expect((await getStatus(sys.client, againId)).verdict).toMatchObject({
+      verdict: 'APPROVE',
+      decided_by: `grant:${grant.definition.grant_id}`,
+    });
+    await httpHook({ ...claudeInput('PostToolUse', 'Bash', command, next, one), tool_response: {} });
+
+    // Another session's identical command is its own proposal, held for a person.
+    const elsewhere = decisionOf((await httpHook(claudeInput('PreToolUse', 'Bash', command, randomUUID(), two))).json);
+    expect(elsewhere.permissionDecision).toBe('deny');
+    expect(elsewhere.permissionDecisionReason).toMatch(/waiting for a person/);
+    const elsewhereStatus = await getStatus(sys.client, proposalIn(elsewhere.permissionDecisionReason));
+    expect(elsewhereStatus.proposal.session_id).toBe(two);
+    expect(elsewhereStatus.status).toBe('awaiting_human');
   });
 
   it('fails closed: a wrong token, an unreadable input, no gate at all', async () => {

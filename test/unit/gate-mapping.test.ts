@@ -58,6 +58,41 @@ describe('gate mapping and names', () => {
     expect(proposalWorkflowId(proposalOf(call('codex'), 1))).not.toBe(proposalWorkflowId(proposalOf(call('codex'))));
   });
 
+  it("the runtime's session id is the proposal's session_id and part of its identity, not of the call digest", () => {
+    const inA = { ...call('claude-code'), session: { sessionId: 'sess-a', callId: 'c1' } };
+    const inB = { ...call('claude-code'), session: { sessionId: 'sess-b', callId: 'c1' } };
+    const a = proposalOf(inA);
+    const b = proposalOf(inB);
+    expect(a.session_id).toBe('sess-a');
+    expect(b.session_id).toBe('sess-b');
+    expect(toolCallDigest(inA)).toBe(toolCallDigest(inB));
+    expect(a.proposal_id).not.toBe(b.proposal_id);
+    expect(proposalWorkflowId(a)).not.toBe(proposalWorkflowId(b));
+    // Without a session the proposal is named exactly as before the field existed.
+    const none = proposalOf(call('claude-code'));
+    expect(none.session_id).toBeUndefined();
+    expect(proposalOf({ ...call('claude-code'), session: { callId: 'c1' } }).proposal_id).toBe(none.proposal_id);
+    expect(proposalOf({ ...call('claude-code'), session: { sessionId: 'sess-a', callId: 'c2' } }).proposal_id).toBe(
+      a.proposal_id,
+    );
+  });
+
+  it('a malformed session id refuses the call, naming the field and the rule', () => {
+    const c = { ...call('claude-code'), session: { sessionId: 'sess a/..' } };
+    const mapping = mapToolCall(rules, c);
+    if (mapping.kind !== 'judged') throw new Error('expected judged');
+    const r = proposalForToolCall({
+      agentId: '@a',
+      call: c,
+      callDigest: toolCallDigest(c),
+      mapping,
+      agent: {},
+      sequence: 0,
+    });
+    if (r.ok) throw new Error('expected a refusal');
+    expect(r.error).toMatch(/proposal\.session_id: .*1-256 characters/);
+  });
+
   it('a no-judge rule maps to no proposal', () => {
     expect(mapToolCall(rules, { ...call('codex'), tool: 'read' })).toMatchObject({ kind: 'no-judge' });
   });

@@ -3,7 +3,7 @@
  * policy's bounds, the grant's own use accounting, and its signature (a decision's signature never passes as one).
  */
 import { describe, expect, it } from 'vitest';
-import { grantDefinitionFor } from '../../src/client/grants';
+import { grantDefinitionFor, grantSessionFor } from '../../src/client/grants';
 import { GrantDefinitionSchema, type GrantDefinition, type GrantUse } from '../../src/contracts/grant';
 import { parseProposal } from '../../src/contracts/proposal';
 import { refuseGrantSignature } from '../../src/identity/grant';
@@ -12,7 +12,14 @@ import { signDecision } from '../../src/identity/sign-decision';
 import { passkeyChallenge, withPasskeyAssertion } from '../../src/identity/sign-decision';
 import { grantPasskeyChallenge, signGrant, withGrantPasskeyAssertion } from '../../src/identity/sign-grant';
 import { softAuthenticator } from '../helpers/authenticator';
-import { grantCovers, grantedActionOf, matchCovers, pathIsUnder, refuseGrantByPolicy } from '../../src/policy/grants';
+import {
+  grantCovers,
+  grantedActionOf,
+  matchCovers,
+  pathIsUnder,
+  refuseGrantByPolicy,
+  sessionCovers,
+} from '../../src/policy/grants';
 import { GrantRecord } from '../../src/workflows/grant-state';
 import { proposal, testPolicy } from '../helpers/system';
 
@@ -95,6 +102,78 @@ describe('what a grant covers', () => {
     expect(() => definitionFor(shell('npm test'), { scope: { kind: 'pattern', under: '/repo/../etc' } })).toThrow(
       /normalised/,
     );
+  });
+});
+
+describe('a grant scoped to one session', () => {
+  const inSession = (session: string | undefined, command = 'npm test') =>
+    shell(command, '/repo', session === undefined ? {} : { session_id: session });
+
+  it("covers the agent's proposals of that session only: not another session, not one without a session", () => {
+    const d = definitionFor(inSession('sess-a'), { sessionId: 'sess-a' });
+    expect(d.session_id).toBe('sess-a');
+    expect(grantCovers(d, grantedActionOf(inSession('sess-a')))).toBe(true);
+    expect(grantCovers(d, grantedActionOf(inSession('sess-b')))).toBe(false);
+    expect(grantCovers(d, grantedActionOf(inSession(undefined)))).toBe(false);
+    // Still the one agent and the identical action.
+    expect(grantCovers(d, grantedActionOf(shell('npm test', '/repo', { session_id: 'sess-a', agent_id: '@x' })))).toBe(
+      false,
+    );
+    expect(grantCovers(d, grantedActionOf(inSession('sess-a', 'npm run lint')))).toBe(false);
+    // A pattern grant is narrowed by its session the same way.
+    const p = definitionFor(inSession('sess-a'), {
+      sessionId: 'sess-a',
+      scope: { kind: 'pattern', same: ['target.cwd'] },
+    });
+    expect(grantCovers(p, grantedActionOf(inSession('sess-a', 'npm run lint')))).toBe(true);
+    expect(grantCovers(p, grantedActionOf(inSession('sess-b', 'npm run lint')))).toBe(false);
+    // The grant's own use check (the authority) says the same.
+    const record = new GrantRecord(d, policy);
+    expect(record.refuseUse(useOf(inSession('sess-b')), Date.parse(d.created_at))).toMatch(/does not cover/);
+    expect(record.refuseUse(useOf(inSession(undefined)), Date.parse(d.created_at))).toMatch(/does not cover/);
+    expect(record.refuseUse(useOf(inSession('sess-a')), Date.parse(d.created_at))).toBeNull();
+  });
+
+  it('a grant without a session covers every session of the agent, and calls without one', () => {
+    const d = definitionFor(inSession('sess-a'));
+    expect(d.session_id).toBeUndefined();
+    for (const s of ['sess-a', 'sess-b', undefined]) expect(grantCovers(d, grantedActionOf(inSession(s)))).toBe(true);
+    expect(sessionCovers({}, { agent_id: '@a', action_type: 'x', target: {}, parameters: {} })).toBe(true);
+  });
+
+  it('the session is part of what is signed: another session under the same signature does not verify', () => {
+    const now = Date.now();
+    const d = {
+      ...definitionFor(inSession('sess-a'), { sessionId: 'sess-a' }),
+      created_at: new Date(now).toISOString(),
+      expires_at: new Date(now + 60_000).toISOString(),
+    };
+    const signed = signGrant(d, scott);
+    expect(refuseGrantSignature(policy, signed, now)).toBeNull();
+    expect(refuseGrantSignature(policy, { ...signed, definition: { ...d, session_id: 'sess-b' } }, now)).toMatch(
+      /does not verify/,
+    );
+    const { session_id: _dropped, ...unscoped } = d;
+    expect(refuseGrantSignature(policy, { ...signed, definition: unscoped }, now)).toMatch(/does not verify/);
+  });
+
+  it('refuses a malformed session id, naming the field and the rule', () => {
+    expect(() => definitionFor(inSession('sess-a'), { sessionId: 'a b' })).toThrow(
+      /grant\.session_id: .*1-256 characters of letters, digits, \. _ : -/,
+    );
+    expect(() => definitionFor(inSession('sess-a'), { sessionId: 'x'.repeat(257) })).toThrow(/session_id/);
+    expect(() => parseProposal(proposal('exec', { session_id: '../etc' }))).toThrow(
+      /proposal\.session_id: .*1-256 characters/,
+    );
+    expect(() => parseProposal(proposal('exec', { session_id: '' }))).toThrow(/session_id/);
+  });
+
+  it('"this session" takes the proposal\'s own, and refuses a proposal without one', () => {
+    expect(grantSessionFor(inSession('sess-a'), { thisSession: true })).toBe('sess-a');
+    expect(grantSessionFor(inSession('sess-a'), { explicit: 'sess-z' })).toBe('sess-z');
+    expect(grantSessionFor(inSession(undefined), {})).toBeUndefined();
+    expect(() => grantSessionFor(inSession(undefined), { thisSession: true })).toThrow(/carries no session_id/);
+    expect(() => grantSessionFor(inSession('sess-a'), { thisSession: true, explicit: 'sess-a' })).toThrow(/not both/);
   });
 });
 

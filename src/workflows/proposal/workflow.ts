@@ -284,6 +284,8 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     const use = {
       workflow_id: state.workflowId,
       agent_id: state.proposal.agent_id,
+      // A session-scoped grant checks it; absent (no session), the Update is what it always was.
+      ...(state.proposal.session_id !== undefined ? { session_id: state.proposal.session_id } : {}),
       action_type: state.proposal.action_type,
       target: state.proposal.target,
       parameters: state.proposal.parameters,
