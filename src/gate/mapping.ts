@@ -9,7 +9,7 @@ import { canonicalJson } from '../contracts/canonical-json';
 import { toHex, utf8 } from '../contracts/encoding';
 import { applyTemplate, globMatches, MCP_TOOL_CALL, type McpRule } from '../contracts/mcp';
 import { proposalWorkflowId, PROPOSAL_WORKFLOW_ID_PREFIX } from '../contracts/digest';
-import { safeParseProposal, USER_TASK_MAX_CHARS, type Proposal } from '../contracts/proposal';
+import { safeParseProposal, SessionIdSchema, USER_TASK_MAX_CHARS, type Proposal } from '../contracts/proposal';
 import { callProposalIdPrefix } from '../contracts/workflow-ids';
 import type { AgentStatement, GateRules, GateToolCall } from './types';
 
@@ -101,6 +101,18 @@ export function toolCallDigest(
 }
 
 /**
+ * A runtime's session id as the proposal carries it: the id itself when it is a {@link SessionIdSchema} session id
+ * (Claude Code, Codex and Gemini CLI give UUIDs), else `sha256:` and the first 40 hex digits of its SHA-256 (an
+ * OpenClaw session key may be 1,024 characters of any kind). The same session always gives the same value, and an
+ * unusual id never refuses the runtime's calls.
+ */
+export function proposalSessionId(sessionId: string): string {
+  return SessionIdSchema.safeParse(sessionId).success
+    ? sessionId
+    : `sha256:${toHex(sha256(utf8(sessionId))).slice(0, 40)}`;
+}
+
+/**
  * The proposal for a judged call, `sequence` identical calls after the first. Its proposal_id is derived from its
  * workflow id (`mcp-<32 hex>` for MCP, `call-<32 hex>` for any other runtime), so the identical call re-issued names
  * the same proposal; returns the schema's refusal otherwise. The runtime's session id, when it gives one, becomes the
@@ -129,8 +141,8 @@ export function proposalForToolCall(input: {
     cited_evidence: agent.cited_evidence ?? [],
     scope_claim: agent.scope_claim ?? {},
     ...userTaskField(call.userTask),
-    // The runtime's session, so a grant can be scoped to it (docs/grants.md); a malformed id refuses the call.
-    ...(call.session?.sessionId ? { session_id: call.session.sessionId } : {}),
+    // The runtime's session, so a grant can be scoped to it (docs/grants.md).
+    ...(call.session?.sessionId ? { session_id: proposalSessionId(call.session.sessionId) } : {}),
     performer: {
       by: 'caller',
       call: input.callDigest,

@@ -3,6 +3,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { mapToolCall, proposalForToolCall, toolCallDigest, type GateToolCall } from '../../src/gate';
+import { proposalSessionId } from '../../src/gate/mapping';
 import { proposalWorkflowId } from '../../src/contracts/digest';
 import { McpRuleSchema } from '../../src/contracts/mcp';
 import { PROPOSAL_ID_RE, workflowIdNamedBy } from '../../src/contracts/workflow-ids';
@@ -77,20 +78,27 @@ describe('gate mapping and names', () => {
     );
   });
 
-  it('a malformed session id refuses the call, naming the field and the rule', () => {
-    const c = { ...call('claude-code'), session: { sessionId: 'sess a/..' } };
-    const mapping = mapToolCall(rules, c);
-    if (mapping.kind !== 'judged') throw new Error('expected judged');
-    const r = proposalForToolCall({
-      agentId: '@a',
-      call: c,
-      callDigest: toolCallDigest(c),
-      mapping,
-      agent: {},
-      sequence: 0,
-    });
-    if (r.ok) throw new Error('expected a refusal');
-    expect(r.error).toMatch(/proposal\.session_id: .*1-256 characters/);
+  it('a session id outside the safe form is carried as its digest: the calls still run, one value per session', () => {
+    const proposalIn = (sessionId: string) => {
+      const c = { ...call('openclaw'), session: { sessionId } };
+      const mapping = mapToolCall(rules, c);
+      if (mapping.kind !== 'judged') throw new Error('expected judged');
+      const r = proposalForToolCall({
+        agentId: '@a',
+        call: c,
+        callDigest: toolCallDigest(c),
+        mapping,
+        agent: {},
+        sequence: 0,
+      });
+      if (!r.ok) throw new Error(r.error);
+      return r.proposal;
+    };
+    const odd = proposalIn('agent:main/chat "x" ' + 'k'.repeat(900));
+    expect(odd.session_id).toMatch(/^sha256:[0-9a-f]{40}$/);
+    expect(proposalIn('agent:main/chat "x" ' + 'k'.repeat(900)).session_id).toBe(odd.session_id);
+    expect(proposalIn('agent:main/chat "y" ' + 'k'.repeat(900)).session_id).not.toBe(odd.session_id);
+    expect(proposalSessionId('0b9c2f4e-1d2a-4c3b-9e8f-7a6b5c4d3e2f')).toBe('0b9c2f4e-1d2a-4c3b-9e8f-7a6b5c4d3e2f');
   });
 
   it('a no-judge rule maps to no proposal', () => {
