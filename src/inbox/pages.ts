@@ -143,6 +143,14 @@ function grantSection(p: Proposal, bounds: GrantBounds): Html {
     </p>
     ${fields.map((f) => markup`<label><input type="checkbox" name="grant-same" value="${f}" /> ${f}</label> `)}<br />
     <label>under <input name="grant-under" placeholder="/srv/repo/src" /></label>
+    ${
+      p.session_id === undefined
+        ? ''
+        : markup`<br /><label
+            ><input type="checkbox" name="grant-this-session" value="yes" /> only in this session
+            (${p.session_id})</label
+          >`
+    }
   </details>`;
 }
 
@@ -426,7 +434,11 @@ export function grantsPage(
           <strong>${g.definition.grant_id}</strong>: ${g.definition.action_type} by
           ${agentInline(g.definition.agent_id)}
         </div>
-        <div>covers ${agentInline(grantCoverage(g.definition.match))}</div>
+        <div>
+          covers ${agentInline(grantCoverage(g.definition.match))}${
+            g.definition.session_id === undefined ? '' : markup` in session ${g.definition.session_id} only`
+          }
+        </div>
         <div class="muted">
           ${String(g.uses.length)} of ${String(g.definition.max_uses)} uses · until ${g.definition.expires_at}
         </div>

@@ -33,6 +33,8 @@ export const GrantChoiceSchema = z.strictObject({
     .optional(),
   /** A narrowed pattern: a directory every path of the target must lie in. */
   under: z.string().min(1).max(4096).optional(),
+  /** Only calls of the proposal's own session (its `session_id`, docs/grants.md). */
+  this_session: z.boolean().optional(),
 });
 export type GrantChoice = z.infer<typeof GrantChoiceSchema>;
 

@@ -129,6 +129,7 @@ export const PAGE_SCRIPT = String.raw`
       uses: whole('grant-uses'),
       ...(same.length ? { same } : {}),
       ...(under ? { under } : {}),
+      ...(data.get('grant-this-session') === 'yes' ? { this_session: true } : {}),
     };
   };
 

@@ -132,6 +132,9 @@ interface PendingDecision {
 /** The grant an approver asked for in the inbox, made from the proposal as the run holds it (as the CLI makes it). */
 function grantDefinitionFrom(status: ProposalStatus, approver: string, choice: GrantChoice, reason: string) {
   const patterned = (choice.same?.length ?? 0) > 0 || choice.under !== undefined;
+  const sessionId = status.proposal.session_id;
+  if (choice.this_session && sessionId === undefined)
+    throw new Refusal(400, 'grant.this_session: this proposal carries no session id (only hook calls do)');
   try {
     return grantDefinitionFor(status.proposal, {
       approver,
@@ -140,6 +143,7 @@ function grantDefinitionFrom(status: ProposalStatus, approver: string, choice: G
       scope: patterned ? { kind: 'pattern', same: choice.same, under: choice.under } : { kind: 'identical' },
       ...(reason ? { reason: reason.slice(0, 1024) } : {}),
       originWorkflowId: status.workflow_id,
+      ...(choice.this_session ? { sessionId } : {}),
     });
   } catch (err) {
     const message = (err as Error).message;

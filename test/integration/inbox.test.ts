@@ -472,6 +472,45 @@ describe('the web approval inbox', () => {
     expect(visibleText((await browser.get('/grants')).text)).toContain('You have no live grants.');
   });
 
+  it("grants for the proposal's own session only: that session's next call is covered, another session's is not", async () => {
+    await signIn();
+    const params = { amount: 43, currency: 'EUR' };
+    const noSession = await pending({ parameters: params });
+    expect(visibleText((await browser.get(`/p/${noSession}`)).text)).not.toContain('only in this session');
+    const refused = await browser.post(`/p/${noSession}/challenge`, {
+      decision: 'approve',
+      grant: { minutes: 30, uses: 2, this_session: true },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.json.message).toMatch(/^grant\.this_session: this proposal carries no session id/);
+
+    const workflowId = await pending({ parameters: params, session_id: 'sess-a' });
+    expect(visibleText((await browser.get(`/p/${workflowId}`)).text)).toContain('only in this session (sess-a)');
+    const c = await browser.post(`/p/${workflowId}/challenge`, {
+      decision: 'approve',
+      grant: { minutes: 30, uses: 3, this_session: true },
+    });
+    expect(c.json.grant).toMatchObject({ definition: { agent_id: '@engineering', session_id: 'sess-a' } });
+    const done = await browser.post(`/p/${workflowId}/decide`, {
+      challenge: c.json.challenge,
+      assertion: scott.assert(String(c.json.challenge)),
+      grant_assertion: scott.assert(String((c.json.grant as { challenge: string }).challenge)),
+    });
+    expect(done.status).toBe(200);
+    const grantId = String((done.json.grant as { grant_id: string }).grant_id);
+    await grants.refresh();
+    const next = (session_id: string) =>
+      submitAndWait(sys.client, proposal('financial_op', { parameters: params, session_id }), {
+        taskQueue: sys.taskQueues.workflow,
+      });
+    const same = await next('sess-a');
+    expect(same.verdict?.decided_by).toBe(`grant:${grantId}`);
+    const other = await next('sess-b');
+    expect(other.status).toBe('awaiting_human');
+    expect(visibleText((await browser.get('/grants')).text)).toContain(`${grantId}`);
+    expect(visibleText((await browser.get('/grants')).text)).toContain('in session sess-a only');
+  });
+
   it('the grant workflow itself refuses a forged, unsigned, borrowed or replayed passkey grant', async () => {
     const seed = parseProposal(proposal('financial_op', { parameters: { amount: 43, currency: 'EUR' } }));
     const definitionOf = () =>
