@@ -7,10 +7,10 @@
  * `node --import tsx bench/profile-proposals.ts summary FILE.cpuprofile [N]` prints a profile's heaviest functions
  * (self and inclusive) and its busy time.
  *
- * `BENCH_NAMED=1` submits them without a proposal_id (named by their content: no claim).
+ * `BENCH_NAMED=1` submits them without a proposal_id (named by their content: no reservation).
  *
- * Also `BENCH_KIND=claim`: the proposal_id claim alone (what every submission pays before its proposal starts), with
- * its close (1 s later, by its execution timeout) counted in the round.
+ * Also `BENCH_KIND=reservation`: the proposal_id reservation alone (what every submission pays before its proposal
+ * starts), with its close (1 s later, by its execution timeout) counted in the round.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
 import pino from 'pino';
-import { claimProposalId, submitAndWait } from '../src/client/proposals';
+import { reserveProposalId, submitAndWait } from '../src/client/proposals';
 import { taskQueuesFor } from '../src/names';
 import { defaultPolicyWith } from '../src/policy/load';
 import { startWorkersInProcess, WORKFLOW_BUNDLER_OPTIONS, WORKFLOWS_PATH } from '../src/worker';
@@ -107,15 +107,15 @@ export async function startBenchSystem(prefix: string) {
 }
 
 async function profileRun(): Promise<void> {
-  const kind = (process.env.BENCH_KIND ?? 'lightweight') as 'lightweight' | 'no-judge' | 'full-judge' | 'claim';
+  const kind = (process.env.BENCH_KIND ?? 'lightweight') as 'lightweight' | 'no-judge' | 'full-judge' | 'reservation';
   const n = Number(process.env.BENCH_N ?? 300);
   const rounds = Number(process.env.BENCH_ROUNDS ?? 1);
   const inFlight = Number(process.env.BENCH_IN_FLIGHT ?? 50);
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const { server, system, queues, stop } = await startBenchSystem('profile');
   const once = async () => {
-    if (kind === 'claim') {
-      await claimProposalId(system.client, randomUUID(), `proposal-${randomUUID().replace(/-/g, '')}`);
+    if (kind === 'reservation') {
+      await reserveProposalId(system.client, randomUUID(), `proposal-${randomUUID().replace(/-/g, '')}`);
     } else {
       const proposal = benchProposal(kind);
       if (process.env.BENCH_NAMED) delete proposal.proposal_id;
@@ -134,7 +134,7 @@ async function profileRun(): Promise<void> {
         once,
       );
       const ms = performance.now() - start;
-      if (kind === 'claim') await new Promise((done) => setTimeout(done, 1500));
+      if (kind === 'reservation') await new Promise((done) => setTimeout(done, 1500));
       const own = (selfCpuMs() - cpu0) / n;
       const srv = (processCpuMs(server.process.pid as number) - server0) / n;
       console.log(

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import pino from 'pino';
-import { claimProposalId, submitAndWait } from '../src/client/proposals';
+import { reserveProposalId, submitAndWait } from '../src/client/proposals';
 import { taskQueuesFor } from '../src/names';
 import { defaultPolicyWith } from '../src/policy/load';
 import { startWorkersInProcess, WORKFLOW_BUNDLER_OPTIONS, WORKFLOWS_PATH } from '../src/worker';
@@ -42,7 +42,7 @@ const WARM_UP = 10;
 
 type ProposalType = 'memory_write' | 'vault_note_create' | 'exec';
 
-/** A proposal of `type` with fresh content; `named`: no proposal_id, so it is named by its content (no claim). */
+/** A proposal of `type` with fresh content; `named`: no proposal_id, so it is named by its content (no reservation). */
 function proposalOf(type: ProposalType, named = false): Record<string, unknown> {
   const id = randomUUID();
   const shapes = {
@@ -62,7 +62,7 @@ function proposalOf(type: ProposalType, named = false): Record<string, unknown> 
 
 /** One row of the tables: what one operation is, and how to run it once. */
 interface Kind {
-  key: 'empty' | 'activity' | 'claim' | 'no-judge' | 'lightweight' | 'lightweight-named' | 'full-judge';
+  key: 'empty' | 'activity' | 'reservation' | 'no-judge' | 'lightweight' | 'lightweight-named' | 'full-judge';
   label: string;
   run: () => Promise<void>;
   /** Server work an operation leaves behind after it returns, counted with it: waited for before CPU is read. */
@@ -145,18 +145,18 @@ export async function benchProposals(server: BenchServer): Promise<ProposalBench
     // What every submission pays before its proposal starts (issue 9's race-free proposal_id uniqueness): a start
     // that never runs, closed by its 1 s execution timeout, whose close is counted with it.
     {
-      key: 'claim',
-      label: 'proposal_id claim alone (part of every row below)',
-      run: () => claimProposalId(client, randomUUID(), `proposal-${randomUUID().replace(/-/g, '')}`),
+      key: 'reservation',
+      label: 'proposal_id reservation alone (part of every row below)',
+      run: () => reserveProposalId(client, randomUUID(), `proposal-${randomUUID().replace(/-/g, '')}`),
       settleMs: 1500,
     },
     { key: 'no-judge', label: 'no-judge (memory_write, executed)', run: proposal('memory_write', 'executed') },
     { key: 'lightweight', label: 'lightweight (vault note, approved)', run: proposal('vault_note_create', 'approved') },
-    // The same, submitted without a proposal_id: named by its content (its workflow id), which needs no claim. What
-    // the MCP proxy does for every judged call.
+    // The same, submitted without a proposal_id: named by its content (its workflow id), which needs no reservation.
+    // What the MCP proxy does for every judged call.
     {
       key: 'lightweight-named',
-      label: 'lightweight, named by its content (no claim)',
+      label: 'lightweight, named by its content (no reservation)',
       run: proposal('vault_note_create', 'approved', true),
     },
     { key: 'full-judge', label: 'full-judge rules (exec echo, executed)', run: proposal('exec', 'executed') },

@@ -472,7 +472,7 @@ describe('the web approval inbox', () => {
     expect(visibleText((await browser.get('/grants')).text)).toContain('You have no live grants.');
   });
 
-  it("grants for the proposal's own session only: that session's next call is covered, another session's is not", async () => {
+  it("a session grant from the inbox: that session's next call is covered, another session's is not", async () => {
     await signIn();
     const params = { amount: 43, currency: 'EUR' };
     const noSession = await pending({ parameters: params });

@@ -13,7 +13,7 @@ import {
   submitAndWait,
   submitProposal,
 } from '../../src/client/proposals';
-import { PROPOSAL_ID_CLAIM_PREFIX, SA, statusQuery } from '../../src/names';
+import { PROPOSAL_ID_RESERVATION_PREFIX, SA, statusQuery } from '../../src/names';
 import { parseProposal } from '../../src/contracts/proposal';
 import { BadInputError, DuplicateProposalError } from '../../src/contracts/errors';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
@@ -105,16 +105,17 @@ describe('a proposal named by its content (no proposal_id given)', () => {
     const { proposal_id: _given, ...rest } = proposal(type, unique());
     return rest;
   };
-  const claimOf = (id: string) => sys.client.workflow.getHandle(`${PROPOSAL_ID_CLAIM_PREFIX}${id}`).describe();
+  const reservationOf = (id: string) =>
+    sys.client.workflow.getHandle(`${PROPOSAL_ID_RESERVATION_PREFIX}${id}`).describe();
 
-  it('takes its workflow id as proposal_id, needs no claim, and is found by it without a lookup', async () => {
+  it('takes its workflow id as proposal_id, needs no reservation, and is found by it without a lookup', async () => {
     const p = unnamed('memory_write');
     const out = await submitAndWait(sys.client, p, { taskQueue: sys.taskQueues.workflow });
     expect(out.status).toBe('executed');
     expect(out.proposal_id).toBe(out.workflow_id);
     expect(out.workflow_id).toBe(proposalWorkflowId(parseProposal({ ...p, proposal_id: 'x' })));
     // No claim was started for it: the workflow id is what keeps it unique.
-    await expect(claimOf(out.proposal_id)).rejects.toThrow(/not found/i);
+    await expect(reservationOf(out.proposal_id)).rejects.toThrow(/not found/i);
     expect((await getStatus(sys.client, out.proposal_id)).proposal.proposal_id).toBe(out.workflow_id);
     // The same content again, named or not, is the identical proposal: refused as a resubmission.
     await expect(submitAndWait(sys.client, p, { taskQueue: sys.taskQueues.workflow })).rejects.toBeInstanceOf(
@@ -152,7 +153,7 @@ describe('a proposal named by its content (no proposal_id given)', () => {
     const mcpName = `mcp-${workflowId.slice('proposal-'.length)}`;
     const out = await submitAndWait(sys.client, { ...p, proposal_id: mcpName }, { taskQueue: sys.taskQueues.workflow });
     expect(out).toMatchObject({ proposal_id: mcpName, workflow_id: workflowId, status: 'executed' });
-    await expect(claimOf(mcpName)).rejects.toThrow(/not found/i);
+    await expect(reservationOf(mcpName)).rejects.toThrow(/not found/i);
     expect(await findWorkflowId(sys.client, mcpName)).toBe(workflowId);
   });
 });

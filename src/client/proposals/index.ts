@@ -8,7 +8,7 @@
 export { proposalWorkflowId } from '../../contracts/digest';
 export { RefusedError } from './runs';
 export { submitAndSettle, submitAndWait, submitProposal, type SubmitOptions } from './submit';
-export { claimProposalId, confirmProposalIdReservation } from './reservation';
+export { reserveProposalId, confirmProposalIdReservation } from './reservation';
 export { findWorkflowId, getOutcome, getStatus, waitUntilSettled } from './follow';
 export { clarify, decide, decisionBindingOf } from './decide';
 export { listProposals, type ListedProposal } from './visibility';

@@ -1,32 +1,36 @@
 /**
- * A chosen proposal_id, reserved for one proposal's content: claimed beside the run's start, confirmed by the executor
+ * A chosen proposal_id, reserved for one proposal's content beside the run's start, confirmed by the executor
  * before it acts.
  */
 import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import { BadInputError } from '../../contracts/errors';
-import { PROPOSAL_ID_CLAIM_PREFIX, PROPOSAL_ID_CLAIM_TASK_QUEUE, PROPOSAL_ID_CLAIM_WORKFLOW_TYPE } from '../../names';
+import {
+  PROPOSAL_ID_RESERVATION_PREFIX,
+  PROPOSAL_ID_RESERVATION_TASK_QUEUE,
+  PROPOSAL_ID_RESERVATION_WORKFLOW_TYPE,
+} from '../../names';
 import { isClosedRunError, isDuplicateStart } from './runs';
 
 /**
- * Claims `proposalId` for the content whose workflow id is `workflowId`, or refuses with the
+ * Reserves `proposalId` for the content whose workflow id is `workflowId`, or refuses with the
  * proposal that holds it. A visibility query cannot do this: two proposals sent at the same moment
  * both find nothing and both start. A workflow id is the one thing Temporal keeps unique, so the
- * claim is a start of `proposal-id-claim-<proposal_id>` that is never run (no worker polls its
+ * reservation is a start of `proposal-id-reservation-<proposal_id>` that is never run (no worker polls its
  * queue; its start delay outlasts its one-second timeout, so no task is ever made) and closes as
  * timed out, holding the id until the namespace's retention deletes it, as long as the proposal's
- * own run is kept. Its memo names the content it was claimed for: the same content passes (and
+ * own run is kept. Its memo names the content it was reserved for: the same content passes (and
  * meets the duplicate-content refusal of its own start, or starts if an earlier start failed).
  * Cost: one start call (no worker, two history events) in place of the visibility query; a
- * describe only when the id is taken. Measured (docs/performance.md, `npm run bench`'s claim row): ~8 ms of server
- * CPU per submission, a third of a lightweight proposal's; exported for that bench row.
+ * describe only when the id is taken. Measured (docs/performance.md, `npm run bench`'s reservation row): ~8 ms of
+ * server CPU per submission, a third of a lightweight proposal's; exported for that bench row.
  */
-export async function claimProposalId(client: Client, proposalId: string, workflowId: string): Promise<void> {
-  const claimId = `${PROPOSAL_ID_CLAIM_PREFIX}${proposalId}`;
+export async function reserveProposalId(client: Client, proposalId: string, workflowId: string): Promise<void> {
+  const reservationId = `${PROPOSAL_ID_RESERVATION_PREFIX}${proposalId}`;
   try {
-    await client.workflow.start(PROPOSAL_ID_CLAIM_WORKFLOW_TYPE, {
-      workflowId: claimId,
-      taskQueue: PROPOSAL_ID_CLAIM_TASK_QUEUE,
+    await client.workflow.start(PROPOSAL_ID_RESERVATION_WORKFLOW_TYPE, {
+      workflowId: reservationId,
+      taskQueue: PROPOSAL_ID_RESERVATION_TASK_QUEUE,
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
       workflowExecutionTimeout: '1s',
@@ -39,7 +43,7 @@ export async function claimProposalId(client: Client, proposalId: string, workfl
   }
   // Taken: by this same content (a resubmission, or a retry after a start that failed), or not.
   const memo = await client.workflow
-    .getHandle(claimId)
+    .getHandle(reservationId)
     .describe()
     .then((d) => d.memo?.workflow_id);
   if (memo === workflowId) return;
@@ -61,7 +65,7 @@ export async function confirmProposalIdReservation(
   workflowId: string,
 ): Promise<void> {
   const held = await client.workflow
-    .getHandle(`${PROPOSAL_ID_CLAIM_PREFIX}${proposalId}`)
+    .getHandle(`${PROPOSAL_ID_RESERVATION_PREFIX}${proposalId}`)
     .describe()
     .then(
       (d) => d.memo?.workflow_id,
@@ -71,7 +75,7 @@ export async function confirmProposalIdReservation(
       },
     );
   if (held === workflowId) return;
-  if (held === undefined) return claimProposalId(client, proposalId, workflowId);
+  if (held === undefined) return reserveProposalId(client, proposalId, workflowId);
   throw new BadInputError(
     `proposal.proposal_id: ${proposalId} is already used by another proposal` +
       `${typeof held === 'string' ? ` (${held})` : ''}; give a revision a new proposal_id`,
@@ -81,7 +85,7 @@ export async function confirmProposalIdReservation(
 /** The workflow id a chosen proposal_id's reservation names, or null when there is none. */
 export async function reservationHolder(client: Client, proposalId: string): Promise<string | null> {
   const memo = await client.workflow
-    .getHandle(`${PROPOSAL_ID_CLAIM_PREFIX}${proposalId}`)
+    .getHandle(`${PROPOSAL_ID_RESERVATION_PREFIX}${proposalId}`)
     .describe()
     .then(
       (d) => d.memo?.workflow_id,

@@ -18,7 +18,7 @@ import { workflowIdNamedBy } from '../../contracts/workflow-ids';
 import { awaitSettledUpdate, DEFAULT_TASK_QUEUES, PROPOSAL_WORKFLOW_TYPE, SA, withdrawUpdate } from '../../names';
 import type { proposalWorkflow } from '../../workflows/proposal';
 import { checkSubmissionLimits, type SubmissionLimits } from '../limits';
-import { claimProposalId } from './reservation';
+import { reserveProposalId } from './reservation';
 import { isClosedRunError, isDuplicateStart, resultOf } from './runs';
 
 export interface SubmitOptions {
@@ -30,7 +30,7 @@ export interface SubmitOptions {
 
 /**
  * Everything both ways of submitting share: validation, the content-derived workflow id, the
- * proposal_id claim and the start options (duplicate content refused by Temporal itself).
+ * proposal_id reservation and the start options (duplicate content refused by Temporal itself).
  */
 function prepareStart(
   input: unknown,
@@ -89,7 +89,7 @@ async function startReserved<T>(
 ): Promise<T> {
   const { proposal, workflowId } = prepared;
   const reserving = prepared.reserve
-    ? claimProposalId(client, proposal.proposal_id, workflowId).then(
+    ? reserveProposalId(client, proposal.proposal_id, workflowId).then(
         () => null,
         (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
       )

@@ -35,7 +35,7 @@ export class ProposalState extends CapabilityState {
 
   /**
    * Why this run cannot be withdrawn for a taken proposal_id, or null. Only a chosen proposal_id is reserved apart
-   * from the run (`claimProposalId` in src/client/proposals/reservation.ts); one that names its content is unique by
+   * from the run (`reserveProposalId` in src/client/proposals/reservation.ts); one that names its content is unique by
    * its workflow id and never taken by other content.
    */
   refuseWithdrawal(): string | null {
