@@ -238,10 +238,12 @@ describe('the real Codex CLI with its hooks on agent-judge', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('Wrote notes/todo.md.');
     expect(readFileSync(join(project, 'notes', 'todo.md'), 'utf8')).toBe('- ship the widgets\n');
-    // The proposal, as `agent-judge list` finds it (visibility is eventually consistent: a few tries).
+    // The proposal, as `agent-judge list` finds it (visibility is eventually consistent: a few tries). Only this file's
+    // task queue: another file's proposal of the same agent may sit on a queue whose worker has stopped, and a Query to
+    // it fails ("no poller seen for task queue recently"), as a CI run saw.
     let edit: Awaited<ReturnType<typeof getStatus>> | undefined;
     for (let attempt = 0; attempt < 10 && !edit; attempt++) {
-      for (const row of await listProposals(sys.client, { sinceMs: 10 * 60_000 })) {
+      for (const row of await listProposals(sys.client, { sinceMs: 10 * 60_000, taskQueue: sys.taskQueues.workflow })) {
         if (row.agent_id !== '@coder' || row.action_type !== 'file_edit') continue;
         const status = await getStatus(sys.client, row.workflow_id);
         if (JSON.stringify(status.proposal.target).includes('todo.md')) edit = status;
