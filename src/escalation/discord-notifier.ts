@@ -350,10 +350,7 @@ export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationN
  * The Discord notifier when `DISCORD_TOKEN` is set (with `DISCORD_API_URL` and `DISCORD_CHANNEL_ID`), else none.
  * Every channel's: src/escalation/notifiers.ts.
  */
-export function createDiscordNotifiersFromEnv(
-  env: NodeJS.ProcessEnv = process.env,
-  logger?: Logger,
-): EscalationNotifier[] {
+export function createDiscordNotifiersFromEnv(env: NodeJS.ProcessEnv, logger?: Logger): EscalationNotifier[] {
   const token = env.DISCORD_TOKEN?.trim();
   if (!token) return [];
   return [

@@ -6,10 +6,7 @@ import type { Logger } from 'pino';
 import { createDiscordNotifiersFromEnv } from './discord-notifier';
 import type { EscalationNotifier } from './notifier';
 
-export async function createNotifiersFromEnv(
-  env: NodeJS.ProcessEnv = process.env,
-  logger?: Logger,
-): Promise<EscalationNotifier[]> {
+export async function createNotifiersFromEnv(env: NodeJS.ProcessEnv, logger?: Logger): Promise<EscalationNotifier[]> {
   const notifiers = createDiscordNotifiersFromEnv(env, logger);
   if (env.SLACK_BOT_TOKEN?.trim()) {
     const { createSlackNotifiersFromEnv } = await import('./slack-notifier');

@@ -381,10 +381,7 @@ export function createSlackNotifier(opts: SlackNotifierOptions): EscalationNotif
 }
 
 /** The Slack notifier when `SLACK_BOT_TOKEN` is set (with `SLACK_API_URL` and `SLACK_CHANNEL_ID`), else none. */
-export function createSlackNotifiersFromEnv(
-  env: NodeJS.ProcessEnv = process.env,
-  logger?: Logger,
-): EscalationNotifier[] {
+export function createSlackNotifiersFromEnv(env: NodeJS.ProcessEnv, logger?: Logger): EscalationNotifier[] {
   const token = env.SLACK_BOT_TOKEN?.trim();
   if (!token) return [];
   return [

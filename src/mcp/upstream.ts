@@ -8,6 +8,7 @@ import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { AgentJudgeError, BadInputError } from '../contracts/errors';
 import { augmentToolsList, type ToolDefinition } from './tools';
+import { processEnv } from '../config/process-env';
 
 export type UpstreamSpec = { kind: 'stdio'; command: string; args: string[] } | { kind: 'http'; url: URL };
 
@@ -53,7 +54,7 @@ export function describeUpstream(spec: UpstreamSpec): string {
 
 /** The environment a stdio upstream gets: the proxy's own (it was started with whatever the client gave it). */
 function childEnv(): Record<string, string> {
-  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
+  return Object.fromEntries(Object.entries(processEnv()).filter((e): e is [string, string] => e[1] !== undefined));
 }
 
 /** A transport to the upstream, not started yet (the relay starts it). */
