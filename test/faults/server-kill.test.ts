@@ -66,7 +66,10 @@ describe('Temporal server killed mid-flight', () => {
     const trace = join(dir, 'trace');
     mkdirSync(trace);
     const mix = await submitMix(client, prefix, { trace, execs: 3, memories: 6, seconds: 3 });
-    await until(() => lines(join(trace, 'exec-started.log')).length >= 1, 'an exec started');
+    // Killed once every exec runs on the worker: an exec whose first attempt the server handed out in the very moment
+    // it died never reaches the worker, and its retry honestly ends `uncertain` (the attempt may have run elsewhere,
+    // docs/execution.md), which is not what this test is about (a CI simulation hit that window once).
+    await until(() => lines(join(trace, 'exec-started.log')).length >= mix.execs.length, 'every exec started');
 
     await killHard(server.process);
     server = await serve(dbFile, port);
