@@ -142,8 +142,9 @@ describe('scoped grants', () => {
     expect((await submit(payment(1))).status).toBe('awaiting_human');
   });
 
-  it("a runtime's gate: a call its caller performs is forwarded on a grant, leased and reported once", async () => {
-    const gate = createGate({
+  /** A runtime's gate mapping the fake bank's `pay` tool to a financial_op, performed by its caller. */
+  const payGate = () =>
+    createGate({
       client: sys.client,
       taskQueue: sys.taskQueues.workflow,
       rules: {
@@ -161,6 +162,9 @@ describe('scoped grants', () => {
       performer: { agentId: '@engineering', redeemer: 'hook:fake' },
       holdMs: 3000,
     });
+
+  it("a runtime's gate: a call its caller performs is forwarded on a grant, leased and reported once", async () => {
+    const gate = payGate();
     const call = { runtime: 'fake', server: 'bank', tool: 'pay', arguments: { account: 'hosting', amount: 12 } };
     const leased = async (a: GateAnswer) => {
       if (a.kind !== 'forward' || a.lease === null) throw new Error(`expected a leased forward: ${JSON.stringify(a)}`);
@@ -240,24 +244,7 @@ describe('scoped grants', () => {
   });
 
   it("a runtime's gate: a grant for one session covers that session's next identical call, not another's", async () => {
-    const gate = createGate({
-      client: sys.client,
-      taskQueue: sys.taskQueues.workflow,
-      rules: {
-        rules: [
-          McpRuleSchema.parse({
-            name: 'fake.pay',
-            server: 'bank',
-            tool: 'pay',
-            actionType: 'financial_op',
-            target: { account: '$.account' },
-            parameters: { amount: '$.amount', currency: 'EUR' },
-          }),
-        ],
-      },
-      performer: { agentId: '@engineering', redeemer: 'hook:fake' },
-      holdMs: 3000,
-    });
+    const gate = payGate();
     const call = (sessionId: string) => ({
       runtime: 'fake',
       server: 'bank',

@@ -79,21 +79,7 @@ describe('gate mapping and names', () => {
   });
 
   it('a session id outside the safe form is carried as its digest: the calls still run, one value per session', () => {
-    const proposalIn = (sessionId: string) => {
-      const c = { ...call('openclaw'), session: { sessionId } };
-      const mapping = mapToolCall(rules, c);
-      if (mapping.kind !== 'judged') throw new Error('expected judged');
-      const r = proposalForToolCall({
-        agentId: '@a',
-        call: c,
-        callDigest: toolCallDigest(c),
-        mapping,
-        agent: {},
-        sequence: 0,
-      });
-      if (!r.ok) throw new Error(r.error);
-      return r.proposal;
-    };
+    const proposalIn = (sessionId: string) => proposalOf({ ...call('openclaw'), session: { sessionId } });
     const odd = proposalIn('agent:main/chat "x" ' + 'k'.repeat(900));
     expect(odd.session_id).toMatch(/^sha256:[0-9a-f]{40}$/);
     expect(proposalIn('agent:main/chat "x" ' + 'k'.repeat(900)).session_id).toBe(odd.session_id);
