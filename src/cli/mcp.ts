@@ -176,7 +176,7 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
   });
   const onJudgedCall = (tool: string) => watch.onCall(`tools/call ${tool}`);
   const auditLog = resolve(flags.stateDir, 'mcp-audit.jsonl');
-  const { probeUpstream, openUpstream, reachUpstream } = await import('../mcp/upstream');
+  const { probeUpstream, openUpstream, reachUpstream, stopUpstream } = await import('../mcp/upstream');
   if (listen || upstream.kind === 'http') {
     // Reached once before anything is accepted: an unreachable upstream (or, for the HTTP front that serves many
     // sessions, a tool that collides with _agent_judge) refuses the start instead of failing the agents' calls.
@@ -209,13 +209,14 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
   let exitCode = 0;
   let finish: () => void = () => undefined;
   const finished = new Promise<void>((r) => (finish = r));
+  const upstreamTransport = await openUpstream(upstream);
   const proxy = new McpJudgeProxy({
     // Batches are taken out before the SDK's framing (which cannot parse them) and refused by the proxy.
     front: new StdioServerTransport(
       withoutBatches(process.stdin, (batch) => proxy.refuseBatch(batch)),
       process.stdout,
     ),
-    upstream: await openUpstream(upstream),
+    upstream: upstreamTransport,
     settings: policy.spec.mcp,
     server,
     agentId: agent!.data,
@@ -231,8 +232,24 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
     },
   });
   // The SDK's stdio server transport does not notice stdin ending: the agent left, so nothing held is forwarded.
-  process.stdin.on('end', finish);
-  process.stdin.on('close', finish);
+  let stdinEnded = false;
+  const agentLeft = () => {
+    stdinEnded = true;
+    finish();
+  };
+  process.stdin.on('end', agentLeft);
+  process.stdin.on('close', agentLeft);
+  // Told to stop (an MCP client sends SIGTERM when the proxy has not exited soon after its stdin closed; Ctrl-C): the
+  // upstream stops with the proxy. Left running, it would keep the stderr this proxy passed on to it open, and a
+  // client that reads that stderr to its end would wait until the upstream dies on its own.
+  const stop = (signal: NodeJS.Signals) => {
+    stopUpstream(upstreamTransport);
+    // After the agent closed stdin, SIGTERM is the normal MCP shutdown sequence, not a failure.
+    if (!stdinEnded) exitCode = signal === 'SIGINT' ? 130 : 143;
+    finish();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') finish();
   });

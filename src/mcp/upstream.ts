@@ -68,6 +68,20 @@ export async function openUpstream(spec: UpstreamSpec, stderr: 'inherit' | 'igno
 }
 
 /**
+ * Sends SIGTERM to a stdio upstream's process, at once (the SDK's own close first waits two seconds for it to exit on
+ * its own); a Streamable HTTP upstream has no process here and is left to its close.
+ */
+export function stopUpstream(transport: Transport): void {
+  const pid = (transport as { pid?: unknown }).pid;
+  if (typeof pid !== 'number') return;
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    // Exited already.
+  }
+}
+
+/**
  * A Streamable HTTP upstream is gone: reported on the transport's `onerror` just before its `onclose`, so the relay
  * ends the way it does when a stdio upstream exits, naming the URL and why.
  */

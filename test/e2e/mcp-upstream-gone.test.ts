@@ -5,7 +5,7 @@
  * an error, never silence. The real SDK client → the CLI as a process → real upstreams from npm (server-everything,
  * the SDK's example server), killed and restarted for real; the run's real Temporal server, workers started here.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,9 @@ import { decide, getStatus } from '../../src/client/proposals';
 import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
 import {
   callTool,
+  EVERYTHING_SERVER,
   mcpSpec,
+  proxyArgs,
   proxyArgsForUrl,
   scott,
   spawnProxy,
@@ -282,6 +284,38 @@ describe('--http front, --upstream-url: the upstream goes away', () => {
       expect(await front.stop()).toBe(0);
       await restarted?.stop();
       await everything.stop();
+    }
+  });
+});
+
+describe('stdio front: the proxy is told to stop', () => {
+  /** An upstream (server-everything, which does not exit when its stdin ends) that writes its pid to a file first. */
+  function everythingWithPid(pidFile: string): string[] {
+    return ['bash', '-c', `echo $$ > '${pidFile}'; exec '${process.execPath}' '${EVERYTHING_SERVER}' stdio`];
+  }
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('SIGTERM: the upstream is stopped with it, never left running; exit 143', async () => {
+    const pidFile = join(env.baseDir, 'everything-sigterm.pid');
+    const proxy = await spawnProxy(env, proxyArgs(env, everythingWithPid(pidFile)));
+    try {
+      expect(textOf(await callTool(proxy.agent, 'echo', { message: 'up' }))).toContain('up');
+      const upstreamPid = Number(readFileSync(pidFile, 'utf8').trim());
+      expect(alive(upstreamPid)).toBe(true);
+      proxy.child.kill('SIGTERM');
+      expect(await proxy.exited).toBe(143);
+      // Left behind, it would hold the stderr the proxy passed on open: a client reading that to its end waited a
+      // minute for the upstream to die on its own (the MCP Inspector did, on every run that raced).
+      await until('the upstream to exit', () => (alive(upstreamPid) ? undefined : true), 40);
+    } finally {
+      proxy.child.kill('SIGKILL');
     }
   });
 });
