@@ -32,7 +32,12 @@ import { parse as parseYaml } from 'yaml';
 
 // Worker lifecycle chatter drowns test output; keep warnings and errors.
 try {
-  Runtime.install({ logger: testRuntimeLogger() });
+  Runtime.install({
+    logger: testRuntimeLogger(),
+    // The SDK core's own warnings (e.g. "Activity not found on completion" when a test cancels a run whose activity
+    // then completes) are expected in tests; its errors are still printed.
+    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
+  });
 } catch {
   /* already installed in this process */
 }
