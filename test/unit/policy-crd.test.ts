@@ -115,6 +115,7 @@ function asDraft7(node: unknown): unknown {
 
 const ajv = new Ajv({ strict: false, allErrors: true });
 ajv.addFormat('uri', (s: string) => URL.canParse(s));
+ajv.addFormat('date-time', (s: string) => /^\d{4}-\d\d-\d\dT/.test(s) && !Number.isNaN(Date.parse(s)));
 ajv.addKeyword({
   keyword: 'x-kubernetes-validations',
   validate: (rules: Array<{ rule: string }>, data: unknown) =>
