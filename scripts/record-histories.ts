@@ -110,9 +110,9 @@ const cases: Array<[string, () => Promise<string>]> = [
     },
   ],
   [
-    // Performed by its caller (a runtime's gate, the MCP proxy): the settling Update claims the approval for the one
+    // Performed by its caller (a runtime's gate, the MCP proxy): the settling Update leases the approval to the one
     // performer, which reports the outcome; the run closes on it.
-    'caller-claimed-reported',
+    'caller-leased-reported',
     async () => {
       const p = base('vault_note_create', {
         target: { vault: 'main', path: 'notes/call.md' },
@@ -125,13 +125,13 @@ const cases: Array<[string, () => Promise<string>]> = [
       const nonce = `record:${randomUUID()}`;
       const { outcome } = await submitAndSettle(client, p, {
         taskQueue: queues.workflow,
-        claim: {
-          claim: 'forwarding',
+        lease: {
+          lease: 'forwarding',
           audience: aud,
           action_sha256,
           redeemer: 'record-histories',
           nonce,
-          claim_before: new Date(Date.now() + 60_000).toISOString(),
+          lease_before: new Date(Date.now() + 60_000).toISOString(),
         },
       });
       await reportCallerOutcome(client, outcome.workflow_id, { outcome: 'ok' });

@@ -7,7 +7,7 @@ import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { Clarification, HumanDecision } from './contracts/messages';
 import type { ProposalStatus } from './contracts/status';
 import type { ReviewCandidate, ReviewMark, ReviewStatus } from './contracts/review';
-import type { CapabilityRedemption, RedeemCapabilityInput, SettleClaim } from './contracts/capability';
+import type { CapabilityRedemption, RedeemCapabilityInput, SettleLease } from './contracts/capability';
 import type { CallerOutcome } from './contracts/caller-outcome';
 import type { PolicyPublication, PolicyPublished } from './contracts/policy-in-force';
 import type { GrantRevocation, GrantStatus, GrantUse, GrantUsed } from './contracts/grant';
@@ -50,9 +50,9 @@ export const clarifyUpdate = defineUpdate<ProposalStatus, [Clarification]>(M.cla
 export const humanDecisionUpdate = defineUpdate<ProposalStatus, [HumanDecision]>(M.humanDecision);
 /**
  * Returns once the proposal is finished or waiting on someone (what `propose --wait` waits for). The MCP proxy passes
- * a {@link SettleClaim}: an approval then comes back already redeemed and claimed for its one forwarding.
+ * a {@link SettleLease}: an approval then comes back already redeemed and leased for its one forwarding.
  */
-export const awaitSettledUpdate = defineUpdate<ProposalStatus, [settleClaim?: SettleClaim]>(M.awaitSettled);
+export const awaitSettledUpdate = defineUpdate<ProposalStatus, [settleLease?: SettleLease]>(M.awaitSettled);
 /**
  * A performer redeems an approved action's capability token, once (seed 000 §8). The Update id is the
  * token id, so a retried redemption gets the same answer; the validator refuses a second, an expired
@@ -60,7 +60,7 @@ export const awaitSettledUpdate = defineUpdate<ProposalStatus, [settleClaim?: Se
  */
 export const redeemCapabilityUpdate = defineUpdate<CapabilityRedemption, [RedeemCapabilityInput]>(M.redeemCapability);
 /**
- * The performer of a caller-performed proposal (the MCP proxy) claims the approved call (`forwarding`, once) and
+ * The performer of a caller-performed proposal (the MCP proxy) leases the approved call (`forwarding`, once) and
  * reports its outcome; returns the status after it was recorded.
  */
 export const callerOutcomeUpdate = defineUpdate<ProposalStatus, [CallerOutcome]>(M.callerOutcome);

@@ -158,7 +158,7 @@ export interface AuditRecord extends ProposalOutcome {
 /**
  * A judged MCP call as the audit trail keeps it (issue 10): pass-through calls have the same fields in the proxy's
  * hash-chained log. Times in milliseconds from the proposal's start: `judged_ms` until the final verdict,
- * `forwarded_ms` until the proxy claimed the call for the upstream (the hold), `upstream_ms` the upstream's own time.
+ * `forwarded_ms` until the proxy leased the call for the upstream (the hold), `upstream_ms` the upstream's own time.
  */
 export interface McpCallRecord {
   server: string | null;

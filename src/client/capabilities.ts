@@ -64,8 +64,8 @@ export interface RedeemCapabilityOptions {
    * here first, so a bad token never reaches Temporal. The workflow checks them again in any case.
    */
   issuers?: Readonly<Record<string, string>>;
-  /** Also claim the caller's one performance of the action (see {@link RedeemCapabilityInput.claim}). */
-  claim?: 'forwarding';
+  /** Also lease the caller's one performance of the action (see {@link RedeemCapabilityInput.lease}). */
+  lease?: 'forwarding';
 }
 
 function audienceOf(options: RedeemCapabilityOptions): string {
@@ -111,7 +111,7 @@ export async function redeemCapability(
     action_sha256,
     redeemer: options.redeemer ?? 'client',
     nonce: options.nonce ?? randomUUID(),
-    ...(options.claim ? { claim: options.claim } : {}),
+    ...(options.lease ? { lease: options.lease } : {}),
   };
   const handle = client.workflow.getHandle(claims.wid);
   let redemption: CapabilityRedemption;

@@ -13,7 +13,7 @@ import type { proposalWorkflow } from '../workflows/proposal';
 import { grpcCode, GrpcStatus } from './grpc';
 
 /**
- * Records what the performer did with an approved action: `forwarding` claims the one performance (a second claim is
+ * Records what the performer did with an approved action: `forwarding` leases the one performance (a second lease is
  * refused by the workflow's validator), then one final outcome (`ok`, `tool_error`, `upstream_failure`, `abandoned`).
  * Rejects with the SDK's `WorkflowUpdateFailedError` when the workflow refuses it.
  */

@@ -1,6 +1,6 @@
 /**
- * What the performer of a caller-performed proposal (the MCP proxy) reports on it: `forwarding` claims the one
- * performance of the approved action (a second claim is refused, so an approved call is forwarded once across
+ * What the performer of a caller-performed proposal (the MCP proxy) reports on it: `forwarding` leases the one
+ * performance of the approved action (a second lease is refused, so an approved call is forwarded once across
  * processes), then one final outcome. `abandoned`: approved but never forwarded (the client cancelled or left).
  */
 import { z } from 'zod';
@@ -17,7 +17,7 @@ export type CallerOutcome = z.infer<typeof CallerOutcomeSchema>;
 
 /** The caller's performance as the status shows it. */
 export interface CallerRecord {
-  /** When the approved call was claimed for forwarding (null: not forwarded). */
+  /** When the approved call was leased for forwarding (null: not forwarded). */
   forwarded_at: string | null;
   outcome: CallerFinalOutcome | null;
   detail?: string;

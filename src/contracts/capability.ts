@@ -51,20 +51,20 @@ export interface CapabilityRequest {
 
 /**
  * The `awaitSettled` Update's optional argument, for an action its caller performs (the MCP proxy): when the run
- * settles approved, the same Update redeems the run's token for this audience and action and claims the one
- * performance, as `redeemCapability` with `claim: 'forwarding'` would, but without a round trip after the decision.
- * Nothing is claimed when the run settles any other way, after `claim_before` (workflow time: the caller no longer
- * holds the call by then), or when the redemption would be refused (another audience or action, already claimed);
- * the caller tells its own claim by its nonce in the returned status's redemption.
+ * settles approved, the same Update redeems the run's token for this audience and action and leases the one
+ * performance, as `redeemCapability` with `lease: 'forwarding'` would, but without a round trip after the decision.
+ * Nothing is leased when the run settles any other way, after `lease_before` (workflow time: the caller no longer
+ * holds the call by then), or when the redemption would be refused (another audience or action, already leased);
+ * the caller tells its own lease by its nonce in the returned status's redemption.
  */
-export interface SettleClaim {
-  claim: 'forwarding';
+export interface SettleLease {
+  lease: 'forwarding';
   audience: string;
   action_sha256: string;
   redeemer: string;
   nonce: string;
-  /** ISO 8601: a run that settles approved after this claims nothing. */
-  claim_before: string;
+  /** ISO 8601: a run that settles approved after this leases nothing. */
+  lease_before: string;
 }
 
 /**
@@ -82,11 +82,11 @@ export interface RedeemCapabilityInput {
   redeemer: string;
   nonce: string;
   /**
-   * `forwarding`: for an action its caller performs (the MCP proxy), redeeming also claims the one performance, as
+   * `forwarding`: for an action its caller performs (the MCP proxy), redeeming also leases the one performance, as
    * the `callerOutcome` Update's `forwarding` does, in the same step (one round trip instead of two). Refused, with
-   * nothing changed, when the action was already claimed.
+   * nothing changed, when the action was already leased.
    */
-  claim?: 'forwarding';
+  lease?: 'forwarding';
 }
 
 /** A redemption the workflow accepted. */

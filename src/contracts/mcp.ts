@@ -238,7 +238,7 @@ export const McpSettingsSchema = z
      * How soon after a call its decision must come to be leased to the call by the Update that waits for it (the
      * policy, the rules); a later one (a model, a person) is leased by one round trip more (docs/mcp.md).
      */
-    claimWindow: Duration.default('2s'),
+    leaseWindow: Duration.default('2s'),
     rules: z.array(McpRuleSchema).max(1000).default([]),
     /** The Streamable HTTP front (`--http`): per-agent tokens and accepted Host/Origin headers. */
     http: McpHttpSettingsSchema.default(HTTP_DEFAULTS),
@@ -247,7 +247,7 @@ export const McpSettingsSchema = z
     server: 'upstream',
     holdFor: '30s',
     performWithin: '10m',
-    claimWindow: '2s',
+    leaseWindow: '2s',
     rules: [],
     http: HTTP_DEFAULTS,
   });
@@ -258,9 +258,9 @@ export function holdForMs(settings: Pick<McpSettings, 'holdFor'>): number {
   return durationMs(settings.holdFor);
 }
 
-/** The claim window in milliseconds (`claimWindow`). */
-export function claimWindowMs(settings: Pick<McpSettings, 'claimWindow'>): number {
-  return durationMs(settings.claimWindow);
+/** The lease window in milliseconds (`leaseWindow`). */
+export function leaseWindowMs(settings: Pick<McpSettings, 'leaseWindow'>): number {
+  return durationMs(settings.leaseWindow);
 }
 
 /** The action type of tool calls no rule names: a person decides them by default. */

@@ -96,7 +96,7 @@ export class Gate {
     } catch (err) {
       return { kind: 'refused', reason: (err as Error).message, proposal: null };
     }
-    // The identical call just performed is still being recorded: wait for that, or this call would find it claimed
+    // The identical call just performed is still being recorded: wait for that, or this call would find it leased
     // without an outcome and be refused. Bounded: with Temporal out of reach the walk then answers from the record.
     const recording = this.reporting.get(digest);
     if (recording) await settledWithin(recording, REPORT_WAIT_MS);
@@ -109,7 +109,7 @@ export class Gate {
           limits: this.options.limits,
           holdMs: this.options.holdMs,
           pollMs: this.options.pollMs,
-          ...(this.options.claimWindowMs !== undefined ? { claimWindowMs: this.options.claimWindowMs } : {}),
+          ...(this.options.leaseWindowMs !== undefined ? { leaseWindowMs: this.options.leaseWindowMs } : {}),
           redeemer: this.options.performer.redeemer,
           signal,
           firstSequence: this.finishedBelow.get(digest),

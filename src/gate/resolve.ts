@@ -1,7 +1,7 @@
 /**
  * One judged call against its proposal workflow: start it (or find the identical call's proposal), hold while a slow
- * judge or a person decides, clarify it with the re-issued call's agent statement, and claim the approved call for
- * exactly one performer. The answer is data (src/gate/types.ts): `forward` (the claim is taken: perform once, then
+ * judge or a person decides, clarify it with the re-issued call's agent statement, and lease the approved call to
+ * exactly one performer. The answer is data (src/gate/types.ts): `forward` (the lease is taken: perform once, then
  * report), or why not. Nothing here performs anything. Every Temporal call goes through src/client/.
  */
 import { randomUUID } from 'node:crypto';
@@ -10,7 +10,7 @@ import { AgentJudgeError, BadInputError, DuplicateProposalError } from '../contr
 import type { ProposalOutcome, ProposalStatus } from '../contracts/status';
 import type { CallerOutcome } from '../contracts/caller-outcome';
 import { proposalWorkflowId } from '../contracts/digest';
-import { capabilityBinding, type SettleClaim } from '../contracts/capability';
+import { capabilityBinding, type SettleLease } from '../contracts/capability';
 import type { Proposal } from '../contracts/proposal';
 import { clarify, RefusedError, submitAndSettle, waitUntilSettled } from '../client/proposals';
 import type { SubmissionLimits } from '../client/limits';
@@ -24,19 +24,19 @@ export const MAX_CALL_SEQUENCE = 10_000;
 /** Runs of one call that ended without a decision (terminated, failed) skipped before the call is refused. */
 const MAX_BROKEN_RUNS = 3;
 /**
- * A fresh proposal's settling Update claims an approval only if it is decided within this long of the call (the
- * policy, the patterns, the rules: the decisions where one round trip more would show). A claim nobody performs is
+ * A fresh proposal's settling Update leases an approval only if it is decided within this long of the call (the
+ * policy, the patterns, the rules: the decisions where one round trip more would show). A lease nobody performs is
  * recorded at once when the gate is still there to see it (a cancelled call), but a performer that dies holding it
  * leaves it to the deadline, where it reads "forwarded, no outcome": keeping the window short keeps that case rare. A
- * slower decision (a model, a person) is redeemed and claimed by one Update after it, a round trip lost in its seconds.
+ * slower decision (a model, a person) is redeemed and leased by one Update after it, a round trip lost in its seconds.
  */
-export const CLAIM_WINDOW_MS = 2000;
+export const LEASE_WINDOW_MS = 2000;
 /** ... and only if it comes this long before the hold ends (at most half the hold), so the gate still waits for it. */
-const CLAIM_MARGIN_MS = 1000;
+const LEASE_MARGIN_MS = 1000;
 /** What a `pending` answer suggests as the wait before the identical call is tried again. */
 const RETRY_AFTER_MS = 5000;
 
-/** The engine's answer: a gate answer whose `forward` carries the claimed status, not yet a lease. */
+/** The engine's answer: a gate answer whose `forward` carries the leased status, not yet a `Lease`. */
 export type Resolution =
   | { kind: 'forward'; status: ProposalStatus }
   | { kind: 'answer'; answer: Exclude<GateAnswer, { kind: 'forward' } | { kind: 'cancelled' }> }
@@ -48,10 +48,10 @@ export interface ResolveOptions {
   /** The per-agent limits each new proposal is held to (src/client/limits.ts). */
   limits?: SubmissionLimits;
   holdMs: number;
-  /** The redeemer the approval is claimed under: exactly one performer. */
+  /** The redeemer the approval is leased to: exactly one performer. */
   redeemer: string;
-  /** How soon after the call a decision is leased by its settling Update (default {@link CLAIM_WINDOW_MS}). */
-  claimWindowMs?: number;
+  /** How soon after the call a decision is leased by its settling Update (default {@link LEASE_WINDOW_MS}). */
+  leaseWindowMs?: number;
   /** Called about once a second while the call is held (progress notifications). */
   onHeld?: (what: string) => void;
   signal: AbortSignal;
@@ -171,22 +171,22 @@ export async function resolveCall(
       const found = () => options.onProposal?.({ workflowId, proposalId: proposal.proposal_id, sequence });
       let fresh = true;
       let settled: ProposalStatus | null = null;
-      // A fresh proposal that settles approved comes back already redeemed and claimed for this call (one round
-      // trip fewer before the performance); the nonce tells this call's claim from anybody else's.
-      const claimBefore = Math.min(
-        Date.now() + (options.claimWindowMs ?? CLAIM_WINDOW_MS),
-        deadline - Math.min(CLAIM_MARGIN_MS, options.holdMs / 2),
+      // A fresh proposal that settles approved comes back already redeemed and leased to this call (one round
+      // trip fewer before the performance); the nonce tells this call's lease from anybody else's.
+      const leaseBefore = Math.min(
+        Date.now() + (options.leaseWindowMs ?? LEASE_WINDOW_MS),
+        deadline - Math.min(LEASE_MARGIN_MS, options.holdMs / 2),
       );
-      const claim = settleClaim(proposal, workflowId, claimBefore, options.redeemer);
+      const lease = settleLease(proposal, workflowId, leaseBefore, options.redeemer);
       const settling = submitAndSettle(client, proposal, {
         taskQueue: options.taskQueue,
         limits: options.limits,
-        claim,
+        lease,
       });
       try {
         const started = await abortable(settling, signal, deadline);
         if (started === 'held-too-long') {
-          releaseLateClaim(client, settling, claim.nonce, workflowId, 'the hold had ended');
+          releaseLateLease(client, settling, lease.nonce, workflowId, 'the hold had ended');
           const status = await statusOfRun(client, workflowId);
           found();
           return held(status);
@@ -194,7 +194,7 @@ export async function resolveCall(
         settled = started.status;
       } catch (err) {
         if (err instanceof Cancelled)
-          releaseLateClaim(client, settling, claim.nonce, workflowId, 'the client cancelled');
+          releaseLateLease(client, settling, lease.nonce, workflowId, 'the client cancelled');
         if (!(err instanceof DuplicateProposalError)) throw err;
         fresh = false;
         const run = await runState(client, workflowId);
@@ -214,7 +214,7 @@ export async function resolveCall(
       }
       // The runtime may already follow this proposal for another call (an MCP task): then nothing more here.
       if (found() === false && !fresh) return { kind: 'cancelled' };
-      const step = await follow(options, proposal, agent, deadline, fresh, settled, fresh ? claim.nonce : null);
+      const step = await follow(options, proposal, agent, deadline, fresh, settled, fresh ? lease.nonce : null);
       if (step === 'finished') {
         if (brokenRuns === 0) options.onFinished?.(sequence + 1);
         continue;
@@ -244,8 +244,8 @@ async function follow(
   fresh: boolean,
   /** The status the start's settling Update already returned: the first look needs no Query. */
   settled: ProposalStatus | null = null,
-  /** The nonce of the claim that Update carried: a redemption under it is this call's claim. */
-  claimNonce: string | null = null,
+  /** The nonce of the lease that Update carried: a redemption under it is this call's lease. */
+  leaseNonce: string | null = null,
 ): Promise<Resolution | 'finished'> {
   const { client, signal } = options;
   const workflowId = proposalWorkflowId(proposal);
@@ -264,12 +264,12 @@ async function follow(
       case 'uncertain':
         return 'finished';
       case 'approved': {
-        // Redeemed and claimed for this very call by the Update that settled it: perform.
-        if (claimNonce !== null && status.capability?.redemption?.nonce === claimNonce) {
-          return claimedForThisCall(client, workflowId, status, signal);
+        // Redeemed and leased to this very call by the Update that settled it: perform.
+        if (leaseNonce !== null && status.capability?.redemption?.nonce === leaseNonce) {
+          return leasedForThisCall(client, workflowId, status, signal);
         }
         if (status.caller?.forwarded_at) {
-          // Claimed, no outcome yet: the performer is still waiting for the tool, or it died after the claim (then
+          // Leased, no outcome yet: the performer is still waiting for the tool, or it died holding the lease (then
           // nobody knows whether the tool acted). Never a second performance; say when it settles.
           return refused(
             `the identical call was approved and already forwarded once (at ${status.caller.forwarded_at}); ` +
@@ -280,8 +280,8 @@ async function follow(
           );
         }
         // Seed 000 §8: the approval travels as a single-use token for this call alone. It is redeemed for exactly the
-        // call about to be performed (the proposal was built from it), and the same Update claims the one
-        // performance (one round trip); a refused token (expired, redeemed, already claimed) performs nothing.
+        // call about to be performed (the proposal was built from it), and the same Update leases the one
+        // performance (one round trip); a refused token (expired, redeemed, already leased) performs nothing.
         // Approved with edits (docs/edits.md): the performer performs the edited call, so the token is redeemed for it.
         // Only an mcp_tool_call's arguments can be edited for a call its caller performs.
         if (status.edited && status.edited.proposal.action_type !== 'mcp_tool_call')
@@ -290,11 +290,11 @@ async function follow(
         const refusal = await redeemForPerformer(client, performed, status, options.redeemer);
         if (refusal) {
           const now = await statusOfRun(client, workflowId);
-          // Another performer (or this one, before a crash) claimed it: the record answers, never a second one.
+          // Another performer (or this one, before a crash) leased it: the record answers, never a second one.
           if (now.caller?.forwarded_at) continue;
           return refused(`the approval's capability token was refused: ${refusal}`, status);
         }
-        return claimedForThisCall(client, workflowId, status, signal);
+        return leasedForThisCall(client, workflowId, status, signal);
       }
       case 'awaiting_clarification': {
         const c = clarificationOf(agent);
@@ -325,38 +325,38 @@ async function follow(
   }
 }
 
-/** The call is claimed for this performer: perform it, unless the runtime cancelled meanwhile. */
-async function claimedForThisCall(
+/** The call is leased to this performer: perform it, unless the runtime cancelled meanwhile. */
+async function leasedForThisCall(
   client: Client,
   workflowId: string,
   status: ProposalStatus,
   signal: AbortSignal,
 ): Promise<Resolution> {
   if (signal.aborted) {
-    await reportNotPerformed(client, workflowId, 'the client cancelled the call after it was claimed');
+    await reportNotPerformed(client, workflowId, 'the client cancelled the call after it was leased');
     return { kind: 'cancelled' };
   }
   return { kind: 'forward', status };
 }
 
-/** What a fresh proposal's settling Update asks for: on approval, redeem and claim for this call and performer. */
-function settleClaim(proposal: Proposal, workflowId: string, claimBeforeMs: number, redeemer: string): SettleClaim {
+/** What a fresh proposal's settling Update asks for: on approval, redeem and lease to this call and performer. */
+function settleLease(proposal: Proposal, workflowId: string, leaseBeforeMs: number, redeemer: string): SettleLease {
   const { aud, action_sha256 } = capabilityBinding(proposal);
   return {
-    claim: 'forwarding',
+    lease: 'forwarding',
     audience: aud,
     action_sha256,
     redeemer,
     nonce: `forward:${workflowId}:${randomUUID()}`,
-    claim_before: new Date(claimBeforeMs).toISOString(),
+    lease_before: new Date(leaseBeforeMs).toISOString(),
   };
 }
 
 /**
- * The gate stopped waiting for a settling Update that may still claim the call (the client cancelled; rarely, the
- * hold ended first). If it did claim, nobody will perform it: the record says so at once, not at the deadline.
+ * The gate stopped waiting for a settling Update that may still lease the call (the client cancelled; rarely, the
+ * hold ended first). If it did lease it, nobody will perform it: the record says so at once, not at the deadline.
  */
-function releaseLateClaim(
+function releaseLateLease(
   client: Client,
   settling: Promise<{ status: ProposalStatus | null }>,
   nonce: string,
@@ -366,7 +366,7 @@ function releaseLateClaim(
   settling
     .then(async ({ status }) => {
       if (status?.capability?.redemption?.nonce !== nonce) return;
-      await reportNotPerformed(client, workflowId, `${why} when the call was approved and claimed`);
+      await reportNotPerformed(client, workflowId, `${why} when the call was approved and leased`);
     })
     .catch(() => undefined); // the start failed, or the report: the deadline then records it
 }
@@ -404,12 +404,12 @@ export function callerOutcomeOf(outcome: GateOutcome, detail?: string): CallerOu
     case 'performer_failure':
       return { outcome: 'upstream_failure', ...(detail ? { detail } : {}) };
     case 'not_performed':
-      // The claim stands (nobody performs it later) and a claimed call can no longer be `abandoned`.
+      // The lease stands (nobody performs it later) and a leased call can no longer be `abandoned`.
       return { outcome: 'upstream_failure', detail: `${detail ?? 'not performed'}; it was not forwarded` };
   }
 }
 
-/** A claimed call that was never performed: recorded at once, so the proposal does not wait for its deadline. */
+/** A leased call that was never performed: recorded at once, so the proposal does not wait for its deadline. */
 export async function reportNotPerformed(client: Client, workflowId: string, why: string): Promise<void> {
   await reportCallerOutcome(client, workflowId, callerOutcomeOf('not_performed', why));
 }
@@ -434,8 +434,8 @@ async function redeemForPerformer(
       audience: aud,
       redeemer,
       nonce: `forward:${status.workflow_id}:${randomUUID()}`,
-      // Redeeming claims the one performance: only the performer whose Update is accepted performs the call.
-      claim: 'forwarding',
+      // Redeeming leases the one performance: only the performer whose Update is accepted performs the call.
+      lease: 'forwarding',
     });
     return null;
   } catch (err) {

@@ -64,7 +64,7 @@ export interface GateRules {
 export interface GatePerformer {
   /** The agent the proposals are made for (`agent_id`). */
   agentId: string;
-  /** The redeemer name the approval is claimed under: `mcp-proxy`, `hook:claude-code`... (at most 256 characters). */
+  /** The redeemer name the approval is leased to: `mcp-proxy`, `hook:claude-code`... (at most 256 characters). */
   redeemer: string;
 }
 
@@ -86,7 +86,7 @@ export interface GateOptions {
    * default 2000). A later decision is leased by one Update more. Longer suits a loaded cluster whose judge is slow to
    * start; shorter keeps rare the approval leased to a performer that then dies ("forwarded, no outcome").
    */
-  claimWindowMs?: number;
+  leaseWindowMs?: number;
   /**
    * A runtime's own completion of what the rules made of a call, before any proposal: fill in what the arguments do
    * not say (a working directory, a parsed shell line, resolved paths), run a call at once (`no-judge`), or refuse
@@ -105,7 +105,7 @@ export interface DecideOptions {
    * Called once the call's own proposal is known (started now, or the identical call's open one found), before the gate
    * follows it: a runtime that answers at once with a handle (MCP Tasks) takes its workflow id and sequence here.
    * Returning `false` for a proposal this call did not start (one the runtime already follows for another call)
-   * answers `cancelled` at once: nothing is followed or claimed.
+   * answers `cancelled` at once: nothing is followed or leased.
    */
   onProposal?: (p: { workflowId: string; proposalId: string; sequence: number }) => boolean | void;
   /**
@@ -130,11 +130,11 @@ export interface ProposalRef {
  */
 export type GateOutcome = 'ok' | 'tool_error' | 'performer_failure' | 'not_performed';
 
-/** An approval claimed for exactly one performer and one performance of exactly this call. */
+/** An approval leased to exactly one performer and one performance of exactly this call. */
 export interface Lease extends ProposalRef {
-  /** The redeemer the approval was claimed under (this gate's performer). */
+  /** The redeemer the approval was leased to (this gate's performer). */
   performer: string;
-  /** The proposal's status when it was claimed. */
+  /** The proposal's status when it was leased. */
   status: ProposalStatus;
   /**
    * Set when a person approved the call with edits (docs/edits.md): perform it with exactly these arguments (the

@@ -4,7 +4,7 @@
  * an approved one exactly once under its lease, a no-judge one at once with an audit line (pass-through-audit.ts).
  */
 import { describeChanges, type ActionChange } from '../contracts/action-edit';
-import { claimWindowMs, holdForMs } from '../contracts/mcp';
+import { leaseWindowMs, holdForMs } from '../contracts/mcp';
 import { Gate, type Lease } from '../gate';
 import { refusedAnswer, renderGateAnswer, type CallAnswer } from './answers';
 import { judgeFailure } from './judged-call';
@@ -32,7 +32,7 @@ export abstract class McpCalls extends McpRelay {
       rules: o.settings,
       performer: { agentId: o.agentId, redeemer: MCP_REDEEMER },
       holdMs: holdForMs(o.settings),
-      claimWindowMs: claimWindowMs(o.settings),
+      leaseWindowMs: leaseWindowMs(o.settings),
     });
   }
 
@@ -111,14 +111,14 @@ export abstract class McpCalls extends McpRelay {
   }
 
   /**
-   * THE one place an approved call goes upstream, exactly once: the gate leased it to this proxy (the claim is taken
+   * THE one place an approved call goes upstream, exactly once: the gate leased it to this proxy (the lease is taken
    * on the proposal, the capability token redeemed with it); the outcome is reported back, after the agent has its
    * answer.
    */
   protected async forwardApproved(request: Msg, lease: Lease, signal: AbortSignal): Promise<void> {
     const id = request.id as Id;
     if (signal.aborted || this.closed) {
-      await lease.report('not_performed', 'the client cancelled the call after it was claimed');
+      await lease.report('not_performed', 'the client cancelled the call after it was leased');
       return;
     }
     this.held.delete(id); // forwarded from here on: a cancellation goes to the upstream as it is

@@ -1,5 +1,5 @@
 /**
- * The MCP proxy's view of the gate's call resolution (src/gate/resolve.ts): the same walk, claimed for `mcp-proxy`,
+ * The MCP proxy's view of the gate's call resolution (src/gate/resolve.ts): the same walk, leased to `mcp-proxy`,
  * with every answer but `forward` rendered as the MCP tool result the agent reads (src/mcp/answers.ts).
  */
 import type { Client } from '@temporalio/client';
@@ -41,7 +41,7 @@ export async function report(client: Client, workflowId: string, outcome: Caller
   await reportCallerOutcome(client, workflowId, outcome);
 }
 
-/** A claimed call that was never sent upstream: recorded as `upstream_failure`, why, and that it was not forwarded. */
+/** A leased call that was never sent upstream: recorded as `upstream_failure`, why, and that it was not forwarded. */
 export async function reportNotForwarded(client: Client, workflowId: string, why: string): Promise<void> {
   await reportNotPerformed(client, workflowId, why);
 }

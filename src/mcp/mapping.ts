@@ -11,7 +11,7 @@ export type { CallMapping, MatchedRule } from '../gate/mapping';
 
 /** The runtime name MCP calls carry through the gate. */
 export const MCP_RUNTIME = 'mcp';
-/** The redeemer an MCP proxy claims approvals under. */
+/** The redeemer MCP proxy approvals are leased to. */
 export const MCP_REDEEMER = 'mcp-proxy';
 
 export interface ToolCall {

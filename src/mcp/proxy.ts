@@ -4,7 +4,7 @@
  * sampling, elicitation, roots, logging, progress, list-changed, pagination, cancellation) except `tools/list`
  * results (each tool gains the optional `_agent_judge` argument) and `tools/call` requests, which are mapped by
  * `spec.mcp` and judged before anything reaches the upstream. Fails closed: a call is forwarded only when it is
- * no-judge by the policy, or its proposal is approved (or in shadow mode) and this proxy holds the claim to perform
+ * no-judge by the policy, or its proposal is approved (or in shadow mode) and this proxy holds the lease to perform
  * it; any error on the way is a refusal, never a forward.
  *
  * One concept per file, layered by `extends`: relay.ts (the messages both ways), calls.ts (a `tools/call` through the

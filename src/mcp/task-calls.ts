@@ -306,7 +306,7 @@ export abstract class McpTaskCalls extends McpCalls {
   protected async performTask(t: LiveTask, lease: Lease): Promise<void> {
     if (t.control.signal.aborted || this.closed || isTerminal(t.record.status)) {
       await lease
-        .report('not_performed', 'the task was cancelled after the call was claimed')
+        .report('not_performed', 'the task was cancelled after the call was leased')
         .catch((err: Error) => this.o.log(`could not record the outcome on ${lease.workflowId}: ${err.message}`));
       return;
     }

@@ -40,7 +40,7 @@ import {
   type ProxyTarget,
 } from '../helpers/mcp';
 
-/** An approved call may be forwarded within 20 s of its approval; then an unreported claim ends `uncertain`. */
+/** An approved call may be forwarded within 20 s of its approval; then an unreported lease ends `uncertain`. */
 const PERFORM_WITHIN_S = 20;
 
 let env: McpEnv;
@@ -154,8 +154,8 @@ describe('agent-judge mcp killed with SIGKILL mid-call, then the identical call 
     expect(await settled(workflowId)).toMatchObject({ status: 'executed', caller: { outcome: 'ok' } });
   });
 
-  it('its token redeemed by someone else (a redemption claiming nothing): the re-call forwards nothing', async () => {
-    // A proxy redeems and claims in one Update, so it never leaves a token redeemed and the call unclaimed; a token
+  it('its token redeemed by someone else (a redemption leasing nothing): the re-call forwards nothing', async () => {
+    // A proxy redeems and leases in one Update, so it never leaves a token redeemed and the call not leased; a token
     // someone else redeemed (`capability verify --redeem`, say) is spent, and the call is never forwarded.
     const path = join(env.workspace, 'redeemed.txt');
     const log = join(env.baseDir, 'tap-redeemed.jsonl');
@@ -183,37 +183,37 @@ describe('agent-judge mcp killed with SIGKILL mid-call, then the identical call 
   });
 
   it(
-    'killed after claiming, before the upstream got the call: never forwarded twice; it ends uncertain',
+    'killed holding the lease, before the upstream got the call: never forwarded twice; it ends uncertain',
     { timeout: 120_000 },
     async () => {
-      const path = join(env.workspace, 'claimed.txt');
-      const log = join(env.baseDir, 'tap-claimed.jsonl');
-      // The tap holds the write: the proxy has claimed and sent it, the upstream never sees it.
+      const path = join(env.workspace, 'leased.txt');
+      const log = join(env.baseDir, 'tap-leased.jsonl');
+      // The tap holds the write: the proxy holds the lease and has sent it, the upstream never sees it.
       const first = await proxy(log, 'hold-request:write_file');
-      const { open, workflowId } = await heldWrite(first, path, 'claimed\n');
+      const { open, workflowId } = await heldWrite(first, path, 'leased\n');
       await approve(workflowId);
-      await until('the claimed call to leave the proxy', () =>
+      await until('the leased call to leave the proxy', () =>
         readTap(log).some((e) => e.held === 'hold-request') ? true : undefined,
       );
       await killHard(first, open);
-      const claimed = await getStatus(env.sys.client, workflowId);
-      expect(claimed.caller).toMatchObject({ outcome: null });
-      expect(claimed.caller?.forwarded_at).toBeTruthy();
+      const leased = await getStatus(env.sys.client, workflowId);
+      expect(leased.caller).toMatchObject({ outcome: null });
+      expect(leased.caller?.forwarded_at).toBeTruthy();
 
       const second = await proxy(log);
-      const refused = await callTool(second.agent, 'write_file', writeArgs(path, 'claimed\n'));
+      const refused = await callTool(second.agent, 'write_file', writeArgs(path, 'leased\n'));
       expect(refused.isError).toBe(true);
       expect(verdictOf(refused)).toMatchObject({ outcome: 'REFUSED', workflow_id: workflowId });
       // The re-call says what the agent can know: forwarded once, outcome unknown, and when it becomes `uncertain`.
       expect(textOf(refused)).toContain('already forwarded once');
       expect(textOf(refused)).toContain('No outcome was reported yet');
-      expect(textOf(refused)).toContain(claimed.caller!.deadline);
+      expect(textOf(refused)).toContain(leased.caller!.deadline);
       expect(existsSync(path)).toBe(false);
       expect(upstreamCalls(log, 'write_file')).toHaveLength(0);
 
       // Nobody reports before the window closes: it may have happened, so the proposal ends `uncertain`.
       const ended = await until(
-        'the claim to end uncertain',
+        'the lease to end uncertain',
         async () => {
           const s = await getStatus(env.sys.client, workflowId);
           return s.status === 'uncertain' ? s : undefined;
@@ -222,7 +222,7 @@ describe('agent-judge mcp killed with SIGKILL mid-call, then the identical call 
       );
       expect(ended.caller).toMatchObject({ outcome: 'upstream_failure' });
       // The identical call now is a new proposal, for a person to decide again; nothing is forwarded meanwhile.
-      const fresh = await callTool(second.agent, 'write_file', writeArgs(path, 'claimed\n', 'the claimed one, again'));
+      const fresh = await callTool(second.agent, 'write_file', writeArgs(path, 'leased\n', 'the leased one, again'));
       expect(verdictOf(fresh)).toMatchObject({ outcome: 'PENDING' });
       expect(verdictOf(fresh)!.workflow_id).not.toBe(workflowId);
       expect(existsSync(path)).toBe(false);

@@ -262,7 +262,7 @@ describe('agent-judge mcp in front of server-filesystem (a person decides full-j
     const st = await statusOfOnly(env, 'workspace_mkdir');
     expect(st).toMatchObject({ status: 'executed', execution: null, caller: { outcome: 'ok' } });
     expect(st.verdict).toMatchObject({ verdict: 'APPROVE', rule: 'patterns.clean' });
-    // The token was redeemed and the call claimed in one step: the same instant, by the proxy.
+    // The token was redeemed and the call leased in one step: the same instant, by the proxy.
     expect(st.capability?.redemption?.redeemer).toBe('mcp-proxy');
     expect(st.capability?.redemption?.nonce).toMatch(new RegExp(`^forward:${st.workflow_id}:`));
     expect(st.caller?.forwarded_at).toBe(st.capability?.redemption?.redeemed_at);

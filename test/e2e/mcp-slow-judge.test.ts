@@ -1,10 +1,10 @@
 /**
- * Judged calls decided by a slow model. A fresh proposal's settling Update carries the proxy's claim: an approval
- * decided within the claim window of the call (`spec.mcp.claimWindow`, 2 s by default) comes back redeemed and claimed
+ * Judged calls decided by a slow model. A fresh proposal's settling Update carries the proxy's lease: an approval
+ * decided within the lease window of the call (`spec.mcp.leaseWindow`, 2 s by default) comes back redeemed and leased
  * for it (no round trip after the decision). These are
- * the cases around that claim: the client cancels before the decision (the claim the Update then takes is recorded at
- * once as never forwarded); a slower decision is not claimed by the Update (the proxy redeems and claims it in one
- * Update after it); the hold ends before the decision (nothing claimed: the re-issued call is forwarded once). The
+ * the cases around that lease: the client cancels before the decision (the lease the Update then takes is recorded at
+ * once as never forwarded); a slower decision is not leased by the Update (the proxy redeems and leases it in one
+ * Update after it); the hold ends before the decision (nothing leased: the re-issued call is forwarded once). The
  * judge is a scripted model on loopback answering APPROVE after a delay set per file name, driven by the real ollama
  * client inside the judge worker.
  */
@@ -27,15 +27,15 @@ import {
 
 /** How long the model takes to answer APPROVE, by the file the proposal writes. */
 const JUDGE_MS: Record<string, number> = {
-  'cancelled-while-judged.md': 300, // inside the eager proxy's 20 s claim window, even on a loaded cluster
-  'slow-but-held.md': 3000, // past the patient proxy's 2 s claim window, within its hold
+  'cancelled-while-judged.md': 300, // inside the eager proxy's 20 s lease window, even on a loaded cluster
+  'slow-but-held.md': 3000, // past the patient proxy's 2 s lease window, within its hold
   'held-past-the-judge.md': 4000, // past the hasty proxy's 2 s hold
 };
 
 let fake: FakeOllama;
 let env: McpEnv;
 /**
- * A proxy that holds a call longer than the judge takes, one that gives up before it answers, and one whose claim
+ * A proxy that holds a call longer than the judge takes, one that gives up before it answers, and one whose lease
  * window outlasts the judge however long the cluster takes to ask it.
  */
 let patient: ConnectedProxy;
@@ -60,8 +60,8 @@ beforeAll(async () => {
   });
   env = await startMcpEnv(spec('30s'));
   patient = await connectProxy(env);
-  // The hold and the claim window are the proxy's own settings: the others read the same policy with a 2 s hold, or
-  // a 20 s claim window.
+  // The hold and the lease window are the proxy's own settings: the others read the same policy with a 2 s hold, or
+  // a 20 s lease window.
   const variant = async (name: string, mcp: Record<string, string>) => {
     const file = join(env.baseDir, `policy-${name}.json`);
     const policy = JSON.parse(readFileSync(env.policyFile, 'utf8')) as { spec: { mcp: Record<string, unknown> } };
@@ -70,7 +70,7 @@ beforeAll(async () => {
     return connectProxy({ ...env, policyFile: file });
   };
   hasty = await variant('hasty', { holdFor: '2s' });
-  eager = await variant('eager', { claimWindow: '20s' });
+  eager = await variant('eager', { leaseWindow: '20s' });
 });
 afterAll(async () => {
   await patient?.agent.close();
@@ -105,13 +105,13 @@ describe('a judged call that outlives the proxy waiting for it', () => {
     const path = join(env.workspace, 'cancelled-while-judged.md');
     const controller = new AbortController();
     // Cancelled when the model is asked, so always before it answers: the settling Update is on its way by then. (A
-    // fixed delay raced the judge on a loaded cluster, and so did the default 2 s claim window: the model was asked
-    // more than 2 s after the call, its answer came after the window, nothing was claimed and nothing recorded.)
+    // fixed delay raced the judge on a loaded cluster, and so did the default 2 s lease window: the model was asked
+    // more than 2 s after the call, its answer came after the window, nothing was leased and nothing recorded.)
     onJudged.set('cancelled-while-judged.md', () => controller.abort());
     const pending = callTool(eager.agent, 'write_file', writeArgs(path), { signal: controller.signal });
     await expect(pending).rejects.toThrow();
     const workflowId = await proposalWriting(path);
-    // The model approves 0.3 s later, inside the claim window: the settling Update claimed the approval for the call
+    // The model approves 0.3 s later, inside the lease window: the settling Update leased the approval to the call
     // that is gone; the proxy records that it was never forwarded, long before the 2-minute window would have.
     const st = await until('the outcome recorded', async () => {
       const s = await getStatus(env.sys.client, workflowId);
@@ -124,7 +124,7 @@ describe('a judged call that outlives the proxy waiting for it', () => {
     expect(existsSync(path)).toBe(false);
   });
 
-  it('decided after the claim window: not claimed by the settling Update; redeemed and claimed after it', async () => {
+  it('decided after the lease window: not leased by the settling Update; redeemed and leased after it', async () => {
     const path = join(env.workspace, 'slow-but-held.md');
     const r = await callTool(patient.agent, 'write_file', writeArgs(path));
     expect(r.isError).toBeFalsy();
@@ -144,12 +144,12 @@ describe('a judged call that outlives the proxy waiting for it', () => {
     expect(updates).toEqual(['awaitSettled', 'redeemCapability', 'callerOutcome']);
   });
 
-  it('the hold ends before the model answers: pending, no claim after it; the re-call is forwarded once', async () => {
+  it('the hold ends before the model answers: pending, no lease after it; the re-call is forwarded once', async () => {
     const path = join(env.workspace, 'held-past-the-judge.md');
     const first = await callTool(hasty.agent, 'write_file', writeArgs(path));
     expect(verdictOf(first)).toMatchObject({ outcome: 'PENDING' });
     const workflowId = String(verdictOf(first)!.workflow_id);
-    // The model approves after the hold: the settling Update, still open, claims nothing (past its claim_before).
+    // The model approves after the hold: the settling Update, still open, leases nothing (past its lease_before).
     const approved = await until('the judge approves', async () => {
       const s = await getStatus(env.sys.client, workflowId);
       return s.status === 'approved' ? s : undefined;

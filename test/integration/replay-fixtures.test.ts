@@ -33,7 +33,7 @@ function workflowIdOf(history: temporal.api.history.v1.IHistory): string | undef
 describe('recorded histories replay against the current workflow code', () => {
   it('has one recording of each main path, and nothing else', () => {
     expect([...files].sort()).toEqual([
-      'caller-claimed-reported.json',
+      'caller-leased-reported.json',
       'clarified-approved.json',
       'exec-executed.json',
       'human-approved-executed.json',

@@ -15,7 +15,7 @@ import {
 import { parseProposal } from '../../src/contracts/proposal';
 import { defaultPolicyWith } from '../../src/policy/load';
 import { capabilityBinding, ProposalState } from '../../src/workflows/proposal/state';
-import { readRedemption, readSettleClaim } from '../../src/workflows/proposal/messages';
+import { readRedemption, readSettleLease } from '../../src/workflows/proposal/messages';
 import { proposal } from '../helpers/system';
 
 const WID = 'proposal-0123456789abcdef0123456789abcdef';
@@ -173,68 +173,68 @@ describe('redemption', () => {
     }
   });
 
-  it('redeeming with claim: forwarding also claims a caller-performed action, once, in the same step', () => {
+  it('redeeming with lease: forwarding also leases a caller-performed action, once, in the same step', () => {
     const performer = { by: 'caller', call: 'e'.repeat(64), sequence: 0 };
     const { s, ok } = approvedState(false, { performer });
     s.openCallerWindow(new Date(T0 + 600_000).toISOString());
-    const claiming = { ...ok, claim: 'forwarding' as const };
-    expect(readRedemption(claiming)).toEqual(claiming);
-    expect(() => readRedemption({ ...ok, claim: 'ok' })).toThrow(/claim: expected "forwarding"/);
-    expect(s.refuseRedemption(claiming, T0)).toBeNull();
-    s.redeemCapability(claiming, new Date(T0).toISOString());
+    const leasing = { ...ok, lease: 'forwarding' as const };
+    expect(readRedemption(leasing)).toEqual(leasing);
+    expect(() => readRedemption({ ...ok, lease: 'ok' })).toThrow(/lease: expected "forwarding"/);
+    expect(s.refuseRedemption(leasing, T0)).toBeNull();
+    s.redeemCapability(leasing, new Date(T0).toISOString());
     expect(s.caller).toMatchObject({ forwarded_at: new Date(T0).toISOString(), outcome: null });
-    // Claimed: the separate claim is refused now, as a second performance would be.
+    // Leased: the separate lease is refused now, as a second performance would be.
     expect(s.refuseCallerOutcome({ outcome: 'forwarding' })).toMatch(/already forwarded once/);
 
-    // Claimed first (callerOutcome forwarding), a claiming redemption is refused and changes nothing.
+    // Leased first (callerOutcome forwarding), a leasing redemption is refused and changes nothing.
     const other = approvedState(false, { performer });
     other.s.openCallerWindow(new Date(T0 + 600_000).toISOString());
     other.s.recordCallerOutcome({ outcome: 'forwarding' }, new Date(T0).toISOString());
-    expect(other.s.refuseRedemption(claiming, T0)).toMatch(/already forwarded once/);
+    expect(other.s.refuseRedemption(leasing, T0)).toMatch(/already forwarded once/);
     expect(other.s.capability?.redemption).toBeNull();
-    // An ordinary redemption of an ordinary proposal ignores claims it was not asked for.
+    // An ordinary redemption of an ordinary proposal ignores leases it was not asked for.
     const plain = approvedState();
     expect(plain.s.refuseRedemption(plain.ok, T0)).toBeNull();
   });
 });
 
-describe('the settling Update claims an approval for the MCP proxy (no redemption round trip)', () => {
+describe('the settling Update leases an approval for the MCP proxy (no redemption round trip)', () => {
   const performer = { by: 'caller', call: 'e'.repeat(64), sequence: 0 };
   function settledApproved() {
     const st = approvedState(false, { performer });
     st.s.openCallerWindow(new Date(T0 + 600_000).toISOString());
-    const claim = {
-      claim: 'forwarding' as const,
+    const lease = {
+      lease: 'forwarding' as const,
       audience: st.request.aud,
       action_sha256: st.request.action_sha256,
       redeemer: 'mcp-proxy',
       nonce: 'forward:w:1',
-      claim_before: new Date(T0 + 5000).toISOString(),
+      lease_before: new Date(T0 + 5000).toISOString(),
     };
-    return { ...st, claim };
+    return { ...st, lease };
   }
 
-  it("redeems the run's own token and claims the one forwarding, under the caller's nonce", () => {
-    const { s, claim } = settledApproved();
-    expect(s.claimOnSettle(claim, T0 + 1000, new Date(T0 + 1000).toISOString())).toBe(true);
+  it("redeems the run's own token and leases the one forwarding, under the caller's nonce", () => {
+    const { s, lease } = settledApproved();
+    expect(s.leaseOnSettle(lease, T0 + 1000, new Date(T0 + 1000).toISOString())).toBe(true);
     expect(s.capability?.redemption).toMatchObject({ redeemer: 'mcp-proxy', nonce: 'forward:w:1', token_id: 'jti-1' });
     expect(s.caller?.forwarded_at).toBe(new Date(T0 + 1000).toISOString());
-    // Exactly once: a second settle, a separate claim or a redemption are all refused now.
-    expect(s.claimOnSettle({ ...claim, nonce: 'forward:w:2' }, T0 + 1500, new Date(T0 + 1500).toISOString())).toBe(
+    // Exactly once: a second settle, a separate lease or a redemption are all refused now.
+    expect(s.leaseOnSettle({ ...lease, nonce: 'forward:w:2' }, T0 + 1500, new Date(T0 + 1500).toISOString())).toBe(
       false,
     );
     expect(s.capability?.redemption?.nonce).toBe('forward:w:1');
     expect(s.refuseCallerOutcome({ outcome: 'forwarding' })).toMatch(/already forwarded once/);
   });
 
-  it('claims nothing for another action or audience, after claim_before, or once claimed elsewhere', () => {
+  it('leases nothing for another action or audience, after lease_before, or once leased elsewhere', () => {
     const cases: Array<(x: ReturnType<typeof settledApproved>) => boolean> = [
-      ({ s, claim }) => s.claimOnSettle({ ...claim, action_sha256: 'c'.repeat(64) }, T0, new Date(T0).toISOString()),
-      ({ s, claim }) => s.claimOnSettle({ ...claim, audience: 'mcp:other' }, T0, new Date(T0).toISOString()),
-      ({ s, claim }) => s.claimOnSettle(claim, T0 + 5001, new Date(T0 + 5001).toISOString()),
-      ({ s, claim }) => {
+      ({ s, lease }) => s.leaseOnSettle({ ...lease, action_sha256: 'c'.repeat(64) }, T0, new Date(T0).toISOString()),
+      ({ s, lease }) => s.leaseOnSettle({ ...lease, audience: 'mcp:other' }, T0, new Date(T0).toISOString()),
+      ({ s, lease }) => s.leaseOnSettle(lease, T0 + 5001, new Date(T0 + 5001).toISOString()),
+      ({ s, lease }) => {
         s.recordCallerOutcome({ outcome: 'forwarding' }, new Date(T0).toISOString());
-        return s.claimOnSettle(claim, T0, new Date(T0).toISOString());
+        return s.leaseOnSettle(lease, T0, new Date(T0).toISOString());
       },
     ];
     for (const attempt of cases) {
@@ -244,18 +244,18 @@ describe('the settling Update claims an approval for the MCP proxy (no redemptio
     }
   });
 
-  it('claims nothing when the run settled without an approval for its caller to perform', () => {
-    // Approved for agent-judge's executor (no caller window): the caller has nothing to claim.
+  it('leases nothing when the run settled without an approval for its caller to perform', () => {
+    // Approved for agent-judge's executor (no caller window): the caller has nothing to lease.
     const { s, request } = approvedState();
-    const claim = {
-      claim: 'forwarding' as const,
+    const lease = {
+      lease: 'forwarding' as const,
       audience: request.aud,
       action_sha256: request.action_sha256,
       redeemer: 'mcp-proxy',
       nonce: 'n',
-      claim_before: new Date(T0 + 5000).toISOString(),
+      lease_before: new Date(T0 + 5000).toISOString(),
     };
-    expect(s.claimOnSettle(claim, T0, new Date(T0).toISOString())).toBe(false);
+    expect(s.leaseOnSettle(lease, T0, new Date(T0).toISOString())).toBe(false);
     expect(s.capability?.redemption).toBeNull();
     // Settled awaiting a person: no token yet.
     const waiting = new ProposalState(
@@ -266,22 +266,22 @@ describe('the settling Update claims an approval for the MCP proxy (no redemptio
       false,
       1,
     );
-    expect(waiting.claimOnSettle(claim, T0, new Date(T0).toISOString())).toBe(false);
+    expect(waiting.leaseOnSettle(lease, T0, new Date(T0).toISOString())).toBe(false);
   });
 
   it('reads the Update argument strictly, as a non-retryable BadInput', () => {
-    const { claim } = settledApproved();
-    expect(readSettleClaim(claim)).toEqual(claim);
+    const { lease } = settledApproved();
+    expect(readSettleLease(lease)).toEqual(lease);
     for (const bad of [
       null,
       [],
-      { ...claim, claim: 'ok' },
-      { ...claim, nonce: '' },
-      { ...claim, audience: 7 },
-      { ...claim, claim_before: 'tomorrow' },
-      { ...claim, redeemer: 'x'.repeat(300) },
+      { ...lease, lease: 'ok' },
+      { ...lease, nonce: '' },
+      { ...lease, audience: 7 },
+      { ...lease, lease_before: 'tomorrow' },
+      { ...lease, redeemer: 'x'.repeat(300) },
     ]) {
-      expect(() => readSettleClaim(bad)).toThrow(ApplicationFailure);
+      expect(() => readSettleLease(bad)).toThrow(ApplicationFailure);
     }
   });
 });

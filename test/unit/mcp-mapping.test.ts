@@ -87,7 +87,7 @@ describe('spec.mcp in the policy', () => {
       server: 'upstream',
       holdFor: '30s',
       performWithin: '10m',
-      claimWindow: '2s',
+      leaseWindow: '2s',
       rules: [],
       http: { agents: [], allowedHosts: [], allowedOrigins: [], sessionIdle: '30m' },
     });
@@ -267,11 +267,11 @@ describe('ProposalState: a proposal its caller performs', () => {
       1,
     );
 
-  it('refuses an outcome before approval, a second claim, and ok before the claim', () => {
+  it('refuses an outcome before approval, a second lease, and ok before the lease', () => {
     const s = state();
     expect(s.refuseCallerOutcome({ outcome: 'forwarding' })).toMatch(/not approved/);
     s.openCallerWindow('2030-01-01T00:00:00.000Z');
-    expect(s.refuseCallerOutcome({ outcome: 'ok' })).toMatch(/claim the call/);
+    expect(s.refuseCallerOutcome({ outcome: 'ok' })).toMatch(/lease the call/);
     expect(s.refuseCallerOutcome({ outcome: 'forwarding' })).toBeNull();
     s.recordCallerOutcome({ outcome: 'forwarding' }, '2026-01-01T00:00:00.000Z');
     expect(s.refuseCallerOutcome({ outcome: 'forwarding' })).toMatch(/never forwarded twice/);

@@ -12,7 +12,7 @@ import { isClosedRunError, resultOf } from './runs';
 export async function waitUntilSettled(client: Client, workflowId: string): Promise<ProposalOutcome> {
   const handle = client.workflow.getHandle<typeof proposalWorkflow>(workflowId);
   try {
-    // By name: the SDK's overloads take no definition whose argument is optional (the MCP proxy's claim, unused here).
+    // By name: the SDK's overloads take no definition whose argument is optional (the MCP proxy's lease, unused here).
     return outcomeOf(await handle.executeUpdate<ProposalStatus, []>(awaitSettledUpdate.name));
   } catch (err) {
     // The run may have closed before the Update arrived: its result is the outcome.

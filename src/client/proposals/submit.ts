@@ -9,7 +9,7 @@ import {
   type WorkflowStartOptions,
 } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import type { SettleClaim } from '../../contracts/capability';
+import type { SettleLease } from '../../contracts/capability';
 import { proposalWorkflowId } from '../../contracts/digest';
 import { BadInputError, DuplicateProposalError } from '../../contracts/errors';
 import { parseProposal, searchableTarget, type Proposal } from '../../contracts/proposal';
@@ -208,8 +208,8 @@ export async function submitAndSettle(
   client: Client,
   input: unknown,
   options: SubmitOptions & {
-    /** For an action the caller performs: an approval comes back redeemed and claimed (see {@link SettleClaim}). */
-    claim?: SettleClaim;
+    /** For an action the caller performs: an approval comes back redeemed and leased (see {@link SettleLease}). */
+    lease?: SettleLease;
   } = {},
 ): Promise<{ outcome: ProposalOutcome; status: ProposalStatus | null }> {
   const prepared = prepareStart(input, options);
@@ -225,7 +225,7 @@ export async function submitAndSettle(
           workflowIdReusePolicy: reuse,
           workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
         }),
-        args: options.claim ? [options.claim] : [],
+        args: options.lease ? [options.lease] : [],
       }),
     );
     return { outcome: outcomeOf(status), status };

@@ -38,7 +38,7 @@ export class CallerWindowState extends EscalationState {
       return 'the call was forwarded: report ok, tool_error or upstream_failure';
     }
     if ((o.outcome === 'ok' || o.outcome === 'tool_error') && c.forwarded_at === null) {
-      return 'claim the call (forwarding) before reporting what the upstream did';
+      return 'lease the call (forwarding) before reporting what the upstream did';
     }
     return null;
   }

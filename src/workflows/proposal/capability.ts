@@ -8,7 +8,7 @@ import type {
   CapabilityRequest,
   IssuedCapability,
   RedeemCapabilityInput,
-  SettleClaim,
+  SettleLease,
 } from '../../contracts/capability';
 import { capabilityBinding, capabilityRequestFor, EXECUTOR_REDEEMER, policyDigest } from '../schemas';
 import { CallerWindowState } from './caller-window';
@@ -82,7 +82,7 @@ export class CapabilityState extends CallerWindowState {
     if (r.audience !== c.audience) return `the token is for ${c.audience}, not ${r.audience}`;
     if (r.action_sha256 !== c.action_sha256)
       return `the action about to be performed is not the approved one (sha256 ${r.action_sha256.slice(0, 16)}…)`;
-    if (r.claim === 'forwarding') return this.refuseCallerOutcome({ outcome: 'forwarding' });
+    if (r.lease === 'forwarding') return this.refuseCallerOutcome({ outcome: 'forwarding' });
     return null;
   }
 
@@ -97,27 +97,27 @@ export class CapabilityState extends CallerWindowState {
       redeemed_at: now,
     };
     c.redemption = redemption;
-    // Redeeming for the caller's one performance claims it too (the validator checked it can be claimed).
-    if (r.claim === 'forwarding') this.recordCallerOutcome({ outcome: 'forwarding' }, now);
+    // Redeeming for the caller's one performance leases it too (the validator checked it can be leased).
+    if (r.lease === 'forwarding') this.recordCallerOutcome({ outcome: 'forwarding' }, now);
     return redemption;
   }
 
   /**
-   * The run has settled: if it settled approved for its caller to perform, before `claim_before`, redeem the token for
-   * the claim's audience and action and claim the one performance, exactly as an accepted `redeemCapability` with
-   * `claim: 'forwarding'` does (the same checks refuse it: another action, audience, expired, already claimed).
-   * Returns whether the claim was taken; when not, nothing changed.
+   * The run has settled: if it settled approved for its caller to perform, before `lease_before`, redeem the token for
+   * the lease's audience and action and lease the one performance, exactly as an accepted `redeemCapability` with
+   * `lease: 'forwarding'` does (the same checks refuse it: another action, audience, expired, already leased).
+   * Returns whether the lease was taken; when not, nothing changed.
    */
-  claimOnSettle(claim: SettleClaim, nowMs: number, now: string): boolean {
+  leaseOnSettle(lease: SettleLease, nowMs: number, now: string): boolean {
     const c = this._capability;
-    if (!c || this._caller === null || nowMs > Date.parse(claim.claim_before)) return false;
+    if (!c || this._caller === null || nowMs > Date.parse(lease.lease_before)) return false;
     const redemption: RedeemCapabilityInput = {
       token: c.token,
-      audience: claim.audience,
-      action_sha256: claim.action_sha256,
-      redeemer: claim.redeemer,
-      nonce: claim.nonce,
-      claim: 'forwarding',
+      audience: lease.audience,
+      action_sha256: lease.action_sha256,
+      redeemer: lease.redeemer,
+      nonce: lease.nonce,
+      lease: 'forwarding',
     };
     if (this.refuseRedemption(redemption, nowMs) !== null) return false;
     this.redeemCapability(redemption, now);

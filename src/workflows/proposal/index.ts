@@ -12,6 +12,6 @@ export {
   readClarification,
   readDecision,
   readRedemption,
-  readSettleClaim,
+  readSettleLease,
   readWithdrawal,
 } from './messages';

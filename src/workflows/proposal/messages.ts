@@ -8,7 +8,7 @@ import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 import { condition, setHandler } from '@temporalio/workflow';
 import type { JudgeActivities } from '../../activities/types';
 import type { CallerOutcome } from '../../contracts/caller-outcome';
-import type { RedeemCapabilityInput, SettleClaim } from '../../contracts/capability';
+import type { RedeemCapabilityInput, SettleLease } from '../../contracts/capability';
 import { FailureType } from '../../contracts/lifecycle';
 import type { Clarification, HumanDecision } from '../../contracts/messages';
 import {
@@ -61,21 +61,21 @@ function readStrings<F extends string>(
 
 const REDEEM_LIMITS = { token: 4096, audience: 256, action_sha256: 256, redeemer: 256, nonce: 256 };
 
-/** The `redeemCapability` Update's argument, checked: five non-empty strings of bounded length, and `claim`. */
+/** The `redeemCapability` Update's argument, checked: five non-empty strings of bounded length, and `lease`. */
 export function readRedemption(raw: unknown): RedeemCapabilityInput {
   const { value, strings, fail } = readStrings('redemption', raw, REDEEM_LIMITS);
-  if (value.claim !== undefined && value.claim !== 'forwarding') throw fail('claim: expected "forwarding" or nothing');
-  return { ...strings, ...(value.claim === 'forwarding' ? { claim: 'forwarding' as const } : {}) };
+  if (value.lease !== undefined && value.lease !== 'forwarding') throw fail('lease: expected "forwarding" or nothing');
+  return { ...strings, ...(value.lease === 'forwarding' ? { lease: 'forwarding' as const } : {}) };
 }
 
-const SETTLE_CLAIM_LIMITS = { audience: 256, action_sha256: 256, redeemer: 256, nonce: 256, claim_before: 256 };
+const SETTLE_LEASE_LIMITS = { audience: 256, action_sha256: 256, redeemer: 256, nonce: 256, lease_before: 256 };
 
-/** The `awaitSettled` Update's optional argument, checked the same way (see {@link SettleClaim}). */
-export function readSettleClaim(raw: unknown): SettleClaim {
-  const { value, strings, fail } = readStrings('settle claim', raw, SETTLE_CLAIM_LIMITS);
-  if (value.claim !== 'forwarding') throw fail('claim: expected "forwarding"');
-  if (Number.isNaN(Date.parse(strings.claim_before))) throw fail('claim_before: expected an ISO 8601 time');
-  return { claim: 'forwarding', ...strings };
+/** The `awaitSettled` Update's optional argument, checked the same way (see {@link SettleLease}). */
+export function readSettleLease(raw: unknown): SettleLease {
+  const { value, strings, fail } = readStrings('settle lease', raw, SETTLE_LEASE_LIMITS);
+  if (value.lease !== 'forwarding') throw fail('lease: expected "forwarding"');
+  if (Number.isNaN(Date.parse(strings.lease_before))) throw fail('lease_before: expected an ISO 8601 time');
+  return { lease: 'forwarding', ...strings };
 }
 /** The `withdraw` Update's argument, checked: one non-empty reason of at most 2,000 characters. */
 export function readWithdrawal(raw: unknown): { reason: string } {
@@ -132,17 +132,17 @@ export function setProposalHandlers(run: ProposalRun): void {
   });
   setHandler(
     awaitSettledUpdate,
-    async (settleClaim?: SettleClaim) => {
-      const claim = settleClaim === undefined ? null : readSettleClaim(settleClaim);
+    async (settleLease?: SettleLease) => {
+      const lease = settleLease === undefined ? null : readSettleLease(settleLease);
       await condition(() => current() !== undefined && current()!.isSettled());
-      // Settled approved for the MCP proxy to forward: redeem and claim in this Update, no round trip after it.
-      if (claim) current()!.claimOnSettle(claim, Date.now(), now());
+      // Settled approved for the MCP proxy to forward: redeem and lease in this Update, no round trip after it.
+      if (lease) current()!.leaseOnSettle(lease, Date.now(), now());
       return current()!.toStatus();
     },
     {
-      // A malformed claim is refused before anything is written.
-      validator: (settleClaim?: SettleClaim) => {
-        if (settleClaim !== undefined) readSettleClaim(settleClaim);
+      // A malformed lease is refused before anything is written.
+      validator: (settleLease?: SettleLease) => {
+        if (settleLease !== undefined) readSettleLease(settleLease);
       },
     },
   );
@@ -208,7 +208,7 @@ export function setProposalHandlers(run: ProposalRun): void {
     (s, r) => s.refuseRedemption(r, Date.now()),
     (s, r) => s.redeemCapability(r, now()),
   );
-  // A second `forwarding` claim is refused, so an approved call is forwarded once.
+  // A second `forwarding` lease is refused, so an approved call is forwarded once.
   setRefusable(
     callerOutcomeUpdate,
     current,
