@@ -5,7 +5,7 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { Clarification, HumanDecision } from './contracts/messages';
-import type { ProposalStatus } from './contracts/status';
+import type { ProposalRecord } from './contracts/status';
 import type { ReviewCandidate, ReviewMark, ReviewStatus } from './contracts/review';
 import type { CapabilityRedemption, RedeemCapabilityInput, SettleLease } from './contracts/capability';
 import type { CallerOutcome } from './contracts/caller-outcome';
@@ -45,14 +45,14 @@ export {
 } from './wire-names';
 
 /** The actor answers a CLARIFY; returns the status after the proposal was judged again. */
-export const clarifyUpdate = defineUpdate<ProposalStatus, [Clarification]>(M.clarify);
+export const clarifyUpdate = defineUpdate<ProposalRecord, [Clarification]>(M.clarify);
 /** An approver decides an escalated proposal; returns the status after the decision took effect. */
-export const humanDecisionUpdate = defineUpdate<ProposalStatus, [HumanDecision]>(M.humanDecision);
+export const humanDecisionUpdate = defineUpdate<ProposalRecord, [HumanDecision]>(M.humanDecision);
 /**
  * Returns once the proposal is finished or waiting on someone (what `propose --wait` waits for). The MCP proxy passes
  * a {@link SettleLease}: an approval then comes back already redeemed and leased for its one forwarding.
  */
-export const awaitSettledUpdate = defineUpdate<ProposalStatus, [settleLease?: SettleLease]>(M.awaitSettled);
+export const awaitSettledUpdate = defineUpdate<ProposalRecord, [settleLease?: SettleLease]>(M.awaitSettled);
 /**
  * A performer redeems an approved action's capability token, once (seed 000 §8). The Update id is the
  * token id, so a retried redemption gets the same answer; the validator refuses a second, an expired
@@ -63,7 +63,7 @@ export const redeemCapabilityUpdate = defineUpdate<CapabilityRedemption, [Redeem
  * The performer of a caller-performed proposal (the MCP proxy) leases the approved call (`forwarding`, once) and
  * reports its outcome; returns the status after it was recorded.
  */
-export const callerOutcomeUpdate = defineUpdate<ProposalStatus, [CallerOutcome]>(M.callerOutcome);
+export const callerOutcomeUpdate = defineUpdate<ProposalRecord, [CallerOutcome]>(M.callerOutcome);
 /**
  * The submitting client found the run's chosen proposal_id held by other content (its reservation ran beside the
  * start): the run ends refused with this reason, whatever it was doing, and fails (so the same content may be
@@ -71,7 +71,7 @@ export const callerOutcomeUpdate = defineUpdate<ProposalStatus, [CallerOutcome]>
  */
 export const withdrawUpdate = defineUpdate<void, [WithdrawInput]>(M.withdraw);
 /** Stage, every verdict, clarify rounds, deadlines and the execution result. */
-export const statusQuery = defineQuery<ProposalStatus>(M.status);
+export const statusQuery = defineQuery<ProposalRecord>(M.status);
 
 /** The review workflow (one per period, see contracts/review.ts) and its memo key. */
 export { REVIEW_WORKFLOW_TYPE } from './contracts/workflow-ids';

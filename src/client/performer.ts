@@ -7,7 +7,7 @@
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { CallerOutcome } from '../contracts/caller-outcome';
 import { NotFoundError } from '../contracts/errors';
-import type { ProposalOutcome, ProposalStatus } from '../contracts/status';
+import type { ProposalOutcome, ProposalRecord } from '../contracts/status';
 import { callerOutcomeUpdate, statusQuery } from '../names';
 import type { proposalWorkflow } from '../workflows/proposal';
 import { grpcCode, GrpcStatus } from './grpc';
@@ -21,12 +21,12 @@ export async function reportCallerOutcome(
   client: Client,
   workflowId: string,
   outcome: CallerOutcome,
-): Promise<ProposalStatus> {
+): Promise<ProposalRecord> {
   return client.workflow.getHandle(workflowId).executeUpdate(callerOutcomeUpdate, { args: [outcome] });
 }
 
 /** The status of the proposal run under `workflowId` (a Query: the run may be open or closed). */
-export async function statusOfRun(client: Client, workflowId: string): Promise<ProposalStatus> {
+export async function statusOfRun(client: Client, workflowId: string): Promise<ProposalRecord> {
   try {
     return await client.workflow.getHandle(workflowId).query(statusQuery);
   } catch (err) {

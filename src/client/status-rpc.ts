@@ -20,7 +20,7 @@ import { normalizeGrpcEndpointAddress } from '@temporalio/common/lib/internal-no
 import { normalizeTlsConfig } from '@temporalio/common/lib/internal-non-workflow/tls-config';
 import protobuf from 'protobufjs/light';
 import { AgentJudgeError, BadInputError, NotFoundError } from '../contracts/errors';
-import { outcomeOf, type ProposalOutcome, type ProposalStatus } from '../contracts/status';
+import { outcomeOf, type ProposalOutcome, type ProposalRecord } from '../contracts/status';
 import {
   PROPOSAL_ID_SEARCH_ATTRIBUTE,
   PROPOSAL_MESSAGE_NAMES,
@@ -203,7 +203,7 @@ export class StatusRpc {
   }
 
   /** The status Query's answer for a proposal_id or workflow id. */
-  async getStatus(id: string): Promise<ProposalStatus> {
+  async getStatus(id: string): Promise<ProposalRecord> {
     const workflowId = await this.findWorkflowId(id);
     if (!workflowId) throw new NotFoundError(`no proposal with id ${id}`);
     type QueryAnswer = { queryResult?: { payloads?: Payload[] }; queryRejected?: { status?: unknown } | null };
@@ -224,7 +224,7 @@ export class StatusRpc {
       throw this.failure(err, 'Failed to query Workflow');
     }
     if (answer.queryRejected) throw new AgentJudgeError(`status: the query was rejected (${workflowId})`);
-    return fromPayload(answer.queryResult?.payloads?.[0]) as ProposalStatus;
+    return fromPayload(answer.queryResult?.payloads?.[0]) as ProposalRecord;
   }
 
   close(): void {

@@ -24,8 +24,11 @@ export interface DecisionRecord extends HumanDecision {
   at: string;
 }
 
-/** The status Query's answer. */
-export interface ProposalStatus {
+/**
+ * What a proposal's run has recorded so far, beside {@link DecisionRecord}, `CallerRecord` and `CapabilityRecord`: the
+ * `status` Query's answer, and what the proposal's Updates return. Its `status` field is the outcome status.
+ */
+export interface ProposalRecord {
   proposal_id: string;
   workflow_id: string;
   status: OutcomeStatus;
@@ -84,9 +87,9 @@ export interface ProposalOutcome {
   execution: ExecutionResult | null;
   /** Present when the caller performs the approved action itself: the token it must redeem first. */
   capability?: OutcomeCapability;
-  /** What the caller reported, for proposals the caller performs (see {@link ProposalStatus.caller}). */
+  /** What the caller reported, for proposals the caller performs (see {@link ProposalRecord.caller}). */
   caller?: CallerRecord | null;
-  /** The digest of the policy it was judged under (see {@link ProposalStatus.policy_sha256}). */
+  /** The digest of the policy it was judged under (see {@link ProposalRecord.policy_sha256}). */
   policy_sha256?: string;
   /**
    * Set when a person approved with edits: what changed, and the edited action (type, target, parameters) that is
@@ -95,7 +98,7 @@ export interface ProposalOutcome {
   edited?: ActionEdited & { action: { action_type: string; target: unknown; parameters: unknown } };
 }
 
-export function outcomeOf(s: ProposalStatus): ProposalOutcome {
+export function outcomeOf(s: ProposalRecord): ProposalOutcome {
   const c = s.capability;
   return {
     proposal_id: s.proposal_id,

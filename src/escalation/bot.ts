@@ -20,7 +20,7 @@ import { pino, type Logger } from 'pino';
 import type { KeyFile } from '../contracts/identity';
 import type { HumanDecision } from '../contracts/messages';
 import type { CompliancePolicy } from '../contracts/policy';
-import type { ProposalStatus } from '../contracts/status';
+import type { ProposalRecord } from '../contracts/status';
 import { grantWorkflowId, revokeGrantUpdate, statusQuery } from '../names';
 import { discordApproverId, isDiscordApprover } from './approvers';
 import {
@@ -240,14 +240,14 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
   }
 
   /** Brings a stale message up to date (e.g. when the workflow could not edit it itself). */
-  async function refreshMessage(i: Answerable, status: ProposalStatus): Promise<void> {
+  async function refreshMessage(i: Answerable, record: ProposalRecord): Promise<void> {
     if (!i.message || !i.channelId || i.message.components.length === 0) return;
     const payload = renderOutcome(i.message.embeds[0]?.toJSON(), {
-      workflow_id: status.workflow_id,
-      status: status.status,
-      verdict: status.verdict,
-      decisions: status.decisions,
-      approvals_needed: status.approvals_needed,
+      workflow_id: record.workflow_id,
+      status: record.status,
+      verdict: record.verdict,
+      decisions: record.decisions,
+      approvals_needed: record.approvals_needed,
     });
     await discord.rest
       .patch(Routes.channelMessage(i.channelId, i.message.id), { body: payload })

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { KeyFile } from '../contracts/identity';
 import type { HumanDecision } from '../contracts/messages';
 import { proposalContentDigest } from '../contracts/digest';
-import type { ProposalStatus } from '../contracts/status';
+import type { ProposalRecord } from '../contracts/status';
 import { signDecision } from '../identity/sign-decision';
 import { humanDecisionUpdate, statusQuery } from '../names';
 import { describeOutcome, DISCORD_FORMAT, type ChatFormat } from './render';
@@ -21,9 +21,9 @@ export const FORGED = 'This button does not belong to this message. Nothing was 
 
 export type ChatDecisionResult =
   /** The Update was accepted: `status` is the proposal after it (decided, or waiting for more approvals). */
-  | { kind: 'recorded'; status: ProposalStatus }
+  | { kind: 'recorded'; status: ProposalRecord }
   /** The proposal is no longer waiting: tell the user, and bring the message up to date from `status`. */
-  | { kind: 'closed'; notice: string; status: ProposalStatus }
+  | { kind: 'closed'; notice: string; status: ProposalRecord }
   /** Nothing was decided; `governance` is set when the refusal is a governance event (the workflow refused). */
   | { kind: 'refused'; notice: string; governance?: string };
 
@@ -51,13 +51,13 @@ export function isClosedError(err: unknown): boolean {
 }
 
 /** "This proposal is no longer waiting for a decision. ✅ Approved by …." */
-export function closedNotice(status: ProposalStatus, format: ChatFormat = DISCORD_FORMAT): string {
+export function closedNotice(record: ProposalRecord, format: ChatFormat = DISCORD_FORMAT): string {
   const { headline } = describeOutcome(
     {
-      workflow_id: status.workflow_id,
-      status: status.status,
-      verdict: status.verdict,
-      decisions: status.decisions,
+      workflow_id: record.workflow_id,
+      status: record.status,
+      verdict: record.verdict,
+      decisions: record.decisions,
     },
     format,
   );
@@ -68,7 +68,7 @@ export function closedNotice(status: ProposalStatus, format: ChatFormat = DISCOR
 export async function decideFromChat(input: ChatDecisionInput): Promise<ChatDecisionResult> {
   const { workflowId, approver, decision, reason, signingKey, log } = input;
   const handle = input.client.workflow.getHandle(workflowId);
-  let status: ProposalStatus;
+  let status: ProposalRecord;
   let firstRunId = '';
   try {
     // With a key, the signature binds the run clicked on: its chain's first run id, from describe.
@@ -93,7 +93,7 @@ export async function decideFromChat(input: ChatDecisionInput): Promise<ChatDeci
   const unsigned: HumanDecision = { decision, approver, via: input.via, ...(reason ? { reason } : {}) };
   const binding = { workflowId, runId: firstRunId, contentSha256: proposalContentDigest(status.proposal) };
   const body = signingKey ? signDecision(binding, unsigned, signingKey) : unsigned;
-  let after: ProposalStatus;
+  let after: ProposalRecord;
   try {
     // The workflow's validator checks again (approver, still waiting, no repeat): it is the authority.
     after = await handle.executeUpdate(humanDecisionUpdate, { args: [body] });

@@ -25,7 +25,7 @@ import { pino, type Logger } from 'pino';
 import { z } from 'zod';
 import type { KeyFile } from '../contracts/identity';
 import type { CompliancePolicy } from '../contracts/policy';
-import type { ProposalStatus } from '../contracts/status';
+import type { ProposalRecord } from '../contracts/status';
 import { grantWorkflowId, revokeGrantUpdate, statusQuery } from '../names';
 import { isSlackApprover, isSlackUserId, slackApproverId } from './approvers';
 import type { GovernanceEvent } from './bot';
@@ -193,7 +193,7 @@ function messageCarries(
   );
 }
 
-function outcomeOf(workflowId: string, s: ProposalStatus): OutcomeView {
+function outcomeOf(workflowId: string, s: ProposalRecord): OutcomeView {
   return {
     workflow_id: workflowId,
     status: s.status,

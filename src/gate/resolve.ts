@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { AgentJudgeError, BadInputError, DuplicateProposalError } from '../contracts/errors';
-import type { ProposalOutcome, ProposalStatus } from '../contracts/status';
+import type { ProposalOutcome, ProposalRecord } from '../contracts/status';
 import type { CallerOutcome } from '../contracts/caller-outcome';
 import { proposalWorkflowId } from '../contracts/digest';
 import { capabilityBinding, type SettleLease } from '../contracts/capability';
@@ -38,7 +38,7 @@ const RETRY_AFTER_MS = 5000;
 
 /** The engine's answer: a gate answer whose `forward` carries the leased status, not yet a `Lease`. */
 export type Resolution =
-  | { kind: 'forward'; status: ProposalStatus }
+  | { kind: 'forward'; status: ProposalRecord }
   | { kind: 'answer'; answer: Exclude<GateAnswer, { kind: 'forward' } | { kind: 'cancelled' }> }
   | { kind: 'cancelled' };
 
@@ -115,7 +115,7 @@ function deny(s: Pick<ProposalOutcome, 'proposal_id' | 'workflow_id' | 'verdict'
   };
 }
 
-function clarifyOf(s: ProposalStatus): Resolution {
+function clarifyOf(s: ProposalRecord): Resolution {
   return {
     kind: 'answer',
     answer: {
@@ -128,7 +128,7 @@ function clarifyOf(s: ProposalStatus): Resolution {
   };
 }
 
-function held(s: ProposalStatus): Resolution {
+function held(s: ProposalRecord): Resolution {
   return {
     kind: 'answer',
     answer: {
@@ -170,7 +170,7 @@ export async function resolveCall(
       const workflowId = proposalWorkflowId(proposal);
       const found = () => options.onProposal?.({ workflowId, proposalId: proposal.proposal_id, sequence });
       let fresh = true;
-      let settled: ProposalStatus | null = null;
+      let settled: ProposalRecord | null = null;
       // A fresh proposal that settles approved comes back already redeemed and leased to this call (one round
       // trip fewer before the performance); the nonce tells this call's lease from anybody else's.
       const leaseBefore = Math.min(
@@ -242,8 +242,8 @@ async function follow(
   agent: AgentStatement,
   deadline: number,
   fresh: boolean,
-  /** The status the start's settling Update already returned: the first look needs no Query. */
-  settled: ProposalStatus | null = null,
+  /** The record the start's settling Update already returned: the first look needs no Query. */
+  settled: ProposalRecord | null = null,
   /** The nonce of the lease that Update carried: a redemption under it is this call's lease. */
   leaseNonce: string | null = null,
 ): Promise<Resolution | 'finished'> {
@@ -253,30 +253,30 @@ async function follow(
   let judgedHere = fresh; // this call started or clarified the proposal: its REJECT is news, not a record
   let known = settled;
   for (;;) {
-    const status = known ?? (await statusOfRun(client, workflowId));
+    const record = known ?? (await statusOfRun(client, workflowId));
     known = null;
-    if (status.caller?.outcome) return 'finished';
-    switch (status.status) {
+    if (record.caller?.outcome) return 'finished';
+    switch (record.status) {
       case 'rejected':
-        return deny(status, !judgedHere);
+        return deny(record, !judgedHere);
       case 'executed':
       case 'failed':
       case 'uncertain':
         return 'finished';
       case 'approved': {
         // Redeemed and leased to this very call by the Update that settled it: perform.
-        if (leaseNonce !== null && status.capability?.redemption?.nonce === leaseNonce) {
-          return leasedForThisCall(client, workflowId, status, signal);
+        if (leaseNonce !== null && record.capability?.redemption?.nonce === leaseNonce) {
+          return leasedForThisCall(client, workflowId, record, signal);
         }
-        if (status.caller?.forwarded_at) {
+        if (record.caller?.forwarded_at) {
           // Leased, no outcome yet: the performer is still waiting for the tool, or it died holding the lease (then
           // nobody knows whether the tool acted). Never a second performance; say when it settles.
           return refused(
-            `the identical call was approved and already forwarded once (at ${status.caller.forwarded_at}); ` +
+            `the identical call was approved and already forwarded once (at ${record.caller.forwarded_at}); ` +
               'it is never forwarded twice. No outcome was reported yet (the upstream may still be working on it, ' +
               'or the proxy that forwarded it stopped): if none is reported by ' +
-              `${status.caller.deadline} the proposal ends uncertain; check the target before calling again`,
-            status,
+              `${record.caller.deadline} the proposal ends uncertain; check the target before calling again`,
+            record,
           );
         }
         // Seed 000 §8: the approval travels as a single-use token for this call alone. It is redeemed for exactly the
@@ -284,34 +284,34 @@ async function follow(
         // performance (one round trip); a refused token (expired, redeemed, already leased) performs nothing.
         // Approved with edits (docs/edits.md): the performer performs the edited call, so the token is redeemed for it.
         // Only an mcp_tool_call's arguments can be edited for a call its caller performs.
-        if (status.edited && status.edited.proposal.action_type !== 'mcp_tool_call')
-          return refused('the call was approved with edits its caller cannot perform; call again as edited', status);
-        const performed = status.edited?.proposal ?? proposal;
-        const refusal = await redeemForPerformer(client, performed, status, options.redeemer);
+        if (record.edited && record.edited.proposal.action_type !== 'mcp_tool_call')
+          return refused('the call was approved with edits its caller cannot perform; call again as edited', record);
+        const performed = record.edited?.proposal ?? proposal;
+        const refusal = await redeemForPerformer(client, performed, record, options.redeemer);
         if (refusal) {
           const now = await statusOfRun(client, workflowId);
           // Another performer (or this one, before a crash) leased it: the record answers, never a second one.
           if (now.caller?.forwarded_at) continue;
-          return refused(`the approval's capability token was refused: ${refusal}`, status);
+          return refused(`the approval's capability token was refused: ${refusal}`, record);
         }
-        return leasedForThisCall(client, workflowId, status, signal);
+        return leasedForThisCall(client, workflowId, record, signal);
       }
       case 'awaiting_clarification': {
         const c = clarificationOf(agent);
-        if (clarified || !c) return clarifyOf(status);
+        if (clarified || !c) return clarifyOf(record);
         clarified = true;
         judgedHere = true;
         try {
           const r = await abortable(clarify(client, workflowId, c), signal, deadline);
           if (r === 'held-too-long') return held(await statusOfRun(client, workflowId));
         } catch (err) {
-          if (err instanceof RefusedError || err instanceof BadInputError) return clarifyOf(status);
+          if (err instanceof RefusedError || err instanceof BadInputError) return clarifyOf(record);
           throw err;
         }
         continue;
       }
       case 'awaiting_human': {
-        if (Date.now() >= deadline) return held(status);
+        if (Date.now() >= deadline) return held(record);
         const r = await abortable(sleep(options.pollMs ?? 250), signal, deadline);
         if (r === 'held-too-long') return held(await statusOfRun(client, workflowId));
         continue;
@@ -329,7 +329,7 @@ async function follow(
 async function leasedForThisCall(
   client: Client,
   workflowId: string,
-  status: ProposalStatus,
+  status: ProposalRecord,
   signal: AbortSignal,
 ): Promise<Resolution> {
   if (signal.aborted) {
@@ -358,7 +358,7 @@ function settleLease(proposal: Proposal, workflowId: string, leaseBeforeMs: numb
  */
 function releaseLateLease(
   client: Client,
-  settling: Promise<{ status: ProposalStatus | null }>,
+  settling: Promise<{ status: ProposalRecord | null }>,
   nonce: string,
   workflowId: string,
   why: string,
@@ -421,7 +421,7 @@ export async function reportNotPerformed(client: Client, workflowId: string, why
 async function redeemForPerformer(
   client: Client,
   proposal: Proposal,
-  status: ProposalStatus,
+  status: ProposalRecord,
   redeemer: string,
 ): Promise<string | null> {
   const token = status.capability?.token;

@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import type { SubmissionLimits } from '../client/limits';
 import type { Clarification } from '../contracts/messages';
 import type { McpRule } from '../contracts/mcp';
-import type { ProposalStatus } from '../contracts/status';
+import type { ProposalRecord } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
 import type { CallMapping } from './mapping';
 import type { ActionChange } from '../contracts/action-edit';
@@ -135,7 +135,7 @@ export interface Lease extends ProposalRef {
   /** The redeemer the approval was leased to (this gate's performer). */
   performer: string;
   /** The proposal's status when it was leased. */
-  status: ProposalStatus;
+  status: ProposalRecord;
   /**
    * Set when a person approved the call with edits (docs/edits.md): perform it with exactly these arguments (the
    * token was redeemed for them), never the ones the agent sent, and tell the agent `changes`. A runtime that cannot

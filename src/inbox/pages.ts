@@ -7,7 +7,7 @@ import { ARGUMENT_FIELD, editableFields } from '../contracts/action-edit';
 import type { GrantMatch, GrantStatus } from '../contracts/grant';
 import { isFinalStatus, type EvidenceStatus } from '../contracts/lifecycle';
 import type { Proposal } from '../contracts/proposal';
-import type { DecisionRecord, ProposalStatus } from '../contracts/status';
+import type { DecisionRecord, ProposalRecord } from '../contracts/status';
 import { agentBlock, agentInline, markup, type Html } from './html';
 
 /** The evidence checks' words: ours, outside the agent's frame. */
@@ -19,7 +19,7 @@ const EVIDENCE_WORDS: Record<EvidenceStatus, string> = {
 };
 
 /** "2 of 3 approvals" and who is still awaited, or the final outcome, in plain words. */
-export function outcomeText(s: Pick<ProposalStatus, 'status' | 'decisions' | 'approvals_needed'>): string {
+export function outcomeText(s: Pick<ProposalRecord, 'status' | 'decisions' | 'approvals_needed'>): string {
   const approvals = s.decisions.filter((d) => d.decision === 'approve').length;
   if (!isFinalStatus(s.status) && s.status === 'awaiting_human')
     return `Waiting for approvals: ${approvals} of ${Math.max(1, s.approvals_needed)}`;
@@ -186,7 +186,7 @@ export function messagePage(title: string, text: string, kind: 'error' | 'ok' = 
 }
 
 export interface PendingRow {
-  status: ProposalStatus;
+  status: ProposalRecord;
   decidedByMe: boolean;
 }
 
@@ -212,7 +212,7 @@ export function inboxPage(approver: string, csrf: string, rows: readonly Pending
     </form>`;
 }
 
-function targetText(s: ProposalStatus): string {
+function targetText(s: ProposalRecord): string {
   return JSON.stringify(s.proposal.target ?? {});
 }
 
@@ -237,7 +237,7 @@ function isEdit(value: unknown): value is { old_string: string; new_string: stri
 }
 
 /** The action as it would be performed: type, target, parameters; a file's content, patch or edits as blocks. */
-function actionSection(s: ProposalStatus): Html {
+function actionSection(s: ProposalRecord): Html {
   const p = s.proposal;
   const params: Record<string, unknown> = p.parameters ?? {};
   const blocks: Html[] = [];
@@ -268,7 +268,7 @@ function actionSection(s: ProposalStatus): Html {
     ${Object.keys(rest).length > 0 ? agentBlock('parameters', JSON.stringify(rest, null, 2)) : ''} ${blocks}`;
 }
 
-function evidenceSection(s: ProposalStatus): Html {
+function evidenceSection(s: ProposalRecord): Html {
   const checks = new Map((s.verdict?.evidence_checks ?? []).map((c) => [c.index, c]));
   const items = s.proposal.cited_evidence.map((e, i) => {
     const check = checks.get(i);
@@ -292,7 +292,7 @@ function evidenceSection(s: ProposalStatus): Html {
 
 /** A proposal: the dispute, the action, the evidence, the deadline and quorum, and the decision form. */
 export function proposalPage(
-  s: ProposalStatus,
+  s: ProposalRecord,
   approver: string,
   notice?: { text: string; kind: 'ok' | 'error' },
   options: { grants?: GrantBounds } = {},

@@ -24,7 +24,7 @@ import { GRANT_ID_RE, type GrantDefinition, type GrantRequest, type GrantStatus 
 import type { HumanDecision } from '../contracts/messages';
 import { WebAuthnOriginSchema } from '../contracts/passkey';
 import type { CompliancePolicy } from '../contracts/policy';
-import type { ProposalStatus } from '../contracts/status';
+import type { ProposalRecord } from '../contracts/status';
 import { workflowIdNamedBy } from '../contracts/workflow-ids';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import type { DecisionBinding } from '../identity/decision';
@@ -130,7 +130,7 @@ interface PendingDecision {
 }
 
 /** The grant an approver asked for in the inbox, made from the proposal as the run holds it (as the CLI makes it). */
-function grantDefinitionFrom(status: ProposalStatus, approver: string, choice: GrantChoice, reason: string) {
+function grantDefinitionFrom(status: ProposalRecord, approver: string, choice: GrantChoice, reason: string) {
   const patterned = (choice.same?.length ?? 0) > 0 || choice.under !== undefined;
   const sessionId = status.proposal.session_id;
   if (choice.this_session && sessionId === undefined)
@@ -186,7 +186,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
   const approvers = policy.spec.escalation.approvers;
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUES.workflow;
   /** A proposal's status for a page, or null when it cannot be had within STATUS_QUERY_MS. */
-  const statusForListing = async (workflowId: string): Promise<ProposalStatus | null> => {
+  const statusForListing = async (workflowId: string): Promise<ProposalRecord | null> => {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolveLate) => (timer = setTimeout(() => resolveLate(null), STATUS_QUERY_MS)));
     try {
@@ -306,7 +306,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
   };
 
   /** What the page offers for "approve and grant": the policy's bounds, or why this proposal cannot be granted. */
-  const grantBoundsFor = (status: ProposalStatus): GrantBounds => {
+  const grantBoundsFor = (status: ProposalRecord): GrantBounds => {
     let refusal: string | null;
     try {
       const probe = grantDefinitionFor(status.proposal, {
@@ -339,7 +339,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     const listed = await listProposals(client, { status: 'awaiting_human', limit: 200, taskQueue });
     const statuses = await mapLimited(listed, 8, (p) => statusForListing(p.workflow_id));
     const rows: PendingRow[] = statuses
-      .filter((x): x is ProposalStatus => x !== null && x.stage === 'awaiting_human')
+      .filter((x): x is ProposalRecord => x !== null && x.stage === 'awaiting_human')
       .map((x) => ({ status: x, decidedByMe: x.decisions.some((d) => d.approver === approver) }));
     send(res, 'Pending', inboxPage(approver, s.csrf, rows));
   });

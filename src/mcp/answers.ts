@@ -4,7 +4,7 @@
  * structuredContent). The verdict travels under `_meta["dev.agent-judge/verdict"]` for clients that read it.
  */
 import { VERDICT_META_KEY, AGENT_JUDGE_ARGUMENT } from '../contracts/mcp';
-import type { ProposalOutcome, ProposalStatus } from '../contracts/status';
+import type { ProposalOutcome, ProposalRecord } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
 import type { GateAnswer, ProposalRef } from '../gate';
 
@@ -70,7 +70,7 @@ export function rejectAnswer(
 }
 
 /** CLARIFY: what is missing, how to supply it, rounds left and the deadline. */
-export function clarifyAnswer(s: ProposalStatus): CallAnswer {
+export function clarifyAnswer(s: ProposalRecord): CallAnswer {
   return clarifyText(s, Math.max(0, s.max_clarify_rounds - s.clarify_rounds), s.deadlines.clarification);
 }
 
@@ -89,7 +89,7 @@ function clarifyText(
 }
 
 /** Held past the policy's bound: not performed yet; the identical call later gets the decision. */
-export function pendingAnswer(s: ProposalStatus): CallAnswer {
+export function pendingAnswer(s: ProposalRecord): CallAnswer {
   return pendingText(s, s.status, s.deadlines.human ?? s.deadlines.clarification);
 }
 

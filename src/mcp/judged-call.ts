@@ -3,7 +3,7 @@
  * with every answer but `forward` rendered as the MCP tool result the agent reads (src/mcp/answers.ts).
  */
 import type { Client } from '@temporalio/client';
-import type { ProposalStatus } from '../contracts/status';
+import type { ProposalRecord } from '../contracts/status';
 import type { CallerOutcome } from '../contracts/caller-outcome';
 import type { Proposal } from '../contracts/proposal';
 import { reportCallerOutcome } from '../client/performer';
@@ -15,7 +15,7 @@ import { MCP_REDEEMER } from './mapping';
 export { MAX_CALL_SEQUENCE } from '../gate/resolve';
 
 export type Resolution =
-  | { kind: 'forward'; status: ProposalStatus }
+  | { kind: 'forward'; status: ProposalRecord }
   | { kind: 'answer'; answer: CallAnswer }
   | { kind: 'cancelled' };
 

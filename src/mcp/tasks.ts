@@ -12,7 +12,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { toHex, utf8 } from '../contracts/encoding';
-import type { ProposalStatus } from '../contracts/status';
+import type { ProposalRecord } from '../contracts/status';
 import type { AgentStatement, GateRules } from '../gate';
 import { matchRule } from '../gate';
 import type { ToolDefinition } from './tools';
@@ -111,7 +111,7 @@ export function taskOf(
  * `working` throughout: `input_required` means the requestor must answer a request through `tasks/result`
  * (elicitation, sampling), and a person deciding in Slack or the CLI is no input the client can give.
  */
-export function workingMessage(s: ProposalStatus): string {
+export function workingMessage(s: ProposalRecord): string {
   const id = `proposal ${s.proposal_id}`;
   switch (s.status) {
     case 'pending':

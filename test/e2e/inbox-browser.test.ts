@@ -133,9 +133,9 @@ describe('the inbox in a browser', () => {
     expect(await textOf('#outcome')).toMatch(/^Approved/);
     expect(await textOf('#decisions')).toMatch(/scott approved .* \(signed with a passkey\): invoice checked/);
 
-    const status = await getStatus(sys.client, submitted.workflow_id);
-    expect(status.status).toMatch(/^(approved|executed)$/);
-    expect(status.decisions[0]?.signature?.webauthn).toBeDefined();
+    const record = await getStatus(sys.client, submitted.workflow_id);
+    expect(record.status).toMatch(/^(approved|executed)$/);
+    expect(record.decisions[0]?.signature?.webauthn).toBeDefined();
     // No script error, no blocked inline script (the Content-Security-Policy would say so on the console). Chromium
     // warns that RS256 is not offered: on purpose, the workflow verifies ES256 and EdDSA only (docs/inbox.md).
     expect(problems.filter((p) => !p.includes('missing at least one of the default algorithm identifiers'))).toEqual(

@@ -11,7 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { decide, getStatus } from '../../src/client/proposals';
 import { VERDICT_META_KEY } from '../../src/contracts/mcp';
-import type { ProposalStatus } from '../../src/contracts/status';
+import type { ProposalRecord } from '../../src/contracts/status';
 import { readChain, verifyChain } from '../../src/audit/chain';
 import { exportAudit, type AuditRecord } from '../../src/audit';
 import type { TestSystem } from '../helpers/system';
@@ -106,7 +106,7 @@ const textOf = (r: CallResult) => (r.content ?? []).map((c) => c.text ?? '').joi
  * The status of the one forwarded proposal of this action type, once its outcome is recorded: the proxy reports what
  * the upstream did right after it answered the agent, and visibility is eventually consistent (a few tries each).
  */
-async function statusOfOnly(env: Env, actionType: string): Promise<ProposalStatus> {
+async function statusOfOnly(env: Env, actionType: string): Promise<ProposalRecord> {
   for (let i = 0; i < 40; i++) {
     const ids: string[] = [];
     const list = env.sys.client.workflow.list({
@@ -322,14 +322,14 @@ describe('agent-judge mcp in front of server-filesystem (a person decides full-j
     expect(again.isError).toBeFalsy();
     expect(readFileSync(path, 'utf8')).toBe('# report\n');
     // The proxy reports the outcome right after it answers the agent: wait for it.
-    const status = await until('the outcome recorded', async () => {
+    const record = await until('the outcome recorded', async () => {
       const s = await getStatus(env.sys.client, String(meta.proposal_id));
       return s.caller?.outcome ? s : undefined;
     });
-    expect(status.status).toBe('executed');
-    expect(status.execution).toBeNull();
-    expect(status.caller).toMatchObject({ outcome: 'ok' });
-    expect(status.caller?.forwarded_at).toBeTruthy();
+    expect(record.status).toBe('executed');
+    expect(record.execution).toBeNull();
+    expect(record.caller).toMatchObject({ outcome: 'ok' });
+    expect(record.caller?.forwarded_at).toBeTruthy();
 
     // The identical call once more: that call finished, so this is a new proposal, held for a person again.
     const mtime = statSync(path).mtimeMs;

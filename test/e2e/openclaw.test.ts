@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readChain } from '../../src/audit/chain';
 import { getStatus } from '../../src/client/proposals';
-import type { ProposalStatus } from '../../src/contracts/status';
+import type { ProposalRecord } from '../../src/contracts/status';
 import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
 import { HookGateServer } from '../../src/hooks/gate-server';
 import {
@@ -80,7 +80,7 @@ async function audit(): Promise<Array<Record<string, unknown>>> {
  * A proposal once OpenClaw's outcome is on it. OpenClaw runs `after_tool_call` without awaiting it, so the report of
  * a call may still be on its way when the turn ends: a few seconds at most.
  */
-async function reported(proposalId: string): Promise<ProposalStatus> {
+async function reported(proposalId: string): Promise<ProposalRecord> {
   const until = Date.now() + 15_000;
   for (;;) {
     const status = await getStatus(sys.client, proposalId);
@@ -111,9 +111,9 @@ function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: st
  * This file's proposals (its own task queue) with their status, as `agent-judge status` shows them. While calls are
  * still coming in (`whileRunning`), one whose status cannot be read yet ("still starting") is left out.
  */
-async function proposals(whileRunning = false): Promise<ProposalStatus[]> {
+async function proposals(whileRunning = false): Promise<ProposalRecord[]> {
   const query = `WorkflowType = 'proposalWorkflow' AND TaskQueue = '${sys.taskQueues.workflow}'`;
-  const all: ProposalStatus[] = [];
+  const all: ProposalRecord[] = [];
   for await (const wf of sys.client.workflow.list({ query })) {
     const status = await getStatus(sys.client, wf.workflowId).catch((err: unknown) => {
       if (whileRunning) return null;

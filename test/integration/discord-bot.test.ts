@@ -9,7 +9,7 @@ import { generateIdentity } from '../../src/identity/keys';
 import type { KeyFile } from '../../src/contracts/identity';
 import { createGrant, grantDefinitionFor, grantStatus, revokeGrant } from '../../src/client/grants';
 import { decide, getStatus, submitProposal } from '../../src/client/proposals';
-import type { ProposalStatus } from '../../src/contracts/status';
+import type { ProposalRecord } from '../../src/contracts/status';
 import { proposalContentDigest } from '../../src/contracts/digest';
 import { startDiscordBot, type DiscordBot, type GovernanceEvent } from '../../src/escalation/bot';
 import { buttonCustomId, modalCustomId, revokeGrantCustomId } from '../../src/escalation/custom-id';
@@ -30,7 +30,7 @@ interface Harness {
   bot?: DiscordBot;
   startBot(opts?: { deferAfterMs?: number; policy?: TestSystem['policy']; signingKey?: KeyFile }): Promise<DiscordBot>;
   escalate(overrides?: Record<string, unknown>): Promise<{ workflowId: string; message: FakeMessage }>;
-  status(workflowId: string): Promise<ProposalStatus>;
+  status(workflowId: string): Promise<ProposalRecord>;
   stop(): Promise<void>;
 }
 
@@ -120,7 +120,7 @@ async function waitForStage(
   workflowId: string,
   stage: string,
   timeoutMs = 20_000,
-): Promise<ProposalStatus> {
+): Promise<ProposalRecord> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const s = await h.status(workflowId);
@@ -186,10 +186,10 @@ describe('Discord escalation, one approval', () => {
     expect(click.latencyMs).toBeLessThan(3000);
     const final = await click.final();
     expect(final.ephemeral).toBe(false);
-    const status = await h.status(workflowId);
-    expect(status.status).toBe('approved');
-    expect(status.verdict?.decided_by).toBe(`human:discord:${h.alice.id}`);
-    expect(status.decisions).toEqual([
+    const record = await h.status(workflowId);
+    expect(record.status).toBe('approved');
+    expect(record.verdict?.decided_by).toBe(`human:discord:${h.alice.id}`);
+    expect(record.decisions).toEqual([
       expect.objectContaining({ decision: 'approve', approver: `discord:${h.alice.id}`, via: 'discord' }),
     ]);
 
@@ -255,9 +255,9 @@ describe('Discord escalation, one approval', () => {
       fields: { reason: '  Vendor not on the approved list.  ' },
     });
     await submit.final();
-    const status = await h.status(workflowId);
-    expect(status.status).toBe('rejected');
-    expect(status.decisions).toEqual([
+    const record = await h.status(workflowId);
+    expect(record.status).toBe('rejected');
+    expect(record.decisions).toEqual([
       expect.objectContaining({
         decision: 'reject',
         approver: `discord:${h.bob.id}`,
@@ -265,7 +265,7 @@ describe('Discord escalation, one approval', () => {
         via: 'discord',
       }),
     ]);
-    expect(status.verdict?.reason).toBe('Vendor not on the approved list.');
+    expect(record.verdict?.reason).toBe('Vendor not on the approved list.');
     const edited = h.fake.messages.get(message.id)!;
     expect(edited.content).toBe(`❌ Rejected by <@${h.bob.id}>`);
     expect(edited.components).toEqual([]);
@@ -426,20 +426,20 @@ describe('Discord escalation with a bot key: only decisions the bot signed count
       userId: h.alice.id,
     });
     await click.final();
-    const status = await h.status(workflowId);
-    expect(status.status).toBe('approved');
+    const record = await h.status(workflowId);
+    expect(record.status).toBe('approved');
     // The bot signed for the content and the run the click was on (statement v2).
     const { raw } = await h.system.client.workflow.getHandle(workflowId).describe();
-    expect(status.decisions[0]).toMatchObject({
+    expect(record.decisions[0]).toMatchObject({
       approver: `discord:${h.alice.id}`,
       signature: {
         binds: {
           run_id: raw.workflowExecutionInfo?.firstRunId,
-          content_sha256: proposalContentDigest(status.proposal),
+          content_sha256: proposalContentDigest(record.proposal),
         },
       },
     });
-    expect(status.decisions[0]?.signature?.nonce).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(record.decisions[0]?.signature?.nonce).toMatch(/^[A-Za-z0-9_-]{22}$/);
   });
 });
 

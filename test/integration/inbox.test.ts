@@ -261,10 +261,10 @@ describe('the web approval inbox', () => {
     expect(replayed.status).toBe(400);
     expect(replayed.json.message).toMatch(/was already used/);
 
-    const status = await getStatus(sys.client, workflowId);
-    expect(status.status).toMatch(/^(approved|executed)$/);
-    expect(status.decisions).toMatchObject([{ approver: 'scott', decision: 'approve', reason: 'invoice checked' }]);
-    expect(status.decisions[0]!.signature?.webauthn?.credential_id).toBe(scott.credential.id);
+    const record = await getStatus(sys.client, workflowId);
+    expect(record.status).toMatch(/^(approved|executed)$/);
+    expect(record.decisions).toMatchObject([{ approver: 'scott', decision: 'approve', reason: 'invoice checked' }]);
+    expect(record.decisions[0]!.signature?.webauthn?.credential_id).toBe(scott.credential.id);
 
     // What scott sees afterwards: the outcome, their own decision, the history; the list no longer has it.
     const after = visibleText((await browser.get(`/p/${workflowId}?done=approved`)).text);

@@ -16,7 +16,7 @@ import { decide, getStatus, submitAndWait } from '../../src/client/proposals';
 import { proposalContentDigest } from '../../src/contracts/digest';
 import type { HumanDecision } from '../../src/contracts/messages';
 import { parseProposal } from '../../src/contracts/proposal';
-import type { ProposalOutcome, ProposalStatus } from '../../src/contracts/status';
+import type { ProposalOutcome, ProposalRecord } from '../../src/contracts/status';
 import { generateIdentity, newNonce, signBytes } from '../../src/identity/keys';
 import { statementBytes } from '../../src/identity/verify';
 import { humanDecisionUpdate, PROPOSAL_WORKFLOW_TYPE, statusQuery } from '../../src/names';
@@ -28,12 +28,12 @@ const alice = generateIdentity();
 const mallory = generateIdentity();
 
 /** Every decision the status shows, as it was sent (what anyone who can query the run reads). */
-function captured(status: ProposalStatus): HumanDecision[] {
+function captured(status: ProposalRecord): HumanDecision[] {
   return status.decisions.map(({ at: _at, ...d }) => d);
 }
 
 /** Waits until a run asks a person, or closes; returns its status, or null when it closed first. */
-async function untilAwaitingHuman(handle: WorkflowHandle<typeof proposalWorkflow>): Promise<ProposalStatus | null> {
+async function untilAwaitingHuman(handle: WorkflowHandle<typeof proposalWorkflow>): Promise<ProposalRecord | null> {
   for (;;) {
     const d = await handle.describe();
     if (d.status.name !== 'RUNNING') return null;

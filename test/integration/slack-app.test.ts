@@ -9,7 +9,7 @@ import { generateIdentity } from '../../src/identity/keys';
 import type { KeyFile } from '../../src/contracts/identity';
 import { createGrant, grantDefinitionFor, grantStatus, revokeGrant } from '../../src/client/grants';
 import { decide, submitProposal } from '../../src/client/proposals';
-import type { ProposalStatus } from '../../src/contracts/status';
+import type { ProposalRecord } from '../../src/contracts/status';
 import { buttonCustomId, revokeGrantCustomId } from '../../src/escalation/custom-id';
 import { REASON_NEEDED, startSlackApp, type SlackApp, type SlackGovernanceEvent } from '../../src/escalation/slack-app';
 import { createSlackNotifier } from '../../src/escalation/slack-notifier';
@@ -38,7 +38,7 @@ interface Harness {
     userId: string,
     workflowId: string,
   ): Promise<number>;
-  status(workflowId: string): Promise<ProposalStatus>;
+  status(workflowId: string): Promise<ProposalRecord>;
   stop(): Promise<void>;
 }
 
@@ -161,10 +161,10 @@ describe('Slack escalation over HTTP, one approval', () => {
 
     expect(await h.click(message, 'approve', h.alice, workflowId)).toBe(200);
     await h.fake.waitFor(() => !hasButtons(message), 'the message to close');
-    const status = await h.status(workflowId);
-    expect(status.status).toBe('approved');
-    expect(status.verdict?.decided_by).toBe(`human:slack:${h.alice}`);
-    expect(status.decisions).toEqual([
+    const record = await h.status(workflowId);
+    expect(record.status).toBe('approved');
+    expect(record.verdict?.decided_by).toBe(`human:slack:${h.alice}`);
+    expect(record.decisions).toEqual([
       expect.objectContaining({ decision: 'approve', approver: `slack:${h.alice}`, via: 'slack' }),
     ]);
     expect(message.text).toBe(`✅ Approved by <@${h.alice}>`);
@@ -234,9 +234,9 @@ describe('Slack escalation over HTTP, one approval', () => {
     // The approver's reason closes the form, rejects, and is the reason the agent is given.
     expect(await submit('Account ops is frozen until the audit ends.\nAsk finance.')).toEqual({});
     await h.fake.waitFor(() => !hasButtons(message), 'the message to close');
-    const status = await h.status(workflowId);
-    expect(status.status).toBe('rejected');
-    expect(status.decisions).toEqual([
+    const record = await h.status(workflowId);
+    expect(record.status).toBe('rejected');
+    expect(record.decisions).toEqual([
       expect.objectContaining({
         decision: 'reject',
         approver: `slack:${h.alice}`,
@@ -244,7 +244,7 @@ describe('Slack escalation over HTTP, one approval', () => {
         reason: 'Account ops is frozen until the audit ends.\nAsk finance.',
       }),
     ]);
-    expect(status.verdict?.reason).toContain('Account ops is frozen until the audit ends.');
+    expect(record.verdict?.reason).toContain('Account ops is frozen until the audit ends.');
     expect(message.text).toMatch(/^❌ Rejected by/);
     expect(JSON.stringify(message.blocks)).toContain('Account ops is frozen until the audit ends.');
 
@@ -337,9 +337,9 @@ describe('Slack escalation with the app’s key: only decisions the app signed c
     expect((await h.status(workflowId)).decisions).toEqual([]);
     await h.click(message, 'approve', h.alice, workflowId);
     await h.fake.waitFor(() => !hasButtons(message), 'the message to close');
-    const status = await h.status(workflowId);
-    expect(status.status).toBe('approved');
-    expect(status.decisions[0]).toMatchObject({ approver: `slack:${h.alice}`, via: 'slack', signature: {} });
+    const record = await h.status(workflowId);
+    expect(record.status).toBe('approved');
+    expect(record.decisions[0]).toMatchObject({ approver: `slack:${h.alice}`, via: 'slack', signature: {} });
   });
 });
 
@@ -378,9 +378,9 @@ describe('Slack escalation over Socket Mode (no public URL)', () => {
     const ack = await click(h.alice);
     expect(ack.envelope_id).not.toBe(refusedAck.envelope_id);
     await h.fake.waitFor(() => !hasButtons(message), 'the message to close');
-    const status = await h.status(workflowId);
-    expect(status.status).toBe('approved');
-    expect(status.decisions).toEqual([
+    const record = await h.status(workflowId);
+    expect(record.status).toBe('approved');
+    expect(record.decisions).toEqual([
       expect.objectContaining({ decision: 'approve', approver: `slack:${h.alice}`, via: 'slack' }),
     ]);
     expect(message.text).toBe(`✅ Approved by <@${h.alice}>`);
@@ -399,9 +399,9 @@ describe('Slack escalation over Socket Mode (no public URL)', () => {
     expect(await submit('')).toEqual({ response_action: 'errors', errors: { reason: REASON_NEEDED } });
     expect(await submit('Not this account.')).toEqual({});
     await h.fake.waitFor(() => !hasButtons(message), 'the message to close');
-    const status = await h.status(workflowId);
-    expect(status.status).toBe('rejected');
-    expect(status.decisions[0]).toMatchObject({ approver: `slack:${h.alice}`, reason: 'Not this account.' });
+    const record = await h.status(workflowId);
+    expect(record.status).toBe('rejected');
+    expect(record.decisions[0]).toMatchObject({ approver: `slack:${h.alice}`, reason: 'Not this account.' });
   });
 
   it('a wrong app-level token does not start the app', async () => {

@@ -118,7 +118,7 @@ describe('redemption', () => {
     expect(r).toMatchObject({ token_id: 'jti-1', redeemer: 'cli', nonce: 'n1' });
     expect(s.awaitsRedemption()).toBe(false);
     expect(s.refuseRedemption({ ...ok, nonce: 'n2' }, T0 + 2000)).toMatch(/already redeemed .* by cli/);
-    expect(s.toStatus().capability?.redemption).toEqual(r);
+    expect(s.toRecord().capability?.redemption).toEqual(r);
   });
 
   it("records agent-judge's executor as redeemer as the workflow hands it the token; later ones are refused", () => {
@@ -133,7 +133,7 @@ describe('redemption', () => {
       redeemed_at: at,
     });
     expect(s.refuseRedemption(ok, T0 + 20)).toMatch(new RegExp(`already redeemed at .* by ${EXECUTOR_REDEEMER}`));
-    expect(s.toStatus().capability?.redemption).toEqual(r);
+    expect(s.toRecord().capability?.redemption).toEqual(r);
     // Only for a token agent-judge executes, and only once.
     expect(() => s.redeemForExecutor(at)).toThrow(/not an unredeemed one/);
     expect(() => approvedState(false).s.redeemForExecutor(at)).toThrow(/not an unredeemed one/);

@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ProposalStatus } from '../../src/contracts/status';
+import type { ProposalRecord } from '../../src/contracts/status';
 import { agentBlock, agentInline, escapeHtml, markup } from '../../src/inbox/html';
 import { editDiff, proposalPage } from '../../src/inbox/pages';
 import { InviteStore } from '../../src/inbox/invites';
@@ -180,7 +180,7 @@ describe('the public URL and the WebAuthn ceremonies', () => {
 
 describe('the proposal page', () => {
   /** A status as the workflow's status Query answers, with the proposal given. */
-  function statusWith(proposal: Record<string, unknown>): ProposalStatus {
+  function statusWith(proposal: Record<string, unknown>): ProposalRecord {
     return {
       proposal_id: 'p-1',
       workflow_id: 'proposal-p-1',
@@ -208,7 +208,7 @@ describe('the proposal page', () => {
         cited_evidence: [{ type: 'issue', url: 'https://example.org/i/1', title: 'Issue 1' }],
         ...proposal,
       },
-    } as unknown as ProposalStatus;
+    } as unknown as ProposalRecord;
   }
 
   it("shows a file's content whole, the dispute, the evidence check, the deadline and the quorum", () => {

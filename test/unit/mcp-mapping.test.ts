@@ -278,7 +278,7 @@ describe('ProposalState: a proposal its caller performs', () => {
     expect(s.refuseCallerOutcome({ outcome: 'abandoned' })).toMatch(/was forwarded/);
     s.recordCallerOutcome({ outcome: 'tool_error', detail: 'ENOENT' }, '2026-01-01T00:00:01.000Z');
     expect(s.callerStage()).toBe('failed');
-    expect(s.toStatus().caller).toMatchObject({ outcome: 'tool_error', detail: 'ENOENT' });
+    expect(s.toRecord().caller).toMatchObject({ outcome: 'tool_error', detail: 'ENOENT' });
     expect(s.refuseCallerOutcome({ outcome: 'ok' })).toMatch(/already recorded/);
   });
 

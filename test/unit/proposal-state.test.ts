@@ -329,7 +329,7 @@ describe('human decisions', () => {
   });
 });
 
-describe('toStatus()', () => {
+describe('toRecord()', () => {
   it.each([
     ['judging', 'pending'],
     ['executing', 'pending'],
@@ -342,8 +342,8 @@ describe('toStatus()', () => {
   ] as const)('stage %s shows status %s', (stage, status) => {
     const s = stateFor();
     s.setStage(stage);
-    expect(s.toStatus().status).toBe(status);
-    expect(s.toStatus().stage).toBe(stage);
+    expect(s.toRecord().status).toBe(status);
+    expect(s.toRecord().stage).toBe(stage);
   });
 
   it('counts settled stages only', () => {
@@ -366,7 +366,7 @@ describe('toStatus()', () => {
     s.applyClarification({ justification: 'clearer' });
     s.setStage('judging');
     s.openClarification(Date.parse('2025-01-01T00:00:00.000Z'));
-    const snap = s.toStatus();
+    const snap = s.toRecord();
     expect(snap).toMatchObject({
       proposal_id: s.proposal.proposal_id,
       workflow_id: 'proposal-0123456789abcdef0123456789abcdef',
@@ -392,7 +392,7 @@ describe('toStatus()', () => {
   });
 
   it('has no latest verdict before the first judgement', () => {
-    expect(stateFor().toStatus().verdict).toBeNull();
+    expect(stateFor().toRecord().verdict).toBeNull();
   });
 });
 
@@ -607,7 +607,7 @@ describe('execution', () => {
   it('an uncertain execution is a final stage and status of its own', () => {
     const s = stateFor();
     s.setStage(s.recordExecution(result('exec', 'uncertain')));
-    expect(s.toStatus()).toMatchObject({ stage: 'uncertain', status: 'uncertain' });
+    expect(s.toRecord()).toMatchObject({ stage: 'uncertain', status: 'uncertain' });
     expect(s.isSettled()).toBe(true);
   });
 });

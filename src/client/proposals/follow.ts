@@ -1,7 +1,7 @@
 /** Following a proposal: finding its run by proposal_id, its status and outcome, waiting until it settles. */
 import { type Client, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { BadInputError, NotFoundError } from '../../contracts/errors';
-import { outcomeOf, type ProposalOutcome, type ProposalStatus } from '../../contracts/status';
+import { outcomeOf, type ProposalOutcome, type ProposalRecord } from '../../contracts/status';
 import { PROPOSAL_ID_RE, workflowIdNamedBy } from '../../contracts/workflow-ids';
 import { awaitSettledUpdate, PROPOSAL_WORKFLOW_TYPE, SA, statusQuery } from '../../names';
 import type { proposalWorkflow } from '../../workflows/proposal';
@@ -13,7 +13,7 @@ export async function waitUntilSettled(client: Client, workflowId: string): Prom
   const handle = client.workflow.getHandle<typeof proposalWorkflow>(workflowId);
   try {
     // By name: the SDK's overloads take no definition whose argument is optional (the MCP proxy's lease, unused here).
-    return outcomeOf(await handle.executeUpdate<ProposalStatus, []>(awaitSettledUpdate.name));
+    return outcomeOf(await handle.executeUpdate<ProposalRecord, []>(awaitSettledUpdate.name));
   } catch (err) {
     // The run may have closed before the Update arrived: its result is the outcome.
     if (err instanceof WorkflowUpdateFailedError || isClosedRunError(err)) return resultOf(client, workflowId);
@@ -68,7 +68,7 @@ export async function requireWorkflowId(client: Client, id: string): Promise<str
 }
 
 /** The full status of a proposal (stage, verdicts, clarify rounds, deadlines, execution). */
-export async function getStatus(client: Client, id: string): Promise<ProposalStatus> {
+export async function getStatus(client: Client, id: string): Promise<ProposalRecord> {
   const workflowId = await requireWorkflowId(client, id);
   try {
     return await client.workflow.getHandle(workflowId).query(statusQuery);

@@ -13,7 +13,7 @@ import type { SettleLease } from '../../contracts/capability';
 import { proposalWorkflowId } from '../../contracts/digest';
 import { BadInputError, DuplicateProposalError } from '../../contracts/errors';
 import { parseProposal, searchableTarget, type Proposal } from '../../contracts/proposal';
-import { outcomeOf, type ProposalOutcome, type ProposalStatus } from '../../contracts/status';
+import { outcomeOf, type ProposalOutcome, type ProposalRecord } from '../../contracts/status';
 import { workflowIdNamedBy } from '../../contracts/workflow-ids';
 import { awaitSettledUpdate, DEFAULT_TASK_QUEUES, PROPOSAL_WORKFLOW_TYPE, SA, withdrawUpdate } from '../../names';
 import type { proposalWorkflow } from '../../workflows/proposal';
@@ -211,7 +211,7 @@ export async function submitAndSettle(
     /** For an action the caller performs: an approval comes back redeemed and leased (see {@link SettleLease}). */
     lease?: SettleLease;
   } = {},
-): Promise<{ outcome: ProposalOutcome; status: ProposalStatus | null }> {
+): Promise<{ outcome: ProposalOutcome; status: ProposalRecord | null }> {
   const prepared = prepareStart(input, options);
   const { workflowId, start } = prepared;
   if (options.limits) {

@@ -128,7 +128,7 @@ export function setProposalHandlers(run: ProposalRun): void {
   setHandler(statusQuery, () => {
     const s = current();
     if (!s) throw new Error('the proposal is still starting; ask again in a moment');
-    return s.toStatus();
+    return s.toRecord();
   });
   setHandler(
     awaitSettledUpdate,
@@ -137,7 +137,7 @@ export function setProposalHandlers(run: ProposalRun): void {
       await condition(() => current() !== undefined && current()!.isSettled());
       // Settled approved for the MCP proxy to forward: redeem and lease in this Update, no round trip after it.
       if (lease) current()!.leaseOnSettle(lease, Date.now(), now());
-      return current()!.toStatus();
+      return current()!.toRecord();
     },
     {
       // A malformed lease is refused before anything is written.
@@ -155,7 +155,7 @@ export function setProposalHandlers(run: ProposalRun): void {
       const before = s.settledCount;
       s.receiveClarification(c);
       await condition(() => s.settledCount > before);
-      return s.toStatus();
+      return s.toRecord();
     },
   );
   setRefusable(
@@ -197,7 +197,7 @@ export function setProposalHandlers(run: ProposalRun): void {
       run.metrics()?.humanDecision(d.decision);
       // A partial quorum changes nothing else: answer at once. Otherwise wait for the effect.
       if (result !== 'pending') await condition(() => s.settledCount > before);
-      return s.toStatus();
+      return s.toRecord();
     },
   );
   // A second, expired or mismatched redemption is refused and changes nothing.
@@ -216,7 +216,7 @@ export function setProposalHandlers(run: ProposalRun): void {
     (s, o) => s.refuseCallerOutcome(o),
     (s, o) => {
       s.recordCallerOutcome(o, now());
-      return s.toStatus();
+      return s.toRecord();
     },
   );
 }

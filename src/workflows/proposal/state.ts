@@ -3,10 +3,10 @@
  * handlers, runs activities and waits; {@link ProposalState} decides. No Temporal calls, no I/O, no clock of its own
  * (callers pass workflow time), plain JSON fields written only by its own methods: it is unit-tested without a server.
  * Its layers, one concept per file: core.ts, escalation.ts, caller-window.ts, capability.ts; this file adds the
- * withdrawal of a taken proposal_id and the status it shows (`toStatus()`).
+ * withdrawal of a taken proposal_id and the record it shows (`toRecord()`).
  */
 import type { CallerRecord } from '../../contracts/caller-outcome';
-import type { ExecutionResult, ProposalStatus } from '../../contracts/status';
+import type { ExecutionResult, ProposalRecord } from '../../contracts/status';
 import type { Verdict } from '../../contracts/verdict';
 import { PROPOSAL_ID_TAKEN_RULE, workflowIdNamedBy } from '../../contracts/workflow-ids';
 import { policyDigest } from '../schemas';
@@ -58,8 +58,8 @@ export class ProposalState extends CapabilityState {
 
   // --- reporting ------------------------------------------------------------------------------
 
-  /** The proposal as the status Query, the Updates and the result show it ({@link ProposalStatus}). */
-  toStatus(): ProposalStatus {
+  /** The proposal as the status Query, the Updates and the result show it ({@link ProposalRecord}). */
+  toRecord(): ProposalRecord {
     return {
       proposal_id: this._proposal.proposal_id,
       workflow_id: this.workflowId,

@@ -425,7 +425,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
     flush();
     throw ApplicationFailure.nonRetryable(reason, FailureType.ProposalIdTaken);
   }
-  const outcome = outcomeOf(state.toStatus());
+  const outcome = outcomeOf(state.toRecord());
   counted.closed(outcome.status, state.latest);
   return outcome;
 }
