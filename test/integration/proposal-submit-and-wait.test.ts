@@ -114,7 +114,7 @@ describe('a proposal named by its content (no proposal_id given)', () => {
     expect(out.status).toBe('executed');
     expect(out.proposal_id).toBe(out.workflow_id);
     expect(out.workflow_id).toBe(proposalWorkflowId(parseProposal({ ...p, proposal_id: 'x' })));
-    // No claim was started for it: the workflow id is what keeps it unique.
+    // No reservation was started for it: the workflow id is what keeps it unique.
     await expect(reservationOf(out.proposal_id)).rejects.toThrow(/not found/i);
     expect((await getStatus(sys.client, out.proposal_id)).proposal.proposal_id).toBe(out.workflow_id);
     // The same content again, named or not, is the identical proposal: refused as a resubmission.
@@ -147,7 +147,7 @@ describe('a proposal named by its content (no proposal_id given)', () => {
     expect(await findWorkflowId(sys.client, taken.proposal_id)).toBe(taken.workflow_id);
   });
 
-  it("the MCP proxy's mcp-<hex> form names the workflow of the same digest, without a claim", async () => {
+  it("the MCP proxy's mcp-<hex> form names the workflow of the same digest, without a reservation", async () => {
     const p = unnamed('memory_write');
     const workflowId = proposalWorkflowId(parseProposal({ ...p, proposal_id: 'x' }));
     const mcpName = `mcp-${workflowId.slice('proposal-'.length)}`;
