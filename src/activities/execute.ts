@@ -56,11 +56,11 @@ function heartbeater(ctx: Context, timeoutMs: number, first: ExecutionProgress) 
  * The executor worker's activities: the only process that acts. It checks the verdict and the hard
  * rules again right before acting, so a forged or stale approval cannot widen what runs.
  *
- * At most once: a retry (Temporal's attempt > 1, or a claim in this host's ledger) never guesses.
+ * At most once: a retry (Temporal's attempt > 1, or an entry in this host's ledger) never guesses.
  * An earlier result (ledger or last heartbeat) is returned as is; an idempotent write is confirmed
  * against its target or completed; a non-idempotent action that may have started is not run again
  * and ends `uncertain`. Only when the last heartbeat shows the earlier attempt ran on this host and
- * the ledger holds no claim (it is written before acting) is it known not to have started.
+ * the ledger holds no entry (it is written before acting) is it known not to have started.
  */
 export function createExecutorActivities(deps: ExecutorDeps): ExecutorActivities {
   const registry = deps.executors ?? builtinExecutors();
@@ -145,10 +145,10 @@ export function createExecutorActivities(deps: ExecutorDeps): ExecutorActivities
         return result;
       };
       try {
-        const claim = await ledger.claim(key, started);
-        if (!claim.claimed && claim.entry.state === 'done') return claim.entry.result;
+        const entry = await ledger.begin(key, started);
+        if (!entry.begun && entry.entry.state === 'done') return entry.entry.result;
         if (earlier?.phase === 'finished' && earlier.result) return await done(earlier.result);
-        const retry = !claim.claimed || attempt > 1;
+        const retry = !entry.begun || attempt > 1;
         const ctxFor = {
           workflowId: input.workflow_id,
           proposal,
@@ -175,14 +175,14 @@ export function createExecutorActivities(deps: ExecutorDeps): ExecutorActivities
         } else if (retry && !executor.idempotent) {
           const where = earlier ? ` on ${earlier.host}` : '';
           const pid = earlier?.pid !== undefined ? ` (pid ${earlier.pid})` : '';
-          if (!claim.claimed) {
+          if (!entry.begun) {
             return await done(
               uncertain(`an earlier attempt on this host started this action${pid} and never reported back`),
             );
           }
-          // No claim here: the earlier attempt did not start on this host. Known not started only
+          // No entry here: the earlier attempt did not start on this host. Known not started only
           // when its heartbeat says it ran on this host and had not started (a heartbeat that says
-          // `started` with no claim here means the ledger was lost); otherwise another host may have acted.
+          // `started` with no entry here means the ledger was lost); otherwise another host may have acted.
           if (!(earlier && earlier.host === host && earlier.phase === 'not_started')) {
             return await done(
               uncertain(

@@ -7,8 +7,8 @@ import type { ExecutionResult } from '../contracts/status';
 type Entry = { state: 'started'; started_at: string } | { state: 'done'; result: ExecutionResult };
 
 /**
- * At-most-once execution on one executor host. Before acting, an attempt claims the action's key
- * with an exclusive create; a retry finds the claim and never acts again: it returns the recorded
+ * At-most-once execution on one executor host. Before acting, an attempt begins the action's entry
+ * with an exclusive create; a retry finds the entry and never acts again: it returns the recorded
  * result, or `unknown` when the earlier attempt died mid-action (a person must look).
  */
 export class ExecutionLedger {
@@ -29,23 +29,23 @@ export class ExecutionLedger {
     return join(this.dir, `${key}.json`);
   }
 
-  /** Claims the key; returns the earlier entry instead when there is one. */
-  async claim(key: string, now: Date): Promise<{ claimed: true } | { claimed: false; entry: Entry }> {
+  /** Begins the key's entry (`started`); returns the earlier entry instead when there is one. */
+  async begin(key: string, now: Date): Promise<{ begun: true } | { begun: false; entry: Entry }> {
     await mkdir(this.dir, { recursive: true });
     try {
       const handle = await open(this.path(key), 'wx');
       await handle.writeFile(JSON.stringify({ state: 'started', started_at: now.toISOString() } satisfies Entry));
       await handle.sync();
       await handle.close();
-      return { claimed: true };
+      return { begun: true };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const text = await readFile(this.path(key), 'utf8');
       try {
-        return { claimed: false, entry: JSON.parse(text) as Entry };
+        return { begun: false, entry: JSON.parse(text) as Entry };
       } catch {
-        // The earlier attempt died between creating the claim and writing it: it may have acted.
-        return { claimed: false, entry: { state: 'started', started_at: 'unknown' } };
+        // The earlier attempt died between creating the entry and writing it: it may have acted.
+        return { begun: false, entry: { state: 'started', started_at: 'unknown' } };
       }
     }
   }

@@ -286,12 +286,12 @@ describe('at most once', () => {
     ).toHaveLength(2);
   });
 
-  it("a file write whose claim a dead attempt left 'started' is completed on retry, once", async () => {
+  it("a file write whose ledger entry a dead attempt left 'started' is completed on retry, once", async () => {
     const name = `started-${randomUUID()}.txt`;
     const i = input(fileWrite(name, 'written once'));
     const ledger = new ExecutionLedger(join(stateDir(), 'executions'));
-    expect(await ledger.claim(ExecutionLedger.keyFor(i.workflow_id, i.proposal), new Date())).toEqual({
-      claimed: true,
+    expect(await ledger.begin(ExecutionLedger.keyFor(i.workflow_id, i.proposal), new Date())).toEqual({
+      begun: true,
     });
     const result = await execute(i);
     expect(result).toMatchObject({ status: 'succeeded', executor: 'file' });
@@ -323,8 +323,8 @@ describe('at most once', () => {
 });
 
 describe('ledger', () => {
-  it('a claim file left empty by a crash counts as started: an exec is uncertain and does not run', async () => {
-    const marker = `empty-claim-${randomUUID()}`;
+  it('a ledger entry left empty by a crash counts as started: an exec is uncertain and does not run', async () => {
+    const marker = `empty-entry-${randomUUID()}`;
     const i = input(p('exec', { parameters: { command: ['mkdir', marker] } }), { policy: mkdirPolicy() });
     const dirPath = join(stateDir(), 'executions');
     mkdirSync(dirPath, { recursive: true });
@@ -364,7 +364,7 @@ describe('at most once across executor hosts', () => {
     expect(existsSync(join(root, marker))).toBe(false);
   });
 
-  it('a retry on the same host that finds no claim knows the earlier attempt never started: it runs', async () => {
+  it('a same-host retry that finds no ledger entry knows the earlier attempt never started: it runs', async () => {
     const { marker, i } = mkdirExec();
     const host = `${hostname()}:${resolve(join(stateDir(), 'executions'))}`;
     const result = await execute(i, { attempt: 2, heartbeatDetails: { phase: 'not_started', host } });
@@ -372,7 +372,7 @@ describe('at most once across executor hosts', () => {
     expect(existsSync(join(root, marker))).toBe(true);
   });
 
-  it('a retry on the same host whose heartbeat says started but whose ledger lost the claim is uncertain', async () => {
+  it('a retry on the same host whose heartbeat says started but whose ledger lost the entry is uncertain', async () => {
     const { marker, i } = mkdirExec();
     const host = `${hostname()}:${resolve(join(stateDir(), 'executions'))}`;
     const result = await execute(i, { attempt: 2, heartbeatDetails: { phase: 'started', host, pid: 7 } });
