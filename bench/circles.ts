@@ -14,7 +14,7 @@ import { signStatement } from '../src/circles/sign';
 import { CIRCLE_REGISTRY_WORKFLOW_TYPE, type CircleRegistryInput } from '../src/circles/names';
 import type { KeyFile } from '../src/contracts/identity';
 import type { SignedKnock } from '../src/circles/schemas';
-import { RegistryState, type RegistrySnapshot } from '../src/circles/state';
+import { RegistryState, type RegistryHandover } from '../src/circles/state';
 import { CircleRegistryClient } from '../src/client/circles';
 import { createCircleActivities } from '../src/circles/activities';
 import { pool, summarize, timed, type Row } from './lib';
@@ -25,11 +25,11 @@ const n = (count: number) => Math.max(10, Math.round(count * SCALE));
 interface Cast {
   tops: KeyFile[];
   subs: Array<KeyFile & { parent: string }>;
-  snapshot: RegistrySnapshot;
+  handover: RegistryHandover;
 }
 
 /**
- * 10,000 agents as a registry snapshot: 2,000 circles of one top-level agent and four
+ * 10,000 agents as a registry handover: 2,000 circles of one top-level agent and four
  * sub-agents each. The first circles use real key pairs (they knock); the rest carry random key
  * bytes, which the registry never verifies for agents that do not sign anything.
  */
@@ -39,7 +39,7 @@ function tenThousandAgents(realCircles: number): Cast {
   const now = Date.now();
   const tops: KeyFile[] = [];
   const subs: Array<KeyFile & { parent: string }> = [];
-  const snapshot: RegistrySnapshot = {
+  const handover: RegistryHandover = {
     v: 1,
     circles: [],
     orgs: ['default'],
@@ -66,17 +66,17 @@ function tenThousandAgents(realCircles: number): Cast {
   for (let c = 0; c < circles; c++) {
     const real = c < realCircles;
     const top = real ? generateIdentity() : null;
-    const topIndex = snapshot.agents.length;
-    snapshot.circles.push([randomUUID(), topIndex]);
-    snapshot.agents.push([top?.public_key ?? randomBytes(32).toString('base64url'), 0, c, -1, 0, 0, now, 0]);
+    const topIndex = handover.agents.length;
+    handover.circles.push([randomUUID(), topIndex]);
+    handover.agents.push([top?.public_key ?? randomBytes(32).toString('base64url'), 0, c, -1, 0, 0, now, 0]);
     if (top) tops.push(top);
     for (let s = 0; s < subsPerCircle; s++) {
       const sub = real ? generateIdentity() : null;
-      snapshot.agents.push([sub?.public_key ?? randomBytes(32).toString('base64url'), 1, c, topIndex, 0, 0, now, 0]);
+      handover.agents.push([sub?.public_key ?? randomBytes(32).toString('base64url'), 1, c, topIndex, 0, 0, now, 0]);
       if (sub && top) subs.push({ ...sub, parent: top.amid });
     }
   }
-  return { tops, subs, snapshot };
+  return { tops, subs, handover };
 }
 
 /** A mix like a busy mesh: 70 % allowed (parent, sibling), 30 % denied (another circle's sub-agent). */
@@ -156,11 +156,11 @@ export async function benchCircles(opts: { address: string; namespace: string })
 
     // -- 10,000 agents ---------------------------------------------------------------------------
     const cast = tenThousandAgents(40);
-    const snapshotBytes = JSON.stringify(cast.snapshot).length;
+    const handoverBytes = JSON.stringify(cast.handover).length;
 
     // Decision latency inside the registry (what the workflow spends per KNOCK), in-process.
     {
-      const state = RegistryState.fromSnapshot(cast.snapshot, {}, { newCircleId: randomUUID });
+      const state = RegistryState.fromHandover(cast.handover, {}, { newCircleId: randomUUID });
       const plan = knockPlan(cast, n(1_000)).map(({ from, to }) => signKnock(from, to));
       const lat: number[] = [];
       for (const knock of plan) {
@@ -184,7 +184,7 @@ export async function benchCircles(opts: { address: string; namespace: string })
       taskQueue,
       args: [
         {
-          snapshot: cast.snapshot,
+          handover: cast.handover,
           config: { maxUpdatesPerRun: 1_900, maxHistoryEvents: 9_000 },
         } satisfies CircleRegistryInput,
       ],
@@ -195,7 +195,7 @@ export async function benchCircles(opts: { address: string; namespace: string })
       name: 'registry with 10,000 agents: start + first query',
       n: 1,
       p50: performance.now() - started,
-      note: `snapshot ${(snapshotBytes / 1024).toFixed(0)} KiB`,
+      note: `handover ${(handoverBytes / 1024).toFixed(0)} KiB`,
     });
 
     // Warm-up (first verify builds noble's precomputed tables, sticky cache fills).

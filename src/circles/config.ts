@@ -8,7 +8,7 @@ export interface RegistryConfig {
   maxKnocksPerCallerWindow: number;
   /**
    * Operator nonces held (each for twice the signature window): bounds the registry's memory and
-   * snapshot; beyond it operator actions are refused as rate-limited until older ones expire.
+   * handover; beyond it operator actions are refused as rate-limited until older ones expire.
    */
   maxOperatorNoncesHeld: number;
   /** Governance events held in full; older ones leave only their exact counts behind. */
@@ -20,7 +20,7 @@ export interface RegistryConfig {
   /** Continue as new once the run's history has this many events (the server warns at 10,240). */
   maxHistoryEvents: number;
   /** Budget for the continue-as-new payload (the server's limit is 2 MB). */
-  maxSnapshotBytes: number;
+  maxHandoverBytes: number;
   /** Organisation of top-level agents registered without one. */
   defaultOrg: string;
 }
@@ -34,7 +34,7 @@ export const DEFAULT_REGISTRY_CONFIG: RegistryConfig = {
   maxBridgeHeld: 100,
   maxUpdatesPerRun: 1_000,
   maxHistoryEvents: 8_000,
-  maxSnapshotBytes: 1_800_000,
+  maxHandoverBytes: 1_800_000,
   defaultOrg: 'default',
 };
 

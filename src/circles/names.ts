@@ -14,7 +14,7 @@ import type {
   SignedKnock,
   SignedMembership,
 } from './schemas';
-import type { EventsView, PairResult, RegistryDump, RegistrySnapshot, RegistryTree, RetireResult } from './state';
+import type { EventsView, PairResult, RegistryDump, RegistryHandover, RegistryTree, RetireResult } from './state';
 import type { AgentRecord, BridgeRequest, DiscoveredAgent, KnockResult, RegisteredAgent, RegistryStats } from './types';
 
 export const CIRCLE_REGISTRY_WORKFLOW_TYPE = 'circleRegistryWorkflow';
@@ -33,10 +33,10 @@ export const operatorKeysChangedSignal = defineSignal<[]>('circles.operatorKeysC
 /** One registry per namespace. Tests pass their own id so they never share one. */
 export const CIRCLE_REGISTRY_WORKFLOW_ID = 'circle-registry';
 
-/** Workflow input; a continued run receives the snapshot of its predecessor. */
+/** Workflow input; a continued run receives the handover of its predecessor. */
 export interface CircleRegistryInput {
   config?: Partial<RegistryConfig>;
-  snapshot?: RegistrySnapshot;
+  handover?: RegistryHandover;
 }
 
 /** Progress of the current run, for operators and the continue-as-new tests. */

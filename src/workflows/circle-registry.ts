@@ -82,7 +82,7 @@ function refused(outcome: Refusal): never {
 }
 
 export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): Promise<void> {
-  const state = RegistryState.fromSnapshot(input.snapshot, input.config ?? {}, {
+  const state = RegistryState.fromHandover(input.handover, input.config ?? {}, {
     newCircleId: uuid4,
     // The workflow logger is replay-aware: each event is logged once, when it happens.
     onEvent: (event) => log.warn(`circles governance event: ${event.kind} ${event.code}`, { ...event }),
@@ -227,5 +227,5 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
     operatorKeys = keys;
   }
   state.nextGeneration();
-  await continueAsNew<typeof circleRegistryWorkflow>({ config: input.config, snapshot: state.snapshot() });
+  await continueAsNew<typeof circleRegistryWorkflow>({ config: input.config, handover: state.handover() });
 }

@@ -4,7 +4,7 @@ import { generateIdentity, newNonce, signBytes } from '../../src/identity/keys';
 import { SIGNATURE_WINDOW_MS } from '../../src/identity/verify';
 import { operatorSigningBytes, type OperatorAction } from '../../src/circles/operator';
 import { signStatement } from '../../src/circles/sign';
-import { RegistryState, type RegistrySnapshot } from '../../src/circles/state';
+import { RegistryState, type RegistryHandover } from '../../src/circles/state';
 import { knockBy, membershipBy, newState } from '../helpers/circles-fixtures';
 
 describe('registration and spawning', () => {
@@ -146,7 +146,7 @@ describe('KNOCK', () => {
     expect(flood.reason).toContain('more than 3 signed messages within 2s');
     const later = now + 2001;
     expect(state.knock(knockBy(a1.key, A.key.amid, { time: later }), later)).toMatchObject({ allowed: true });
-    expect(state.snapshot().nonces).toHaveLength(1);
+    expect(state.handover().nonces).toHaveLength(1);
   });
 
   it('denials are governance events; allowed knocks are not', () => {
@@ -369,7 +369,7 @@ describe('cross-circle bridge', () => {
   });
 });
 
-describe('snapshot for continue-as-new', () => {
+describe('handover for continue-as-new', () => {
   it('round-trips everything: agents, allowlist, nonces, events, bridge, stats', () => {
     const { state, top, sub, now } = newState({ maxEventsHeld: 3 });
     const A = top('acme');
@@ -389,23 +389,23 @@ describe('snapshot for continue-as-new', () => {
     );
 
     // Through JSON, as a continue-as-new argument travels.
-    const snap = JSON.parse(JSON.stringify(state.snapshot())) as ReturnType<typeof state.snapshot>;
-    const restored = RegistryState.fromSnapshot(snap, state.config, { newCircleId: randomUUID });
+    const handover = JSON.parse(JSON.stringify(state.handover())) as ReturnType<typeof state.handover>;
+    const restored = RegistryState.fromHandover(handover, state.config, { newCircleId: randomUUID });
     expect(restored.dump()).toEqual(state.dump());
     // The replay guard survives: the used nonce is still refused after the hand-over.
     expect(restored.knock(used, now + 1)).toMatchObject({ allowed: false, code: 'replay' });
   });
 
   it('10,000 agents fit comfortably in the continue-as-new payload and restore quickly', () => {
-    // Built as a snapshot directly: spawning 8,000 signed sub-agents would only test the signer's speed.
+    // Built as a handover directly: spawning 8,000 signed sub-agents would only test the signer's speed.
     const key = () => randomBytes(32).toString('base64url');
     const tops = 2_000;
-    const snap: RegistrySnapshot = {
-      ...newState().state.snapshot(),
+    const handover: RegistryHandover = {
+      ...newState().state.handover(),
       circles: Array.from({ length: tops }, (_, i) => [randomUUID(), i]),
       orgs: ['default'],
       agents: [
-        ...Array.from({ length: tops }, (_, i): RegistrySnapshot['agents'][number] => [
+        ...Array.from({ length: tops }, (_, i): RegistryHandover['agents'][number] => [
           key(),
           0,
           i,
@@ -415,7 +415,7 @@ describe('snapshot for continue-as-new', () => {
           1_700_000_000_000 + i,
           0,
         ]),
-        ...Array.from({ length: 8_000 }, (_, i): RegistrySnapshot['agents'][number] => [
+        ...Array.from({ length: 8_000 }, (_, i): RegistryHandover['agents'][number] => [
           key(),
           1,
           i % tops,
@@ -428,27 +428,27 @@ describe('snapshot for continue-as-new', () => {
       ],
     };
     const started = performance.now();
-    const state = RegistryState.fromSnapshot(snap, {}, { newCircleId: randomUUID });
+    const state = RegistryState.fromHandover(handover, {}, { newCircleId: randomUUID });
     const restoreMs = performance.now() - started;
     expect(state.agentCount()).toBe(10_000);
     expect(state.tree().circles).toHaveLength(tops);
-    const again = state.snapshot();
-    expect(again).toEqual(snap);
+    const again = state.handover();
+    expect(again).toEqual(handover);
     expect(JSON.stringify(again).length).toBeLessThan(1_000_000);
     expect(restoreMs).toBeLessThan(5_000);
   });
 
   it('drops the oldest held events first when over budget, keeping counts exact', () => {
-    const { state, top, now } = newState({ maxSnapshotBytes: 4_000 });
+    const { state, top, now } = newState({ maxHandoverBytes: 4_000 });
     const A = top();
     const stranger = generateIdentity();
     for (let i = 0; i < 40; i++) state.knock(knockBy(stranger, A.key.amid), now);
-    const snap = state.snapshot();
-    expect(JSON.stringify(snap).length).toBeLessThanOrEqual(4_000);
-    expect(snap.events.length).toBeLessThan(40);
-    expect(snap.event_totals.total).toBe(40);
-    const restored = RegistryState.fromSnapshot(snap, state.config, { newCircleId: randomUUID });
-    expect(restored.eventsView()).toMatchObject({ total: 40, archived: 40 - snap.events.length });
+    const handover = state.handover();
+    expect(JSON.stringify(handover).length).toBeLessThanOrEqual(4_000);
+    expect(handover.events.length).toBeLessThan(40);
+    expect(handover.event_totals.total).toBe(40);
+    const restored = RegistryState.fromHandover(handover, state.config, { newCircleId: randomUUID });
+    expect(restored.eventsView()).toMatchObject({ total: 40, archived: 40 - handover.events.length });
   });
 });
 
@@ -497,17 +497,17 @@ describe('operator-signed actions are single-use', () => {
     const A = top('acme');
     const captured = asOperator('retire', { amid: A.key.amid }, now);
     expect(state.authorizeOperator('retire', captured, keys, now)).toBeNull();
-    const snap = JSON.parse(JSON.stringify(state.snapshot())) as RegistrySnapshot;
-    const restored = RegistryState.fromSnapshot(snap, state.config, { newCircleId: randomUUID });
+    const handover = JSON.parse(JSON.stringify(state.handover())) as RegistryHandover;
+    const restored = RegistryState.fromHandover(handover, state.config, { newCircleId: randomUUID });
     expect(restored.authorizeOperator('retire', captured, keys, now + 1)).toMatchObject({ code: 'replay' });
-    expect(restored.snapshot()).toEqual(snap);
+    expect(restored.handover()).toEqual(handover);
     // Past the window the signature is stale anyway; the nonce is then forgotten (bounded memory).
     const later = now + 2 * SIGNATURE_WINDOW_MS + 1;
     expect(restored.authorizeOperator('retire', captured, keys, later)).toMatchObject({ code: 'not-operator' });
     expect(restored.authorizeOperator('retire', asOperator('retire', { amid: A.key.amid }, later), keys, later)).toBe(
       null,
     );
-    expect(restored.snapshot().operator_nonces).toHaveLength(1);
+    expect(restored.handover().operator_nonces).toHaveLength(1);
   });
 
   it('holds a bounded number of operator nonces: beyond it, operator actions wait', () => {
@@ -523,7 +523,7 @@ describe('operator-signed actions are single-use', () => {
     const { state, top, now } = newState();
     const A = top('acme');
     expect(state.authorizeOperator('retire', { amid: A.key.amid }, [], now)).toBeNull();
-    expect(state.snapshot().operator_nonces).toEqual([]);
+    expect(state.handover().operator_nonces).toEqual([]);
   });
 });
 
@@ -562,18 +562,18 @@ describe('ids that name Object prototype properties', () => {
     expect(state.decideCrossCircle(signed, now)).toMatchObject({ ok: false, code: 'unknown-request' });
   });
 
-  it('a snapshot cannot revive prototype keys: such entries stay plain data', () => {
+  it('a handover cannot revive prototype keys: such entries stay plain data', () => {
     const { state, top } = newState();
     top();
-    const snap = JSON.parse(JSON.stringify(state.snapshot())) as RegistrySnapshot;
+    const handover = JSON.parse(JSON.stringify(state.handover())) as RegistryHandover;
     const hostileRequest = JSON.parse(
       '{"request_id":"__proto__","from":"a","to":"b","source_parent":"a","target_parent":"b",' +
         '"message":"m","status":"declined","hops":[]}',
-    ) as RegistrySnapshot['bridge'][number];
-    snap.bridge.push(hostileRequest);
-    const restored = RegistryState.fromSnapshot(snap, state.config, { newCircleId: randomUUID });
+    ) as RegistryHandover['bridge'][number];
+    handover.bridge.push(hostileRequest);
+    const restored = RegistryState.fromHandover(handover, state.config, { newCircleId: randomUUID });
     expect(restored.dump().bridge).toEqual([hostileRequest]);
-    expect(restored.snapshot()).toEqual(snap);
+    expect(restored.handover()).toEqual(handover);
     expect(restored.agent('__proto__')).toBeNull();
     expect(restored.tree().agents.total).toBe(1);
   });
@@ -584,9 +584,9 @@ describe('organisation names that name Object prototype properties', () => {
     const { state, top } = newState();
     const A = top('constructor');
     const B = top('toString');
-    const snap = JSON.parse(JSON.stringify(state.snapshot())) as RegistrySnapshot;
-    expect(snap.orgs).toEqual(['constructor', 'toString']);
-    const restored = RegistryState.fromSnapshot(snap, state.config, { newCircleId: randomUUID });
+    const handover = JSON.parse(JSON.stringify(state.handover())) as RegistryHandover;
+    expect(handover.orgs).toEqual(['constructor', 'toString']);
+    const restored = RegistryState.fromHandover(handover, state.config, { newCircleId: randomUUID });
     expect(restored.agent(A.key.amid)?.org).toBe('constructor');
     expect(restored.agent(B.key.amid)?.org).toBe('toString');
   });

@@ -1,5 +1,5 @@
 /**
- * The circle registry's continue-as-new codec (see core.ts): the state as a compact plain-JSON snapshot, within the
+ * The circle registry's continue-as-new codec (see core.ts): the state as a compact plain-JSON handover, within the
  * payload budget, and back.
  */
 import { amidOfRegisteredKey } from '../../identity/verify';
@@ -13,7 +13,7 @@ import { RegistryBridge } from './bridge';
  * other and to circles by index; the AMID is re-derived from the key. 10,000 agents fit in about
  * 0.8 MB, well inside the server's 2 MB payload limit.
  */
-export interface RegistrySnapshot {
+export interface RegistryHandover {
   v: 1;
   circles: Array<[circleId: string, ownerIndex: number]>;
   orgs: string[];
@@ -39,11 +39,11 @@ export interface RegistrySnapshot {
 /** The registry handed from one run to the next. */
 export class RegistryCodec extends RegistryBridge {
   /**
-   * The state as a compact plain-JSON snapshot for continue-as-new. When it would exceed the
+   * The state as a compact plain-JSON handover for continue-as-new. When it would exceed the
    * payload budget, the oldest held events and finished bridge requests are dropped first; their
    * counts stay exact in `event_totals`.
    */
-  snapshot(): RegistrySnapshot {
+  handover(): RegistryHandover {
     // Maps: organisation names come from operators, and `constructor` is a valid one.
     const agentIndex = new Map<string, number>();
     const agentList = [...this.agents.values()];
@@ -59,7 +59,7 @@ export class RegistryCodec extends RegistryBridge {
       if (i === undefined) orgIndex.set(name, (i = orgs.push(name) - 1));
       return i;
     };
-    const snap: RegistrySnapshot = {
+    const handover: RegistryHandover = {
       v: 1,
       circles: circleIds.map((c) => [c, index(this.circles.get(c) as string)]),
       orgs,
@@ -75,7 +75,7 @@ export class RegistryCodec extends RegistryBridge {
       ]),
       pairs: [...this.pairs.values()].map((p) => [index(p.a), index(p.b), p.since]),
       nonces: this.nonces.entries().map(([amid, nonce, expiry]) => [index(amid), nonce, expiry]),
-      ...this.operatorNonceSnapshot(),
+      ...this.operatorNonceHandover(),
       events: this.events.map((e) => ({ ...e })),
       event_seq: this.eventSeq,
       event_totals: structuredCloneJson(this.totals),
@@ -83,17 +83,17 @@ export class RegistryCodec extends RegistryBridge {
       bridge_seq: this.bridgeSeq,
       stats: { ...this.stats },
     };
-    let size = JSON.stringify(snap).length;
-    while (size > this.config.maxSnapshotBytes && (snap.events.length > 0 || snap.bridge.some(finished))) {
-      const i = snap.bridge.findIndex(finished);
-      if (i >= 0) snap.bridge.splice(i, 1);
-      else snap.events.splice(0, Math.max(1, Math.ceil(snap.events.length / 4)));
-      size = JSON.stringify(snap).length;
+    let size = JSON.stringify(handover).length;
+    while (size > this.config.maxHandoverBytes && (handover.events.length > 0 || handover.bridge.some(finished))) {
+      const i = handover.bridge.findIndex(finished);
+      if (i >= 0) handover.bridge.splice(i, 1);
+      else handover.events.splice(0, Math.max(1, Math.ceil(handover.events.length / 4)));
+      size = JSON.stringify(handover).length;
     }
-    return snap;
+    return handover;
   }
 
-  protected operatorNonceSnapshot(): Pick<RegistrySnapshot, 'operator_keys' | 'operator_nonces'> {
+  protected operatorNonceHandover(): Pick<RegistryHandover, 'operator_keys' | 'operator_nonces'> {
     const keys: string[] = [];
     const keyIndex = new Map<string, number>();
     const operator_nonces = this.operatorNonces.entries().map(([key, nonce, expiry]): [number, string, number] => {
@@ -104,39 +104,39 @@ export class RegistryCodec extends RegistryBridge {
     return { operator_keys: keys, operator_nonces };
   }
 
-  /** Fills a new state from the snapshot a previous run handed over; the inverse of {@link snapshot}. */
-  protected restore(snapshot: RegistrySnapshot): void {
-    if (snapshot.v !== 1) throw new TypeError(`unknown registry snapshot version ${String(snapshot.v)}`);
-    const amids = snapshot.agents.map(([publicKey]) => amidOfRegisteredKey(publicKey));
-    snapshot.agents.forEach(([publicKey, role, circle, parent, status, org, registeredAt, retiredAt], i) => {
+  /** Fills a new state from the handover a previous run handed over; the inverse of {@link handover}. */
+  protected restore(handover: RegistryHandover): void {
+    if (handover.v !== 1) throw new TypeError(`unknown registry handover version ${String(handover.v)}`);
+    const amids = handover.agents.map(([publicKey]) => amidOfRegisteredKey(publicKey));
+    handover.agents.forEach(([publicKey, role, circle, parent, status, org, registeredAt, retiredAt], i) => {
       const amid = amids[i] as string;
       this.agents.set(amid, {
         amid,
         public_key: publicKey,
         role: role === 0 ? 'top-level' : 'sub-agent',
-        circle_id: (snapshot.circles[circle] as [string, number])[0],
+        circle_id: (handover.circles[circle] as [string, number])[0],
         parent_amid: parent >= 0 ? (amids[parent] as string) : null,
         status: status === 0 ? 'active' : 'retired',
-        org: snapshot.orgs[org] as string,
+        org: handover.orgs[org] as string,
         registered_at: registeredAt,
         retired_at: retiredAt === 0 ? null : retiredAt,
       });
     });
-    for (const [circleId, owner] of snapshot.circles) this.circles.set(circleId, amids[owner] as string);
-    for (const [a, b, since] of snapshot.pairs) {
+    for (const [circleId, owner] of handover.circles) this.circles.set(circleId, amids[owner] as string);
+    for (const [a, b, since] of handover.pairs) {
       const pa = amids[a] as string;
       const pb = amids[b] as string;
       this.pairs.set(pairKey(pa, pb), { a: pa, b: pb, since });
     }
-    for (const [caller, nonce, expiry] of snapshot.nonces) this.nonces.record(amids[caller] as string, nonce, expiry);
-    for (const [key, nonce, expiry] of snapshot.operator_nonces)
-      this.operatorNonces.record(snapshot.operator_keys[key] as string, nonce, expiry);
-    this.events = snapshot.events.map((e) => ({ ...e }));
-    this.eventSeq = snapshot.event_seq;
-    this.totals = structuredCloneJson(snapshot.event_totals);
-    for (const r of snapshot.bridge) this.bridge.set(r.request_id, structuredCloneJson(r));
-    this.bridgeSeq = snapshot.bridge_seq;
-    this.stats = { ...snapshot.stats };
+    for (const [caller, nonce, expiry] of handover.nonces) this.nonces.record(amids[caller] as string, nonce, expiry);
+    for (const [key, nonce, expiry] of handover.operator_nonces)
+      this.operatorNonces.record(handover.operator_keys[key] as string, nonce, expiry);
+    this.events = handover.events.map((e) => ({ ...e }));
+    this.eventSeq = handover.event_seq;
+    this.totals = structuredCloneJson(handover.event_totals);
+    for (const r of handover.bridge) this.bridge.set(r.request_id, structuredCloneJson(r));
+    this.bridgeSeq = handover.bridge_seq;
+    this.stats = { ...handover.stats };
   }
 
   /** Marks the hand-over to a new run (counted in stats). */

@@ -3,4 +3,4 @@ export { RegistryState, type CircleTree, type RegistryDump, type RegistryTree, t
 export type { OperatorInput, Outcome, PairRecord, Refusal, RegistryHooks } from './core';
 export type { EventsView } from './events';
 export type { PairResult, RetireResult } from './membership';
-export type { RegistrySnapshot } from './codec';
+export type { RegistryHandover } from './codec';

@@ -1,12 +1,12 @@
 /**
  * The circle registry's state (see core.ts for how it is built): {@link RegistryState} adds the reads (an agent,
- * discover, the trees, stats, the whole dump) and rebuilding from a snapshot.
+ * discover, the trees, stats, the whole dump) and rebuilding from a handover.
  */
 import type { RegistryConfig } from '../config';
 import { discoverFor } from '../discovery';
 import type { AgentRecord, DiscoveredAgent, RegistryStats, Role } from '../types';
 import { structuredCloneJson, type RegistryHooks } from './core';
-import { RegistryCodec, type RegistrySnapshot } from './codec';
+import { RegistryCodec, type RegistryHandover } from './codec';
 import type { PairRecord } from './core';
 import type { BridgeRequest, EventTotals, GovernanceEvent } from '../types';
 
@@ -95,15 +95,15 @@ export class RegistryState extends RegistryCodec {
     });
   }
 
-  /** Rebuilds the state a previous run handed over; the inverse of {@link snapshot}. */
-  static fromSnapshot(
-    snapshot: RegistrySnapshot | undefined,
+  /** Rebuilds the state a previous run handed over; the inverse of {@link handover}. */
+  static fromHandover(
+    handover: RegistryHandover | undefined,
     config: Partial<RegistryConfig>,
     hooks: RegistryHooks,
   ): RegistryState {
     const state = new RegistryState(config, hooks);
-    if (!snapshot) return state;
-    state.restore(snapshot);
+    if (!handover) return state;
+    state.restore(handover);
     return state;
   }
 }
