@@ -60,7 +60,7 @@ export class NonceLedger {
     }
   }
 
-  /** Live entries in recording order, for a continue-as-new snapshot. */
+  /** Live entries in recording order, for a continue-as-new handover. */
   entries(): NonceEntry[] {
     const out: NonceEntry[] = [];
     for (let i = this.head; i < this.queue.length; i++) {
