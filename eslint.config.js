@@ -76,8 +76,8 @@ const layerZones = [
   {
     target: './src/circles',
     from: './src',
-    except: ['./contracts', './identity', './circles'],
-    message: 'circles are pure trust-circle logic: they import only contracts and identity.',
+    except: ['./contracts', './identity', './circles', './wire-names.ts'],
+    message: 'circles are pure trust-circle logic: they import only contracts, identity and the wire names.',
   },
   {
     target: './src/escalation',

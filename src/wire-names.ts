@@ -88,3 +88,29 @@ export const POLICY_IN_FORCE_WORKFLOW_TYPE = 'policyInForceWorkflow';
 export function policyInForceWorkflowId(workflowTaskQueue: string): string {
   return `agent-judge-policy-in-force-${workflowTaskQueue}`;
 }
+
+/** The circle registry workflow (src/workflows/circle-registry.ts): one per namespace. */
+export const CIRCLE_REGISTRY_WORKFLOW_TYPE = 'circleRegistryWorkflow';
+/** Its workflow id. Tests pass their own id so they never share one. */
+export const CIRCLE_REGISTRY_WORKFLOW_ID = 'circle-registry';
+
+/** The circle registry's messages (src/circles/names.ts defines them with their types). */
+export const CIRCLE_MESSAGES = {
+  operatorKeysChanged: 'circles.operatorKeysChanged',
+  register: 'circles.register',
+  spawn: 'circles.spawn',
+  knock: 'circles.knock',
+  retire: 'circles.retire',
+  allowPair: 'circles.allowPair',
+  revokePair: 'circles.revokePair',
+  requestCrossCircle: 'circles.requestCrossCircle',
+  decideCrossCircle: 'circles.decideCrossCircle',
+  agent: 'circles.agent',
+  discover: 'circles.discover',
+  tree: 'circles.tree',
+  events: 'circles.events',
+  bridge: 'circles.bridge',
+  stats: 'circles.stats',
+  runInfo: 'circles.runInfo',
+  dump: 'circles.dump',
+} as const;

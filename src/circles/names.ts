@@ -3,6 +3,7 @@
  * the Update and Query definitions. The workflow, the client library and tests import these.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { CIRCLE_MESSAGES } from '../wire-names';
 import type { RegistryConfig } from './config';
 import type {
   EventsFilter,
@@ -17,7 +18,7 @@ import type {
 import type { EventsView, PairResult, RegistryDump, RegistryHandover, RegistryTree, RetireResult } from './state';
 import type { AgentRecord, BridgeRequest, DiscoveredAgent, KnockResult, RegisteredAgent, RegistryStats } from './types';
 
-export const CIRCLE_REGISTRY_WORKFLOW_TYPE = 'circleRegistryWorkflow';
+export { CIRCLE_REGISTRY_WORKFLOW_ID, CIRCLE_REGISTRY_WORKFLOW_TYPE } from '../wire-names';
 
 /** Activities of the registry (local, on the workflow worker). */
 export interface CircleActivities {
@@ -28,10 +29,7 @@ export interface CircleActivities {
  * its task queue. It carries nothing: the registry re-reads the keys through its local activity, so
  * they still come only from a worker's configuration, and the reading is recorded in history.
  */
-export const operatorKeysChangedSignal = defineSignal<[]>('circles.operatorKeysChanged');
-
-/** One registry per namespace. Tests pass their own id so they never share one. */
-export const CIRCLE_REGISTRY_WORKFLOW_ID = 'circle-registry';
+export const operatorKeysChangedSignal = defineSignal<[]>(CIRCLE_MESSAGES.operatorKeysChanged);
 
 /** Workflow input; a continued run receives the handover of its predecessor. */
 export interface CircleRegistryInput {
@@ -48,24 +46,26 @@ export interface RegistryRunInfo {
   agents: number;
 }
 
-export const registerTopLevelUpdate = defineUpdate<RegisteredAgent, [RegisterInput]>('circles.register');
-export const spawnSubAgentUpdate = defineUpdate<RegisteredAgent, [SignedMembership]>('circles.spawn');
-export const knockUpdate = defineUpdate<KnockResult, [SignedKnock]>('circles.knock');
-export const retireUpdate = defineUpdate<RetireResult, [RetireInput]>('circles.retire');
-export const allowPairUpdate = defineUpdate<PairResult, [PairInput]>('circles.allowPair');
-export const revokePairUpdate = defineUpdate<PairResult, [PairInput]>('circles.revokePair');
+export const registerTopLevelUpdate = defineUpdate<RegisteredAgent, [RegisterInput]>(CIRCLE_MESSAGES.register);
+export const spawnSubAgentUpdate = defineUpdate<RegisteredAgent, [SignedMembership]>(CIRCLE_MESSAGES.spawn);
+export const knockUpdate = defineUpdate<KnockResult, [SignedKnock]>(CIRCLE_MESSAGES.knock);
+export const retireUpdate = defineUpdate<RetireResult, [RetireInput]>(CIRCLE_MESSAGES.retire);
+export const allowPairUpdate = defineUpdate<PairResult, [PairInput]>(CIRCLE_MESSAGES.allowPair);
+export const revokePairUpdate = defineUpdate<PairResult, [PairInput]>(CIRCLE_MESSAGES.revokePair);
 export const requestCrossCircleUpdate = defineUpdate<BridgeRequest, [SignedBridgeRequest]>(
-  'circles.requestCrossCircle',
+  CIRCLE_MESSAGES.requestCrossCircle,
 );
-export const decideCrossCircleUpdate = defineUpdate<BridgeRequest, [SignedBridgeDecision]>('circles.decideCrossCircle');
+export const decideCrossCircleUpdate = defineUpdate<BridgeRequest, [SignedBridgeDecision]>(
+  CIRCLE_MESSAGES.decideCrossCircle,
+);
 
-export const agentQuery = defineQuery<AgentRecord | null, [string]>('circles.agent');
+export const agentQuery = defineQuery<AgentRecord | null, [string]>(CIRCLE_MESSAGES.agent);
 /** Null when the requester is not registered. */
-export const discoverQuery = defineQuery<DiscoveredAgent[] | null, [string]>('circles.discover');
-export const treeQuery = defineQuery<RegistryTree, [{ circle_id?: string }]>('circles.tree');
-export const eventsQuery = defineQuery<EventsView, [EventsFilter]>('circles.events');
-export const bridgeQuery = defineQuery<BridgeRequest[], [string]>('circles.bridge');
-export const statsQuery = defineQuery<RegistryStats>('circles.stats');
-export const runInfoQuery = defineQuery<RegistryRunInfo>('circles.runInfo');
+export const discoverQuery = defineQuery<DiscoveredAgent[] | null, [string]>(CIRCLE_MESSAGES.discover);
+export const treeQuery = defineQuery<RegistryTree, [{ circle_id?: string }]>(CIRCLE_MESSAGES.tree);
+export const eventsQuery = defineQuery<EventsView, [EventsFilter]>(CIRCLE_MESSAGES.events);
+export const bridgeQuery = defineQuery<BridgeRequest[], [string]>(CIRCLE_MESSAGES.bridge);
+export const statsQuery = defineQuery<RegistryStats>(CIRCLE_MESSAGES.stats);
+export const runInfoQuery = defineQuery<RegistryRunInfo>(CIRCLE_MESSAGES.runInfo);
 /** Everything, for audits and for checking that continue-as-new lost nothing. */
-export const dumpQuery = defineQuery<RegistryDump>('circles.dump');
+export const dumpQuery = defineQuery<RegistryDump>(CIRCLE_MESSAGES.dump);
