@@ -173,8 +173,8 @@ const layerZones = [
   },
   {
     target: './src/audit',
-    from: ['./src/cli', './src/mcp', './src/hooks', './src/adapters', './src/gate'],
-    message: 'audit reads histories and logs: it never imports a runtime or the CLI.',
+    from: ['./src/cli', './src/mcp', './src/hooks', './src/adapters', './src/gate', './src/worker'],
+    message: 'audit reads histories and logs: it never imports a runtime, the worker or the CLI.',
   },
   {
     target: ['./src/!(cli)/**/*', './src/*.ts'],

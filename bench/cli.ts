@@ -18,7 +18,8 @@ import pino from 'pino';
 import { submitProposal, waitUntilSettled } from '../src/client/proposals';
 import { taskQueuesFor } from '../src/names';
 import { defaultPolicyWith } from '../src/policy/load';
-import { startWorkersInProcess, WORKFLOWS_PATH } from '../src/worker';
+import { startWorkersInProcess } from '../src/worker';
+import { WORKFLOWS_PATH } from '../src/workflow-code';
 import { printTargets, runAlone, summarize, type BenchServer, type Row, type Target } from './lib';
 
 const run = promisify(execFile);

@@ -17,7 +17,8 @@ import pino from 'pino';
 import { submitProposal } from '../src/client/proposals';
 import { taskQueuesFor } from '../src/names';
 import { defaultPolicyWith } from '../src/policy/load';
-import { startWorkersInProcess, WORKFLOW_BUNDLER_OPTIONS, WORKFLOWS_PATH } from '../src/worker';
+import { startWorkersInProcess } from '../src/worker';
+import { WORKFLOW_BUNDLER_OPTIONS, WORKFLOWS_PATH } from '../src/workflow-code';
 import { percentile } from './lib';
 import { closedOutcome } from './capabilities';
 

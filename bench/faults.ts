@@ -19,7 +19,8 @@ import { submitProposal } from '../src/client/proposals';
 import type { ProposalOutcome } from '../src/contracts/status';
 import { taskQueuesFor } from '../src/names';
 import { defaultPolicyWith } from '../src/policy/load';
-import { startWorkersInProcess, WORKFLOWS_PATH } from '../src/worker';
+import { startWorkersInProcess } from '../src/worker';
+import { WORKFLOWS_PATH } from '../src/workflow-code';
 import { summarize, type Row } from './lib';
 
 const N = Number(process.env.BENCH_FAULT_N ?? 20);

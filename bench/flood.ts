@@ -17,7 +17,8 @@ import { submitAndWait, type SubmitOptions } from '../src/client/proposals';
 import { LimitExceededError } from '../src/contracts/errors';
 import { taskQueuesFor } from '../src/names';
 import { defaultPolicyWith } from '../src/policy/load';
-import { startWorkersInProcess, WORKFLOW_BUNDLER_OPTIONS, WORKFLOWS_PATH } from '../src/worker';
+import { startWorkersInProcess } from '../src/worker';
+import { WORKFLOW_BUNDLER_OPTIONS, WORKFLOWS_PATH } from '../src/workflow-code';
 import { pool, runAlone, summarize, timed, type BenchServer, type Row } from './lib';
 
 const FLOOD = Number(process.env.BENCH_FLOOD_N ?? 300);

@@ -24,7 +24,8 @@ import { decide, getStatus, submitAndWait } from '../src/client/proposals';
 import { parseProposal } from '../src/contracts/proposal';
 import { taskQueuesFor } from '../src/names';
 import { defaultPolicyWith } from '../src/policy/load';
-import { startWorkersInProcess, WORKFLOW_BUNDLER_OPTIONS, WORKFLOWS_PATH, type InProcessWorkers } from '../src/worker';
+import { startWorkersInProcess, type InProcessWorkers } from '../src/worker';
+import { WORKFLOW_BUNDLER_OPTIONS, WORKFLOWS_PATH } from '../src/workflow-code';
 import { pool, rotated, runAlone, summarize, timed, type BenchServer, type Row } from './lib';
 
 const N = Number(process.env.BENCH_GRANTS_N ?? 60);

@@ -31,7 +31,8 @@ import { mapCall, proposalForCall, type ToolCall } from '../src/mcp/mapping';
 import { callDigest, toolDefinitionHash, type ToolDefinition } from '../src/mcp/tools';
 import { taskQueuesFor } from '../src/names';
 import { defaultPolicyWith } from '../src/policy/load';
-import { startWorkersInProcess, WORKFLOWS_PATH } from '../src/worker';
+import { startWorkersInProcess } from '../src/worker';
+import { WORKFLOWS_PATH } from '../src/workflow-code';
 import { percentileOf, rotated, summarize, type BenchServer, type Row } from './lib';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -16,7 +16,7 @@ import { outcomeStatusOf, stageFrom } from '../contracts/lifecycle';
 import type { Proposal } from '../contracts/proposal';
 import type { ProposalOutcome } from '../contracts/status';
 import { humanDecisionUpdate, PROPOSAL_WORKFLOW_TYPE, SA } from '../names';
-import { defaultWorkflowCode } from '../worker';
+import { defaultWorkflowCode } from '../workflow-code';
 
 export interface ReplaySummary {
   replayed: number;

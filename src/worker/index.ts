@@ -1,4 +1,3 @@
-import { dirname, join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Logger } from 'pino';
@@ -17,7 +16,7 @@ import { announceOperatorKeys } from '../client/circles';
 import type { EscalationNotifier } from '../escalation/notifier';
 import type { JudgeDeps } from '../judge';
 import { archiveTaskQueue, REVIEW_WORKFLOW_TYPE, type TaskQueues } from '../names';
-import { PACKAGE_ROOT, RUNNING_COMPILED } from '../package-root';
+import { defaultWorkflowCode } from '../workflow-code';
 import { initialiseSeries } from '../metrics/telemetry';
 import { startVisibilityGauges, type VisibilityGauges } from '../metrics/gauges';
 import { PolicyError } from '../contracts/errors';
@@ -28,7 +27,6 @@ import {
   withCapabilityIssuer,
   type CapabilityKey,
 } from '../identity/capability-key';
-import { workflowBundlerOptions } from '../workflows/bundle-options';
 
 /**
  * Which workers a process runs. `judge` alone is the judge sidecar of seed 000 §4; `archive` writes the history
@@ -36,30 +34,6 @@ import { workflowBundlerOptions } from '../workflows/bundle-options';
  */
 export type WorkerRole = 'workflow' | 'judge' | 'executor' | 'archive';
 export const WORKER_ROLES: readonly WorkerRole[] = ['workflow', 'judge', 'executor', 'archive'];
-
-/** The workflow sources: tests and benchmarks bundle them (`bundleWorkflowCode`), as does a worker run from src/. */
-export const WORKFLOWS_PATH = join(PACKAGE_ROOT, 'src', 'workflows', 'index.ts');
-
-/**
- * How every workflow bundle of ours is made: runs on one worker thread share the contracts they parse with instead of
- * evaluating zod and the schemas again per run (src/workflows/bundle-options.ts). Pass it to `bundleWorkflowCode`.
- */
-export const WORKFLOW_BUNDLER_OPTIONS = workflowBundlerOptions(dirname(WORKFLOWS_PATH));
-
-/** The workflow bundle `npm run build` makes from {@link WORKFLOWS_PATH}; the compiled package ships it. */
-export const WORKFLOW_BUNDLE_PATH = join(PACKAGE_ROOT, 'dist', 'workflow-bundle.js');
-
-/**
- * Where a worker or a replay gets its workflow code: the compiled package loads the bundle made at build time (the
- * SDK's production path: no bundling at start, no sources shipped); code run from src/ bundles the sources.
- */
-export function defaultWorkflowCode():
-  | { workflowBundle: WorkflowBundleOption }
-  | { workflowsPath: string; bundlerOptions: typeof WORKFLOW_BUNDLER_OPTIONS } {
-  return RUNNING_COMPILED
-    ? { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } }
-    : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: WORKFLOW_BUNDLER_OPTIONS };
-}
 
 export interface WorkerOptions {
   connection: NativeConnection;

@@ -16,13 +16,8 @@ import type { EscalationNotifier } from '../../src/escalation/notifier';
 import type { JudgeDeps } from '../../src/judge';
 import { taskQueuesFor, type TaskQueues } from '../../src/names';
 import { defaultPolicyWith } from '../../src/policy/load';
-import {
-  startWorkersInProcess,
-  WORKFLOW_BUNDLER_OPTIONS,
-  WORKFLOWS_PATH,
-  type WorkerOptions,
-  type WorkerRole,
-} from '../../src/worker';
+import { startWorkersInProcess, type WorkerOptions, type WorkerRole } from '../../src/worker';
+import { WORKFLOW_BUNDLER_OPTIONS, WORKFLOWS_PATH } from '../../src/workflow-code';
 import type { ExecutorDeps } from '../../src/activities/execute';
 import { redeemCapability } from '../../src/client/capabilities';
 import { getStatus } from '../../src/client/proposals';

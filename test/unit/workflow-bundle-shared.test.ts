@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import vm from 'node:vm';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { WORKFLOW_BUNDLE_PATH, WORKFLOW_BUNDLER_OPTIONS, WORKFLOWS_PATH } from '../../src/worker';
+import { WORKFLOW_BUNDLE_PATH, WORKFLOW_BUNDLER_OPTIONS, WORKFLOWS_PATH } from '../../src/workflow-code';
 
 /** The SDK's freeze of shared modules (reusable-vm.js `deepFreeze`): objects recursively, functions themselves. */
 function deepFreeze(object: unknown, seen = new WeakSet<object>()): void {

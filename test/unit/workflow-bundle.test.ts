@@ -7,7 +7,7 @@
 import vm from 'node:vm';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { WORKFLOWS_PATH } from '../../src/worker';
+import { WORKFLOWS_PATH } from '../../src/workflow-code';
 
 let evaluated: string[];
 /** Module ids end with their path in the package (`./src/contracts/policy.ts`). */
