@@ -7,7 +7,15 @@ import { startDevServer, type DevServer } from '../src/devserver/server';
 import { ensureTestTools } from '../scripts/test-tools.mjs';
 import { freshNamespace } from './existing-server';
 
-let server: DevServer | undefined;
+/** What the setup makes once per run, shared by the projects of vitest.config.ts (unit, system). */
+interface Shared {
+  tools: Awaited<ReturnType<typeof ensureTestTools>>;
+  temporalAddress: string;
+  temporalNamespace: string;
+  server?: DevServer;
+}
+/** On globalThis: each project calls setup(), and the run makes one set of tools and one server for both. */
+const run = globalThis as { agentJudgeTestSetup?: Promise<Shared>; agentJudgeTestSetupUsers?: number };
 
 /**
  * One real Temporal dev server for the whole run; each test file uses its own task queues. Before it, every tool
@@ -18,28 +26,39 @@ let server: DevServer | undefined;
  * multi-process cluster of `npm run test:cluster`), in a namespace of this run's own.
  */
 export async function setup(project: TestProject): Promise<void> {
-  const { tools, missing } = await ensureTestTools((line) => console.log(line));
-  for (const [name, why] of Object.entries(missing)) console.log(`test setup: ${name} is MISSING (${why})`);
-  project.provide('tools', tools);
-  project.provide('missingTools', missing);
+  run.agentJudgeTestSetupUsers = (run.agentJudgeTestSetupUsers ?? 0) + 1;
+  run.agentJudgeTestSetup ??= prepare();
+  const shared = await run.agentJudgeTestSetup;
+  project.provide('tools', shared.tools.tools);
+  project.provide('missingTools', shared.tools.missing);
+  project.provide('temporalAddress', shared.temporalAddress);
+  project.provide('temporalNamespace', shared.temporalNamespace);
+}
+
+async function prepare(): Promise<Shared> {
+  const tools = await ensureTestTools((line) => console.log(line));
+  for (const [name, why] of Object.entries(tools.missing)) console.log(`test setup: ${name} is MISSING (${why})`);
   const existing = process.env.AGENT_JUDGE_TEST_TEMPORAL_ADDRESS;
   if (existing) {
-    project.provide('temporalAddress', existing);
-    project.provide('temporalNamespace', await freshNamespace(existing, (line) => console.log(line)));
-    return;
+    const temporalNamespace = await freshNamespace(existing, (line) => console.log(line));
+    return { tools, temporalAddress: existing, temporalNamespace };
   }
   const cliPath = findTemporalCli({ log: (line) => console.log(`test setup: ${line}`) });
-  server = await startDevServer({
+  const server = await startDevServer({
     cliPath,
     headless: true,
     namespace: 'default',
     logFile: join(tmpdir(), `agent-judge-test-temporal-${process.pid}.log`),
     readyTimeoutMs: 90_000,
   });
-  project.provide('temporalAddress', server.address);
-  project.provide('temporalNamespace', server.namespace);
+  return { tools, temporalAddress: server.address, temporalNamespace: server.namespace, server };
 }
 
+/** The server stops when the last project that set it up is done. */
 export async function teardown(): Promise<void> {
-  await server?.stop();
+  run.agentJudgeTestSetupUsers = (run.agentJudgeTestSetupUsers ?? 1) - 1;
+  if (run.agentJudgeTestSetupUsers > 0 || !run.agentJudgeTestSetup) return;
+  const shared = await run.agentJudgeTestSetup.catch(() => undefined);
+  run.agentJudgeTestSetup = undefined;
+  await shared?.server?.stop();
 }
