@@ -256,8 +256,14 @@ describe('agent-judge audit verify', () => {
       return { code: e.code, stdout: e.stdout, stderr: e.stderr };
     }
   }
+  const copies: string[] = [];
+  afterAll(() => {
+    for (const c of copies) rmSync(c, { recursive: true, force: true });
+  });
   function copyOfArchive(): string {
-    const copy = join(mkdtempSync(join(tmpdir(), 'agent-judge-archive-copy-')), 'archive');
+    const parent = mkdtempSync(join(tmpdir(), 'agent-judge-archive-copy-'));
+    copies.push(parent);
+    const copy = join(parent, 'archive');
     cpSync(dir, copy, { recursive: true });
     return copy;
   }
