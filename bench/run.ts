@@ -36,17 +36,20 @@ const sections: Section[] = [
           `${s.BATCH}; note: p50 / p95 as a ratio to the empty workflow's)`,
         result.latency,
       );
-      printTable(
-        `Throughput, ${s.CONCURRENCY} concurrent submitters (${s.THROUGHPUT_N} per row, interleaved in rounds of ` +
-          `${s.THROUGHPUT_BATCH}; latencies under that load)`,
-        result.throughput,
-      );
-      printColumns(
-        `CPU per operation, ms, at ${s.CONCURRENCY} in flight (CPU time over the throughput rounds / operations; the ` +
-          'workers and the client share this process)',
-        ['measure', 'n', 'total', 'workers + client', 'server', 'x empty'],
-        result.cpu,
-      );
+      // BENCH_THROUGHPUT_N=0 measures latency only: no throughput or CPU table of empty rows.
+      if (s.THROUGHPUT_N > 0) {
+        printTable(
+          `Throughput, ${s.CONCURRENCY} concurrent submitters (${s.THROUGHPUT_N} per row, interleaved in rounds of ` +
+            `${s.THROUGHPUT_BATCH}; latencies under that load)`,
+          result.throughput,
+        );
+        printColumns(
+          `CPU per operation, ms, at ${s.CONCURRENCY} in flight (CPU time over the throughput rounds / ` +
+            'operations; the workers and the client share this process)',
+          ['measure', 'n', 'total', 'workers + client', 'server', 'x empty'],
+          result.cpu,
+        );
+      }
       printTargets('Issue 12 targets: proposals', result.targets);
     },
   },
