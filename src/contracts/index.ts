@@ -11,6 +11,7 @@ export * from './judge-settings';
 export * from './status';
 export * from './escalation';
 export * from './errors';
+export * from './refusal';
 export * from './lifecycle';
 export * from './identity';
 export * from './digest';
