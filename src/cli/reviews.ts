@@ -9,6 +9,7 @@ import type { AuditRecord } from '../audit';
 import type { KeyFile } from '../contracts/identity';
 import { BadInputError } from '../contracts/errors';
 import type { CompliancePolicy } from '../contracts/policy';
+import { refusalError } from '../contracts/refusal';
 import { isoWeekOf, monthOf, periodRange, refusePeriod, type ReviewKind, type ReviewStatus } from '../contracts/review';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { printJson } from './io';
@@ -28,14 +29,14 @@ function periodFor(kind: ReviewKind, opts: { week?: string; month?: string }, no
     if (opts.month !== undefined) throw new BadInputError('--month: a weekly review takes --week (an ISO week)');
     const week = opts.week ?? isoWeekOf(nowMs - 7 * DAY_MS);
     const bad = refusePeriod('weekly', week);
-    if (bad) throw new BadInputError(`--${bad}`);
+    if (bad) throw refusalError(bad, '--');
     return week;
   }
   if (opts.week !== undefined) throw new BadInputError('--week: a spot-check takes --month (such as 2026-11)');
   const d = new Date(nowMs);
   const month = opts.month ?? monthOf(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1));
   const bad = refusePeriod('spot-check', month);
-  if (bad) throw new BadInputError(`--${bad}`);
+  if (bad) throw refusalError(bad, '--');
   return month;
 }
 

@@ -21,6 +21,7 @@ import {
 } from '../contracts/grant';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { Proposal } from '../contracts/proposal';
+import type { Refusal } from '../contracts/refusal';
 import { tierFor } from '../policy/classify';
 import { refuseGrantByPolicy } from '../policy/grants';
 import {
@@ -133,7 +134,7 @@ export function grantSessionFor(
  * bounds), or null: the grant workflow's own check, asked before anything starts (the inbox asks it before the
  * decision that comes with a grant is sent). The workflow checks again with the policy it runs.
  */
-export function refuseGrantUnderPolicy(policy: CompliancePolicy, definition: GrantDefinition): string | null {
+export function refuseGrantUnderPolicy(policy: CompliancePolicy, definition: GrantDefinition): Refusal | null {
   return refuseGrantByPolicy(policy, definition, tierFor(policy, definition.action_type));
 }
 

@@ -15,6 +15,7 @@ import {
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { AgentJudgeError, BadInputError, NotFoundError } from '../contracts/errors';
 import type { KeyFile } from '../contracts/identity';
+import { refusalError } from '../contracts/refusal';
 import {
   belongsInReview,
   parseReviewWorkflowId,
@@ -100,7 +101,7 @@ export async function openReview(
   { taskQueue = DEFAULT_TASK_QUEUES.workflow, nowMs = Date.now() }: { taskQueue?: string; nowMs?: number } = {},
 ): Promise<ReviewStatus> {
   const bad = refusePeriod(kind, period);
-  if (bad) throw new BadInputError(bad);
+  if (bad) throw refusalError(bad);
   const range = periodRange(kind, period);
   if (range.start > nowMs) throw new BadInputError(`${kind === 'weekly' ? 'week' : 'month'}: ${period} has not begun`);
   if (kind === 'spot-check' && range.end > nowMs)

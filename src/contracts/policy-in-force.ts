@@ -9,6 +9,7 @@
  * (`policy_sha256` in its status), whatever this record says. Plain types and a hand-written check (no zod): the
  * workflow imports this.
  */
+import { refusal, type Refusal } from './refusal';
 
 /** What a workflow worker publishes about the policy it judges with. */
 export interface PolicyPublication {
@@ -65,19 +66,21 @@ export const MAX_POLICY_DOCUMENT_BYTES = 256 * 1024;
 const HEX64 = /^[0-9a-f]{64}$/;
 
 /** Why a publication is refused (the Update validator throws it), or null. Synchronous, no schema library. */
-export function refusePublication(p: unknown): string | null {
-  if (p === null || typeof p !== 'object') return 'expected an object';
+export function refusePublication(p: unknown): Refusal | null {
+  if (p === null || typeof p !== 'object') return refusal('bad-input', 'expected an object');
   const o = p as Record<string, unknown>;
   for (const key of ['policy_sha256', 'document_sha256'] as const) {
-    if (typeof o[key] !== 'string' || !HEX64.test(o[key])) return `${key}: expected 64 lowercase hex digits`;
+    if (typeof o[key] !== 'string' || !HEX64.test(o[key]))
+      return refusal('bad-input', `${key}: expected 64 lowercase hex digits`);
   }
   for (const key of ['name', 'source', 'publisher', 'published_at'] as const) {
     if (typeof o[key] !== 'string' || o[key].length === 0 || o[key].length > 1024)
-      return `${key}: expected a string of 1 to 1024 characters`;
+      return refusal('bad-input', `${key}: expected a string of 1 to 1024 characters`);
   }
-  if (o.document === null || typeof o.document !== 'object') return 'document: expected the policy document';
+  if (o.document === null || typeof o.document !== 'object')
+    return refusal('bad-input', 'document: expected the policy document');
   if (JSON.stringify(o.document).length > MAX_POLICY_DOCUMENT_BYTES)
-    return `document: larger than ${MAX_POLICY_DOCUMENT_BYTES} bytes`;
+    return refusal('bad-input', `document: larger than ${MAX_POLICY_DOCUMENT_BYTES} bytes`);
   return null;
 }
 

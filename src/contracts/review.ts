@@ -16,6 +16,7 @@ import { toHex, utf8 } from './encoding';
 import { ApproverIdSchema } from './messages';
 import { PublicKeySchema } from './identity';
 import { NonceSchema, SignatureSchema } from './identity-text';
+import { refusal, type Refusal } from './refusal';
 import { REVIEW_WORKFLOW_ID_PREFIX } from './workflow-ids';
 
 export const REVIEW_KINDS = ['weekly', 'spot-check'] as const;
@@ -62,18 +63,19 @@ export function monthOf(ms: number): string {
  * Why `period` is not a valid period for `kind`, or null. Weekly reviews take an ISO week
  * (`2026-W48`), spot-checks a month (`2026-11`).
  */
-export function refusePeriod(kind: ReviewKind, period: string): string | null {
+export function refusePeriod(kind: ReviewKind, period: string): Refusal | null {
   if (kind === 'weekly') {
     const m = WEEK_RE.exec(period);
-    if (!m) return `week: expected an ISO week such as 2026-W48, got ${JSON.stringify(period)}`;
+    if (!m) return refusal('bad-input', `week: expected an ISO week such as 2026-W48, got ${JSON.stringify(period)}`);
     const week = Number(m[2]);
     const weeks = isoWeekOf(isoWeekOneMonday(Number(m[1]) + 1) - DAY_MS).slice(6);
-    if (week < 1 || week > Number(weeks)) return `week: ${period} does not exist (${m[1]} has ${weeks} ISO weeks)`;
+    if (week < 1 || week > Number(weeks))
+      return refusal('bad-input', `week: ${period} does not exist (${m[1]} has ${weeks} ISO weeks)`);
     return null;
   }
   const m = MONTH_RE.exec(period);
   if (!m || Number(m[2]) < 1 || Number(m[2]) > 12)
-    return `month: expected a month such as 2026-11, got ${JSON.stringify(period)}`;
+    return refusal('bad-input', `month: expected a month such as 2026-11, got ${JSON.stringify(period)}`);
   return null;
 }
 

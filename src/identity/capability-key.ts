@@ -13,6 +13,7 @@ import type { CompliancePolicy } from '../contracts/policy';
 import { canonicalJson } from '../contracts/canonical-json';
 import { fromBase64Url, toBase64Url, utf8 } from '../contracts/encoding';
 import { BadInputError } from '../contracts/errors';
+import { refusal, type Refusal } from '../contracts/refusal';
 import { generateIdentity } from './keys';
 import { signV4Public } from './paseto';
 
@@ -115,18 +116,20 @@ export function withCapabilityIssuer(policy: CompliancePolicy, key: CapabilityKe
  * Null when the policy lists `key` as an issuer, else why a workflow worker must not start with it:
  * tokens it signed would verify nowhere, and every approved action would be refused.
  */
-export function refuseIssuerKey(policy: CompliancePolicy, key: CapabilityKey): string | null {
+export function refuseIssuerKey(policy: CompliancePolicy, key: CapabilityKey): Refusal | null {
   const { issuers } = policy.spec.capabilities;
   const listed = Object.hasOwn(issuers, key.kid) ? issuers[key.kid] : undefined;
   if (listed === undefined)
-    return (
+    return refusal(
+      'unknown-key',
       `capability key ${key.kid} is not listed in the policy's spec.capabilities.issuers ` +
-      `(add ${key.kid}: ${key.publicKey})`
+        `(add ${key.kid}: ${key.publicKey})`,
     );
   if (listed !== key.publicKey)
-    return (
+    return refusal(
+      'key-mismatch',
       `capability key ${key.kid}: the policy lists another public key for it ` +
-      `(${listed}, this key is ${key.publicKey})`
+        `(${listed}, this key is ${key.publicKey})`,
     );
   return null;
 }

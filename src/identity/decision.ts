@@ -10,6 +10,7 @@
 import type { HumanDecision } from '../contracts/messages';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { PasskeyCredential } from '../contracts/passkey';
+import { refusal, type Refusal } from '../contracts/refusal';
 import { assertionChallenge, refusePasskeyAssertion } from './passkey-verify';
 import { checkSignature, staleness, statementBytes } from './verify';
 
@@ -120,59 +121,77 @@ export function refuseDecisionSignature(
   d: HumanDecision,
   nowMs: number,
   usedNonces: readonly string[],
-): string | null {
+): Refusal | null {
   const key = signingKeyFor(policy, d.approver);
   const passkeys = passkeysFor(policy, d.approver);
   if (!key && passkeys.length === 0) {
     return policy.spec.escalation.requireSignedDecisions
-      ? `decisions must be signed, and the policy has no key or passkey for ${d.approver} (add a key to ` +
-          'spec.escalation.approverKeys or enrol a passkey in the inbox; spec.escalation.requireSignedDecisions: ' +
-          'false accepts unsigned decisions)'
+      ? refusal(
+          'unsigned',
+          `decisions must be signed, and the policy has no key or passkey for ${d.approver} (add a key to ` +
+            'spec.escalation.approverKeys or enrol a passkey in the inbox; spec.escalation.requireSignedDecisions: ' +
+            'false accepts unsigned decisions)',
+        )
       : null;
   }
   const s = d.signature;
   if (!s)
     return key
-      ? `${d.approver} must sign decisions (agent-judge decide --key <key file>)`
-      : `${d.approver} must sign decisions with their passkey (in the approval inbox)`;
+      ? refusal('unsigned', `${d.approver} must sign decisions (agent-judge decide --key <key file>)`)
+      : refusal('unsigned', `${d.approver} must sign decisions with their passkey (in the approval inbox)`);
   if (!s.binds)
-    return 'a v1 signature binds only the workflow id, not the content or the run; sign again with this agent-judge';
+    return refusal(
+      'wrong-binding',
+      'a v1 signature binds only the workflow id, not the content or the run; sign again with this agent-judge',
+    );
   // The claims are compared first only to say clearly what is wrong; the signature is then checked
   // over this run's own values, never the claimed ones.
   if (s.binds.run_id !== binding.runId)
-    return (
+    return refusal(
+      'wrong-binding',
       `the decision was signed for another run of ${binding.workflowId} ` +
-      `(${s.binds.run_id}, this is ${binding.runId}); sign it again for this run`
+        `(${s.binds.run_id}, this is ${binding.runId}); sign it again for this run`,
     );
   if (s.binds.content_sha256 !== binding.contentSha256)
-    return (
+    return refusal(
+      'wrong-binding',
       `the decision was signed for other content (sha256 ${s.binds.content_sha256.slice(0, 16)}…, ` +
-      `this proposal is ${binding.contentSha256.slice(0, 16)}…)`
+        `this proposal is ${binding.contentSha256.slice(0, 16)}…)`,
     );
   // An approval with edits signs the edited action's digest (the workflow computed it from the edits themselves).
   if (binding.editedSha256 !== undefined && s.binds.edited_sha256 === undefined)
-    return 'the decision carries edits, but its signature does not bind the edited action; sign the edited decision';
+    return refusal(
+      'wrong-binding',
+      'the decision carries edits, but its signature does not bind the edited action; sign the edited decision',
+    );
   if (binding.editedSha256 === undefined && s.binds.edited_sha256 !== undefined)
-    return 'the signature was made for an edited action, but the decision carries no edits';
+    return refusal('wrong-binding', 'the signature was made for an edited action, but the decision carries no edits');
   if (s.binds.edited_sha256 !== undefined && s.binds.edited_sha256 !== binding.editedSha256)
-    return (
+    return refusal(
+      'wrong-binding',
       `the decision was signed for another edited action (sha256 ${s.binds.edited_sha256.slice(0, 16)}…, ` +
-      `these edits make ${(binding.editedSha256 ?? '').slice(0, 16)}…)`
+        `these edits make ${(binding.editedSha256 ?? '').slice(0, 16)}…)`,
     );
   const stale = staleness(Date.parse(s.signed_at), nowMs);
-  if (stale !== null) return `the decision signature ${stale}; sign it again`;
+  if (stale !== null) return refusal('stale', `the decision signature ${stale}; sign it again`);
   const statement = decisionSigningBytes(binding, d, s.signed_at, s.nonce);
   if (s.webauthn) {
-    if (passkeys.length === 0) return `${d.approver} has no registered passkey; sign with their key instead`;
-    const refusal = refusePasskeyAssertion(statement, s.webauthn, passkeys, d.approver);
-    if (refusal) return refusal;
+    if (passkeys.length === 0)
+      return refusal('unknown-key', `${d.approver} has no registered passkey; sign with their key instead`);
+    const refused = refusePasskeyAssertion(statement, s.webauthn, passkeys, d.approver);
+    if (refused) return refused;
   } else {
     if (!key || s.value === undefined)
-      return `${d.approver} signs decisions with a passkey (in the approval inbox), and has no key in the policy`;
+      return refusal(
+        'unknown-key',
+        `${d.approver} signs decisions with a passkey (in the approval inbox), and has no key in the policy`,
+      );
     const check = checkSignature(statement, s.value, key);
-    if (check === 'malformed') return 'the decision signature is malformed';
-    if (check !== 'ok') return `the decision signature does not verify against ${d.approver}'s key`;
+    if (check === 'malformed') return refusal('malformed', 'the decision signature is malformed');
+    if (check !== 'ok')
+      return refusal('bad-signature', `the decision signature does not verify against ${d.approver}'s key`);
   }
-  if (usedNonces.includes(s.nonce)) return `this signed decision was already used (nonce ${s.nonce}); sign a new one`;
+  if (usedNonces.includes(s.nonce))
+    return refusal('replay', `this signed decision was already used (nonce ${s.nonce}); sign a new one`);
   return null;
 }

@@ -6,6 +6,7 @@
  */
 import type { GrantDefinition, GrantRequest } from '../contracts/grant';
 import type { CompliancePolicy } from '../contracts/policy';
+import { refusal, type Refusal } from '../contracts/refusal';
 import { passkeysFor, signingKeyFor } from './decision';
 import { assertionChallenge, refusePasskeyAssertion } from './passkey-verify';
 import { checkSignature, staleness, statementBytes } from './verify';
@@ -33,33 +34,41 @@ export function grantChallenge(definition: GrantDefinition, signedAt: string, no
  * {@link grantChallenge}) must verify and be fresh; without either, the grant is accepted only where unsigned
  * decisions are. A grant id starts once (the workflow's check), so an assertion is good for one grant. Never throws.
  */
-export function refuseGrantSignature(policy: CompliancePolicy, request: GrantRequest, nowMs: number): string | null {
+export function refuseGrantSignature(policy: CompliancePolicy, request: GrantRequest, nowMs: number): Refusal | null {
   const { definition: d, signature: s } = request;
   if (!policy.spec.escalation.approvers.includes(d.approver))
-    return `${d.approver} is not an approver of this policy (spec.escalation.approvers)`;
+    return refusal('not-approver', `${d.approver} is not an approver of this policy (spec.escalation.approvers)`);
   const key = signingKeyFor(policy, d.approver);
   const passkeys = passkeysFor(policy, d.approver);
   if (!key && passkeys.length === 0) {
     return policy.spec.escalation.requireSignedDecisions
-      ? `grants must be signed, and the policy has no key or passkey for ${d.approver} ` +
-          '(spec.escalation.approverKeys, or a passkey enrolled in the inbox)'
+      ? refusal(
+          'unsigned',
+          `grants must be signed, and the policy has no key or passkey for ${d.approver} ` +
+            '(spec.escalation.approverKeys, or a passkey enrolled in the inbox)',
+        )
       : null;
   }
   if (!s)
     return key
-      ? `${d.approver} must sign grants (agent-judge grants create --key <key file>)`
-      : `${d.approver} must sign grants with their passkey (in the approval inbox)`;
+      ? refusal('unsigned', `${d.approver} must sign grants (agent-judge grants create --key <key file>)`)
+      : refusal('unsigned', `${d.approver} must sign grants with their passkey (in the approval inbox)`);
   const stale = staleness(Date.parse(s.signed_at), nowMs);
-  if (stale !== null) return `the grant signature ${stale}; sign it again`;
+  if (stale !== null) return refusal('stale', `the grant signature ${stale}; sign it again`);
   const statement = grantSigningBytes(d, s.signed_at, s.nonce);
   if (s.webauthn) {
-    if (passkeys.length === 0) return `${d.approver} has no registered passkey; sign the grant with their key instead`;
+    if (passkeys.length === 0)
+      return refusal('unknown-key', `${d.approver} has no registered passkey; sign the grant with their key instead`);
     return refusePasskeyAssertion(statement, s.webauthn, passkeys, d.approver, 'grant');
   }
   if (!key || s.value === undefined)
-    return `${d.approver} signs grants with a passkey (in the approval inbox), and has no key in the policy`;
+    return refusal(
+      'unknown-key',
+      `${d.approver} signs grants with a passkey (in the approval inbox), and has no key in the policy`,
+    );
   const check = checkSignature(statement, s.value, key);
-  if (check === 'malformed') return 'the grant signature is malformed';
-  if (check !== 'ok') return `the grant signature does not verify against ${d.approver}'s key`;
+  if (check === 'malformed') return refusal('malformed', 'the grant signature is malformed');
+  if (check !== 'ok')
+    return refusal('bad-signature', `the grant signature does not verify against ${d.approver}'s key`);
   return null;
 }

@@ -18,6 +18,7 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { p256 } from '@noble/curves/nist.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { fromBase64Url, toBase64Url, utf8 } from '../contracts/encoding';
+import { refusal, type Refusal } from '../contracts/refusal';
 import type { PasskeyCredential, WebAuthnAssertion } from '../contracts/passkey';
 
 const FLAG_USER_PRESENT = 0x01;
@@ -67,14 +68,16 @@ export function refusePasskeyAssertion(
   credentials: readonly PasskeyCredential[],
   who: string,
   what = 'decision',
-): string | null {
+): Refusal | null {
   const credential = credentials.find((c) => c.id === assertion.credential_id);
-  if (!credential) return `passkey ${shortId(assertion.credential_id)} is not registered for ${who}`;
+  if (!credential)
+    return refusal('unknown-key', `passkey ${shortId(assertion.credential_id)} is not registered for ${who}`);
   const authData = fromBase64Url(assertion.authenticator_data);
   const clientDataBytes = fromBase64Url(assertion.client_data_json);
   const signature = fromBase64Url(assertion.signature);
   const publicKey = fromBase64Url(credential.public_key);
-  if (!authData || !clientDataBytes || !signature || !publicKey) return 'the passkey assertion is malformed';
+  if (!authData || !clientDataBytes || !signature || !publicKey)
+    return refusal('malformed', 'the passkey assertion is malformed');
   const text = ascii(clientDataBytes);
   let clientData: unknown;
   try {
@@ -82,25 +85,42 @@ export function refusePasskeyAssertion(
   } catch {
     clientData = null;
   }
-  if (typeof clientData !== 'object' || clientData === null) return 'the passkey assertion has no valid clientDataJSON';
+  if (typeof clientData !== 'object' || clientData === null)
+    return refusal('malformed', 'the passkey assertion has no valid clientDataJSON');
   const c = clientData as Record<string, unknown>;
   if (c.type !== 'webauthn.get')
-    return `the passkey assertion is not an assertion (clientDataJSON type ${JSON.stringify(c.type)})`;
-  if (c.challenge !== assertionChallenge(statement))
-    return `the passkey assertion was made for another ${what} (its challenge is not the digest of this ${what})`;
-  if (typeof c.origin !== 'string' || !credential.origins.includes(c.origin))
-    return (
-      `the passkey assertion was made on origin ${JSON.stringify(c.origin)}, not one this passkey was registered for ` +
-      `(${credential.origins.join(', ')})`
+    return refusal(
+      'malformed',
+      `the passkey assertion is not an assertion (clientDataJSON type ${JSON.stringify(c.type)})`,
     );
-  if (c.crossOrigin === true) return 'the passkey assertion was made in a cross-origin frame';
-  if (authData.length < 37) return 'the passkey assertion is malformed (authenticator data shorter than 37 bytes)';
+  if (c.challenge !== assertionChallenge(statement))
+    return refusal(
+      'passkey.challenge',
+      `the passkey assertion was made for another ${what} (its challenge is not the digest of this ${what})`,
+    );
+  if (typeof c.origin !== 'string' || !credential.origins.includes(c.origin))
+    return refusal(
+      'passkey.origin',
+      `the passkey assertion was made on origin ${JSON.stringify(c.origin)}, not one this passkey was registered for ` +
+        `(${credential.origins.join(', ')})`,
+    );
+  if (c.crossOrigin === true)
+    return refusal('passkey.origin', 'the passkey assertion was made in a cross-origin frame');
+  if (authData.length < 37)
+    return refusal('malformed', 'the passkey assertion is malformed (authenticator data shorter than 37 bytes)');
   if (!equalBytes(authData.subarray(0, 32), sha256(utf8(credential.rp_id))))
-    return `the passkey assertion was made for another relying party than ${credential.rp_id}`;
+    return refusal(
+      'passkey.rp-id',
+      `the passkey assertion was made for another relying party than ${credential.rp_id}`,
+    );
   const flags = authData[32] as number;
-  if ((flags & FLAG_USER_PRESENT) === 0) return 'the passkey assertion does not show the user present';
+  if ((flags & FLAG_USER_PRESENT) === 0)
+    return refusal('passkey.user', 'the passkey assertion does not show the user present');
   if ((flags & FLAG_USER_VERIFIED) === 0)
-    return 'the passkey assertion does not show the user verified (a PIN, fingerprint or face)';
+    return refusal(
+      'passkey.user',
+      'the passkey assertion does not show the user verified (a PIN, fingerprint or face)',
+    );
   const signed = concat(authData, sha256(clientDataBytes));
   let ok: boolean;
   try {
@@ -109,7 +129,9 @@ export function refusePasskeyAssertion(
         ? p256.verify(signature, signed, publicKey, { format: 'der', lowS: false, prehash: true })
         : ed25519.verify(signature, signed, publicKey, { zip215: false });
   } catch {
-    return 'the passkey assertion signature is malformed';
+    return refusal('malformed', 'the passkey assertion signature is malformed');
   }
-  return ok ? null : `the passkey assertion signature does not verify against ${who}'s passkey`;
+  return ok
+    ? null
+    : refusal('bad-signature', `the passkey assertion signature does not verify against ${who}'s passkey`);
 }

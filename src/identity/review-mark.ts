@@ -7,6 +7,7 @@
  * verifies it in its Update validator. Signing is in `sign-review-mark.ts`.
  */
 import type { CompliancePolicy } from '../contracts/policy';
+import { refusal, type Refusal } from '../contracts/refusal';
 import type { ReviewMark } from '../contracts/review';
 import { checkSignature, staleness, statementBytes } from './verify';
 
@@ -52,20 +53,21 @@ export function refuseReviewMarkSignature(
   m: ReviewMark,
   nowMs: number,
   usedNonces: readonly string[],
-): string | null {
+): Refusal | null {
   const key = reviewerKeyFor(policy, m.reviewer);
   if (!key) {
     return policy.spec.reviews.requireSignedMarks
-      ? `marks must be signed, and the policy has no key for ${m.reviewer}`
+      ? refusal('unsigned', `marks must be signed, and the policy has no key for ${m.reviewer}`)
       : null;
   }
   const s = m.signature;
-  if (!s) return `${m.reviewer} must sign marks (agent-judge review mark --key <key file>)`;
+  if (!s) return refusal('unsigned', `${m.reviewer} must sign marks (agent-judge review mark --key <key file>)`);
   const stale = staleness(Date.parse(s.signed_at), nowMs);
-  if (stale !== null) return `the mark signature ${stale}; sign it again`;
+  if (stale !== null) return refusal('stale', `the mark signature ${stale}; sign it again`);
   const check = checkSignature(reviewMarkSigningBytes(reviewId, m, s.signed_at, s.nonce), s.value, key);
-  if (check === 'malformed') return 'the mark signature is malformed';
-  if (check !== 'ok') return `the mark signature does not verify against ${m.reviewer}'s key`;
-  if (usedNonces.includes(s.nonce)) return `this signed mark was already used (nonce ${s.nonce}); sign a new one`;
+  if (check === 'malformed') return refusal('malformed', 'the mark signature is malformed');
+  if (check !== 'ok') return refusal('bad-signature', `the mark signature does not verify against ${m.reviewer}'s key`);
+  if (usedNonces.includes(s.nonce))
+    return refusal('replay', `this signed mark was already used (nonce ${s.nonce}); sign a new one`);
   return null;
 }

@@ -307,7 +307,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
 
   /** What the page offers for "approve and grant": the policy's bounds, or why this proposal cannot be granted. */
   const grantBoundsFor = (status: ProposalRecord): GrantBounds => {
-    let refusal: string | null;
+    let why: string | null;
     try {
       const probe = grantDefinitionFor(status.proposal, {
         approver: approvers[0] ?? 'nobody',
@@ -315,12 +315,12 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
         maxUses: 1,
         scope: { kind: 'identical' },
       });
-      refusal = refuseGrantUnderPolicy(policy, probe);
+      why = refuseGrantUnderPolicy(policy, probe)?.reason ?? null;
     } catch (err) {
-      refusal = (err as Error).message;
+      why = (err as Error).message;
     }
-    return refusal
-      ? { allowed: false, why: refusal }
+    return why
+      ? { allowed: false, why }
       : { allowed: true, maxLifetime: String(policy.spec.grants.maxLifetime), maxUses: policy.spec.grants.maxUses };
   };
 
@@ -516,7 +516,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     if (body.grant) {
       const definition = grantDefinitionFrom(status, approver, body.grant, reason);
       const refusal = refuseGrantUnderPolicy(policy, definition);
-      if (refusal) throw new Refusal(400, `grant: ${refusal}`);
+      if (refusal) throw new Refusal(400, `grant: ${refusal.reason}`);
       grant = { definition, ...grantPasskeyChallenge(definition) };
     }
     const binding = await decisionBindingOf(client, workflowId, body.edits);
@@ -565,7 +565,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
         grantRequest,
         Date.now(),
       );
-      if (refusal) throw new Refusal(400, `grant: ${refusal}; nothing was decided`);
+      if (refusal) throw new Refusal(400, `grant: ${refusal.reason}; nothing was decided`);
     } else if (body.grant_assertion) throw new Refusal(400, 'grant_assertion: no grant was asked for');
     const signed = withPasskeyAssertion(pending.binding, pending.decision, pending, body.assertion);
     let outcome;

@@ -139,9 +139,10 @@ export function verifySignIn(
   if (refusal)
     return {
       ok: false,
-      refusal: refusal.startsWith('the passkey assertion was made for another decision')
-        ? 'the passkey assertion was made for another sign-in (its challenge is not the one this sign-in was given)'
-        : refusal,
+      refusal:
+        refusal.code === 'passkey.challenge'
+          ? 'the passkey assertion was made for another sign-in (its challenge is not the one this sign-in was given)'
+          : refusal.reason,
     };
   return { ok: true, approver, credentialId: assertion.credential_id };
 }

@@ -10,6 +10,7 @@ import { durationMs } from '../contracts/duration';
 import type { GrantDefinition, GrantMatch } from '../contracts/grant';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { Proposal } from '../contracts/proposal';
+import { refusal, type Refusal } from '../contracts/refusal';
 import type { Tier } from '../contracts/verdict';
 
 /** What a grant compares: the action alone (not the justification, evidence or the caller's call counter). */
@@ -108,27 +109,37 @@ export function grantedActionOf(proposal: Proposal): GrantedAction {
  * a lifetime or a use count above its bounds, an expiry before the creation. `tier` is the tier the policy gives the
  * grant's action type.
  */
-export function refuseGrantByPolicy(policy: CompliancePolicy, definition: GrantDefinition, tier: Tier): string | null {
+export function refuseGrantByPolicy(policy: CompliancePolicy, definition: GrantDefinition, tier: Tier): Refusal | null {
   const bounds = policy.spec.grants;
-  if (bounds.tiers.length === 0) return 'the policy allows no grants (spec.grants.tiers is empty)';
+  if (bounds.tiers.length === 0)
+    return refusal('grant.off', 'the policy allows no grants (spec.grants.tiers is empty)');
   if (!bounds.tiers.includes(tier))
-    return (
+    return refusal(
+      'grant.tier',
       `${definition.action_type} is ${tier} in the policy, and spec.grants.tiers allows grants only for ` +
-      `${bounds.tiers.join(', ')}`
+        `${bounds.tiers.join(', ')}`,
     );
   // A grant is one approver's word: it never stands in for a quorum of several.
   const quorum = quorumFor(policy, tier);
-  if (quorum > 1) return `${tier} needs ${quorum} approvers (spec.escalation.quorum), and a grant is one approver's`;
+  if (quorum > 1)
+    return refusal(
+      'grant.quorum',
+      `${tier} needs ${quorum} approvers (spec.escalation.quorum), and a grant is one approver's`,
+    );
   if (definition.max_uses > bounds.maxUses)
-    return `max_uses ${definition.max_uses} is above the policy's spec.grants.maxUses (${bounds.maxUses})`;
+    return refusal(
+      'grant.uses',
+      `max_uses ${definition.max_uses} is above the policy's spec.grants.maxUses (${bounds.maxUses})`,
+    );
   const created = Date.parse(definition.created_at);
   const expires = Date.parse(definition.expires_at);
-  if (!(expires > created)) return 'expires_at must be after created_at';
+  if (!(expires > created)) return refusal('bad-input', 'expires_at must be after created_at');
   const longest = durationMs(bounds.maxLifetime);
   if (expires - created > longest)
-    return (
+    return refusal(
+      'grant.lifetime',
       `the grant lives ${Math.round((expires - created) / 1000)}s, longer than spec.grants.maxLifetime ` +
-      `(${String(bounds.maxLifetime)})`
+        `(${String(bounds.maxLifetime)})`,
     );
   return null;
 }

@@ -20,6 +20,7 @@ import { defaultWorkflowCode } from '../workflow-code';
 import { initialiseSeries } from '../metrics/telemetry';
 import { startVisibilityGauges, type VisibilityGauges } from '../metrics/gauges';
 import { PolicyError } from '../contracts/errors';
+import { refusalError } from '../contracts/refusal';
 import {
   generateCapabilityKey,
   loadCapabilityKey,
@@ -91,7 +92,7 @@ export function requireCapabilityKey(options: Pick<WorkerOptions, 'capabilityKey
         '<kid>:<base64url seed> and list its public key in spec.capabilities.issuers (docs/capabilities.md)',
     );
   const refusal = refuseIssuerKey(options.policy, key);
-  if (refusal) throw new PolicyError(`AGENT_JUDGE_CAPABILITY_KEY: ${refusal}`);
+  if (refusal) throw refusalError(refusal, 'AGENT_JUDGE_CAPABILITY_KEY: ', PolicyError);
   return key;
 }
 

@@ -11,12 +11,14 @@ import type {
   GrantUsed,
 } from '../contracts/grant';
 import type { CompliancePolicy } from '../contracts/policy';
+import { refusal, type Refusal } from '../contracts/refusal';
 import { grantCovers, refuseGrantByPolicy } from '../policy/grants';
 
 export class GrantRecord {
   readonly uses: Array<{ workflow_id: string; at: string }> = [];
   revoked: (GrantRevocation & { at: string }) | null = null;
-  refusal: string | null = null;
+  /** Why the grant was not given (checked once, at its start), or null. */
+  refusal: Refusal | null = null;
 
   constructor(
     readonly definition: GrantDefinition,
@@ -36,17 +38,22 @@ export class GrantRecord {
   }
 
   /** Why this use is refused, or null. The authority on a grant: the workers' index only finds candidates. */
-  refuseUse(use: GrantUse, nowMs: number): string | null {
+  refuseUse(use: GrantUse, nowMs: number): Refusal | null {
     // The same proposal asking again (its activity retried after the first answer was lost) is answered again, even
     // when its use was the grant's last.
     if (this.uses.some((u) => u.workflow_id === use.workflow_id)) return null;
     const state = this.state(nowMs);
-    if (state !== 'live') return `grant ${this.definition.grant_id} is ${state.replace('_', ' ')}`;
-    if (!grantCovers(this.definition, use)) return `grant ${this.definition.grant_id} does not cover this action`;
+    if (state !== 'live')
+      return refusal(
+        `grant.${state.replace('_', '-')}`,
+        `grant ${this.definition.grant_id} is ${state.replace('_', ' ')}`,
+      );
+    if (!grantCovers(this.definition, use))
+      return refusal('grant.not-covered', `grant ${this.definition.grant_id} does not cover this action`);
     // The tier as the proposal's run sees it (the policy in force there): a policy that since moved the action type
     // out of the grantable tiers ends what the grant covers.
     const bounds = refuseGrantByPolicy(this.policy, this.definition, use.tier);
-    if (bounds !== null) return `grant ${this.definition.grant_id}: ${bounds}`;
+    if (bounds !== null) return refusal(bounds.code, `grant ${this.definition.grant_id}: ${bounds.reason}`);
     return null;
   }
 
@@ -63,9 +70,14 @@ export class GrantRecord {
     };
   }
 
-  refuseRevocation(nowMs: number): string | null {
+  refuseRevocation(nowMs: number): Refusal | null {
     const state = this.state(nowMs);
-    return state === 'live' ? null : `grant ${this.definition.grant_id} is already ${state.replace('_', ' ')}`;
+    return state === 'live'
+      ? null
+      : refusal(
+          `grant.${state.replace('_', '-')}`,
+          `grant ${this.definition.grant_id} is already ${state.replace('_', ' ')}`,
+        );
   }
 
   revoke(revocation: GrantRevocation, at: string): void {
@@ -76,7 +88,7 @@ export class GrantRecord {
     return {
       definition: this.definition,
       state: this.state(nowMs),
-      refusal: this.refusal,
+      refusal: this.refusal?.reason ?? null,
       uses: [...this.uses],
       revoked: this.revoked,
     };

@@ -17,15 +17,19 @@ import type { WorkflowActivities } from '../activities/types';
 import type { GrantNotice } from '../contracts/escalation';
 import { GrantRequestSchema, GrantRevocationSchema, GrantUseSchema, type GrantStatus } from '../contracts/grant';
 import { FailureType } from '../contracts/lifecycle';
+import { refusal } from '../contracts/refusal';
 import { describeIssues } from '../contracts/zod-error';
 import { refuseGrantSignature } from '../identity/grant';
 import { refuseGrantByPolicy } from '../policy/grants';
 import { tierFor } from '../policy/classify';
 import { grantStatusQuery, grantWorkflowId, revokeGrantUpdate, useGrantUpdate } from '../names';
 import { readUpdateInput } from './update-input';
+import { refusalFailure } from './refusal';
 import { GrantRecord } from './grant-state';
 
 const local = proxyLocalActivities<WorkflowActivities>({ startToCloseTimeout: '10s' });
+/** A use or a revocation that arrives with the start, before the grant has checked itself. */
+const STARTING = refusal('starting', 'the grant is still starting');
 /** Showing the grant in chat: best effort (the activity never throws), given time to wait for the decision's edit. */
 const announce = proxyLocalActivities<WorkflowActivities>({
   startToCloseTimeout: '30s',
@@ -55,9 +59,9 @@ export async function grantWorkflow(input: unknown): Promise<GrantStatus> {
   setHandler(useGrantUpdate, (use) => grant!.use(readUpdateInput(GrantUseSchema, 'grant use', use), now()), {
     validator: (use) => {
       const u = readUpdateInput(GrantUseSchema, 'grant use', use);
-      if (!grant || grant.refusal !== null) throw new Error(grant?.refusal ?? 'the grant is still starting');
-      const refusal = grant.refuseUse(u, Date.now());
-      if (refusal) throw new Error(refusal);
+      if (!grant) throw refusalFailure(STARTING);
+      const refused = grant.refusal ?? grant.refuseUse(u, Date.now());
+      if (refused) throw refusalFailure(refused);
     },
   });
   setHandler(
@@ -69,9 +73,9 @@ export async function grantWorkflow(input: unknown): Promise<GrantStatus> {
     {
       validator: (revocation) => {
         readUpdateInput(GrantRevocationSchema, 'revocation', revocation);
-        if (!grant) throw new Error('the grant is still starting');
-        const refusal = grant.refuseRevocation(Date.now());
-        if (refusal) throw new Error(refusal);
+        if (!grant) throw refusalFailure(STARTING);
+        const refused = grant.refuseRevocation(Date.now());
+        if (refused) throw refusalFailure(refused);
       },
     },
   );
@@ -80,7 +84,9 @@ export async function grantWorkflow(input: unknown): Promise<GrantStatus> {
   const record = new GrantRecord(definition, policy);
   // A signed grant starts once: a second run under its id (after a revocation, say) would bring it back.
   record.refusal =
-    (earlierRuns > 0 ? `grant ${definition.grant_id} already ran; a grant id starts once` : null) ??
+    (earlierRuns > 0
+      ? refusal('grant.ran', `grant ${definition.grant_id} already ran; a grant id starts once`)
+      : null) ??
     refuseGrantSignature(policy, request, Date.now()) ??
     refuseGrantByPolicy(policy, definition, tierFor(policy, definition.action_type));
   grant = record;

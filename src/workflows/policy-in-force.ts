@@ -14,6 +14,7 @@ import {
 } from '@temporalio/workflow';
 import { applyPublication, refusePublication, type PolicyInForce } from '../contracts/policy-in-force';
 import { POLICY_MEMO_KEY, publishPolicyUpdate } from '../names';
+import { refusalFailure } from './refusal';
 
 /** Each publication adds an Update and a memo event (a few kilobytes): bounded well below the history limits. */
 const PUBLICATIONS_PER_RUN = 100;
@@ -36,7 +37,7 @@ export async function policyInForceWorkflow(input: { record?: PolicyInForce | nu
       // Synchronous and before anything is recorded: a malformed publication changes nothing.
       validator: (publication) => {
         const refusal = refusePublication(publication);
-        if (refusal) throw new Error(`publishPolicy: ${refusal}`);
+        if (refusal) throw refusalFailure(refusal, 'publishPolicy: ');
       },
     },
   );

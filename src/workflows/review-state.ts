@@ -18,6 +18,7 @@ import {
   type ReviewMemo,
   type ReviewStatus,
 } from '../contracts/review';
+import { refusal, type Refusal } from '../contracts/refusal';
 import { refuseReviewMarkSignature, reviewersOf } from '../identity/review-mark';
 
 export class ReviewState {
@@ -110,10 +111,13 @@ export class ReviewState {
   }
 
   /** Why the review cannot be refreshed now, or null. Only open weekly reviews grow. */
-  refuseRefresh(): string | null {
-    if (this.closed) return `review ${this.reviewId} is closed`;
+  refuseRefresh(): Refusal | null {
+    if (this.closed) return refusal('review.closed', `review ${this.reviewId} is closed`);
     if (this.kind !== 'weekly')
-      return 'a spot-check keeps the candidates it was opened with (its sample is drawn once)';
+      return refusal(
+        'review.spot-check',
+        'a spot-check keeps the candidates it was opened with (its sample is drawn once)',
+      );
     return null;
   }
 
@@ -133,11 +137,12 @@ export class ReviewState {
   }
 
   /** Why a mark cannot be accepted now, or null. Used by the Update validator (`nowMs` is workflow time). */
-  refuseMark(m: ReviewMark, nowMs: number): string | null {
-    if (this.closed) return `review ${this.reviewId} is closed; marks are no longer accepted`;
+  refuseMark(m: ReviewMark, nowMs: number): Refusal | null {
+    if (this.closed) return refusal('review.closed', `review ${this.reviewId} is closed; marks are no longer accepted`);
     if (!reviewersOf(this.policy).includes(m.reviewer))
-      return `${m.reviewer} is not a reviewer (spec.reviews.reviewers)`;
-    if (!this._inReview.includes(m.workflow_id)) return `${m.workflow_id} is not in review ${this.reviewId}`;
+      return refusal('not-reviewer', `${m.reviewer} is not a reviewer (spec.reviews.reviewers)`);
+    if (!this._inReview.includes(m.workflow_id))
+      return refusal('review.not-in-review', `${m.workflow_id} is not in review ${this.reviewId}`);
     const nonces = this._marks.flatMap((x) => (x.signature ? [x.signature.nonce] : []));
     return refuseReviewMarkSignature(this.policy, this.reviewId, m, nowMs, nonces);
   }
@@ -148,8 +153,8 @@ export class ReviewState {
   }
 
   /** Why the review cannot be closed now, or null. */
-  refuseClose(): string | null {
-    return this.closed ? `review ${this.reviewId} is already closed` : null;
+  refuseClose(): Refusal | null {
+    return this.closed ? refusal('review.closed', `review ${this.reviewId} is already closed`) : null;
   }
 
   close(at: string, by: 'person' | 'clock' = 'person'): void {

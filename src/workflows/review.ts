@@ -33,6 +33,7 @@ import {
 import { describeIssues } from '../contracts/zod-error';
 import { REVIEW_MEMO_KEY, reviewCloseUpdate, reviewMarkUpdate, reviewRefreshUpdate, reviewStatusQuery } from '../names';
 import { readUpdateInput } from './update-input';
+import { refusalFailure } from './refusal';
 import { ReviewState } from './review-state';
 import { countClosedReview } from './metrics';
 
@@ -59,7 +60,7 @@ export async function reviewWorkflow(input: unknown): Promise<ReviewStatus> {
       FailureType.BadInput,
     );
   const bad = refusePeriod(kind, period);
-  if (bad) throw ApplicationFailure.nonRetryable(bad, FailureType.BadInput);
+  if (bad) throw refusalFailure(bad);
   const id = workflowInfo().workflowId;
   if (id !== reviewWorkflowId(kind, period))
     throw ApplicationFailure.nonRetryable(
@@ -95,7 +96,7 @@ export async function reviewWorkflow(input: unknown): Promise<ReviewStatus> {
       validator: (raw) => {
         const m = readUpdateInput(ReviewMarkSchema, 'mark', raw);
         const refusal = ready().refuseMark(m, Date.now());
-        if (refusal) throw new Error(refusal);
+        if (refusal) throw refusalFailure(refusal);
       },
     },
   );
@@ -111,7 +112,7 @@ export async function reviewWorkflow(input: unknown): Promise<ReviewStatus> {
       validator: (raw) => {
         readUpdateInput(CandidatesSchema, 'candidates', raw);
         const refusal = ready().refuseRefresh();
-        if (refusal) throw new Error(refusal);
+        if (refusal) throw refusalFailure(refusal);
       },
     },
   );
@@ -129,7 +130,7 @@ export async function reviewWorkflow(input: unknown): Promise<ReviewStatus> {
       validator: (raw) => {
         if (raw !== null) readUpdateInput(CandidatesSchema, 'candidates', raw);
         const refusal = ready().refuseClose();
-        if (refusal) throw new Error(refusal);
+        if (refusal) throw refusalFailure(refusal);
       },
     },
   );

@@ -1,6 +1,7 @@
 /**
  * A malformed Update into a running proposal is refused as `BadInput` (field named) and changes
- * nothing: the handler works with what the validator checked, so the run never sees a ZodError.
+ * nothing: the handler works with what the validator checked, so the run never sees a ZodError. One
+ * the proposal's state refuses is a `BadInput` too, with the refusal's code as its one detail.
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -42,6 +43,16 @@ describe('Update input', () => {
 
     const badClarification = await refusal(() => handle.executeUpdate(clarifyUpdate, { args: [{}] }));
     expect(badClarification.type).toBe('BadInput');
+
+    const notApprover = await refusal(() =>
+      handle.executeUpdate(humanDecisionUpdate, { args: [{ decision: 'approve', approver: 'mallory' } as never] }),
+    );
+    expect(notApprover.type).toBe('BadInput');
+    expect(notApprover.message).toBe('mallory is not an approver for this proposal');
+    expect(notApprover.details).toEqual(['not-approver']);
+    const notWaiting = await refusal(() => handle.executeUpdate(clarifyUpdate, { args: [{ justification: 'more' }] }));
+    expect(notWaiting.details).toEqual(['wrong-stage']);
+    expect((await handle.query(statusQuery)).stage).toBe('awaiting_human');
 
     const decided = await decide(sys.client, String(p.proposal_id), { decision: 'reject', approver: 'scott' });
     expect(decided.status).toBe('rejected');

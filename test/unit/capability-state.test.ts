@@ -117,7 +117,7 @@ describe('redemption', () => {
     const r = s.redeemCapability(ok, new Date(T0 + 1000).toISOString());
     expect(r).toMatchObject({ token_id: 'jti-1', redeemer: 'cli', nonce: 'n1' });
     expect(s.awaitsRedemption()).toBe(false);
-    expect(s.refuseRedemption({ ...ok, nonce: 'n2' }, T0 + 2000)).toMatch(/already redeemed .* by cli/);
+    expect(s.refuseRedemption({ ...ok, nonce: 'n2' }, T0 + 2000)?.reason).toMatch(/already redeemed .* by cli/);
     expect(s.toRecord().capability?.redemption).toEqual(r);
   });
 
@@ -132,7 +132,9 @@ describe('redemption', () => {
       nonce: `executor:${WID}:jti-1`,
       redeemed_at: at,
     });
-    expect(s.refuseRedemption(ok, T0 + 20)).toMatch(new RegExp(`already redeemed at .* by ${EXECUTOR_REDEEMER}`));
+    expect(s.refuseRedemption(ok, T0 + 20)?.reason).toMatch(
+      new RegExp(`already redeemed at .* by ${EXECUTOR_REDEEMER}`),
+    );
     expect(s.toRecord().capability?.redemption).toEqual(r);
     // Only for a token agent-judge executes, and only once.
     expect(() => s.redeemForExecutor(at)).toThrow(/not an unredeemed one/);
@@ -141,15 +143,19 @@ describe('redemption', () => {
 
   it('refuses another token, audience, action or an expired token, changing nothing', () => {
     const { s, ok } = approvedState();
-    expect(s.refuseRedemption({ ...ok, token: 'v4.public.other' }, T0)).toMatch(/not issued for this proposal run/);
-    expect(s.refuseRedemption({ ...ok, audience: 'mcp:x' }, T0)).toMatch(/for executor:forgejo_pr_create, not mcp:x/);
-    expect(s.refuseRedemption({ ...ok, action_sha256: 'c'.repeat(64) }, T0)).toMatch(/not the approved one/);
-    expect(s.refuseRedemption(ok, T0 + 600_000)).toMatch(/expired at/);
+    expect(s.refuseRedemption({ ...ok, token: 'v4.public.other' }, T0)?.reason).toMatch(
+      /not issued for this proposal run/,
+    );
+    expect(s.refuseRedemption({ ...ok, audience: 'mcp:x' }, T0)?.reason).toMatch(
+      /for executor:forgejo_pr_create, not mcp:x/,
+    );
+    expect(s.refuseRedemption({ ...ok, action_sha256: 'c'.repeat(64) }, T0)?.reason).toMatch(/not the approved one/);
+    expect(s.refuseRedemption(ok, T0 + 600_000)?.reason).toMatch(/expired at/);
     expect(s.capability?.redemption).toBeNull();
     expect(s.redemptionWaitMs(T0)).toBe(600_000);
     s.expireCapability(new Date(T0 + 600_000).toISOString());
     expect(s.awaitsRedemption()).toBe(false);
-    expect(s.refuseRedemption(ok, T0)).toMatch(/expired/);
+    expect(s.refuseRedemption(ok, T0)?.reason).toMatch(/expired/);
   });
 
   it('does not hold the run open for an action agent-judge executes, and refuses before any token', () => {
@@ -162,7 +168,7 @@ describe('redemption', () => {
       false,
       1,
     );
-    expect(fresh.refuseRedemption(approvedState().ok, T0)).toMatch(/has no capability token/);
+    expect(fresh.refuseRedemption(approvedState().ok, T0)?.reason).toMatch(/has no capability token/);
   });
 
   it('reads the Update argument strictly, as a non-retryable BadInput', () => {
@@ -184,13 +190,13 @@ describe('redemption', () => {
     s.redeemCapability(leasing, new Date(T0).toISOString());
     expect(s.caller).toMatchObject({ forwarded_at: new Date(T0).toISOString(), outcome: null });
     // Leased: the separate lease is refused now, as a second performance would be.
-    expect(s.refuseCallerOutcome({ outcome: 'forwarding' })).toMatch(/already forwarded once/);
+    expect(s.refuseCallerOutcome({ outcome: 'forwarding' })?.reason).toMatch(/already forwarded once/);
 
     // Leased first (callerOutcome forwarding), a leasing redemption is refused and changes nothing.
     const other = approvedState(false, { performer });
     other.s.openCallerWindow(new Date(T0 + 600_000).toISOString());
     other.s.recordCallerOutcome({ outcome: 'forwarding' }, new Date(T0).toISOString());
-    expect(other.s.refuseRedemption(leasing, T0)).toMatch(/already forwarded once/);
+    expect(other.s.refuseRedemption(leasing, T0)?.reason).toMatch(/already forwarded once/);
     expect(other.s.capability?.redemption).toBeNull();
     // An ordinary redemption of an ordinary proposal ignores leases it was not asked for.
     const plain = approvedState();
@@ -224,7 +230,7 @@ describe('the settling Update leases an approval for the MCP proxy (no redemptio
       false,
     );
     expect(s.capability?.redemption?.nonce).toBe('forward:w:1');
-    expect(s.refuseCallerOutcome({ outcome: 'forwarding' })).toMatch(/already forwarded once/);
+    expect(s.refuseCallerOutcome({ outcome: 'forwarding' })?.reason).toMatch(/already forwarded once/);
   });
 
   it('leases nothing for another action or audience, after lease_before, or once leased elsewhere', () => {

@@ -34,7 +34,7 @@ const approve = (approver: string, reason?: string): HumanDecision => ({
   ...(reason ? { reason } : {}),
 });
 const refuse = (d: HumanDecision, binding = RUN, used: string[] = []) =>
-  refuseDecisionSignature(policy, binding, d, Date.now(), used);
+  refuseDecisionSignature(policy, binding, d, Date.now(), used)?.reason ?? null;
 
 /** Recorded from the proposal below when v2 was made: any change to the bytes the digest covers breaks it. */
 const FIXED_DIGEST = 'e2568ea5c64d821c7dc53f18da54dba48166c77a48cafd15558daddd96ddd7fe';
@@ -151,7 +151,7 @@ describe('signed human decisions (v2: bound to content and run)', () => {
   it('approvers without a key stay unsigned unless the policy requires signatures', () => {
     expect(refuse(approve('ana'))).toBeNull();
     const strict = testPolicy('/tmp', { escalation: { approvers: ['ana'], requireSignedDecisions: true } });
-    expect(refuseDecisionSignature(strict, RUN, approve('ana'), Date.now(), [])).toBe(
+    expect(refuseDecisionSignature(strict, RUN, approve('ana'), Date.now(), [])?.reason).toBe(
       'decisions must be signed, and the policy has no key or passkey for ana (add a key to ' +
         'spec.escalation.approverKeys or enrol a passkey in the inbox; spec.escalation.requireSignedDecisions: ' +
         'false accepts unsigned decisions)',
@@ -191,9 +191,9 @@ describe('ProposalState binds decisions to its own content and run', () => {
     expect(s.refuseDecision(d, Date.now())).toBeNull();
     expect(s.addDecision(d, new Date().toISOString())).toBe('pending');
     expect(s.acceptedNonces()).toEqual([d.signature!.nonce]);
-    expect(s.refuseDecision(d, Date.now())).toMatch(/^this signed decision was already used/);
+    expect(s.refuseDecision(d, Date.now())?.reason).toMatch(/^this signed decision was already used/);
     // A fresh signature by the same approver is a second decision, refused as such.
-    expect(s.refuseDecision(signDecision(bindingOf(s), approve('scott'), scott), Date.now())).toBe(
+    expect(s.refuseDecision(signDecision(bindingOf(s), approve('scott'), scott), Date.now())?.reason).toBe(
       'scott has already decided this proposal',
     );
   });
@@ -201,13 +201,15 @@ describe('ProposalState binds decisions to its own content and run', () => {
   it('refuses a decision signed for the same content in another state (other run, other content)', () => {
     const s = awaiting();
     const d = signDecision(bindingOf(s), approve('scott'), scott);
-    expect(awaiting('01a22998-ffff-7847-88b4-c526c9064326').refuseDecision(d, Date.now())).toMatch(/another run/);
-    expect(awaiting().refuseDecision(d, Date.now())).toMatch(/other content/);
+    expect(awaiting('01a22998-ffff-7847-88b4-c526c9064326').refuseDecision(d, Date.now())?.reason).toMatch(
+      /another run/,
+    );
+    expect(awaiting().refuseDecision(d, Date.now())?.reason).toMatch(/other content/);
   });
 
   it('without a run id, no signed decision is accepted', () => {
     const s = awaiting(null);
     const d = signDecision(bindingOf(s), approve('scott'), scott);
-    expect(s.refuseDecision(d, Date.now())).toMatch(/another run/);
+    expect(s.refuseDecision(d, Date.now())?.reason).toMatch(/another run/);
   });
 });

@@ -129,8 +129,8 @@ describe('a grant scoped to one session', () => {
     expect(grantCovers(p, grantedActionOf(inSession('sess-b', 'npm run lint')))).toBe(false);
     // The grant's own use check (the authority) says the same.
     const record = new GrantRecord(d, policy);
-    expect(record.refuseUse(useOf(inSession('sess-b')), Date.parse(d.created_at))).toMatch(/does not cover/);
-    expect(record.refuseUse(useOf(inSession(undefined)), Date.parse(d.created_at))).toMatch(/does not cover/);
+    expect(record.refuseUse(useOf(inSession('sess-b')), Date.parse(d.created_at))?.reason).toMatch(/does not cover/);
+    expect(record.refuseUse(useOf(inSession(undefined)), Date.parse(d.created_at))?.reason).toMatch(/does not cover/);
     expect(record.refuseUse(useOf(inSession('sess-a')), Date.parse(d.created_at))).toBeNull();
   });
 
@@ -150,11 +150,11 @@ describe('a grant scoped to one session', () => {
     };
     const signed = signGrant(d, scott);
     expect(refuseGrantSignature(policy, signed, now)).toBeNull();
-    expect(refuseGrantSignature(policy, { ...signed, definition: { ...d, session_id: 'sess-b' } }, now)).toMatch(
-      /does not verify/,
-    );
+    expect(
+      refuseGrantSignature(policy, { ...signed, definition: { ...d, session_id: 'sess-b' } }, now)?.reason,
+    ).toMatch(/does not verify/);
     const { session_id: _dropped, ...unscoped } = d;
-    expect(refuseGrantSignature(policy, { ...signed, definition: unscoped }, now)).toMatch(/does not verify/);
+    expect(refuseGrantSignature(policy, { ...signed, definition: unscoped }, now)?.reason).toMatch(/does not verify/);
   });
 
   it('refuses a malformed session id, naming the field and the rule', () => {
@@ -181,21 +181,23 @@ describe("the policy's bounds", () => {
   const d = definitionFor();
   it('tiers, uses and lifetime', () => {
     expect(refuseGrantByPolicy(policy, d, 'full-judge-review')).toBeNull();
-    expect(refuseGrantByPolicy(policy, d, 'human-only')).toMatch(/spec.grants.tiers allows grants only for/);
-    expect(refuseGrantByPolicy(policy, { ...d, max_uses: 201 }, 'full-judge-review')).toMatch(/maxUses \(200\)/);
+    expect(refuseGrantByPolicy(policy, d, 'human-only')?.reason).toMatch(/spec.grants.tiers allows grants only for/);
+    expect(refuseGrantByPolicy(policy, { ...d, max_uses: 201 }, 'full-judge-review')?.reason).toMatch(
+      /maxUses \(200\)/,
+    );
     const long: GrantDefinition = { ...d, expires_at: '2026-12-03T19:00:01Z' };
-    expect(refuseGrantByPolicy(policy, long, 'full-judge-review')).toMatch(/maxLifetime \(8h\)/);
+    expect(refuseGrantByPolicy(policy, long, 'full-judge-review')?.reason).toMatch(/maxLifetime \(8h\)/);
     const backwards: GrantDefinition = { ...d, expires_at: '2026-12-03T09:00:00Z' };
-    expect(refuseGrantByPolicy(policy, backwards, 'full-judge-review')).toMatch(/after created_at/);
+    expect(refuseGrantByPolicy(policy, backwards, 'full-judge-review')?.reason).toMatch(/after created_at/);
     const quorum = {
       ...policy,
       spec: { ...policy.spec, escalation: { ...policy.spec.escalation, quorum: { 'full-judge-review': 2 } } },
     };
-    expect(refuseGrantByPolicy(quorum, d, 'full-judge-review')).toMatch(
+    expect(refuseGrantByPolicy(quorum, d, 'full-judge-review')?.reason).toMatch(
       /needs 2 approvers .* a grant is one approver's/,
     );
     const off = { ...policy, spec: { ...policy.spec, grants: { ...policy.spec.grants, tiers: [] } } };
-    expect(refuseGrantByPolicy(off, d, 'full-judge-review')).toMatch(/allows no grants/);
+    expect(refuseGrantByPolicy(off, d, 'full-judge-review')?.reason).toMatch(/allows no grants/);
   });
 });
 
@@ -211,19 +213,19 @@ describe('a grant counts its own uses', () => {
     expect(g.use(useOf(p, 'proposal-1'), 'now').uses).toBe(1);
     g.use(useOf(p, 'proposal-2'), 'now');
     g.use(useOf(p, 'proposal-3'), 'now');
-    expect(g.refuseUse(useOf(p, 'proposal-4'), start)).toMatch(/is used up/);
+    expect(g.refuseUse(useOf(p, 'proposal-4'), start)?.reason).toMatch(/is used up/);
     // The last use's proposal asking again is still answered (its first answer may have been lost).
     expect(g.refuseUse(useOf(p, 'proposal-3'), start)).toBeNull();
     expect(g.use(useOf(p, 'proposal-3'), 'now').uses).toBe(3);
     expect(g.state(start)).toBe('used_up');
 
     const h = new GrantRecord(definitionFor(), policy);
-    expect(h.refuseUse(useOf(shell('npm run build')), start)).toMatch(/does not cover/);
-    expect(h.refuseUse({ ...useOf(p), tier: 'human-only' }, start)).toMatch(/spec.grants.tiers/);
-    expect(h.refuseUse(useOf(p), start + 60_000)).toMatch(/is expired/);
+    expect(h.refuseUse(useOf(shell('npm run build')), start)?.reason).toMatch(/does not cover/);
+    expect(h.refuseUse({ ...useOf(p), tier: 'human-only' }, start)?.reason).toMatch(/spec.grants.tiers/);
+    expect(h.refuseUse(useOf(p), start + 60_000)?.reason).toMatch(/is expired/);
     h.revoke({ by: 'scott' }, 'now');
-    expect(h.refuseUse(useOf(p), start)).toMatch(/is revoked/);
-    expect(h.refuseRevocation(start)).toMatch(/already revoked/);
+    expect(h.refuseUse(useOf(p), start)?.reason).toMatch(/is revoked/);
+    expect(h.refuseRevocation(start)?.reason).toMatch(/already revoked/);
   });
 });
 
@@ -234,12 +236,12 @@ describe('the signature', () => {
     const fresh = { ...d, created_at: new Date(now).toISOString(), expires_at: new Date(now + 60_000).toISOString() };
     const signed = signGrant(fresh, scott);
     expect(refuseGrantSignature(policy, signed, now)).toBeNull();
-    expect(refuseGrantSignature(policy, signGrant(fresh, generateIdentity()), now)).toMatch(/does not verify/);
-    expect(refuseGrantSignature(policy, { ...signed, definition: { ...fresh, max_uses: 200 } }, now)).toMatch(
+    expect(refuseGrantSignature(policy, signGrant(fresh, generateIdentity()), now)?.reason).toMatch(/does not verify/);
+    expect(refuseGrantSignature(policy, { ...signed, definition: { ...fresh, max_uses: 200 } }, now)?.reason).toMatch(
       /does not verify/,
     );
-    expect(refuseGrantSignature(policy, { definition: fresh }, now)).toMatch(/scott must sign grants/);
-    expect(refuseGrantSignature(policy, signed, now + 10 * 60_000)).toMatch(/sign it again/);
+    expect(refuseGrantSignature(policy, { definition: fresh }, now)?.reason).toMatch(/scott must sign grants/);
+    expect(refuseGrantSignature(policy, signed, now + 10 * 60_000)?.reason).toMatch(/sign it again/);
     // A signature made for a decision, with the same key and nonce, is not a grant's.
     const decision = signDecision(
       { workflowId: 'proposal-x', runId: 'run-1', contentSha256: 'a'.repeat(64) },
@@ -251,7 +253,9 @@ describe('the signature', () => {
       nonce: decision.signature!.nonce,
       value: decision.signature!.value!,
     };
-    expect(refuseGrantSignature(policy, { definition: fresh, signature: borrowed }, now)).toMatch(/does not verify/);
+    expect(refuseGrantSignature(policy, { definition: fresh, signature: borrowed }, now)?.reason).toMatch(
+      /does not verify/,
+    );
   });
 
   it("verifies a passkey's assertion over the grant's digest; refuses a forged, borrowed or stale one", () => {
@@ -276,11 +280,11 @@ describe('the signature', () => {
     const signed = withGrantPasskeyAssertion(fresh, c, ana.assert(c.challenge));
     expect(refuseGrantSignature(withAna, signed, now)).toBeNull();
     // Unsigned, by a passkey approver: refused (a passkey makes the approver's word need a signature).
-    expect(refuseGrantSignature(withAna, { definition: fresh }, now)).toMatch(
+    expect(refuseGrantSignature(withAna, { definition: fresh }, now)?.reason).toMatch(
       /ana must sign grants with their passkey/,
     );
     // Another definition (more uses) under the same assertion: its challenge is not this grant's digest.
-    expect(refuseGrantSignature(withAna, { ...signed, definition: { ...fresh, max_uses: 200 } }, now)).toMatch(
+    expect(refuseGrantSignature(withAna, { ...signed, definition: { ...fresh, max_uses: 200 } }, now)?.reason).toMatch(
       /made for another grant \(its challenge is not the digest of this grant\)/,
     );
     // A stranger's assertion claiming ana's credential; one from another origin; a stale one.
@@ -288,19 +292,19 @@ describe('the signature', () => {
       ...stranger.assert(c.challenge),
       credential_id: ana.credential.id,
     });
-    expect(refuseGrantSignature(withAna, forged, now)).toMatch(/does not verify against ana's passkey/);
+    expect(refuseGrantSignature(withAna, forged, now)?.reason).toMatch(/does not verify against ana's passkey/);
     const elsewhere = withGrantPasskeyAssertion(fresh, c, ana.assert(c.challenge, { origin: 'https://evil.example' }));
-    expect(refuseGrantSignature(withAna, elsewhere, now)).toMatch(/not one this passkey was registered for/);
-    expect(refuseGrantSignature(withAna, signed, now + 10 * 60_000)).toMatch(/sign it again/);
+    expect(refuseGrantSignature(withAna, elsewhere, now)?.reason).toMatch(/not one this passkey was registered for/);
+    expect(refuseGrantSignature(withAna, signed, now + 10 * 60_000)?.reason).toMatch(/sign it again/);
     // A decision's assertion (same passkey, same nonce and time) is not a grant's.
     const binding = { workflowId: 'proposal-x', runId: 'run-1', contentSha256: 'a'.repeat(64) };
     const decision = { decision: 'approve' as const, approver: 'ana', via: 'inbox' as const };
     const dc = passkeyChallenge(binding, decision);
     const decided = withPasskeyAssertion(binding, decision, dc, ana.assert(dc.challenge));
     const borrowed = withGrantPasskeyAssertion(fresh, dc, decided.signature!.webauthn!);
-    expect(refuseGrantSignature(withAna, borrowed, now)).toMatch(/made for another grant/);
+    expect(refuseGrantSignature(withAna, borrowed, now)?.reason).toMatch(/made for another grant/);
     // scott has a key and no passkey: an assertion is no signature of his.
     const scotts = withGrantPasskeyAssertion({ ...fresh, approver: 'scott' }, c, ana.assert(c.challenge));
-    expect(refuseGrantSignature(withAna, scotts, now)).toMatch(/scott has no registered passkey/);
+    expect(refuseGrantSignature(withAna, scotts, now)?.reason).toMatch(/scott has no registered passkey/);
   });
 });

@@ -269,17 +269,17 @@ describe('ProposalState: a proposal its caller performs', () => {
 
   it('refuses an outcome before approval, a second lease, and ok before the lease', () => {
     const s = state();
-    expect(s.refuseCallerOutcome({ outcome: 'forwarding' })).toMatch(/not approved/);
+    expect(s.refuseCallerOutcome({ outcome: 'forwarding' })?.reason).toMatch(/not approved/);
     s.openCallerWindow('2030-01-01T00:00:00.000Z');
-    expect(s.refuseCallerOutcome({ outcome: 'ok' })).toMatch(/lease the call/);
+    expect(s.refuseCallerOutcome({ outcome: 'ok' })?.reason).toMatch(/lease the call/);
     expect(s.refuseCallerOutcome({ outcome: 'forwarding' })).toBeNull();
     s.recordCallerOutcome({ outcome: 'forwarding' }, '2026-01-01T00:00:00.000Z');
-    expect(s.refuseCallerOutcome({ outcome: 'forwarding' })).toMatch(/never forwarded twice/);
-    expect(s.refuseCallerOutcome({ outcome: 'abandoned' })).toMatch(/was forwarded/);
+    expect(s.refuseCallerOutcome({ outcome: 'forwarding' })?.reason).toMatch(/never forwarded twice/);
+    expect(s.refuseCallerOutcome({ outcome: 'abandoned' })?.reason).toMatch(/was forwarded/);
     s.recordCallerOutcome({ outcome: 'tool_error', detail: 'ENOENT' }, '2026-01-01T00:00:01.000Z');
     expect(s.callerStage()).toBe('failed');
     expect(s.toRecord().caller).toMatchObject({ outcome: 'tool_error', detail: 'ENOENT' });
-    expect(s.refuseCallerOutcome({ outcome: 'ok' })).toMatch(/already recorded/);
+    expect(s.refuseCallerOutcome({ outcome: 'ok' })?.reason).toMatch(/already recorded/);
   });
 
   it('nothing reported in time: abandoned if never forwarded, uncertain if forwarded', () => {

@@ -99,13 +99,17 @@ describe('the record of versions', () => {
 
   it('refuses malformed publications, naming the field', () => {
     expect(refusePublication(publication())).toBeNull();
-    expect(refusePublication(null)).toBe('expected an object');
-    expect(refusePublication(publication({ document_sha256: 'ABC' }))).toBe(
+    expect(refusePublication(null)?.reason).toBe('expected an object');
+    expect(refusePublication(publication({ document_sha256: 'ABC' }))?.reason).toBe(
       'document_sha256: expected 64 lowercase hex digits',
     );
-    expect(refusePublication(publication({ source: '' }))).toBe('source: expected a string of 1 to 1024 characters');
-    expect(refusePublication(publication({ document: 'x'.repeat(10) }))).toBe('document: expected the policy document');
-    expect(refusePublication(publication({ document: { big: 'x'.repeat(300_000) } }))).toMatch(
+    expect(refusePublication(publication({ source: '' }))?.reason).toBe(
+      'source: expected a string of 1 to 1024 characters',
+    );
+    expect(refusePublication(publication({ document: 'x'.repeat(10) }))?.reason).toBe(
+      'document: expected the policy document',
+    );
+    expect(refusePublication(publication({ document: { big: 'x'.repeat(300_000) } }))?.reason).toMatch(
       /^document: larger than/,
     );
   });

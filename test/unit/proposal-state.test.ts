@@ -130,17 +130,17 @@ describe('refuseClarification()', () => {
 
   it('refuses when the proposal is not awaiting clarification, naming the stage', () => {
     const s = stateFor();
-    expect(s.refuseClarification({ justification: 'more' })).toBe(
+    expect(s.refuseClarification({ justification: 'more' })?.reason).toBe(
       `proposal ${s.proposal.proposal_id} is not awaiting clarification (stage: judging)`,
     );
     s.setStage('rejected');
-    expect(s.refuseClarification({ justification: 'more' })).toMatch(/\(stage: rejected\)$/);
+    expect(s.refuseClarification({ justification: 'more' })?.reason).toMatch(/\(stage: rejected\)$/);
   });
 
   it('refuses a second clarification while one is being judged', () => {
     const s = awaiting();
     s.receiveClarification({ justification: 'first' });
-    expect(s.refuseClarification({ justification: 'second' })).toBe('a clarification is already being judged');
+    expect(s.refuseClarification({ justification: 'second' })?.reason).toBe('a clarification is already being judged');
   });
 
   it('refuses widening max_lines; leaving it out keeps the earlier limit', () => {
@@ -148,7 +148,7 @@ describe('refuseClarification()', () => {
     expect(
       s.refuseClarification({
         scope_claim: { files_only: ['src/schema/'], max_lines: 81, no_existing_code_deletion: true },
-      }),
+      })?.reason,
     ).toBe('scope_claim.max_lines may only narrow (was 80)');
     const omitted = { scope_claim: { files_only: ['src/schema/'] } };
     expect(s.refuseClarification(omitted)).toBeNull();
@@ -161,7 +161,7 @@ describe('refuseClarification()', () => {
     expect(
       s.refuseClarification({
         scope_claim: { files_only: ['src/schema/a.ts', 'src/auth/'], max_lines: 80, no_existing_code_deletion: true },
-      }),
+      })?.reason,
     ).toBe('scope_claim.files_only may only narrow; not within the earlier scope: src/auth/');
     // Leaving files_only out keeps the earlier scope (the clarification is merged).
     const omitted = { scope_claim: { max_lines: 40 } };
@@ -175,7 +175,7 @@ describe('refuseClarification()', () => {
     expect(
       s.refuseClarification({
         scope_claim: { files_only: ['src/schema-evil/'], max_lines: 80, no_existing_code_deletion: true },
-      }),
+      })?.reason,
     ).toMatch(/files_only may only narrow/);
   });
 
@@ -184,7 +184,8 @@ describe('refuseClarification()', () => {
     (wider) => {
       const s = awaiting();
       expect(
-        s.refuseClarification({ scope_claim: { files_only: [wider], max_lines: 80, no_existing_code_deletion: true } }),
+        s.refuseClarification({ scope_claim: { files_only: [wider], max_lines: 80, no_existing_code_deletion: true } })
+          ?.reason,
       ).toMatch(/^scope_claim\.files_only may only narrow/);
     },
   );
@@ -194,7 +195,7 @@ describe('refuseClarification()', () => {
     expect(
       s.refuseClarification({
         scope_claim: { files_only: ['src/schema/'], max_lines: 80, no_existing_code_deletion: false },
-      }),
+      })?.reason,
     ).toBe('scope_claim.no_existing_code_deletion may not be dropped');
     // Leaving it out keeps it on.
     const omitted = { scope_claim: { files_only: ['src/schema/'], max_lines: 80 } };
@@ -276,15 +277,15 @@ describe('human decisions', () => {
 
   it('refuses a decision when the proposal is not awaiting one', () => {
     const s = stateFor('financial_op', { tier: 'human-only' });
-    expect(s.refuseDecision({ decision: 'approve', approver: 'scott', via: 'cli' }, Date.now())).toBe(
+    expect(s.refuseDecision({ decision: 'approve', approver: 'scott', via: 'cli' }, Date.now())?.reason).toBe(
       `proposal ${s.proposal.proposal_id} is not awaiting a human decision (stage: judging)`,
     );
   });
 
   it('refuses anyone not listed as an approver', () => {
-    expect(awaiting().refuseDecision({ decision: 'approve', approver: 'mallory', via: 'cli' }, Date.now())).toBe(
-      'mallory is not an approver for this proposal',
-    );
+    expect(
+      awaiting().refuseDecision({ decision: 'approve', approver: 'mallory', via: 'cli' }, Date.now())?.reason,
+    ).toBe('mallory is not an approver for this proposal');
   });
 
   it('refuses the same approver twice', () => {
@@ -293,7 +294,7 @@ describe('human decisions', () => {
     expect(s.addDecision({ decision: 'approve', approver: 'scott', via: 'cli' }, '2025-01-01T00:00:00.000Z')).toBe(
       'pending',
     );
-    expect(s.refuseDecision({ decision: 'approve', approver: 'scott', via: 'discord' }, Date.now())).toBe(
+    expect(s.refuseDecision({ decision: 'approve', approver: 'scott', via: 'discord' }, Date.now())?.reason).toBe(
       'scott has already decided this proposal',
     );
   });

@@ -52,8 +52,10 @@ describe('periods', () => {
     expect(new Date(W48.end).toISOString()).toBe('2026-11-30T00:00:00.000Z');
     expect(isoWeekOf(Date.parse('2026-01-01T00:00:00Z'))).toBe('2026-W01');
     expect(isoWeekOf(Date.parse('2027-01-01T12:00:00Z'))).toBe('2026-W53');
-    expect(refusePeriod('weekly', '2026-W54')).toBe('week: 2026-W54 does not exist (2026 has 53 ISO weeks)');
-    expect(refusePeriod('spot-check', '2026-13')).toBe('month: expected a month such as 2026-11, got "2026-13"');
+    expect(refusePeriod('weekly', '2026-W54')?.reason).toBe('week: 2026-W54 does not exist (2026 has 53 ISO weeks)');
+    expect(refusePeriod('spot-check', '2026-13')?.reason).toBe(
+      'month: expected a month such as 2026-11, got "2026-13"',
+    );
   });
 
   it('an ended week with no closed weekly review a week later is overdue', () => {
@@ -124,7 +126,7 @@ describe('spot-check sample', () => {
     ];
     const s = new ReviewState('r', 'spot-check', '2026-11', policy, SEED_A, cs, opened);
     expect(s.candidates.map((c) => c.workflow_id)).toEqual([candidate(1).workflow_id]);
-    expect(s.refuseRefresh()).toMatch(/keeps the candidates it was opened with/);
+    expect(s.refuseRefresh()?.reason).toMatch(/keeps the candidates it was opened with/);
   });
 });
 
@@ -151,31 +153,33 @@ describe('weekly review', () => {
 
   it('refuses a non-reviewer, a proposal not in review, a bad signature, a replay, a mark after close', () => {
     const s = open();
-    expect(s.refuseMark(mark(1, 'wrong', 'mallory'), now)).toBe('mallory is not a reviewer (spec.reviews.reviewers)');
-    expect(s.refuseMark(mark(3, 'wrong'), now)).toBe(
+    expect(s.refuseMark(mark(1, 'wrong', 'mallory'), now)?.reason).toBe(
+      'mallory is not a reviewer (spec.reviews.reviewers)',
+    );
+    expect(s.refuseMark(mark(3, 'wrong'), now)?.reason).toBe(
       `${candidate(3).workflow_id} is not in review review-weekly-2026-W48`,
     );
     // scott has a key: unsigned, signed by someone else, signed for another review.
-    expect(s.refuseMark(mark(1, 'wrong', 'scott'), now)).toBe(
+    expect(s.refuseMark(mark(1, 'wrong', 'scott'), now)?.reason).toBe(
       'scott must sign marks (agent-judge review mark --key <key file>)',
     );
     const forged = signReviewMark('review-weekly-2026-W48', mark(1, 'wrong', 'scott'), mallory, new Date(now));
-    expect(s.refuseMark(forged, now)).toBe("the mark signature does not verify against scott's key");
+    expect(s.refuseMark(forged, now)?.reason).toBe("the mark signature does not verify against scott's key");
     const elsewhere = signReviewMark('review-weekly-2026-W47', mark(1, 'wrong', 'scott'), scott, new Date(now));
-    expect(s.refuseMark(elsewhere, now)).toBe("the mark signature does not verify against scott's key");
+    expect(s.refuseMark(elsewhere, now)?.reason).toBe("the mark signature does not verify against scott's key");
     const stale = signReviewMark('review-weekly-2026-W48', mark(1, 'wrong', 'scott'), scott, new Date(now - 600_000));
-    expect(s.refuseMark(stale, now)).toMatch(/^the mark signature signed at .* is 600s old/);
+    expect(s.refuseMark(stale, now)?.reason).toMatch(/^the mark signature signed at .* is 600s old/);
     const good = signReviewMark('review-weekly-2026-W48', mark(1, 'wrong', 'scott'), scott, new Date(now));
     expect(s.refuseMark(good, now)).toBeNull();
     s.addMark(good, new Date(now).toISOString());
-    expect(s.refuseMark(good, now)).toMatch(/^this signed mark was already used/);
+    expect(s.refuseMark(good, now)?.reason).toMatch(/^this signed mark was already used/);
     // An unlisted reviewer with no key, alice: accepted unsigned (requireSignedMarks is off).
     expect(s.refuseMark(mark(2, 'correct'), now)).toBeNull();
     s.close(new Date(now).toISOString());
-    expect(s.refuseMark(mark(2, 'correct'), now)).toBe(
+    expect(s.refuseMark(mark(2, 'correct'), now)?.reason).toBe(
       'review review-weekly-2026-W48 is closed; marks are no longer accepted',
     );
-    expect(s.refuseClose()).toBe('review review-weekly-2026-W48 is already closed');
+    expect(s.refuseClose()?.reason).toBe('review review-weekly-2026-W48 is already closed');
   });
 
   it("closing gives the false-negative rate from each REJECT's latest mark", () => {

@@ -4,6 +4,7 @@
  * reports what happened.
  */
 import type { CallerOutcome, CallerRecord } from '../../contracts/caller-outcome';
+import { refusal, type Refusal } from '../../contracts/refusal';
 import type { Stage } from '../../contracts/status';
 import { EscalationState } from './escalation';
 
@@ -26,19 +27,24 @@ export class CallerWindowState extends EscalationState {
   }
 
   /** Why a caller outcome is refused now, or null. */
-  refuseCallerOutcome(o: CallerOutcome): string | null {
-    if (!this.performedByCaller) return 'this proposal is performed by agent-judge, not by its caller';
+  refuseCallerOutcome(o: CallerOutcome): Refusal | null {
+    if (!this.performedByCaller)
+      return refusal('caller.not-performer', 'this proposal is performed by agent-judge, not by its caller');
     const c = this._caller;
-    if (!c) return `the proposal is not approved for its caller to perform (stage ${this._stage})`;
-    if (c.outcome !== null) return `the outcome was already recorded (${c.outcome})`;
+    if (!c)
+      return refusal('wrong-stage', `the proposal is not approved for its caller to perform (stage ${this._stage})`);
+    if (c.outcome !== null) return refusal('caller.recorded', `the outcome was already recorded (${c.outcome})`);
     if (o.outcome === 'forwarding' && c.forwarded_at !== null) {
-      return `the approved call was already forwarded once (at ${c.forwarded_at}); it is never forwarded twice`;
+      return refusal(
+        'caller.forwarded',
+        `the approved call was already forwarded once (at ${c.forwarded_at}); it is never forwarded twice`,
+      );
     }
     if (o.outcome === 'abandoned' && c.forwarded_at !== null) {
-      return 'the call was forwarded: report ok, tool_error or upstream_failure';
+      return refusal('caller.forwarded', 'the call was forwarded: report ok, tool_error or upstream_failure');
     }
     if ((o.outcome === 'ok' || o.outcome === 'tool_error') && c.forwarded_at === null) {
-      return 'lease the call (forwarding) before reporting what the upstream did';
+      return refusal('caller.not-forwarded', 'lease the call (forwarding) before reporting what the upstream did');
     }
     return null;
   }

@@ -10,6 +10,7 @@ import type {
   RedeemCapabilityInput,
   SettleLease,
 } from '../../contracts/capability';
+import { refusal, type Refusal } from '../../contracts/refusal';
 import { capabilityBinding, capabilityRequestFor, EXECUTOR_REDEEMER, policyDigest } from '../schemas';
 import { CallerWindowState } from './caller-window';
 
@@ -72,16 +73,27 @@ export class CapabilityState extends CallerWindowState {
    * (a token of another run or workflow never matches), for the audience the performer is and the
    * action it is about to perform, unexpired (workflow time) and unredeemed.
    */
-  refuseRedemption(r: RedeemCapabilityInput, nowMs: number): string | null {
+  refuseRedemption(r: RedeemCapabilityInput, nowMs: number): Refusal | null {
     const c = this._capability;
-    if (!c) return `proposal ${this._proposal.proposal_id} has no capability token (stage: ${this._stage})`;
-    if (r.token !== c.token) return 'this token was not issued for this proposal run';
+    if (!c)
+      return refusal(
+        'wrong-stage',
+        `proposal ${this._proposal.proposal_id} has no capability token (stage: ${this._stage})`,
+      );
+    if (r.token !== c.token) return refusal('workflow', 'this token was not issued for this proposal run');
     if (c.redemption)
-      return `the token ${c.token_id} was already redeemed at ${c.redemption.redeemed_at} by ${c.redemption.redeemer}`;
-    if (c.expired_at !== null || Date.parse(c.expires_at) <= nowMs) return `the token expired at ${c.expires_at}`;
-    if (r.audience !== c.audience) return `the token is for ${c.audience}, not ${r.audience}`;
+      return refusal(
+        'redeemed',
+        `the token ${c.token_id} was already redeemed at ${c.redemption.redeemed_at} by ${c.redemption.redeemer}`,
+      );
+    if (c.expired_at !== null || Date.parse(c.expires_at) <= nowMs)
+      return refusal('expired', `the token expired at ${c.expires_at}`);
+    if (r.audience !== c.audience) return refusal('audience', `the token is for ${c.audience}, not ${r.audience}`);
     if (r.action_sha256 !== c.action_sha256)
-      return `the action about to be performed is not the approved one (sha256 ${r.action_sha256.slice(0, 16)}…)`;
+      return refusal(
+        'action',
+        `the action about to be performed is not the approved one (sha256 ${r.action_sha256.slice(0, 16)}…)`,
+      );
     if (r.lease === 'forwarding') return this.refuseCallerOutcome({ outcome: 'forwarding' });
     return null;
   }

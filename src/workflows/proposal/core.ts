@@ -21,6 +21,7 @@ import {
 import { durationMs } from '../../contracts/duration';
 import type { CompliancePolicy } from '../../contracts/policy';
 import type { Proposal } from '../../contracts/proposal';
+import { refusal, type Refusal } from '../../contracts/refusal';
 import type { DecisionRecord, ExecutionResult, OutcomeStatus, Stage } from '../../contracts/status';
 import type { Dispute, Tier, Verdict } from '../../contracts/verdict';
 import { withinScope } from '../../contracts/repo-path';
@@ -252,26 +253,32 @@ export class ProposalCore {
   }
 
   /** Why a clarification cannot be accepted now, or null. Used by the Update validator. */
-  refuseClarification(c: Clarification): string | null {
+  refuseClarification(c: Clarification): Refusal | null {
     if (this._stage !== 'awaiting_clarification') {
-      return `proposal ${this._proposal.proposal_id} is not awaiting clarification (stage: ${this._stage})`;
+      return refusal(
+        'wrong-stage',
+        `proposal ${this._proposal.proposal_id} is not awaiting clarification (stage: ${this._stage})`,
+      );
     }
-    if (this._pendingClarification) return 'a clarification is already being judged';
+    if (this._pendingClarification) return refusal('busy', 'a clarification is already being judged');
     const before = this._proposal.scope_claim;
     const after = c.scope_claim;
     // A field left out keeps its earlier value (applyClarification merges); a field given may only narrow.
     if (after) {
       if (before.max_lines !== undefined && after.max_lines !== undefined && after.max_lines > before.max_lines) {
-        return `scope_claim.max_lines may only narrow (was ${before.max_lines})`;
+        return refusal('scope.wider', `scope_claim.max_lines may only narrow (was ${before.max_lines})`);
       }
       if (before.files_only && after.files_only) {
         // Normalised first: `src/schema/../auth/` must not pass as inside `src/schema/`.
         const wider = after.files_only.filter((f) => !withinScope(f, before.files_only!));
         if (wider.length > 0)
-          return `scope_claim.files_only may only narrow; not within the earlier scope: ${wider.join(', ')}`;
+          return refusal(
+            'scope.wider',
+            `scope_claim.files_only may only narrow; not within the earlier scope: ${wider.join(', ')}`,
+          );
       }
       if (before.no_existing_code_deletion === true && after.no_existing_code_deletion === false) {
-        return 'scope_claim.no_existing_code_deletion may not be dropped';
+        return refusal('scope.wider', 'scope_claim.no_existing_code_deletion may not be dropped');
       }
     }
     return null;

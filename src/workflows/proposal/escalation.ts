@@ -8,6 +8,7 @@ import { durationMs } from '../../contracts/duration';
 import type { DecisionRecord } from '../../contracts/status';
 import type { Verdict } from '../../contracts/verdict';
 import type { EditResult } from '../../contracts/action-edit';
+import { refusal, type Refusal } from '../../contracts/refusal';
 import { decisionVerifier } from '../decision-verifier';
 import { applyActionEdits, proposalContentDigest } from '../schemas';
 import { ProposalCore } from './core';
@@ -82,20 +83,27 @@ export class EscalationState extends ProposalCore {
    * Why a human decision cannot be accepted now, or null. Used by the Update validator. `nowMs`
    * is workflow time, for the freshness of a signed decision.
    */
-  refuseDecision(d: HumanDecision, nowMs: number): string | null {
+  refuseDecision(d: HumanDecision, nowMs: number): Refusal | null {
     if (this._stage !== 'awaiting_human') {
-      return `proposal ${this._proposal.proposal_id} is not awaiting a human decision (stage: ${this._stage})`;
+      return refusal(
+        'wrong-stage',
+        `proposal ${this._proposal.proposal_id} is not awaiting a human decision (stage: ${this._stage})`,
+      );
     }
-    if (!this.isApprover(d.approver)) return `${d.approver} is not an approver for this proposal`;
+    if (!this.isApprover(d.approver))
+      return refusal('not-approver', `${d.approver} is not an approver for this proposal`);
     if (this._editCheck !== null)
-      return `the rules are checking ${this._editCheck}'s approval with edits; send the decision again in a moment`;
+      return refusal(
+        'busy',
+        `the rules are checking ${this._editCheck}'s approval with edits; send the decision again in a moment`,
+      );
     const edit = this.editOf(d);
-    if (edit && !edit.ok) return edit.error;
+    if (edit && !edit.ok) return refusal('edit.invalid', edit.error);
     // The signature before the repeat check, so a replayed signed decision is named as a replay.
     const signature = this.refuseSignature(d, nowMs, edit?.ok ? edit.edited.to_digest : undefined);
     if (signature) return signature;
     if (this._decisions.some((x) => x.approver === d.approver))
-      return `${d.approver} has already decided this proposal`;
+      return refusal('already-decided', `${d.approver} has already decided this proposal`);
     // A quorum approves one action: every approval names the same one, edited or not.
     const first = this.approvals()[0];
     if (d.decision === 'approve' && first) {
@@ -103,10 +111,13 @@ export class EscalationState extends ProposalCore {
       const want = firstEdit?.ok ? firstEdit.edited.to_digest : null;
       const mine = edit?.ok ? edit.edited.to_digest : null;
       if (want !== mine) {
-        return want === null
-          ? `${first.approver} approved the action as proposed: approve it unedited, or reject it`
-          : `${first.approver} approved an edited action (sha256 ${want.slice(0, 16)}…): approve with the same ` +
-              'edits, or reject it';
+        return refusal(
+          'quorum.other-action',
+          want === null
+            ? `${first.approver} approved the action as proposed: approve it unedited, or reject it`
+            : `${first.approver} approved an edited action (sha256 ${want.slice(0, 16)}…): approve with the same ` +
+                'edits, or reject it',
+        );
       }
     }
     return null;
@@ -130,10 +141,11 @@ export class EscalationState extends ProposalCore {
   }
 
   /** The decision-signature check lives with the signing code; this is its one call site. */
-  private refuseSignature(d: HumanDecision, nowMs: number, editedSha256?: string): string | null {
+  private refuseSignature(d: HumanDecision, nowMs: number, editedSha256?: string): Refusal | null {
     // Loaded when the escalation opened (decision-verifier.ts); refuse rather than accept unverified.
     const refuseDecisionSignature = decisionVerifier();
-    if (!refuseDecisionSignature) return 'signature verification is not loaded yet; send the decision again';
+    if (!refuseDecisionSignature)
+      return refusal('starting', 'signature verification is not loaded yet; send the decision again');
     const binding = {
       workflowId: this.workflowId,
       runId: this.firstRunId ?? '',

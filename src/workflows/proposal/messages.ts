@@ -10,6 +10,7 @@ import type { JudgeActivities } from '../../activities/types';
 import type { CallerOutcome } from '../../contracts/caller-outcome';
 import type { RedeemCapabilityInput, SettleLease } from '../../contracts/capability';
 import { FailureType } from '../../contracts/lifecycle';
+import { refusal, type Refusal } from '../../contracts/refusal';
 import type { Clarification, HumanDecision } from '../../contracts/messages';
 import {
   awaitSettledUpdate,
@@ -22,11 +23,15 @@ import {
 } from '../../names';
 import { CallerOutcomeSchema, ClarificationSchema, HumanDecisionSchema } from '../schemas';
 import type { ProposalMetrics } from '../metrics';
+import { refusalFailure } from '../refusal';
 import { readUpdateInput } from '../update-input';
 import { failureMessage } from './failures';
 import { type ProposalState, refuseWithdrawalOf } from './state';
 
 export { readUpdateInput };
+
+/** An Update that arrives before the run has its policy snapshot. */
+const STARTING = refusal('starting', 'the proposal is still starting');
 
 /** The `clarify` Update's argument, checked. */
 export const readClarification = (raw: unknown): Clarification =>
@@ -91,7 +96,7 @@ function setRefusable<Ret, Arg>(
   update: UpdateDefinition<Ret, [Arg]>,
   current: () => ProposalState | undefined,
   read: (raw: unknown) => Arg,
-  refuse: (s: ProposalState, input: Arg) => string | null,
+  refuse: (s: ProposalState, input: Arg) => Refusal | null,
   apply: (s: ProposalState, input: Arg) => Ret | Promise<Ret>,
 ): void {
   setHandler(
@@ -104,9 +109,9 @@ function setRefusable<Ret, Arg>(
       validator: (raw: Arg) => {
         const input = read(raw);
         const s = current();
-        if (!s) throw new Error('the proposal is still starting');
-        const refusal = refuse(s, input);
-        if (refusal) throw new Error(refusal);
+        if (!s) throw refusalFailure(STARTING);
+        const refused = refuse(s, input);
+        if (refused) throw refusalFailure(refused);
       },
     },
   );
@@ -234,8 +239,8 @@ export function setWithdrawHandler(
     validator: (input) => {
       readWithdrawal(input);
       const s = current();
-      const refusal = s ? s.refuseWithdrawal() : refuseWithdrawalOf(proposalId);
-      if (refusal) throw new Error(refusal);
+      const refused = s ? s.refuseWithdrawal() : refuseWithdrawalOf(proposalId);
+      if (refused) throw refusalFailure(refused);
     },
   });
 }

@@ -6,6 +6,7 @@
  * withdrawal of a taken proposal_id and the record it shows (`toRecord()`).
  */
 import type { CallerRecord } from '../../contracts/caller-outcome';
+import { refusal, type Refusal } from '../../contracts/refusal';
 import type { ExecutionResult, ProposalRecord } from '../../contracts/status';
 import type { Verdict } from '../../contracts/verdict';
 import { PROPOSAL_ID_TAKEN_RULE, workflowIdNamedBy } from '../../contracts/workflow-ids';
@@ -23,10 +24,14 @@ export function refuseWithdrawalOf(
   proposalId: string,
   execution: ExecutionResult | null = null,
   caller: CallerRecord | null = null,
-): string | null {
+): Refusal | null {
   if (workflowIdNamedBy(proposalId) !== null)
-    return `proposal_id ${proposalId} names this proposal's content: it is never held by another`;
-  if (execution?.status === 'succeeded' || caller?.outcome === 'ok') return 'the approved action was already performed';
+    return refusal(
+      'withdraw.content-named',
+      `proposal_id ${proposalId} names this proposal's content: it is never held by another`,
+    );
+  if (execution?.status === 'succeeded' || caller?.outcome === 'ok')
+    return refusal('withdraw.performed', 'the approved action was already performed');
   return null;
 }
 
@@ -38,7 +43,7 @@ export class ProposalState extends CapabilityState {
    * from the run (`reserveProposalId` in src/client/proposals/reservation.ts); one that names its content is unique by
    * its workflow id and never taken by other content.
    */
-  refuseWithdrawal(): string | null {
+  refuseWithdrawal(): Refusal | null {
     return refuseWithdrawalOf(this._proposal.proposal_id, this._execution, this._caller);
   }
 
