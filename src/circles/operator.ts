@@ -6,6 +6,7 @@
  * accepts these actions only with a fresh Ed25519 signature by one of them, and each signature
  * only once (the registry records its nonce). Pure, so the registry workflow verifies it itself.
  */
+import { refusal, type Refusal } from '../contracts/refusal';
 import { checkSignature, staleness, statementBytes } from '../identity/verify';
 
 export type OperatorAction = 'register' | 'retire' | 'allow-pair' | 'revoke-pair';
@@ -38,19 +39,20 @@ export function refuseOperatorAction(
   input: { operator?: OperatorSignature },
   operatorKeys: readonly string[],
   nowMs: number,
-): string | null {
+): Refusal | null {
   if (operatorKeys.length === 0) return null;
+  const notOperator = (reason: string) => refusal('not-operator', reason);
   const op = input.operator;
-  if (!op) return `${action} is an operator action: sign it with an operator key (--operator-key)`;
+  if (!op) return notOperator(`${action} is an operator action: sign it with an operator key (--operator-key)`);
   if (!operatorKeys.includes(op.public_key))
-    return `${action}: the signing key is not an operator key of this registry`;
+    return notOperator(`${action}: the signing key is not an operator key of this registry`);
   if (staleness(op.signed_at, nowMs) !== null)
-    return `${action}: the operator signature is stale or from the future; sign it again`;
+    return notOperator(`${action}: the operator signature is stale or from the future; sign it again`);
   const check = checkSignature(
     operatorSigningBytes(action, input, op.signed_at, op.nonce),
     op.signature,
     op.public_key,
   );
-  if (check === 'malformed') return `${action}: the operator signature is malformed`;
-  return check === 'ok' ? null : `${action}: the operator signature does not verify`;
+  if (check === 'malformed') return notOperator(`${action}: the operator signature is malformed`);
+  return check === 'ok' ? null : notOperator(`${action}: the operator signature does not verify`);
 }

@@ -51,9 +51,11 @@ import {
   SignedMembershipSchema,
   TreeFilterSchema,
 } from '../circles/schemas';
-import { RegistryState, type OperatorInput, type Outcome, type Refusal } from '../circles/state';
+import { RegistryState, type OperatorInput } from '../circles/state';
+import type { Checked, Refusal } from '../contracts/refusal';
 import type { OperatorAction } from '../circles/operator';
 import type { CircleActivities } from '../circles/names';
+import { refusalFailure } from './refusal';
 
 export type { CircleRegistryInput };
 
@@ -66,19 +68,14 @@ function validate(schema: z.ZodType, value: unknown, what: string): void {
     throw ApplicationFailure.nonRetryable(describeIssues(what, parsed.error.issues), FailureType.BadInput);
 }
 
-/** A refusal becomes a non-retryable failure of the Update (a plain Error would fail the task and hang). */
-function unwrap<T>(outcome: Outcome<T>): T {
-  if (outcome.ok) return outcome.value;
-  return refused(outcome);
+/** A refusal becomes a non-retryable `CircleRefused` failure of the Update, its code the one detail. */
+function unwrap<T>(checked: Checked<T>): T {
+  if (checked.ok) return checked.value;
+  return refused(checked.refusal);
 }
 
-function refused(outcome: Refusal): never {
-  throw ApplicationFailure.create({
-    message: outcome.reason,
-    type: FailureType.CircleRefused,
-    nonRetryable: true,
-    details: [outcome.code],
-  });
+function refused(r: Refusal): never {
+  throw refusalFailure(r, '', FailureType.CircleRefused);
 }
 
 export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): Promise<void> {
@@ -112,7 +109,7 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
   const asOperator = async <T>(
     action: OperatorAction,
     req: OperatorInput,
-    apply: (at: number) => Outcome<T>,
+    apply: (at: number) => Checked<T>,
   ): Promise<T> => {
     if (operatorKeys === undefined) await condition(() => operatorKeys !== undefined);
     const at = now();

@@ -38,13 +38,13 @@ export function newState(config: Partial<RegistryConfig> = {}) {
   const top = (org?: string) => {
     const key = generateIdentity();
     const r = state.registerTopLevel({ public_key: key.public_key, ...(org ? { org } : {}) }, now);
-    if (!r.ok) throw new Error(r.reason);
+    if (!r.ok) throw new Error(r.refusal.reason);
     return { key, circle: r.value.circle_id };
   };
   const sub = (parent: { key: KeyFile; circle: string }) => {
     const key = generateIdentity();
     const r = state.spawnSubAgent(membershipBy(parent.key, key.public_key, parent.circle, { time: now }), now);
-    if (!r.ok) throw new Error(r.reason);
+    if (!r.ok) throw new Error(r.refusal.reason);
     return { key, circle: r.value.circle_id };
   };
   return { state, events, now, top, sub };

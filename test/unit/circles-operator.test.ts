@@ -22,18 +22,21 @@ describe('operator actions on the circle registry', () => {
   it('need a fresh signature by an operator key over exactly this action and input', () => {
     const input = { public_key: agent.public_key, org: 'acme' };
     expect(refuseOperatorAction('register', signed('register', input), keys, Date.now())).toBeNull();
-    expect(refuseOperatorAction('register', input as never, keys, Date.now())).toMatch(/operator action: sign it/);
-    expect(refuseOperatorAction('register', signed('register', input, intruder), keys, Date.now())).toMatch(
+    expect(refuseOperatorAction('register', input as never, keys, Date.now())?.reason).toMatch(
+      /operator action: sign it/,
+    );
+    expect(refuseOperatorAction('register', signed('register', input, intruder), keys, Date.now())?.reason).toMatch(
       /not an operator key/,
     );
     // Signed for one action, replayed as another; or with the org changed after signing.
-    expect(refuseOperatorAction('retire', signed('register', input) as never, keys, Date.now())).toMatch(
+    expect(refuseOperatorAction('retire', signed('register', input) as never, keys, Date.now())?.reason).toMatch(
       /does not verify/,
     );
     expect(
-      refuseOperatorAction('register', { ...signed('register', input), org: 'other' } as never, keys, Date.now()),
+      refuseOperatorAction('register', { ...signed('register', input), org: 'other' } as never, keys, Date.now())
+        ?.reason,
     ).toMatch(/does not verify/);
     const stale = signed('register', input, operator, Date.now() - 10 * 60_000);
-    expect(refuseOperatorAction('register', stale, keys, Date.now())).toMatch(/stale/);
+    expect(refuseOperatorAction('register', stale, keys, Date.now())?.reason).toMatch(/stale/);
   });
 });

@@ -30,7 +30,7 @@ describe('registration and spawning', () => {
     const A = top();
     expect(state.registerTopLevel({ public_key: A.key.public_key }, now)).toMatchObject({
       ok: false,
-      code: 'already-registered',
+      refusal: { code: 'already-registered' },
     });
   });
 
@@ -75,8 +75,8 @@ describe('registration and spawning', () => {
     ];
     for (const [statement, code, reason] of cases) {
       const r = state.spawnSubAgent(statement, now);
-      expect(r).toMatchObject({ ok: false, code });
-      expect(r.ok ? '' : r.reason).toMatch(reason);
+      expect(r).toMatchObject({ ok: false, refusal: { code } });
+      expect(r.ok ? '' : r.refusal.reason).toMatch(reason);
     }
     expect(JSON.stringify(state.tree())).toBe(before);
     expect(events.map((e) => [e.kind, e.code])).toEqual(cases.map(([, code]) => ['spawn-refused', code]));
@@ -88,7 +88,7 @@ describe('registration and spawning', () => {
     state.retire({ amid: A.key.amid }, now);
     expect(state.spawnSubAgent(membershipBy(A.key, generateIdentity().public_key, A.circle), now)).toMatchObject({
       ok: false,
-      code: 'parent-retired',
+      refusal: { code: 'parent-retired' },
     });
   });
 });
@@ -175,7 +175,7 @@ describe('retire, allowlist', () => {
     expect(state.agent(a2.key.amid)?.status).toBe('active');
     expect(state.knock(knockBy(a11.key, A.key.amid), now)).toMatchObject({ allowed: false, code: 'caller-retired' });
     expect(state.knock(knockBy(A.key, a1.key.amid), now)).toMatchObject({ allowed: false, code: 'target-retired' });
-    expect(state.retire({ amid: a1.key.amid }, now)).toMatchObject({ ok: false, code: 'already-retired' });
+    expect(state.retire({ amid: a1.key.amid }, now)).toMatchObject({ ok: false, refusal: { code: 'already-retired' } });
     const all = state.retire({ amid: A.key.amid }, now);
     expect(all.ok && all.value.retired.sort()).toEqual([A.key.amid, a2.key.amid].sort());
   });
@@ -192,8 +192,14 @@ describe('retire, allowlist', () => {
     });
     expect(state.knock(knockBy(A.key, X.key.amid), now)).toMatchObject({ allowed: true, code: 'allowlisted-pair' });
     expect(state.knock(knockBy(X.key, A.key.amid), now)).toMatchObject({ allowed: true, code: 'allowlisted-pair' });
-    expect(state.allowPair({ a: a1.key.amid, b: X.key.amid }, now)).toMatchObject({ ok: false, code: 'not-top-level' });
-    expect(state.allowPair({ a: A.key.amid, b: A.key.amid }, now)).toMatchObject({ ok: false, code: 'same-agent' });
+    expect(state.allowPair({ a: a1.key.amid, b: X.key.amid }, now)).toMatchObject({
+      ok: false,
+      refusal: { code: 'not-top-level' },
+    });
+    expect(state.allowPair({ a: A.key.amid, b: A.key.amid }, now)).toMatchObject({
+      ok: false,
+      refusal: { code: 'same-agent' },
+    });
     expect(state.revokePair({ a: A.key.amid, b: X.key.amid })).toMatchObject({ ok: true, value: { allowed: false } });
     expect(state.knock(knockBy(A.key, X.key.amid), now).code).toBe('not-allowlisted');
   });
@@ -248,7 +254,7 @@ describe('cross-circle bridge', () => {
     const a1 = sub(A);
     const b1 = sub(B);
     const r = state.requestCrossCircle(request(a1.key, b1.key.amid, 'chart data please'), now);
-    if (!r.ok) throw new Error(r.reason);
+    if (!r.ok) throw new Error(r.refusal.reason);
     expect(r.value).toMatchObject({
       status: 'awaiting-source-parent',
       source_parent: A.key.amid,
@@ -258,7 +264,7 @@ describe('cross-circle bridge', () => {
     // B cannot act before A
     expect(state.decideCrossCircle(decision(B.key, r.value.request_id, 'deliver'), now)).toMatchObject({
       ok: false,
-      code: 'not-your-turn',
+      refusal: { code: 'not-your-turn' },
     });
     expect(state.decideCrossCircle(decision(A.key, r.value.request_id, 'forward'), now)).toMatchObject({
       ok: true,
@@ -274,7 +280,7 @@ describe('cross-circle bridge', () => {
     expect(state.bridgeFor(b1.key.amid)).toMatchObject([{ message: 'chart data please', status: 'delivered' }]);
     expect(state.decideCrossCircle(decision(B.key, r.value.request_id, 'deliver'), now)).toMatchObject({
       ok: false,
-      code: 'already-decided',
+      refusal: { code: 'already-decided' },
     });
     expect(state.eventsView().by_code).toMatchObject({
       requested: 1,
@@ -292,12 +298,12 @@ describe('cross-circle bridge', () => {
     const a1 = sub(A);
     const b1 = sub(B);
     const r = state.requestCrossCircle(request(a1.key, b1.key.amid, 'exfiltrate'), now);
-    if (!r.ok) throw new Error(r.reason);
+    if (!r.ok) throw new Error(r.refusal.reason);
     state.decideCrossCircle(decision(A.key, r.value.request_id, 'forward'), now);
     state.retire({ amid: a1.key.amid }, now);
     expect(state.decideCrossCircle(decision(B.key, r.value.request_id, 'deliver'), now)).toMatchObject({
       ok: false,
-      code: 'sender-retired',
+      refusal: { code: 'sender-retired' },
     });
     expect(state.bridgeFor(b1.key.amid)).toEqual([]);
     expect(state.decideCrossCircle(decision(B.key, r.value.request_id, 'decline'), now)).toMatchObject({
@@ -313,17 +319,17 @@ describe('cross-circle bridge', () => {
     const a1 = sub(A);
     const b1 = sub(B);
     const r1 = state.requestCrossCircle(request(a1.key, b1.key.amid, 'one'), now);
-    if (!r1.ok) throw new Error(r1.reason);
+    if (!r1.ok) throw new Error(r1.refusal.reason);
     expect(state.decideCrossCircle(decision(a1.key, r1.value.request_id, 'forward'), now)).toMatchObject({
       ok: false,
-      code: 'not-your-turn',
+      refusal: { code: 'not-your-turn' },
     });
     expect(state.decideCrossCircle(decision(A.key, r1.value.request_id, 'decline', 'not needed'), now)).toMatchObject({
       ok: true,
       value: { status: 'declined' },
     });
     const r2 = state.requestCrossCircle(request(a1.key, b1.key.amid, 'two'), now);
-    if (!r2.ok) throw new Error(r2.reason);
+    if (!r2.ok) throw new Error(r2.refusal.reason);
     state.decideCrossCircle(decision(A.key, r2.value.request_id, 'forward'), now);
     expect(state.decideCrossCircle(decision(B.key, r2.value.request_id, 'decline'), now)).toMatchObject({
       ok: true,
@@ -341,15 +347,15 @@ describe('cross-circle bridge', () => {
     const b1 = sub(B);
     expect(state.requestCrossCircle(request(a1.key, a2.key.amid, 'x'), now)).toMatchObject({
       ok: false,
-      code: 'same-circle',
+      refusal: { code: 'same-circle' },
     });
     expect(state.requestCrossCircle(request(A.key, b1.key.amid, 'x'), now)).toMatchObject({
       ok: false,
-      code: 'not-sub-agent',
+      refusal: { code: 'not-sub-agent' },
     });
     const forged = request(a1.key, b1.key.amid, 'x');
     forged.statement.message = 'tampered';
-    expect(state.requestCrossCircle(forged, now)).toMatchObject({ ok: false, code: 'bad-signature' });
+    expect(state.requestCrossCircle(forged, now)).toMatchObject({ ok: false, refusal: { code: 'bad-signature' } });
   });
 
   it('a forward across organisations needs the parents to be an allowlisted pair', () => {
@@ -359,10 +365,10 @@ describe('cross-circle bridge', () => {
     const a1 = sub(A);
     const x1 = sub(X);
     const r = state.requestCrossCircle(request(a1.key, x1.key.amid, 'hi'), now);
-    if (!r.ok) throw new Error(r.reason);
+    if (!r.ok) throw new Error(r.refusal.reason);
     expect(state.decideCrossCircle(decision(A.key, r.value.request_id, 'forward'), now)).toMatchObject({
       ok: false,
-      code: 'not-allowlisted',
+      refusal: { code: 'not-allowlisted' },
     });
     state.allowPair({ a: A.key.amid, b: X.key.amid }, now);
     expect(state.decideCrossCircle(decision(A.key, r.value.request_id, 'forward'), now)).toMatchObject({ ok: true });
@@ -473,10 +479,10 @@ describe('operator-signed actions are single-use', () => {
     state.revokePair(revoke);
 
     // The validator's read-only check and the handler's check both see the replay.
-    expect(state.checkOperator('allow-pair', captured, keys, now + 2000)).toMatchObject({ ok: false, code: 'replay' });
+    expect(state.checkOperator('allow-pair', captured, keys, now + 2000)).toMatchObject({ code: 'replay' });
     const replay = state.authorizeOperator('allow-pair', captured, keys, now + 2000);
-    expect(replay).toMatchObject({ ok: false, code: 'replay' });
-    expect((replay as { reason: string }).reason).toMatch(/allow-pair: operator nonce .* was already used/);
+    expect(replay).toMatchObject({ code: 'replay' });
+    expect(replay?.reason).toMatch(/allow-pair: operator nonce .* was already used/);
     expect(state.tree().allowlist).toEqual([]);
   });
 
@@ -516,7 +522,7 @@ describe('operator-signed actions are single-use', () => {
     for (let i = 0; i < 2; i++)
       expect(state.authorizeOperator('retire', asOperator('retire', { amid: A.key.amid }, now), keys, now)).toBeNull();
     const third = state.authorizeOperator('retire', asOperator('retire', { amid: A.key.amid }, now), keys, now);
-    expect(third).toMatchObject({ ok: false, code: 'rate-limited' });
+    expect(third).toMatchObject({ code: 'rate-limited' });
   });
 
   it('with no operator keys configured, nothing is signed and nothing is recorded', () => {
@@ -539,8 +545,11 @@ describe('ids that name Object prototype properties', () => {
       expect(state.discover(id), id).toBeNull();
       expect(state.bridgeFor(id), id).toEqual([]);
       expect(state.tree(id).circles, id).toEqual([]);
-      expect(state.retire({ amid: id }, now), id).toMatchObject({ ok: false, code: 'unknown-agent' });
-      expect(state.allowPair({ a: A.key.amid, b: id }, now), id).toMatchObject({ ok: false, code: 'unknown-agent' });
+      expect(state.retire({ amid: id }, now), id).toMatchObject({ ok: false, refusal: { code: 'unknown-agent' } });
+      expect(state.allowPair({ a: A.key.amid, b: id }, now), id).toMatchObject({
+        ok: false,
+        refusal: { code: 'unknown-agent' },
+      });
       const knock = { statement: { from: id, to: A.key.amid, time: now, nonce: newNonce() }, signature: 'x' };
       expect(state.knock(knock, now), id).toMatchObject({ allowed: false, code: 'unknown-caller' });
     }
@@ -559,7 +568,7 @@ describe('ids that name Object prototype properties', () => {
       nonce: newNonce(),
     };
     const signed = { statement, signature: signStatement('bridge-decision', statement, A.key.private_key) };
-    expect(state.decideCrossCircle(signed, now)).toMatchObject({ ok: false, code: 'unknown-request' });
+    expect(state.decideCrossCircle(signed, now)).toMatchObject({ ok: false, refusal: { code: 'unknown-request' } });
   });
 
   it('a handover cannot revive prototype keys: such entries stay plain data', () => {

@@ -6,7 +6,8 @@ import { decideKnock } from '../policy';
 import type { SignedBridgeDecision, SignedBridgeRequest } from '../schemas';
 import { verifyStatement, type StatementKind } from '../statements';
 import type { AgentRecord, BridgeRequest } from '../types';
-import { finished, iso, structuredCloneJson, type Outcome } from './core';
+import { refusal, type Checked, type Refusal } from '../../contracts/refusal';
+import { finished, iso, structuredCloneJson } from './core';
 import { RegistryKnock } from './knock';
 
 /** Cross-circle requests and their parents' decisions. */
@@ -15,7 +16,7 @@ export class RegistryBridge extends RegistryKnock {
    * A sub-agent's `request_cross_circle(target, message)`: recorded and handed to the sender's
    * parent (the top-level agent of its circle). Nothing is delivered yet.
    */
-  requestCrossCircle(signed: SignedBridgeRequest, now: number): Outcome<BridgeRequest> {
+  requestCrossCircle(signed: SignedBridgeRequest, now: number): Checked<BridgeRequest> {
     const s = signed.statement;
     const refused = (code: string, reason: string) =>
       this.refuseWithEvent('bridge-refused', code, s.from, s.to, reason, now);
@@ -63,7 +64,7 @@ export class RegistryBridge extends RegistryKnock {
    * A parent's decision: the sender's parent forwards or declines; then the target's parent
    * delivers or declines. Only the parent whose turn it is may decide, with its own signature.
    */
-  decideCrossCircle(signed: SignedBridgeDecision, now: number): Outcome<BridgeRequest> {
+  decideCrossCircle(signed: SignedBridgeDecision, now: number): Checked<BridgeRequest> {
     const s = signed.statement;
     const request = this.bridge.get(s.request_id);
     const refused = (code: string, reason: string) =>
@@ -161,12 +162,12 @@ export class RegistryBridge extends RegistryKnock {
     time: number,
     nonce: string,
     now: number,
-  ): { code: string; reason: string } | null {
-    if (!agent) return { code: 'unknown-caller', reason: `caller ${amid} is not a registered agent` };
+  ): Refusal | null {
+    if (!agent) return refusal('unknown-caller', `caller ${amid} is not a registered agent`);
     if (!verifyStatement(kind, statement, signature, agent.public_key))
-      return { code: 'bad-signature', reason: `${kind} is not signed by the registered key of ${amid}` };
+      return refusal('bad-signature', `${kind} is not signed by the registered key of ${amid}`);
     const stale = this.staleness(kind, time, now, this.config.knockWindowMs);
-    if (stale) return { code: 'stale', reason: stale };
+    if (stale) return refusal('stale', stale);
     return this.useNonce(amid, nonce, now);
   }
 }

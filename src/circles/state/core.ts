@@ -14,14 +14,6 @@ import { staleness } from '../../identity/verify';
 import type { PairInput, RegisterInput, RetireInput } from '../schemas';
 import type { AgentRecord, BridgeRequest, EventTotals, GovernanceEvent, RegistryStats } from '../types';
 
-/** A refused operation: a stable code and a sentence for people. */
-export interface Refusal {
-  ok: false;
-  code: string;
-  reason: string;
-}
-export type Outcome<T> = { ok: true; value: T } | Refusal;
-
 export interface PairRecord {
   a: string;
   b: string;
@@ -36,7 +28,6 @@ export interface RegistryHooks {
 
 /** The Update inputs an operator signs. */
 export type OperatorInput = RegisterInput | RetireInput | PairInput;
-export const refuse = (code: string, reason: string): Refusal => ({ ok: false, code, reason });
 export const iso = (ms: number) => new Date(ms).toISOString();
 
 export function finished(r: BridgeRequest): boolean {

@@ -3,7 +3,8 @@
  * newest held in full, all of them counted exactly.
  */
 import type { GovernanceEvent } from '../types';
-import { iso, refuse, RegistryCore, type Refusal } from './core';
+import { refused, type Refused } from '../../contracts/refusal';
+import { iso, RegistryCore } from './core';
 
 export interface EventsView {
   events: GovernanceEvent[];
@@ -26,9 +27,9 @@ export class RegistryEvents extends RegistryCore {
     reason: string,
     now: number,
     requestId?: string,
-  ): Refusal {
+  ): Refused {
     this.recordEvent(kind, code, from, to, reason, now, requestId);
-    return refuse(code, reason);
+    return refused(code, reason);
   }
 
   protected recordEvent(

@@ -9,7 +9,8 @@ import { pairKey } from '../policy';
 import type { PairInput, RegisterInput, RetireInput, SignedMembership } from '../schemas';
 import { verifyStatement } from '../statements';
 import type { AgentRecord, RegisteredAgent } from '../types';
-import { refuse, type OperatorInput, type Outcome, type Refusal } from './core';
+import { refusal, refused, type Checked, type Refusal } from '../../contracts/refusal';
+import type { OperatorInput } from './core';
 import { RegistryEvents } from './events';
 
 export interface RetireResult {
@@ -25,11 +26,14 @@ export class RegistryMembership extends RegistryEvents {
   // ---------------------------------------------------------------- membership
 
   /** Operator action: a top-level agent joins with a new circle of its own. */
-  registerTopLevel(input: RegisterInput, now: number): Outcome<RegisteredAgent> {
+  registerTopLevel(input: RegisterInput, now: number): Checked<RegisteredAgent> {
     const amid = amidFromPublicKey(input.public_key);
     const existing = this.agents.get(amid);
     if (existing)
-      return refuse('already-registered', `agent ${amid} is already registered (${existing.role}, ${existing.status})`);
+      return refused(
+        'already-registered',
+        `agent ${amid} is already registered (${existing.role}, ${existing.status})`,
+      );
     const circleId = this.hooks.newCircleId();
     this.agents.set(amid, {
       amid,
@@ -51,7 +55,7 @@ export class RegistryMembership extends RegistryEvents {
    * Adds a sub-agent on the strength of its parent's signed membership statement. Every refusal
    * is a governance event: a forged or mismatched statement is an attempt at circle-id spoofing.
    */
-  spawnSubAgent(signed: SignedMembership, now: number): Outcome<RegisteredAgent> {
+  spawnSubAgent(signed: SignedMembership, now: number): Checked<RegisteredAgent> {
     const s = signed.statement;
     const refused = (code: string, reason: string) =>
       this.refuseWithEvent('spawn-refused', code, s.parent_amid, s.child_amid, reason, now);
@@ -105,10 +109,10 @@ export class RegistryMembership extends RegistryEvents {
   }
 
   /** Operator action: retires an agent and its whole sub-tree (they can no longer knock or be knocked). */
-  retire(input: RetireInput, now: number): Outcome<RetireResult> {
+  retire(input: RetireInput, now: number): Checked<RetireResult> {
     const agent = this.agents.get(input.amid);
-    if (!agent) return refuse('unknown-agent', `agent ${input.amid} is not registered`);
-    if (agent.status === 'retired') return refuse('already-retired', `agent ${input.amid} is already retired`);
+    if (!agent) return refused('unknown-agent', `agent ${input.amid} is not registered`);
+    if (agent.status === 'retired') return refused('already-retired', `agent ${input.amid} is already retired`);
     // Descendants share the circle, so only the circle's members need looking at.
     const children = new Map<string, string[]>();
     for (const a of this.agents.values()) {
@@ -134,9 +138,9 @@ export class RegistryMembership extends RegistryEvents {
   }
 
   /** Operator action: lets two top-level agents of different organisations knock each other. */
-  allowPair(input: PairInput, now: number): Outcome<PairResult> {
+  allowPair(input: PairInput, now: number): Checked<PairResult> {
     const bad = this.checkPair(input);
-    if (bad) return bad;
+    if (bad) return refused(bad);
     const key = pairKey(input.a, input.b);
     if (!this.pairs.has(key)) {
       const [a, b] = input.a < input.b ? [input.a, input.b] : [input.b, input.a];
@@ -146,21 +150,21 @@ export class RegistryMembership extends RegistryEvents {
   }
 
   /** Operator action: removes a pair from the allowlist (a no-op when it was not there). */
-  revokePair(input: PairInput): Outcome<PairResult> {
+  revokePair(input: PairInput): Checked<PairResult> {
     const bad = this.checkPair(input, false);
-    if (bad) return bad;
+    if (bad) return refused(bad);
     this.pairs.delete(pairKey(input.a, input.b));
     return { ok: true, value: { pair: [input.a, input.b], allowed: false } };
   }
 
   protected checkPair(input: PairInput, requireActive = true): Refusal | null {
-    if (input.a === input.b) return refuse('same-agent', 'a pair needs two different agents');
+    if (input.a === input.b) return refusal('same-agent', 'a pair needs two different agents');
     for (const amid of [input.a, input.b]) {
       const agent = this.agents.get(amid);
-      if (!agent) return refuse('unknown-agent', `agent ${amid} is not registered`);
+      if (!agent) return refusal('unknown-agent', `agent ${amid} is not registered`);
       if (agent.role !== 'top-level')
-        return refuse('not-top-level', `agent ${amid} is a sub-agent; the allowlist joins top-level agents only`);
-      if (requireActive && agent.status !== 'active') return refuse('retired', `agent ${amid} is retired`);
+        return refusal('not-top-level', `agent ${amid} is a sub-agent; the allowlist joins top-level agents only`);
+      if (requireActive && agent.status !== 'active') return refusal('retired', `agent ${amid} is retired`);
     }
     return null;
   }
@@ -179,11 +183,11 @@ export class RegistryMembership extends RegistryEvents {
     now: number,
   ): Refusal | null {
     const why = refuseOperatorAction(action, input, operatorKeys, now);
-    if (why) return refuse('not-operator', why);
+    if (why) return why;
     const op = input.operator;
     if (operatorKeys.length === 0 || !op) return null;
     if (this.operatorNonces.isUsed(op.public_key, op.nonce, now))
-      return refuse('replay', `${action}: operator nonce ${op.nonce} was already used: replayed operator action`);
+      return refusal('replay', `${action}: operator nonce ${op.nonce} was already used: replayed operator action`);
     return null;
   }
 
@@ -204,7 +208,7 @@ export class RegistryMembership extends RegistryEvents {
     const op = input.operator;
     if (operatorKeys.length === 0 || !op) return null;
     if (this.operatorNonces.size >= this.config.maxOperatorNoncesHeld) {
-      return refuse(
+      return refusal(
         'rate-limited',
         `${action}: more than ${this.config.maxOperatorNoncesHeld} operator actions ` +
           `within ${(2 * SIGNATURE_WINDOW_MS) / 1000}s; try again later`,
