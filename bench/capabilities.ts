@@ -64,7 +64,7 @@ export async function benchCapabilities(server: BenchServer): Promise<Row[]> {
       actionSha256: request.action_sha256,
     });
     const t2 = performance.now();
-    if (!check.ok) throw new Error(`bench capabilities: ${check.reason}`);
+    if (!check.ok) throw new Error(`bench capabilities: ${check.refusal.reason}`);
     if (i >= 50) {
       issue.push(t1 - t0);
       verify.push(t2 - t1);

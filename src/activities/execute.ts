@@ -102,7 +102,7 @@ export function createExecutorActivities(deps: ExecutorDeps): ExecutorActivities
         workflowId: input.workflow_id,
         actionSha256: actionDigest(proposal),
       });
-      if (!check.ok) return refuse(`capability token refused: ${check.reason}`);
+      if (!check.ok) return refuse(`capability token refused: ${check.refusal.reason}`);
       // Who scheduled the activity is what Temporal says, not the input (the scheduler's word): a proposal run under
       // the token's workflow id. The token's expiry, judged at scheduling, bounds a later run under that id
       // (docs/capabilities.md).

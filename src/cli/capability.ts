@@ -104,12 +104,14 @@ export function registerCapabilityCommands(program: Command): void {
         ...(audience ? { audience } : {}),
         ...(given ? { actionSha256: given.digest } : {}),
       });
-      if (!check.ok) throw new CapabilityRefusedError(`capability refused: ${check.reason}`, check.code);
+      if (!check.ok)
+        throw new CapabilityRefusedError(`capability refused: ${check.refusal.reason}`, check.refusal.code);
+      const { claims, kid } = check.value;
       const result = {
         valid: true,
-        token_id: check.claims.jti,
-        kid: check.kid,
-        claims: check.claims,
+        token_id: claims.jti,
+        kid,
+        claims,
         action_checked: given !== undefined,
       };
       if (!opts.redeem) return printJson(result);

@@ -98,8 +98,8 @@ export async function redeemCapability(
       audience,
       actionSha256: action_sha256,
     });
-    if (!check.ok) throw new CapabilityRefusedError(`capability refused: ${check.reason}`, check.code);
-    claims = check.claims;
+    if (!check.ok) throw new CapabilityRefusedError(`capability refused: ${check.refusal.reason}`, check.refusal.code);
+    claims = check.value.claims;
   } else {
     claims = unverifiedClaims(options.token);
   }

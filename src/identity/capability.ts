@@ -8,6 +8,7 @@
 import { createPublicKey, verify as nodeVerify, type KeyObject } from 'node:crypto';
 import type { CapabilityClaims, CapabilityFooter } from '../contracts/capability';
 import { decodePublicKey } from '../contracts/identity';
+import { refused, type Checked } from '../contracts/refusal';
 import { parseV4Public, verifyV4Public, type Ed25519Verify, type PasetoError } from './paseto-verify';
 
 /** The DER (SubjectPublicKeyInfo) prefix of an Ed25519 public key: RFC 8410 §4. */
@@ -47,11 +48,15 @@ export interface CapabilityExpectation {
   actionSha256?: string;
 }
 
-export type CapabilityCheck =
-  | { ok: true; claims: CapabilityClaims; kid: string }
-  | { ok: false; code: CapabilityRefusal; reason: string };
+/** A token that verified: its claims, and the key id that signed it. */
+export interface VerifiedCapability {
+  claims: CapabilityClaims;
+  kid: string;
+}
 
-/** Why a token is refused, stable for callers (the CLI maps them to one-line errors). */
+export type CapabilityCheck = Checked<VerifiedCapability>;
+
+/** The codes of a refused token, stable for callers (the CLI maps them to one-line errors). */
 export type CapabilityRefusal =
   | 'malformed'
   | 'unsupported'
@@ -106,7 +111,7 @@ function readClaims(value: unknown): CapabilityClaims | string {
   return claims;
 }
 
-const refuse = (code: CapabilityRefusal, reason: string): CapabilityCheck => ({ ok: false, code, reason });
+const refuse = (code: CapabilityRefusal, reason: string): CapabilityCheck => refused(code, reason);
 
 /**
  * Verifies a capability token. The key comes from the policy by the footer's `kid` (own keys only);
@@ -148,7 +153,7 @@ export function verifyCapability(token: string, expect: CapabilityExpectation): 
       `the token was issued for another action (sha256 ${claims.action_sha256.slice(0, 16)}…, ` +
         `this one is ${expect.actionSha256.slice(0, 16)}…)`,
     );
-  return { ok: true, claims, kid };
+  return { ok: true, value: { claims, kid } };
 }
 
 /** The claims of a token whose signature was NOT checked: for naming the workflow to redeem at. */

@@ -88,7 +88,7 @@ describe('executed actions', () => {
     expect(updates).toContain(awaitSettledUpdate.name);
     expect(updates).not.toContain(redeemCapabilityUpdate.name);
     const check = verifyCapability(c.token, { issuers: sys.policy.spec.capabilities.issuers, nowMs: Date.now() });
-    expect(check.ok && check.claims).toMatchObject({
+    expect(check.ok && check.value.claims).toMatchObject({
       sub: '@engineering',
       wid: outcome.workflow_id,
       action_sha256: actionDigest(actionOf(p)),

@@ -84,7 +84,7 @@ describe('PASETO v4.public', () => {
   it('signs a capability token to a known answer', async () => {
     expect(signCapability(CLAIMS, await keyOf())).toBe(CAPABILITY_KAT);
     const check = verifyCapability(CAPABILITY_KAT, { issuers: ISSUERS, nowMs: BEFORE_EXPIRY });
-    expect(check).toEqual({ ok: true, claims: CLAIMS, kid: KID });
+    expect(check).toEqual({ ok: true, value: { claims: CLAIMS, kid: KID } });
   });
 
   it('interoperates with the paseto package both ways', async () => {
@@ -107,7 +107,7 @@ describe('PASETO v4.public', () => {
       { footer: text(`{"kid":"${KID}"}`), addIssuedAt: false },
     );
     const check = verifyCapability(fresh, { issuers: ISSUERS, nowMs: BEFORE_EXPIRY, audience: 'executor:exec' });
-    expect(check.ok && check.claims.jti).toBe('from-the-paseto-package');
+    expect(check.ok && check.value.claims.jti).toBe('from-the-paseto-package');
   });
 });
 
@@ -154,62 +154,63 @@ describe('capability token refusals', () => {
 
   it('refuses a tampered payload, signature or footer', () => {
     const payload = verifyCapability(`${h1}.${h2}.${flip(body, 20)}.${footer}`, expect_);
-    expect(payload).toMatchObject({ ok: false, code: 'signature' });
+    expect(payload).toMatchObject({ ok: false, refusal: { code: 'signature' } });
     const signature = verifyCapability(`${h1}.${h2}.${flip(body, body.length - 10)}.${footer}`, expect_);
-    expect(signature).toMatchObject({ ok: false, code: 'signature' });
+    expect(signature).toMatchObject({ ok: false, refusal: { code: 'signature' } });
     // Same key id, one more byte in the footer: the footer is authenticated.
     const otherFooter = b64(text(`{"kid":"${KID}" }`));
     expect(verifyCapability(`${h1}.${h2}.${body}.${otherFooter}`, expect_)).toMatchObject({
       ok: false,
-      code: 'signature',
+      refusal: { code: 'signature' },
     });
     // No footer at all: no key id, nothing to verify with.
-    expect(verifyCapability(`${h1}.${h2}.${body}`, expect_)).toMatchObject({ ok: false, code: 'malformed' });
+    expect(verifyCapability(`${h1}.${h2}.${body}`, expect_)).toMatchObject({
+      ok: false,
+      refusal: { code: 'malformed' },
+    });
   });
 
   it('refuses an expired token, a wrong audience, workflow or action', () => {
     expect(verifyCapability(CAPABILITY_KAT, { ...expect_, nowMs: Date.parse(CLAIMS.exp) })).toMatchObject({
       ok: false,
-      code: 'expired',
-      reason: `the token expired at ${CLAIMS.exp}`,
+      refusal: { code: 'expired', reason: `the token expired at ${CLAIMS.exp}` },
     });
     expect(verifyCapability(CAPABILITY_KAT, { ...expect_, audience: 'mcp:filesystem' })).toMatchObject({
       ok: false,
-      code: 'audience',
-      reason: 'the token is for executor:exec, not mcp:filesystem',
+      refusal: { code: 'audience', reason: 'the token is for executor:exec, not mcp:filesystem' },
     });
     expect(verifyCapability(CAPABILITY_KAT, { ...expect_, workflowId: 'proposal-other' })).toMatchObject({
       ok: false,
-      code: 'workflow',
+      refusal: { code: 'workflow' },
     });
     expect(verifyCapability(CAPABILITY_KAT, { ...expect_, actionSha256: 'c'.repeat(64) })).toMatchObject({
       ok: false,
-      code: 'action',
+      refusal: { code: 'action' },
     });
   });
 
   it('refuses an unknown key id and a token signed by another key under a listed id', () => {
     expect(verifyCapability(CAPABILITY_KAT, { ...expect_, issuers: { other: ISSUERS[KID] } })).toMatchObject({
       ok: false,
-      code: 'unknown-key',
+      refusal: { code: 'unknown-key' },
     });
     // An own-property lookup: a key id such as `constructor` finds nothing.
     const other = generateCapabilityKey(KID);
     expect(verifyCapability(CAPABILITY_KAT, { ...expect_, issuers: { [KID]: other.public_key } })).toMatchObject({
       ok: false,
-      code: 'signature',
+      refusal: { code: 'signature' },
     });
   });
 
   it('refuses other versions and purposes, and non-canonical encodings', () => {
     for (const header of ['v2.public', 'v3.public', 'v4.local', 'v1.public', 'V4.public']) {
       const check = verifyCapability(`${header}.${body}.${footer}`, expect_);
-      expect(check, header).toMatchObject({ ok: false, code: 'unsupported' });
+      expect(check, header).toMatchObject({ ok: false, refusal: { code: 'unsupported' } });
     }
     expect(() => parseV4Public(`v4.public.${body}.`)).toThrow(PasetoError);
     expect(() => parseV4Public(`v4.public.${body}=`)).toThrow(/base64url/);
     expect(() => parseV4Public('v4.public.AAAA')).toThrow(/shorter than a signature/);
-    expect(verifyCapability('', expect_)).toMatchObject({ ok: false, code: 'malformed' });
+    expect(verifyCapability('', expect_)).toMatchObject({ ok: false, refusal: { code: 'malformed' } });
   });
 });
 
