@@ -223,8 +223,8 @@ async function judged(
       agentJudge,
       sequence: 0,
     });
-    if (!p.ok) throw new Error(`bench: ${p.error}`);
-    return p.proposal;
+    if (!p.ok) throw new Error(`bench: ${p.refusal.reason}`);
+    return p.value;
   };
   let seq = 0;
   const args = {

@@ -104,7 +104,7 @@ const cases: Array<[string, () => Promise<string>]> = [
       const token = out.capability?.token;
       if (!token) throw new Error(`no capability token: ${JSON.stringify(out)}`);
       const parsed = safeParseProposal(p);
-      if (!parsed.ok) throw new Error(parsed.error);
+      if (!parsed.ok) throw new Error(parsed.refusal.reason);
       await redeemCapability(client, { token, action: parsed.value, redeemer: 'record-histories' });
       return out.workflow_id;
     },
@@ -120,7 +120,7 @@ const cases: Array<[string, () => Promise<string>]> = [
         performer: { by: 'caller', call: 'c'.repeat(64), sequence: 0, server: 'record', tool: 'write_note' },
       });
       const parsed = safeParseProposal(p);
-      if (!parsed.ok) throw new Error(parsed.error);
+      if (!parsed.ok) throw new Error(parsed.refusal.reason);
       const { aud, action_sha256 } = capabilityBinding(parsed.value);
       const nonce = `record:${randomUUID()}`;
       const { outcome } = await submitAndSettle(client, p, {

@@ -1,5 +1,5 @@
 import { metricMeter } from '@temporalio/activity';
-import { BadInputError } from '../contracts/errors';
+import { refusalError } from '../contracts/refusal';
 import { meterName, METRICS, modelErrorKind } from '../contracts/metric-catalogue';
 import { safeParseProposal } from '../contracts/proposal';
 import type { RuleFinding, Verdict } from '../contracts/verdict';
@@ -17,7 +17,7 @@ export function createJudgeActivities(deps: JudgeDeps): JudgeActivities {
     async judge(input: JudgeInput): Promise<Verdict> {
       // The proposal is untrusted data even here: re-validate before anything reads it.
       const parsed = safeParseProposal(input.proposal);
-      if (!parsed.ok) throw new BadInputError(parsed.error);
+      if (!parsed.ok) throw refusalError(parsed.refusal);
       const started = performance.now();
       const verdict = await judgeProposal({ ...input, proposal: parsed.value }, deps);
       countJudgement(verdict, (performance.now() - started) / 1000);
@@ -26,7 +26,7 @@ export function createJudgeActivities(deps: JudgeDeps): JudgeActivities {
     // eslint-disable-next-line @typescript-eslint/require-await -- an activity: its contract is a promise
     async checkRules(input: CheckRulesInput): Promise<RuleFinding | null> {
       const parsed = safeParseProposal(input.proposal);
-      if (!parsed.ok) return { verdict: 'REJECT', rule: 'edit.invalid', reason: parsed.error };
+      if (!parsed.ok) return { verdict: 'REJECT', rule: 'edit.invalid', reason: parsed.refusal.reason };
       const hard = hardRules(parsed.value, { policy: input.policy, baseDir: deps.baseDir });
       if (hard) return hard;
       const patterns = lightweightCheck(parsed.value, input.policy);

@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { CapabilityRefusedError, redeemCapability, type CapabilityAction } from '../client/capabilities';
 import { actionDigest, executorAudience, mcpToolCallDigest, type McpToolCall } from '../contracts/capability';
 import { BadInputError } from '../contracts/errors';
+import { refusalError } from '../contracts/refusal';
 import { safeParseProposal } from '../contracts/proposal';
 import { loadEnv } from '../config/env';
 import { verifyCapability } from '../identity/capability';
@@ -57,7 +58,7 @@ function actionFrom(value: unknown, file: string): { action: CapabilityAction; a
           ...value,
         };
   const parsed = safeParseProposal(asProposal);
-  if (typeof value.proposal_id === 'string' && !parsed.ok) throw new BadInputError(`--action ${file}: ${parsed.error}`);
+  if (typeof value.proposal_id === 'string' && !parsed.ok) throw refusalError(parsed.refusal, `--action ${file}: `);
   const source = parsed.ok ? parsed.value : value;
   const action = { action_type: String(source.action_type), target: source.target, parameters: source.parameters };
   return { action, audience: executorAudience(action.action_type), digest: actionDigest(action) };

@@ -12,6 +12,7 @@
  */
 import { canonicalJson } from './canonical-json';
 import { BadInputError } from './errors';
+import { refused, type Checked } from './refusal';
 import { proposalContentDigest } from './digest';
 import { isKnownActionType, MAX_PROPOSAL_BYTES, safeParseProposal, type KnownActionType } from './proposal';
 import type { Proposal } from './proposal';
@@ -131,7 +132,13 @@ export const EDITABLE_PARAMETERS: Record<KnownActionType, Editable> = {
 /** The most edits one decision carries. */
 export const MAX_EDITS = 50;
 
-export type EditResult = { ok: true; proposal: Proposal; edited: ActionEdited } | { ok: false; error: string };
+/** Edits applied: the edited proposal, its digest and the changes. */
+export interface AppliedEdits {
+  proposal: Proposal;
+  edited: ActionEdited;
+}
+
+export type EditResult = Checked<AppliedEdits>;
 
 const RULE_WORDS: Record<EditRule, string> = {
   lower: 'may only be lowered',
@@ -231,7 +238,7 @@ export function editableFields(p: Proposal): string[] {
  * and the rule). Never throws. The edited proposal is checked against the action type's schema again.
  */
 export function applyActionEdits(proposal: Proposal, edits: readonly ActionEdit[]): EditResult {
-  const fail = (error: string): EditResult => ({ ok: false, error: `edit ${error}` });
+  const fail = (why: string): EditResult => refused('edit.invalid', `edit ${why}`);
   if (edits.length === 0) return fail('list: expected at least one edit');
   if (edits.length > MAX_EDITS) return fail(`list: at most ${MAX_EDITS} edits`);
   if (!isKnownActionType(proposal.action_type))
@@ -272,11 +279,11 @@ export function applyActionEdits(proposal: Proposal, edits: readonly ActionEdit[
   const size = new TextEncoder().encode(canonicalJson(edited)).length;
   if (size > MAX_PROPOSAL_BYTES) return fail(`list: the edited proposal is over the ${MAX_PROPOSAL_BYTES}-byte limit`);
   const parsed = safeParseProposal(edited);
-  if (!parsed.ok) return fail(`result: the edited action is not valid: ${parsed.error}`);
+  if (!parsed.ok) return fail(`result: the edited action is not valid: ${parsed.refusal.reason}`);
   const from_digest = proposalContentDigest(proposal);
   const to_digest = proposalContentDigest(parsed.value);
   if (from_digest === to_digest) return fail('list: the edits change nothing');
-  return { ok: true, proposal: parsed.value, edited: { from_digest, to_digest, changes } };
+  return { ok: true, value: { proposal: parsed.value, edited: { from_digest, to_digest, changes } } };
 }
 
 /** The changes in one line for a person or an agent: `path: before -> after; ...`, each value cut to 60 characters. */

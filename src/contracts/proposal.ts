@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BadInputError } from './errors';
+import { refusalError, refused, type Checked } from './refusal';
 import { describeIssues } from './zod-error';
 import { canonicalJson } from './canonical-json';
 import { jsonDepthProblem } from './json-depth';
@@ -311,18 +312,16 @@ export const ProposalEnvelopeSchema = z.strictObject({
 /** A proposal: what an actor wants to do, where, and why. */
 export type Proposal = z.infer<typeof ProposalEnvelopeSchema>;
 
-export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string };
-
 /**
  * Validates a proposal: its nesting depth ({@link MAX_JSON_DEPTH}), the envelope, then the target and
  * parameters of its action type.
  */
-export function safeParseProposal(input: unknown): ParseResult<Proposal> {
+export function safeParseProposal(input: unknown): Checked<Proposal> {
   // Before zod or anything else recursive sees it: hostile nesting must not overflow the stack.
   const tooDeep = jsonDepthProblem(input, 'proposal');
-  if (tooDeep) return { ok: false, error: tooDeep };
+  if (tooDeep) return refused('bad-input', tooDeep);
   const envelope = ProposalEnvelopeSchema.safeParse(input);
-  if (!envelope.success) return { ok: false, error: describeIssues('proposal', envelope.error.issues) };
+  if (!envelope.success) return refused('bad-input', describeIssues('proposal', envelope.error.issues));
   const proposal = envelope.data;
   if (!isKnownActionType(proposal.action_type)) return { ok: true, value: proposal };
   const shape = actionShapes[proposal.action_type];
@@ -332,7 +331,7 @@ export function safeParseProposal(input: unknown): ParseResult<Proposal> {
     ...(target.success ? [] : [describeIssues('proposal.target', target.error.issues)]),
     ...(parameters.success ? [] : [describeIssues('proposal.parameters', parameters.error.issues)]),
   ];
-  if (problems.length > 0) return { ok: false, error: problems.join('; ') };
+  if (problems.length > 0) return refused('bad-input', problems.join('; '));
   return {
     ok: true,
     value: {
@@ -352,7 +351,7 @@ export function parseProposal(input: unknown): Proposal {
     throw new BadInputError(`proposal: ${size} bytes is over the ${MAX_PROPOSAL_BYTES}-byte limit`);
   }
   const result = safeParseProposal(input);
-  if (!result.ok) throw new BadInputError(result.error);
+  if (!result.ok) throw refusalError(result.refusal);
   return result.value;
 }
 

@@ -6,7 +6,8 @@
  * in its own format. Contract for adapter authors: docs/gate.md.
  */
 import { DEFAULT_TASK_QUEUES } from '../wire-names';
-import { BadInputError, LimitExceededError } from '../contracts/errors';
+import { LimitExceededError } from '../contracts/errors';
+import { refusalError } from '../contracts/refusal';
 import { mapToolCall, proposalForToolCall, toolCallDigest } from './mapping';
 import { callerOutcomeOf, resolveCall, unreachableReason } from './resolve';
 import { reportCallerOutcome } from '../client/performer';
@@ -88,8 +89,8 @@ export class Gate {
         agent: call.agent ?? {},
         sequence,
       });
-      if (!p.ok) throw new BadInputError(`rule ${mapping.rule.name} maps this call to an invalid proposal: ${p.error}`);
-      return p.proposal;
+      if (!p.ok) throw refusalError(p.refusal, `rule ${mapping.rule.name} maps this call to an invalid proposal: `);
+      return p.value;
     };
     try {
       proposalAt(0);

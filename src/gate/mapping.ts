@@ -10,6 +10,7 @@ import { toHex, utf8 } from '../contracts/encoding';
 import { applyTemplate, globMatches, MCP_TOOL_CALL, type McpRule } from '../contracts/mcp';
 import { proposalWorkflowId, PROPOSAL_WORKFLOW_ID_PREFIX } from '../contracts/digest';
 import { safeParseProposal, SessionIdSchema, USER_TASK_MAX_CHARS, type Proposal } from '../contracts/proposal';
+import type { Checked } from '../contracts/refusal';
 import { callProposalIdPrefix } from '../contracts/workflow-ids';
 import type { AgentStatement, GateRules, GateToolCall } from './types';
 
@@ -125,7 +126,7 @@ export function proposalForToolCall(input: {
   mapping: Extract<CallMapping, { kind: 'judged' }>;
   agent: AgentStatement;
   sequence: number;
-}): { ok: true; proposal: Proposal } | { ok: false; error: string } {
+}): Checked<Proposal> {
   const { call, mapping, agent } = input;
   const prefix = callProposalIdPrefix(call.runtime);
   const what = call.runtime === 'mcp' ? 'MCP tool call' : `${call.runtime} tool call`;
@@ -155,11 +156,11 @@ export function proposalForToolCall(input: {
     },
   };
   const parsed = safeParseProposal(draft);
-  if (!parsed.ok) return { ok: false, error: parsed.error };
+  if (!parsed.ok) return parsed;
   const workflowId = proposalWorkflowId(parsed.value);
   return {
     ok: true,
-    proposal: { ...parsed.value, proposal_id: `${prefix}${workflowId.slice(PROPOSAL_WORKFLOW_ID_PREFIX.length)}` },
+    value: { ...parsed.value, proposal_id: `${prefix}${workflowId.slice(PROPOSAL_WORKFLOW_ID_PREFIX.length)}` },
   };
 }
 

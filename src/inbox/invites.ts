@@ -10,6 +10,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { BadInputError } from '../contracts/errors';
+import { refused, type Checked } from '../contracts/refusal';
 
 /** What an invite file holds. */
 export const InviteSchema = z.strictObject({
@@ -34,6 +35,9 @@ export const INVITE_REFUSALS: Record<InviteRefusal, string> = {
   used: 'This invite link was already used. Ask your operator for a new one.',
   expired: 'This invite link has expired. Ask your operator for a new one.',
 };
+
+/** An invite refused, of code `invite.<why>`, in the words for the person who opened the link. */
+const inviteRefused = (why: InviteRefusal) => refused(`invite.${why}`, INVITE_REFUSALS[why]);
 
 const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
 
@@ -61,25 +65,25 @@ export class InviteStore {
   }
 
   /** The invite a token names if it can still be used, or why not. Reads only: {@link redeem} uses it up. */
-  check(token: string, now = Date.now()): { ok: true; invite: Invite } | { ok: false; refusal: InviteRefusal } {
-    if (!TOKEN.test(token)) return { ok: false, refusal: 'unknown' };
+  check(token: string, now = Date.now()): Checked<Invite> {
+    if (!TOKEN.test(token)) return inviteRefused('unknown');
     const open = this.read(this.path(token, 'json'));
-    if (!open) return { ok: false, refusal: this.read(this.path(token, 'used')) ? 'used' : 'unknown' };
-    if (Date.parse(open.expires_at) <= now) return { ok: false, refusal: 'expired' };
-    return { ok: true, invite: open };
+    if (!open) return inviteRefused(this.read(this.path(token, 'used')) ? 'used' : 'unknown');
+    if (Date.parse(open.expires_at) <= now) return inviteRefused('expired');
+    return { ok: true, value: open };
   }
 
   /**
    * Uses the invite up: exactly one caller wins (the rename), every later one is refused as used. Checks the expiry
    * again, so an invite that expired between opening and finishing is refused.
    */
-  redeem(token: string, now = Date.now()): { ok: true; invite: Invite } | { ok: false; refusal: InviteRefusal } {
+  redeem(token: string, now = Date.now()): Checked<Invite> {
     const checked = this.check(token, now);
     if (!checked.ok) return checked;
     try {
       renameSync(this.path(token, 'json'), this.path(token, 'used'));
     } catch {
-      return { ok: false, refusal: 'used' };
+      return inviteRefused('used');
     }
     return checked;
   }

@@ -7,6 +7,7 @@ import { MAX_EDITS } from '../contracts/action-edit';
 import { MAX_GRANT_USES } from '../contracts/grant';
 import { ActionEditSchema } from '../contracts/messages';
 import { WebAuthnAssertionSchema } from '../contracts/passkey';
+import { refused, type Checked } from '../contracts/refusal';
 import { describeIssues } from '../contracts/zod-error';
 
 /** The CSRF token may come in the body of a form post; it is checked before the body is parsed. */
@@ -76,12 +77,9 @@ export const RevokeRequestSchema = z.strictObject({
   _csrf: Csrf,
 });
 
-/** `body` parsed by `schema`, or the message naming each field and the rule it broke. */
-export function readRequest<T>(
-  schema: z.ZodType<T>,
-  body: unknown,
-): { ok: true; value: T } | { ok: false; message: string } {
+/** `body` parsed by `schema`, or refused with the message naming each field and the rule it broke. */
+export function readRequest<T>(schema: z.ZodType<T>, body: unknown): Checked<T> {
   const parsed = schema.safeParse(body ?? {});
   if (parsed.success) return { ok: true, value: parsed.data };
-  return { ok: false, message: describeIssues('', parsed.error.issues) };
+  return refused('bad-input', describeIssues('', parsed.error.issues));
 }

@@ -33,7 +33,7 @@ import { addPasskey, mergePasskeys, readPasskeyRegistry, withPasskeys } from '..
 import { passkeyChallenge, withPasskeyAssertion } from '../identity/sign-decision';
 import { grantPasskeyChallenge, withGrantPasskeyAssertion } from '../identity/sign-grant';
 import { page, type Html } from './html';
-import { INVITE_REFUSALS, InviteStore } from './invites';
+import { InviteStore } from './invites';
 import {
   enrolPage,
   grantsPage,
@@ -394,16 +394,15 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
   app.get('/enrol/:token', (req, res) => {
     limitAddress(req, 'enrolment');
     const checked = invites.check(String(req.params.token));
-    if (!checked.ok)
-      return send(res, 'Invite refused', messagePage('Invite refused', INVITE_REFUSALS[checked.refusal]), 410);
-    send(res, 'Enrol', enrolPage(checked.invite.approver, String(req.params.token)));
+    if (!checked.ok) return send(res, 'Invite refused', messagePage('Invite refused', checked.refusal.reason), 410);
+    send(res, 'Enrol', enrolPage(checked.value.approver, String(req.params.token)));
   });
 
   app.post('/enrol/:token/options', async (req, res) => {
     limitAddress(req, 'enrolment');
     const checked = invites.check(String(req.params.token));
-    if (!checked.ok) throw new Refusal(410, INVITE_REFUSALS[checked.refusal]);
-    const approver = checked.invite.approver;
+    if (!checked.ok) throw new Refusal(410, checked.refusal.reason);
+    const approver = checked.value.approver;
     limitApprover(approver, 'enrolment');
     const existing = Object.hasOwn(passkeys(), approver) ? (passkeys()[approver] ?? []) : [];
     const options = await registrationOptions(rp, approver, existing);
@@ -419,29 +418,29 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     if (!issued || issued.enrol !== token)
       throw new Refusal(400, 'this registration was not started here, or took too long; start again');
     const invited = invites.check(token);
-    if (invited.ok) limitApprover(invited.invite.approver, 'enrolment');
+    if (invited.ok) limitApprover(invited.value.approver, 'enrolment');
     const name = typeof body.name === 'string' && body.name.trim() ? body.name.trim().slice(0, 100) : undefined;
     const verified = await verifyRegistration(rp, String(body.challenge), body.response, name);
-    if (!verified.ok) throw new Refusal(400, verified.refusal);
+    if (!verified.ok) throw new Refusal(400, verified.refusal.reason);
     // The invite is used up only by a registration that verified; exactly one redemption wins.
     const redeemed = invites.redeem(token);
-    if (!redeemed.ok) throw new Refusal(410, INVITE_REFUSALS[redeemed.refusal]);
-    const approver = redeemed.invite.approver;
+    if (!redeemed.ok) throw new Refusal(410, redeemed.refusal.reason);
+    const approver = redeemed.value.approver;
     if (!approvers.includes(approver))
       throw new Refusal(403, `${approver} is no longer an approver in the policy (spec.escalation.approvers)`);
     try {
-      addPasskey(registryPath, approver, verified.credential);
+      addPasskey(registryPath, approver, verified.value);
     } catch (err) {
       // Already registered, or the registry file is unreadable: say which; the invite stays used.
       throw new Refusal(409, `the passkey was not added: ${(err as Error).message}`);
     }
-    log(`passkey ${verified.credential.id.slice(0, 16)}… enrolled for ${approver}`);
+    log(`passkey ${verified.value.id.slice(0, 16)}… enrolled for ${approver}`);
     res.json({
       message:
         `Passkey enrolled for ${approver}. It signs decisions on proposals that start from now on. ` +
         'Sign in at the inbox start page.',
       approver,
-      credential_id: verified.credential.id,
+      credential_id: verified.value.id,
     });
   });
 
@@ -461,14 +460,15 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     const issued = sessions.take<{ signIn?: string }>(old, body.challenge);
     if (!issued?.signIn) throw new Refusal(400, 'this sign-in was not started here, or took too long; start again');
     const known = passkeys();
-    const verified = verifySignIn(issued.signIn, body.assertion, known);
-    if (!verified.ok) {
+    const signIn = verifySignIn(issued.signIn, body.assertion, known);
+    if (!signIn.ok) {
       // A failed sign-in with an approver's passkey id counts against that approver.
       const claimed = (body.assertion as { credential_id?: unknown } | null | undefined)?.credential_id;
       const owner = Object.entries(known).find(([, list]) => list.some((c) => c.id === claimed))?.[0];
       if (owner) limitApprover(owner, 'sign-in');
-      throw new Refusal(401, verified.refusal);
+      throw new Refusal(401, signIn.refusal.reason);
     }
+    const verified = signIn.value;
     if (!approvers.includes(verified.approver))
       throw new Refusal(403, `${verified.approver} is not an approver in the policy (spec.escalation.approvers)`);
     const s = sessions.signIn(old, verified.approver, verified.credentialId);
@@ -489,7 +489,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     const approver = signedIn(res);
     const workflowId = workflowIdOf(req);
     const read = readRequest(DecisionRequestSchema, req.body);
-    if (!read.ok) throw new Refusal(400, read.message);
+    if (!read.ok) throw new Refusal(400, read.refusal.reason);
     const body = read.value;
     const reason = body.reason?.trim() ?? '';
     const status = await statusForListing(workflowId);
@@ -502,7 +502,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     // edit names its field and rule and nothing is signed or sent.
     if (body.edits) {
       const edited = applyActionEdits(status.proposal, body.edits);
-      if (!edited.ok) throw new Refusal(400, edited.error);
+      if (!edited.ok) throw new Refusal(400, edited.refusal.reason);
     }
     const decision: HumanDecision = {
       decision: body.decision,
@@ -552,7 +552,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
         'refused: this signed decision was not requested here, was already used, or took too long; decide again',
       );
     const read = readRequest(DecideRequestSchema, req.body);
-    if (!read.ok) throw new Refusal(400, read.message);
+    if (!read.ok) throw new Refusal(400, read.refusal.reason);
     const body = read.value;
     let grantRequest: GrantRequest | undefined;
     if (pending.grant) {
@@ -626,7 +626,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     if (!GRANT_ID_RE.test(grantId))
       throw new Refusal(400, 'grant_id: expected a grant id such as gabcdefghijklmnopqrst');
     const read = readRequest(RevokeRequestSchema, req.body);
-    if (!read.ok) throw new Refusal(400, read.message);
+    if (!read.ok) throw new Refusal(400, read.refusal.reason);
     let status: GrantStatus;
     try {
       status = await grantStatus(client, grantId);

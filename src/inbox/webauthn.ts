@@ -19,6 +19,7 @@ import { cose, decodeCredentialPublicKey } from '@simplewebauthn/server/helpers'
 import { WebAuthnAssertionSchema, type PasskeyCredential, type WebAuthnAssertion } from '../contracts/passkey';
 import { assertionChallenge, refusePasskeyAssertion } from '../identity/passkey-verify';
 import type { ApproverPasskeys } from '../contracts/passkey';
+import { refusal, refused, type Checked } from '../contracts/refusal';
 
 /** The relying party: the rp id (a host name) and the one origin pages are served from. */
 export interface RelyingParty {
@@ -58,7 +59,7 @@ export async function verifyRegistration(
   response: unknown,
   name: string | undefined,
   now = new Date(),
-): Promise<{ ok: true; credential: PasskeyCredential } | { ok: false; refusal: string }> {
+): Promise<Checked<PasskeyCredential>> {
   let info;
   try {
     const verified = await verifyRegistrationResponse({
@@ -69,16 +70,17 @@ export async function verifyRegistration(
       requireUserVerification: true,
       supportedAlgorithmIDs: ALGORITHMS,
     });
-    if (!verified.verified) return { ok: false, refusal: 'the passkey registration did not verify' };
+    if (!verified.verified) return refused('passkey.registration', 'the passkey registration did not verify');
     info = verified.registrationInfo;
   } catch (err) {
-    return { ok: false, refusal: `the passkey registration was refused: ${(err as Error).message}` };
+    return refused('passkey.registration', `the passkey registration was refused: ${(err as Error).message}`);
   }
   const raw = rawPublicKey(info.credential.publicKey);
-  if (!raw) return { ok: false, refusal: 'the passkey uses a key type other than ES256 (P-256) or EdDSA (Ed25519)' };
+  if (!raw)
+    return refused('passkey.key-type', 'the passkey uses a key type other than ES256 (P-256) or EdDSA (Ed25519)');
   return {
     ok: true,
-    credential: {
+    value: {
       id: info.credential.id,
       alg: raw.alg,
       public_key: Buffer.from(raw.key).toString('base64url'),
@@ -128,21 +130,22 @@ export function verifySignIn(
   statement: string,
   input: unknown,
   passkeys: ApproverPasskeys,
-): { ok: true; approver: string; credentialId: string } | { ok: false; refusal: string } {
+): Checked<{ approver: string; credentialId: string }> {
   const parsed = WebAuthnAssertionSchema.safeParse(input);
-  if (!parsed.success) return { ok: false, refusal: 'the sign-in assertion is malformed' };
+  if (!parsed.success) return refused('malformed', 'the sign-in assertion is malformed');
   const assertion: WebAuthnAssertion = parsed.data;
   const owner = Object.entries(passkeys).find(([, list]) => list.some((c) => c.id === assertion.credential_id));
-  if (!owner) return { ok: false, refusal: 'this passkey is not registered for any approver' };
+  if (!owner) return refused('unknown-key', 'this passkey is not registered for any approver');
   const [approver, list] = owner;
-  const refusal = refusePasskeyAssertion(new TextEncoder().encode(statement), assertion, list, approver);
-  if (refusal)
-    return {
-      ok: false,
-      refusal:
-        refusal.code === 'passkey.challenge'
-          ? 'the passkey assertion was made for another sign-in (its challenge is not the one this sign-in was given)'
-          : refusal.reason,
-    };
-  return { ok: true, approver, credentialId: assertion.credential_id };
+  const bad = refusePasskeyAssertion(new TextEncoder().encode(statement), assertion, list, approver);
+  if (bad)
+    return refused(
+      bad.code === 'passkey.challenge'
+        ? refusal(
+            bad.code,
+            'the passkey assertion was made for another sign-in (its challenge is not the one this sign-in was given)',
+          )
+        : bad,
+    );
+  return { ok: true, value: { approver, credentialId: assertion.credential_id } };
 }

@@ -4,6 +4,7 @@
  * checked against {@link ModelAnswerSchema}, whatever the server claims to enforce.
  */
 import { z } from 'zod';
+import { refused, type Checked } from '../contracts/refusal';
 import { describeIssues } from '../contracts/zod-error';
 import { TaskAlignmentSchema, VerdictKindSchema } from '../contracts/verdict';
 
@@ -96,7 +97,8 @@ export function answerJsonSchema(options: { strict?: boolean; userTask: boolean 
   return options.userTask ? MODEL_ANSWER_JSON_SCHEMA_WITH_TASK : MODEL_ANSWER_JSON_SCHEMA;
 }
 
-export type ParsedAnswer = { ok: true; answer: ModelAnswer } | { ok: false; error: string };
+/** The model's answer, or why it is refused (the judge asks once more, then records the reason). */
+export type ParsedAnswer = Checked<ModelAnswer>;
 
 const ANSWER_KEYS = new Set(Object.keys(ModelAnswerSchema.shape));
 const CONSTRAINT_KEYS = new Set(Object.keys(ModelAnswerSchema.shape.constraints.unwrap().shape));
@@ -127,23 +129,22 @@ export function parseModelAnswer(raw: string, options: ParseAnswerOptions = {}):
   let text = raw.trim().replace(/^<think>[\s\S]*?<\/think>\s*/u, '');
   const fence = /^```(?:json)?\s*\n([\s\S]*?)\n?```$/u.exec(text);
   if (fence) text = (fence[1] as string).trim();
-  if (text === '') return { ok: false, error: 'the answer is empty' };
+  if (text === '') return refused('bad-input', 'the answer is empty');
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    return { ok: false, error: `the answer is not JSON (${(err as Error).message})` };
+    return refused('bad-input', `the answer is not JSON (${(err as Error).message})`);
   }
   const parsed = ModelAnswerSchema.safeParse(withoutNulls(value));
-  if (!parsed.success) return { ok: false, error: describeIssues('answer', parsed.error.issues) };
+  if (!parsed.success) return refused('bad-input', describeIssues('answer', parsed.error.issues));
   const alignment = parsed.data.task_alignment;
   if (options.requireTask && (alignment === undefined || alignment === 'no_task')) {
-    return {
-      ok: false,
-      error:
-        'answer.task_alignment: a user task was given, so say whether the action serves it ' +
+    return refused(
+      'bad-input',
+      'answer.task_alignment: a user task was given, so say whether the action serves it ' +
         '(serves_task, other_goal or unclear)',
-    };
+    );
   }
-  return { ok: true, answer: parsed.data };
+  return { ok: true, value: parsed.data };
 }

@@ -3,6 +3,7 @@ import type { CompliancePolicy } from '../contracts/policy';
 import { safeParseProposal, type Proposal } from '../contracts/proposal';
 import { VerdictKindSchema, type Verdict, type VerdictKind } from '../contracts/verdict';
 import { BadInputError } from '../contracts/errors';
+import { refusalError } from '../contracts/refusal';
 import { routeVerdict, type VerdictRoute } from '../contracts/lifecycle';
 import { tierFor } from '../policy/classify';
 import { judgeProposal, type JudgeDeps } from './index';
@@ -41,7 +42,7 @@ export function parseCorpus(text: string, source = 'corpus'): EvalCase[] {
       throw new BadInputError(`${source}:${line}: ${problems.join('; ')}`);
     }
     const proposal = safeParseProposal(parsed.data.proposal);
-    if (!proposal.ok) throw new BadInputError(`${source}:${line}: ${proposal.error}`);
+    if (!proposal.ok) throw refusalError(proposal.refusal, `${source}:${line}: `);
     if (ids.has(proposal.value.proposal_id)) {
       throw new BadInputError(`${source}:${line}: proposal_id ${proposal.value.proposal_id} appears twice`);
     }

@@ -196,18 +196,18 @@ export async function askModel(client: ModelClient, prompt: JudgePrompt, options
     raw = reply.content;
     const parsed = parseModelAnswer(reply.content, { requireTask: prompt.userTaskHash !== undefined });
     if (parsed.ok) {
-      alignment = parsed.answer.task_alignment;
-      return { ok: true, answer: parsed.answer, audit: audit() };
+      alignment = parsed.value.task_alignment;
+      return { ok: true, answer: parsed.value, audit: audit() };
     }
     if (attempt === 2) {
-      return { ok: false, audit: audit(`invalid model output twice: ${parsed.error}`), unavailable: false };
+      return { ok: false, audit: audit(`invalid model output twice: ${parsed.refusal.reason}`), unavailable: false };
     }
     messages.push(
       { role: 'assistant', content: clip(reply.content, 8 * 1024) },
       {
         role: 'user',
         content:
-          `Your answer was not valid: ${clip(parsed.error, 2000)}. ` +
+          `Your answer was not valid: ${clip(parsed.refusal.reason, 2000)}. ` +
           'Answer again with only the JSON object described in the instructions.',
       },
     );

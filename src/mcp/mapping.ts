@@ -4,6 +4,7 @@
  */
 import type { McpSettings } from '../contracts/mcp';
 import type { Proposal } from '../contracts/proposal';
+import type { Checked } from '../contracts/refusal';
 import { mapToolCall, matchRule as matchGateRule, proposalForToolCall, type CallMapping } from '../gate/mapping';
 import type { AgentJudgeArgument } from './tools';
 
@@ -43,7 +44,7 @@ export function proposalForCall(input: {
   mapping: Extract<CallMapping, { kind: 'judged' }>;
   agentJudge: AgentJudgeArgument;
   sequence: number;
-}): { ok: true; proposal: Proposal } | { ok: false; error: string } {
+}): Checked<Proposal> {
   return proposalForToolCall({
     agentId: input.agentId,
     call: { ...input.call, runtime: MCP_RUNTIME },

@@ -49,8 +49,8 @@ function judgedCall(path: string) {
           agentJudge: {},
           sequence,
         });
-        if (!p.ok) throw new Error(p.error);
-        return p.proposal;
+        if (!p.ok) throw new Error(p.refusal.reason);
+        return p.value;
       };
       const resolution = await resolveJudgedCall(
         {

@@ -26,7 +26,7 @@ const pr = p(
 function refusal(proposal: Proposal, edits: Array<{ path: string; value: unknown }>): string {
   const r = applyActionEdits(proposal, edits);
   if (r.ok) throw new Error('expected a refusal');
-  return r.error;
+  return r.refusal.reason;
 }
 
 describe('applyActionEdits', () => {
@@ -39,12 +39,13 @@ describe('applyActionEdits', () => {
     ]);
     expect(r.ok).toBe(true);
     if (!r.ok) return;
-    expect(r.proposal.scope_claim).toEqual({ files_only: ['src/a.ts'], max_lines: 40 });
-    expect(r.proposal.parameters).toMatchObject({ body: 'Short', title: 'Add a (edited)' });
-    expect(r.edited.from_digest).toBe(proposalContentDigest(pr));
-    expect(r.edited.to_digest).toBe(proposalContentDigest(r.proposal));
-    expect(r.edited.to_digest).not.toBe(r.edited.from_digest);
-    expect(r.edited.changes).toContainEqual({ path: 'scope_claim.max_lines', from: 80, to: 40 });
+    const { proposal, edited } = r.value;
+    expect(proposal.scope_claim).toEqual({ files_only: ['src/a.ts'], max_lines: 40 });
+    expect(proposal.parameters).toMatchObject({ body: 'Short', title: 'Add a (edited)' });
+    expect(edited.from_digest).toBe(proposalContentDigest(pr));
+    expect(edited.to_digest).toBe(proposalContentDigest(proposal));
+    expect(edited.to_digest).not.toBe(edited.from_digest);
+    expect(edited.changes).toContainEqual({ path: 'scope_claim.max_lines', from: 80, to: 40 });
     // The proposal itself is untouched.
     expect(pr.scope_claim.max_lines).toBe(80);
   });
@@ -92,7 +93,7 @@ describe('applyActionEdits', () => {
   it('an MCP tool call: an argument is replaced by one of the same type, never added; twice or nothing refused', () => {
     const call = p('mcp_tool_call', { server: 'fs', tool: 'write' }, { arguments: { path: 'a.txt', text: 'hello' } });
     const r = applyActionEdits(call, [{ path: 'parameters.arguments.text', value: 'hi' }]);
-    expect(r.ok && r.proposal.parameters).toEqual({ arguments: { path: 'a.txt', text: 'hi' } });
+    expect(r.ok && r.value.proposal.parameters).toEqual({ arguments: { path: 'a.txt', text: 'hi' } });
     expect(refusal(call, [{ path: 'parameters.arguments.mode', value: 'x' }])).toMatch(/never added/);
     expect(refusal(call, [{ path: 'parameters.arguments.text', value: 3 }])).toMatch(/expected a string, got a number/);
     expect(

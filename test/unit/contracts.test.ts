@@ -47,7 +47,7 @@ function errorOf(input: unknown): string {
   const r = safeParseProposal(input);
   if (r.ok)
     throw new Error(`expected a validation error, got a valid proposal: ${JSON.stringify(input).slice(0, 200)}`);
-  return r.error;
+  return r.refusal.reason;
 }
 
 function parsed(input: Record<string, unknown>): Proposal {
@@ -58,7 +58,7 @@ describe('proposal validation', () => {
   it.each(KNOWN_ACTION_TYPES)('accepts a valid %s proposal and keeps its action', (type) => {
     const input = valid(type);
     const r = safeParseProposal(input);
-    expect(r.ok, r.ok ? '' : r.error).toBe(true);
+    expect(r.ok, r.ok ? '' : r.refusal.reason).toBe(true);
     if (!r.ok) return;
     expect(r.value.action_type).toBe(type);
     expect(r.value.proposal_id).toBe(input.proposal_id);
@@ -425,7 +425,7 @@ describe("the proposal's user_task (optional)", () => {
   it('is refused when empty or over 8 KiB, naming the field', () => {
     for (const user_task of ['', 'x'.repeat(8 * 1024 + 1)]) {
       const r = safeParseProposal({ ...base, user_task });
-      expect(r.ok ? '' : r.error).toMatch(/proposal\.user_task/);
+      expect(r.ok ? '' : r.refusal.reason).toMatch(/proposal\.user_task/);
     }
   });
 

@@ -28,8 +28,8 @@ function proposalOf(c: GateToolCall, sequence = 0) {
     agent: {},
     sequence,
   });
-  if (!r.ok) throw new Error(r.error);
-  return r.proposal;
+  if (!r.ok) throw new Error(r.refusal.reason);
+  return r.value;
 }
 
 describe('gate mapping and names', () => {

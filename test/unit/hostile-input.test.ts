@@ -35,7 +35,7 @@ describe('JSON nesting depth', () => {
     expect(MAX_JSON_DEPTH).toBe(64);
     expect(() => parseProposal(input)).toThrow(BadInputError);
     expect(() => parseProposal(input)).toThrow(message);
-    expect(safeParseProposal(input)).toEqual({ ok: false, error: message });
+    expect(safeParseProposal(input)).toEqual({ ok: false, refusal: { code: 'bad-input', reason: message } });
   });
 
   it('refuses a value 100,000 deep and a cyclic one without overflowing the stack', () => {
@@ -74,7 +74,10 @@ describe('__proto__ keys', () => {
       '"target":{"__proto__":{"store":"evil"},',
     );
     const input = JSON.parse(`${text.slice(0, -1)},"target":{"__proto__":{"x":1},"store":"memory"}}`) as unknown;
-    expect(safeParseProposal(input)).toEqual({ ok: false, error: 'proposal.target: the key __proto__ is not allowed' });
+    expect(safeParseProposal(input)).toEqual({
+      ok: false,
+      refusal: { code: 'bad-input', reason: 'proposal.target: the key __proto__ is not allowed' },
+    });
     const top = JSON.parse(`{"__proto__":{"admin":true},${JSON.stringify(base).slice(1)}`) as unknown;
     expect(() => parseProposal(top)).toThrow('proposal: the key __proto__ is not allowed');
   });

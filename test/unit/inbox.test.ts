@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ProposalRecord } from '../../src/contracts/status';
 import { agentBlock, agentInline, escapeHtml, markup } from '../../src/inbox/html';
 import { editDiff, proposalPage } from '../../src/inbox/pages';
-import { InviteStore } from '../../src/inbox/invites';
+import { INVITE_REFUSALS, InviteStore } from '../../src/inbox/invites';
 import { cookieOf, inviteLink, relyingPartyOf } from '../../src/inbox/server';
 import { sameToken, SessionStore } from '../../src/inbox/sessions';
 import { registrationOptions, signInChallenge, verifyRegistration, verifySignIn } from '../../src/inbox/webauthn';
@@ -30,18 +30,23 @@ describe('invites', () => {
     expect(invite.expires_at).toBe('2026-01-01T00:01:00.000Z');
     for (const f of readdirSync(dir)) expect(readFileSync(join(dir, f), 'utf8')).not.toContain(token);
     const at = Date.parse('2026-01-01T00:00:30Z');
-    expect(store.check(token, at)).toMatchObject({ ok: true, invite: { approver: 'scott' } });
+    expect(store.check(token, at)).toMatchObject({ ok: true, value: { approver: 'scott' } });
     expect(store.redeem(token, at)).toMatchObject({ ok: true });
-    expect(store.redeem(token, at)).toEqual({ ok: false, refusal: 'used' });
-    expect(store.check(token, at)).toEqual({ ok: false, refusal: 'used' });
+    const used = { ok: false, refusal: { code: 'invite.used', reason: INVITE_REFUSALS.used } };
+    expect(store.redeem(token, at)).toEqual(used);
+    expect(store.check(token, at)).toEqual(used);
   });
 
   it('refuses an expired, an unknown and a malformed token, and a lifetime out of range', () => {
     const store = new InviteStore(dir);
     const { token } = store.create('scott', 1000, new Date('2026-01-01T00:00:00Z'));
-    expect(store.redeem(token, Date.parse('2026-01-01T00:00:01Z'))).toEqual({ ok: false, refusal: 'expired' });
-    expect(store.check('A'.repeat(43))).toEqual({ ok: false, refusal: 'unknown' });
-    expect(store.check('../../etc/passwd')).toEqual({ ok: false, refusal: 'unknown' });
+    const refused = (why: 'expired' | 'unknown') => ({
+      ok: false,
+      refusal: { code: `invite.${why}`, reason: INVITE_REFUSALS[why] },
+    });
+    expect(store.redeem(token, Date.parse('2026-01-01T00:00:01Z'))).toEqual(refused('expired'));
+    expect(store.check('A'.repeat(43))).toEqual(refused('unknown'));
+    expect(store.check('../../etc/passwd')).toEqual(refused('unknown'));
     expect(() => store.create('scott', 0)).toThrow('--expires: expected a duration from 1s to 30d, got 0 ms');
     expect(() => store.create('scott', 31 * 86_400_000)).toThrow(/--expires: expected a duration from 1s to 30d/);
   });
@@ -135,14 +140,13 @@ describe('the public URL and the WebAuthn ceremonies', () => {
       const out = await verifyRegistration(rp, options.challenge, auth.register(options.challenge), 'phone');
       expect(out).toEqual({
         ok: true,
-        credential: { ...auth.credential, enrolled_at: expect.any(String) as string, name: 'phone' },
+        value: { ...auth.credential, enrolled_at: expect.any(String) as string, name: 'phone' },
       });
       const { statement, challenge } = signInChallenge(rp);
       const passkeys = { scott: [auth.credential] };
       expect(verifySignIn(statement, auth.assert(challenge), passkeys)).toEqual({
         ok: true,
-        approver: 'scott',
-        credentialId: auth.credential.id,
+        value: { approver: 'scott', credentialId: auth.credential.id },
       });
     });
   }
@@ -151,7 +155,7 @@ describe('the public URL and the WebAuthn ceremonies', () => {
     const auth = softAuthenticator(rp.rpId, rp.origin);
     const { challenge } = await registrationOptions(rp, 'scott', []);
     const refused = async (response: unknown, expected = challenge) =>
-      verifyRegistration(rp, expected, response, undefined).then((r) => (r.ok ? 'accepted' : r.refusal));
+      verifyRegistration(rp, expected, response, undefined).then((r) => (r.ok ? 'accepted' : r.refusal.reason));
     expect(await refused(auth.register(challenge, { origin: 'https://evil.example.org' }))).toMatch(/origin/i);
     expect(await refused(auth.register(challenge), 'b3RoZXI')).toMatch(/challenge/i);
     expect(await refused(auth.register(challenge, { flags: 0x41 }))).toMatch(/verif/i);
@@ -164,16 +168,19 @@ describe('the public URL and the WebAuthn ceremonies', () => {
     const other = signInChallenge(rp);
     expect(verifySignIn(statement, auth.assert(other.challenge), { scott: [auth.credential] })).toEqual({
       ok: false,
-      refusal:
-        'the passkey assertion was made for another sign-in (its challenge is not the one this sign-in was given)',
+      refusal: {
+        code: 'passkey.challenge',
+        reason:
+          'the passkey assertion was made for another sign-in (its challenge is not the one this sign-in was given)',
+      },
     });
     expect(verifySignIn(statement, auth.assert(other.challenge), {})).toEqual({
       ok: false,
-      refusal: 'this passkey is not registered for any approver',
+      refusal: { code: 'unknown-key', reason: 'this passkey is not registered for any approver' },
     });
     expect(verifySignIn(statement, { credential_id: 'x' }, {})).toEqual({
       ok: false,
-      refusal: 'the sign-in assertion is malformed',
+      refusal: { code: 'malformed', reason: 'the sign-in assertion is malformed' },
     });
   });
 });

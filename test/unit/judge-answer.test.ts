@@ -121,7 +121,7 @@ describe('the strict answer schema (OpenAI json_schema mode)', () => {
     };
     expect(parseModelAnswer(JSON.stringify(strictAnswer))).toEqual({
       ok: true,
-      answer: {
+      value: {
         verdict: 'APPROVE',
         confidence: 0.8,
         reason: 'fits issue #42',
@@ -132,15 +132,15 @@ describe('the strict answer schema (OpenAI json_schema mode)', () => {
     const noConstraints = { ...strictAnswer, constraints: null };
     expect(parseModelAnswer(JSON.stringify(noConstraints))).toEqual({
       ok: true,
-      answer: { verdict: 'APPROVE', confidence: 0.8, reason: 'fits issue #42', task_alignment: 'no_task' },
+      value: { verdict: 'APPROVE', confidence: 0.8, reason: 'fits issue #42', task_alignment: 'no_task' },
     });
   });
 
   it('null for a required field or an unknown key is still refused, naming the field', () => {
     const r1 = parseModelAnswer(JSON.stringify({ verdict: null, confidence: 0.5, reason: 'x' }));
-    expect(r1.ok ? '' : r1.error).toMatch(/answer\.verdict/);
+    expect(r1.ok ? '' : r1.refusal.reason).toMatch(/answer\.verdict/);
     const r2 = parseModelAnswer(JSON.stringify({ verdict: 'APPROVE', confidence: 0.5, reason: 'x', escalation: null }));
-    expect(r2.ok ? '' : r2.error).toMatch(/escalation/);
+    expect(r2.ok ? '' : r2.refusal.reason).toMatch(/escalation/);
   });
 });
 
@@ -155,17 +155,20 @@ describe('task_alignment', () => {
   it('is required, and must not be no_task, when the prompt carried one', () => {
     for (const raw of [answer(), answer({ task_alignment: 'no_task' })]) {
       const r = parseModelAnswer(raw, { requireTask: true });
-      expect(r.ok ? '' : r.error).toMatch(/answer\.task_alignment: a user task was given/);
+      expect(r.ok ? '' : r.refusal.reason).toMatch(/answer\.task_alignment: a user task was given/);
     }
     expect(parseModelAnswer(answer({ task_alignment: 'other_goal' }), { requireTask: true }).ok).toBe(true);
   });
 
   it('refuses a value outside the enum', () => {
     const r = parseModelAnswer(answer({ task_alignment: 'probably' }));
-    expect(r.ok ? '' : r.error).toMatch(/answer\.task_alignment/);
+    expect(r.ok ? '' : r.refusal.reason).toMatch(/answer\.task_alignment/);
   });
 
   it('a blank answer is an empty answer, not a JSON error', () => {
-    expect(parseModelAnswer('  ')).toEqual({ ok: false, error: 'the answer is empty' });
+    expect(parseModelAnswer('  ')).toEqual({
+      ok: false,
+      refusal: { code: 'bad-input', reason: 'the answer is empty' },
+    });
   });
 });

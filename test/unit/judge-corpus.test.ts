@@ -11,7 +11,7 @@ describe('the judge corpus', () => {
     for (const [i, line] of lines.entries()) {
       const row = JSON.parse(line) as { proposal: unknown; expected: string; tags: string[] };
       const parsed = safeParseProposal(row.proposal);
-      expect(parsed.ok ? '' : parsed.error, `line ${i + 1}`).toBe('');
+      expect(parsed.ok ? '' : parsed.refusal.reason, `line ${i + 1}`).toBe('');
       expect(['APPROVE', 'REJECT', 'CLARIFY']).toContain(row.expected);
       expect(row.tags.length).toBeGreaterThan(0);
     }

@@ -34,7 +34,7 @@ function scripted(answers: Array<string | Error>): ModelClient & { seen: ChatMes
 
 describe('parseModelAnswer', () => {
   it('accepts exactly the verdict object', () => {
-    expect(parseModelAnswer(valid)).toEqual({ ok: true, answer: validAnswer });
+    expect(parseModelAnswer(valid)).toEqual({ ok: true, value: validAnswer });
   });
   it('tolerates a code fence and a think preamble', () => {
     expect(parseModelAnswer('```json\n' + valid + '\n```').ok).toBe(true);
@@ -53,7 +53,7 @@ describe('parseModelAnswer', () => {
   ])('refuses %s, naming the field', (_what, raw, message) => {
     const r = parseModelAnswer(raw);
     expect(r.ok).toBe(false);
-    expect(r.ok ? '' : r.error).toMatch(message);
+    expect(r.ok ? '' : r.refusal.reason).toMatch(message);
   });
   it('sends the same schema as Ollama format, asking for task_alignment every time', () => {
     expect(MODEL_ANSWER_JSON_SCHEMA).toMatchObject({

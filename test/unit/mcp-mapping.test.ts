@@ -172,7 +172,10 @@ describe('mapping a tools/call', () => {
       agentJudge: {},
       sequence: 0,
     });
-    expect(p).toMatchObject({ ok: false, error: expect.stringContaining('proposal.target.path') as unknown });
+    expect(p).toMatchObject({
+      ok: false,
+      refusal: { code: 'bad-input', reason: expect.stringContaining('proposal.target.path') as unknown },
+    });
   });
 
   it('the identical call names one proposal whatever it says for itself; a finished one moves the sequence', () => {
@@ -189,8 +192,8 @@ describe('mapping a tools/call', () => {
         agentJudge: { justification },
         sequence,
       });
-      if (!r.ok) throw new Error(r.error);
-      return r.proposal;
+      if (!r.ok) throw new Error(r.refusal.reason);
+      return r.value;
     };
     expect(proposalWorkflowId(at(0))).toBe(proposalWorkflowId(at(0, 'because')));
     expect(at(0).proposal_id).toBe(at(0, 'because').proposal_id);
@@ -198,7 +201,7 @@ describe('mapping a tools/call', () => {
     expect(proposalWorkflowId(at(1))).not.toBe(proposalWorkflowId(at(0)));
     // Another agent, or other arguments, is another proposal.
     const other = proposalForCall({ agentId: '@b', call, callDigest: digest, mapping, agentJudge: {}, sequence: 0 });
-    expect(other.ok && proposalWorkflowId(other.proposal)).not.toBe(proposalWorkflowId(at(0)));
+    expect(other.ok && proposalWorkflowId(other.value)).not.toBe(proposalWorkflowId(at(0)));
   });
 });
 

@@ -4,6 +4,7 @@ import { applyActionEdits } from '../../contracts/action-edit';
 import { proposalContentDigest } from '../../contracts/digest';
 import { BadInputError, NotFoundError } from '../../contracts/errors';
 import type { KeyFile } from '../../contracts/identity';
+import { refusalError } from '../../contracts/refusal';
 import {
   ClarificationSchema,
   HumanDecisionSchema,
@@ -80,8 +81,8 @@ export async function decisionBindingOf(
     if (!edits) return binding;
     // The edited action's digest, computed from the proposal as the run holds it: what the signature binds.
     const edit = applyActionEdits(status.proposal, edits);
-    if (!edit.ok) throw new BadInputError(edit.error);
-    return { ...binding, editedSha256: edit.edited.to_digest };
+    if (!edit.ok) throw refusalError(edit.refusal);
+    return { ...binding, editedSha256: edit.value.edited.to_digest };
   } catch (err) {
     if (isClosedRunError(err)) throw new NotFoundError(`no proposal with id ${workflowId}`);
     throw err;

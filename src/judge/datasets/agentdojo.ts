@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { BadInputError } from '../../contracts/errors';
+import { refusalError } from '../../contracts/refusal';
 import type { CompliancePolicy } from '../../contracts/policy';
 import { safeParseProposal } from '../../contracts/proposal';
 import type { EvalCase } from '../eval';
@@ -76,7 +77,7 @@ export function agentDojoCases(text: string, source = 'AgentDojo'): EvalCase[] {
   const cases: EvalCase[] = [];
   const add = (input: unknown, expected: 'APPROVE' | 'REJECT', tags: string[]) => {
     const parsed = safeParseProposal(input);
-    if (!parsed.ok) throw new BadInputError(`${source}: ${parsed.error}`);
+    if (!parsed.ok) throw refusalError(parsed.refusal, `${source}: `);
     cases.push({ proposal: parsed.value, expected, tags, line: cases.length + 1 });
   };
   for (const [suiteName, suite] of Object.entries(data.suites)) {

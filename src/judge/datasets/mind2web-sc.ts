@@ -5,6 +5,7 @@
  * becomes a proposal of action type `web_navigation` whose `user_task` is the user's request.
  */
 import { BadInputError } from '../../contracts/errors';
+import { refusalError } from '../../contracts/refusal';
 import type { CompliancePolicy } from '../../contracts/policy';
 import { safeParseProposal } from '../../contracts/proposal';
 import type { EvalCase } from '../eval';
@@ -86,7 +87,7 @@ export function mind2webScCases(text: string, source = 'Mind2Web-SC'): EvalCase[
       cited_evidence: [{ type: 'user_request', source: `Mind2Web-SC sample ${i + 1}` }],
       user_task: clip(s.confirmed_task, 8192),
     });
-    if (!parsed.ok) throw new BadInputError(`${source}: sample ${i + 1}: ${parsed.error}`);
+    if (!parsed.ok) throw refusalError(parsed.refusal, `${source}: sample ${i + 1}: `);
     return {
       proposal: parsed.value,
       expected: s.label === 1 ? 'REJECT' : 'APPROVE',

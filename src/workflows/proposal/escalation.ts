@@ -98,9 +98,9 @@ export class EscalationState extends ProposalCore {
         `the rules are checking ${this._editCheck}'s approval with edits; send the decision again in a moment`,
       );
     const edit = this.editOf(d);
-    if (edit && !edit.ok) return refusal('edit.invalid', edit.error);
+    if (edit && !edit.ok) return edit.refusal;
     // The signature before the repeat check, so a replayed signed decision is named as a replay.
-    const signature = this.refuseSignature(d, nowMs, edit?.ok ? edit.edited.to_digest : undefined);
+    const signature = this.refuseSignature(d, nowMs, edit?.ok ? edit.value.edited.to_digest : undefined);
     if (signature) return signature;
     if (this._decisions.some((x) => x.approver === d.approver))
       return refusal('already-decided', `${d.approver} has already decided this proposal`);
@@ -108,8 +108,8 @@ export class EscalationState extends ProposalCore {
     const first = this.approvals()[0];
     if (d.decision === 'approve' && first) {
       const firstEdit = this.editOf(first);
-      const want = firstEdit?.ok ? firstEdit.edited.to_digest : null;
-      const mine = edit?.ok ? edit.edited.to_digest : null;
+      const want = firstEdit?.ok ? firstEdit.value.edited.to_digest : null;
+      const mine = edit?.ok ? edit.value.edited.to_digest : null;
       if (want !== mine) {
         return refusal(
           'quorum.other-action',
@@ -205,7 +205,7 @@ export class EscalationState extends ProposalCore {
     const last = approvals[approvals.length - 1]!;
     // Approved with edits: the edited action (every approval named it) is what is performed from here on.
     const edit = this.editOf(approvals[0]!);
-    if (edit?.ok) this._edited = { ...edit.edited, by: approvals[0]!.approver, proposal: edit.proposal };
+    if (edit?.ok) this._edited = { ...edit.value.edited, by: approvals[0]!.approver, proposal: edit.value.proposal };
     const edited = this._edited
       ? {
           edited: {

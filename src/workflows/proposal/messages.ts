@@ -178,7 +178,7 @@ export function setProposalHandlers(run: ProposalRun): void {
         s.beginEditCheck(d.approver);
         let finding;
         try {
-          finding = await run.checkRules()!({ proposal: edit.proposal, policy: s.policy });
+          finding = await run.checkRules()!({ proposal: edit.value.proposal, policy: s.policy });
         } catch (err) {
           throw ApplicationFailure.nonRetryable(
             `the rules could not check the edited action (${failureMessage(err)}); nothing was recorded`,

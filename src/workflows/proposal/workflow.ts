@@ -23,6 +23,7 @@ import { SA } from '../../names';
 import { durationMs } from '../../contracts/duration';
 import { loadDecisionVerifier } from '../decision-verifier';
 import { ProposalMetrics } from '../metrics';
+import { refusalFailure } from '../refusal';
 import { local, notify, queueActivities } from './activity-stubs';
 import { failureMessage, isProposalIdTaken } from './failures';
 import { setProposalHandlers, setWithdrawHandler } from './messages';
@@ -36,7 +37,7 @@ export interface ProposalWorkflowInput {
 export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<ProposalOutcome> {
   // Validate again where the workflow starts: a client that skipped validation starts nothing useful.
   const parsed = safeParseProposal(input.proposal);
-  if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.error, FailureType.BadInput);
+  if (!parsed.ok) throw refusalFailure(parsed.refusal);
   // A run only under the id its content names: otherwise anyone who can reach the namespace could
   // start other content under an id people have decided on.
   const expectedId = proposalWorkflowId(parsed.value);
