@@ -30,6 +30,7 @@ export {
   matchRule,
   proposalForToolCall,
   toolCallDigest,
+  unmappable,
   userTaskField,
   type CallMapping,
   type MatchedRule,
@@ -69,14 +70,7 @@ export class Gate {
         };
       }
     }
-    if (mapping.kind === 'refuse') return { kind: 'refused', reason: mapping.reason, proposal: null };
-    if (mapping.kind === 'error') {
-      return {
-        kind: 'refused',
-        reason: `rule ${mapping.rule.name} cannot map this call: ${mapping.message}`,
-        proposal: null,
-      };
-    }
+    if (mapping.kind === 'refused') return { kind: 'refused', reason: mapping.refusal.reason, proposal: null };
     if (mapping.kind === 'no-judge') return { kind: 'forward', rule: mapping.rule.name, lease: null };
 
     const digest = toolCallDigest(call);

@@ -10,7 +10,7 @@ import { toHex, utf8 } from '../contracts/encoding';
 import { applyTemplate, globMatches, MCP_TOOL_CALL, type McpRule } from '../contracts/mcp';
 import { proposalWorkflowId, PROPOSAL_WORKFLOW_ID_PREFIX } from '../contracts/digest';
 import { safeParseProposal, SessionIdSchema, USER_TASK_MAX_CHARS, type Proposal } from '../contracts/proposal';
-import type { Checked } from '../contracts/refusal';
+import { refusal, type Checked, type Refusal } from '../contracts/refusal';
 import { callProposalIdPrefix } from '../contracts/workflow-ids';
 import type { AgentStatement, GateRules, GateToolCall } from './types';
 
@@ -30,9 +30,11 @@ export type CallMapping =
       target: Record<string, unknown>;
       parameters: Record<string, unknown>;
     }
-  | { kind: 'error'; rule: MatchedRule; message: string }
-  /** Refused before any proposal, by a runtime's own completion (src/hooks/): `reason` says which rule and why. */
-  | { kind: 'refuse'; rule: MatchedRule; reason: string };
+  /**
+   * Refused before any proposal: the rule cannot map the call (`rule.unmappable`), or a runtime's own completion
+   * (src/hooks/) refuses it, its refusal naming which of its rules and why.
+   */
+  | { kind: 'refused'; rule: MatchedRule; refusal: Refusal };
 
 /** The first rule matching server and tool, or null (the call becomes an `mcp_tool_call`). */
 export function matchRule(rules: GateRules, server: string, tool: string): MatchedRule | null {
@@ -73,8 +75,17 @@ export function mapToolCall(
       parameters: applyTemplate(rule.parameters ?? {}, call.arguments, 'parameters') as Record<string, unknown>,
     };
   } catch (err) {
-    return { kind: 'error', rule: matched, message: (err as Error).message };
+    return unmappable(matched, (err as Error).message);
   }
+}
+
+/** A call `rule` cannot map (an argument its template reads is missing, say): refused, never judged. */
+export function unmappable(rule: MatchedRule, why: string): CallMapping {
+  return {
+    kind: 'refused',
+    rule,
+    refusal: refusal('rule.unmappable', `rule ${rule.name} cannot map this call: ${why}`),
+  };
 }
 
 /**

@@ -5,9 +5,10 @@
  * shell line runs at once (no-judge).
  */
 import { resolve } from 'node:path';
-import type { CallMapping, GateToolCall } from '../gate';
+import { unmappable, type CallMapping, type GateToolCall } from '../gate';
 import { FILE_EDIT, SHELL_COMMAND, type HookShellSettings } from '../contracts/hooks';
 import type { PatternRuleSchema } from '../contracts/policy';
+import { refusal } from '../contracts/refusal';
 import type { z } from 'zod';
 import { parseShell } from './shell-parse';
 import { shellVerdict } from './shell-rules';
@@ -26,6 +27,11 @@ export interface CompletionContext {
 
 /** Arguments that name a file or directory a read tool opens (Claude Code, Gemini CLI). */
 const PATH_ARGUMENTS = ['file_path', 'notebook_path', 'path', 'dir_path', 'absolute_path'];
+
+/** Refused by one of the hooks' own rules, before any proposal: `REJECT (<rule>): <why>`, the rule its code. */
+function rejected(mapping: CallMapping, rule: string, why: string): CallMapping {
+  return { kind: 'refused', rule: mapping.rule, refusal: refusal(rule, `REJECT (${rule}): ${why}`) };
+}
 
 /** The directory a shell tool runs in: the tool's own argument (Gemini's `dir_path`), else the session's. */
 function shellDirectory(call: GateToolCall): string {
@@ -58,7 +64,7 @@ export async function completeHookCall(
       if (typeof p !== 'string' || p === '') continue;
       const v = pathVerdict(p, where(cwd));
       if (v.kind === 'protected') {
-        return { kind: 'refuse', rule: mapping.rule, reason: `REJECT (files.protect): ${JSON.stringify(p)} ${v.why}` };
+        return rejected(mapping, 'files.protect', `${JSON.stringify(p)} ${v.why}`);
       }
     }
     return mapping;
@@ -68,13 +74,13 @@ export async function completeHookCall(
   if (mapping.actionType === SHELL_COMMAND) {
     const command = mapping.parameters.command;
     if (typeof command !== 'string' || command.trim() === '') {
-      return { kind: 'error', rule: mapping.rule, message: 'the shell call has no command' };
+      return unmappable(mapping.rule, 'the shell call has no command');
     }
     const dir = shellDirectory(call);
     const parsed = await parseShell(command);
     const verdict = shellVerdict(parsed, ctx.shell, where(dir));
     if (verdict.kind === 'deny') {
-      return { kind: 'refuse', rule: mapping.rule, reason: `REJECT (${verdict.rule}): ${verdict.reason}` };
+      return rejected(mapping, verdict.rule, verdict.reason);
     }
     if (verdict.kind === 'allow') {
       const pattern = ctx.denyPatterns.find((r) => new RegExp(r.pattern, 'iu').test(command));
@@ -101,24 +107,22 @@ export async function completeHookCall(
     const written = Array.isArray(mapping.target.paths) ? (mapping.target.paths as unknown[]) : [];
     const patch = mapping.parameters.patch;
     const paths = written.length > 0 ? written : typeof patch === 'string' ? patchPaths(patch) : [];
-    if (paths.length === 0) return { kind: 'error', rule: mapping.rule, message: 'the change names no file' };
+    if (paths.length === 0) return unmappable(mapping.rule, 'the change names no file');
     const real: string[] = [];
     for (const p of paths) {
-      if (typeof p !== 'string') return { kind: 'error', rule: mapping.rule, message: 'a path is not a string' };
+      if (typeof p !== 'string') return unmappable(mapping.rule, 'a path is not a string');
       const v = pathVerdict(p, where(cwd));
       if (v.kind !== 'inside') {
         const rule = v.kind === 'protected' ? 'files.protect' : 'files.roots';
-        return { kind: 'refuse', rule: mapping.rule, reason: `REJECT (${rule}): ${JSON.stringify(p)} ${v.why}` };
+        return rejected(mapping, rule, `${JSON.stringify(p)} ${v.why}`);
       }
       const shaped = repositoryShapeOf(p, where(cwd), v.real);
       if (shaped !== null) {
-        return {
-          kind: 'refuse',
-          rule: mapping.rule,
-          reason:
-            `REJECT (files.repository-shape): ${JSON.stringify(p)} ` +
-            `would give a folder a git repository's shape (${shaped})`,
-        };
+        return rejected(
+          mapping,
+          'files.repository-shape',
+          `${JSON.stringify(p)} would give a folder a git repository's shape (${shaped})`,
+        );
       }
       real.push(v.real);
     }

@@ -158,9 +158,12 @@ describe('mapping a tools/call', () => {
   it('a mapped call must pass its action type schema; a missing argument denies', () => {
     const missing = mapCall(settings, callOf('write_file', { path: '/w/a' }));
     expect(missing).toEqual({
-      kind: 'error',
+      kind: 'refused',
       rule: expect.objectContaining({ name: 'fs.write' }) as unknown,
-      message: 'parameters.content: the call has no value at $.content',
+      refusal: {
+        code: 'rule.unmappable',
+        reason: 'rule fs.write cannot map this call: parameters.content: the call has no value at $.content',
+      },
     });
     const wrongType = mapCall(settings, callOf('write_file', { path: 7, content: 'x' }));
     if (wrongType.kind !== 'judged') throw new Error('expected judged');
