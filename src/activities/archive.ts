@@ -9,7 +9,7 @@ import { Context } from '@temporalio/activity';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils.js';
 import { optionalTsToMs } from '@temporalio/common/lib/time.js';
-import type { Logger } from 'pino';
+import type { Logger } from '../contracts/logger';
 import {
   archiveIndexPath,
   historyFileFor,

@@ -5,7 +5,7 @@
  * is refused by the grant's own workflow when the proposal asks it, and a grant not indexed yet simply is not used.
  */
 import { Client, Connection } from '@temporalio/client';
-import type { Logger } from 'pino';
+import type { Logger } from '../contracts/logger';
 import { GrantDefinitionSchema, type GrantDefinition } from '../contracts/grant';
 import type { Proposal } from '../contracts/proposal';
 import { GRANT_MEMO_KEY, GRANT_WORKFLOW_TYPE, grantWorkflowId } from '../names';

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { Logger } from 'pino';
+import type { Logger } from '../contracts/logger';
 import type { CompliancePolicy } from '../contracts/policy';
 import { durationMs } from '../contracts/policy';
 import { AgentJudgeError, DeliveryRefusedError } from '../contracts/errors';

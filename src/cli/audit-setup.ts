@@ -4,7 +4,7 @@
  * creates the archive Schedule.
  */
 import type { Client, Connection } from '@temporalio/client';
-import type { Logger } from 'pino';
+import type { Logger } from '../contracts/logger';
 import { durationMs, type CompliancePolicy } from '../contracts/policy';
 import { formatRetention, namespaceRetentionMs, retentionWarning, setNamespaceRetention } from '../devserver/retention';
 import type { TaskQueues } from '../names';

@@ -1,7 +1,7 @@
 import { appendFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { type Command, Option } from 'commander';
-import type { Logger } from 'pino';
+import type { Logger } from '../contracts/logger';
 import type { CompliancePolicy } from '../contracts/policy';
 import { discordUserIds } from '../escalation/approvers';
 import type { DiscordBot, GovernanceEvent } from '../escalation/bot';

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { Command } from 'commander';
-import type { Logger } from 'pino';
+import type { Logger } from '../contracts/logger';
 import { connect, temporalTarget } from '../client/connection';
 import type { CompliancePolicy } from '../contracts/policy';
 import { createServer } from 'node:net';
@@ -323,9 +323,9 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
   gauges.stop();
   await hooksGate.close();
   await inbox.close();
-  await bot?.stop().catch((err) => logger.error({ err }, 'discord bot stop failed'));
+  await bot?.stop().catch((err: unknown) => logger.error({ err }, 'discord bot stop failed'));
   await slack?.stop().catch((err: unknown) => logger.error({ err }, 'slack app stop failed'));
-  await running.catch((err) => logger.error({ err }, 'worker failed'));
+  await running.catch((err: unknown) => logger.error({ err }, 'worker failed'));
   await native.close();
   await connection.close();
   await server.stop();
@@ -462,7 +462,7 @@ export async function runWorker(opts: WorkerCommandOptions, cmd: Command): Promi
   });
   await Promise.race([done, running]);
   gauges?.stop();
-  await running.catch((err) => logger.error({ err }, 'worker failed'));
+  await running.catch((err: unknown) => logger.error({ err }, 'worker failed'));
   await native.close();
   await connection.close();
 }

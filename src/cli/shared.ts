@@ -4,12 +4,13 @@
  */
 import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
-import { pino, type Logger } from 'pino';
+import { pino } from 'pino';
 import pretty from 'pino-pretty';
 import { connectClient, temporalTarget } from '../client/connection';
 import { loadEnv, type Env } from '../config/env';
 import { durationMs, DurationSchema } from '../contracts/policy';
 import { BadInputError } from '../contracts/errors';
+import type { Logger } from '../contracts/logger';
 
 /** The global `--address` / `--namespace`, which win over the environment. */
 export function globalTarget(cmd: Command): { address?: string; namespace?: string } {
@@ -98,7 +99,10 @@ export function chooseLogFormat(options: { flag?: string; env?: Env; isTTY?: boo
   return options.isTTY === true ? 'pretty' : 'json';
 }
 
-/** The one logger factory: level from `LOG_LEVEL`, format from {@link chooseLogFormat}, always on stderr. */
+/**
+ * The one logger factory: level from `LOG_LEVEL`, format from {@link chooseLogFormat}, always on stderr. The only place
+ * that imports pino: a command makes its logger here once and passes it down as the interface every module takes.
+ */
 export function createLogger(options: { format?: string; env?: Env } = {}): Logger {
   const env = options.env ?? loadEnv();
   const format = chooseLogFormat({ flag: options.format, env, isTTY: process.stderr.isTTY });

@@ -16,7 +16,7 @@ import {
   type ModalSubmitInteraction,
 } from 'discord.js';
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { pino, type Logger } from 'pino';
+import type { Logger } from '../contracts/logger';
 import type { KeyFile } from '../contracts/identity';
 import type { HumanDecision } from '../contracts/messages';
 import type { CompliancePolicy } from '../contracts/policy';
@@ -69,7 +69,8 @@ export interface DiscordBotOptions {
   client: Client;
   /** Approvers are the policy's `discord:<id>` entries (including AGENT_JUDGE_APPROVERS). */
   policy: CompliancePolicy;
-  logger?: Logger;
+  /** Required: the process's logger (a default of its own would hide refused clicks and failed interactions). */
+  logger: Logger;
   /** Called for each governance event after it is logged (e.g. to append to an audit file). */
   onGovernanceEvent?: (event: GovernanceEvent) => void;
   /**
@@ -178,7 +179,7 @@ function messageCarries(
 
 /** Starts the bot and resolves once it is connected to the gateway. */
 export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordBot> {
-  const log = (opts.logger ?? pino({ level: 'info' }, pino.destination(2))).child({ component: 'discord-bot' });
+  const log = opts.logger.child({ component: 'discord-bot' });
   const deferAfterMs = opts.deferAfterMs ?? 1500;
   const approvers = () => opts.policy.spec.escalation.approvers;
   const discord = new DiscordClient({

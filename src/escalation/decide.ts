@@ -5,7 +5,7 @@
  * checks everything again: it is the authority.
  */
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import type { Logger } from 'pino';
+import type { Logger } from '../contracts/logger';
 import type { KeyFile } from '../contracts/identity';
 import type { HumanDecision } from '../contracts/messages';
 import { proposalContentDigest } from '../contracts/digest';

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { DiscordAPIError, REST, Routes, type APIChannel, type APIMessage, type APIUser } from 'discord.js';
-import { pino, type Logger } from 'pino';
+import type { Logger } from '../contracts/logger';
 import type { DecisionRecord } from '../contracts/status';
 import { BadInputError, DeliveryRefusedError } from '../contracts/errors';
 import { discordUserIds, isSnowflake } from './approvers';
@@ -53,7 +53,8 @@ export interface DiscordNotifierOptions {
   apiUrl?: string;
   /** Post here instead of DMs (`DISCORD_CHANNEL_ID`). */
   channelId?: string;
-  logger?: Logger;
+  /** Required: the process's logger (a default of its own would hide failed deliveries). */
+  logger: Logger;
   /** Recent messages scanned for an earlier post of the same escalation (max 100). */
   scanLimit?: number;
   /** REST request timeout in ms (default 15,000). */
@@ -112,7 +113,7 @@ export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationN
   if (opts.channelId !== undefined && !isSnowflake(opts.channelId)) {
     throw new BadInputError(`DISCORD_CHANNEL_ID: "${String(opts.channelId)}" is not a Discord channel id`);
   }
-  const log = (opts.logger ?? pino({ level: 'warn' }, pino.destination(2))).child({ notifier: DISCORD_NOTIFIER_NAME });
+  const log = opts.logger.child({ notifier: DISCORD_NOTIFIER_NAME });
   const rest = new REST({
     api: normalizeApiUrl(opts.apiUrl),
     version: '10',
@@ -350,7 +351,7 @@ export function createDiscordNotifier(opts: DiscordNotifierOptions): EscalationN
  * The Discord notifier when `DISCORD_TOKEN` is set (with `DISCORD_API_URL` and `DISCORD_CHANNEL_ID`), else none.
  * Every channel's: src/escalation/notifiers.ts.
  */
-export function createDiscordNotifiersFromEnv(env: NodeJS.ProcessEnv, logger?: Logger): EscalationNotifier[] {
+export function createDiscordNotifiersFromEnv(env: NodeJS.ProcessEnv, logger: Logger): EscalationNotifier[] {
   const token = env.DISCORD_TOKEN?.trim();
   if (!token) return [];
   return [

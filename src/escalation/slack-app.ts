@@ -21,7 +21,7 @@ import {
 } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { pino, type Logger } from 'pino';
+import type { Logger } from '../contracts/logger';
 import { z } from 'zod';
 import type { KeyFile } from '../contracts/identity';
 import type { CompliancePolicy } from '../contracts/policy';
@@ -84,7 +84,8 @@ export interface SlackAppOptions {
   client: Client;
   /** Approvers are the policy's `slack:<id>` entries (including AGENT_JUDGE_APPROVERS). */
   policy: CompliancePolicy;
-  logger?: Logger;
+  /** Required: the process's logger (a default of its own would hide refused clicks and failed actions). */
+  logger: Logger;
   onGovernanceEvent?: (event: SlackGovernanceEvent) => void;
   /** A verified approver's decision is about to be sent (see DiscordBotOptions.onDecision). */
   onDecision?: (workflowId: string) => void;
@@ -205,7 +206,7 @@ function outcomeOf(workflowId: string, s: ProposalRecord): OutcomeView {
 
 /** Starts the app and resolves once it listens (HTTP) or is connected (Socket Mode). */
 export async function startSlackApp(opts: SlackAppOptions): Promise<SlackApp> {
-  const log = (opts.logger ?? pino({ level: 'info' }, pino.destination(2))).child({ component: 'slack-app' });
+  const log = opts.logger.child({ component: 'slack-app' });
   if (!opts.botToken) throw new Error('the Slack app needs a bot token (SLACK_BOT_TOKEN)');
   if (!opts.appToken && !opts.signingSecret)
     throw new Error('the Slack app needs SLACK_SIGNING_SECRET (HTTP) or SLACK_APP_TOKEN (Socket Mode)');

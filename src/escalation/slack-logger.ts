@@ -1,15 +1,16 @@
 /**
- * The Slack libraries' logger interface (@slack/logger) on top of pino, so their lines land in agent-judge's log with
- * its format and level. Their info lines are chatty (every socket reconnect): they go to debug.
+ * The Slack libraries' logger interface (@slack/logger) on top of agent-judge's (src/contracts/logger.ts), so their
+ * lines land in agent-judge's log with its format and level. Their info lines are chatty (every socket reconnect): they
+ * go to debug.
  */
-import type { Logger as PinoLogger } from 'pino';
+import type { Logger as AgentJudgeLogger } from '../contracts/logger';
 import type { Logger as SlackLogger, LogLevel } from '@slack/web-api';
 
 function line(msg: unknown[]): string {
   return msg.map((m) => (typeof m === 'string' ? m : m instanceof Error ? m.message : JSON.stringify(m))).join(' ');
 }
 
-export function slackLogger(log: PinoLogger): SlackLogger {
+export function slackLogger(log: AgentJudgeLogger): SlackLogger {
   let level = 'info' as LogLevel;
   let name = 'slack';
   const child = () => log.child({ slack: name });

@@ -12,7 +12,7 @@ import {
   type ChatPostMessageArguments,
   type ConversationsHistoryResponse,
 } from '@slack/web-api';
-import { pino, type Logger } from 'pino';
+import type { Logger } from '../contracts/logger';
 import { BadInputError, DeliveryRefusedError } from '../contracts/errors';
 import type { DecisionRecord } from '../contracts/status';
 import { slackUserIds } from './approvers';
@@ -61,7 +61,8 @@ export interface SlackNotifierOptions {
   apiUrl?: string;
   /** Post here instead of DMs (`SLACK_CHANNEL_ID`). */
   channelId?: string;
-  logger?: Logger;
+  /** Required: the process's logger (a default of its own would hide failed deliveries). */
+  logger: Logger;
   /** Recent messages scanned for an earlier post of the same escalation (max 200). */
   scanLimit?: number;
   /** Web API request timeout in ms (default 15,000). */
@@ -135,7 +136,7 @@ export function createSlackNotifier(opts: SlackNotifierOptions): EscalationNotif
       `SLACK_CHANNEL_ID: "${String(opts.channelId)}" is not a Slack channel id (C…, G… or D…, uppercase)`,
     );
   }
-  const log = (opts.logger ?? pino({ level: 'warn' }, pino.destination(2))).child({ notifier: SLACK_NOTIFIER_NAME });
+  const log = opts.logger.child({ notifier: SLACK_NOTIFIER_NAME });
   const web = slackWebClient(opts.token, opts.apiUrl, log, opts.timeoutMs);
   const scanLimit = Math.min(200, Math.max(1, opts.scanLimit ?? 100));
 
@@ -381,7 +382,7 @@ export function createSlackNotifier(opts: SlackNotifierOptions): EscalationNotif
 }
 
 /** The Slack notifier when `SLACK_BOT_TOKEN` is set (with `SLACK_API_URL` and `SLACK_CHANNEL_ID`), else none. */
-export function createSlackNotifiersFromEnv(env: NodeJS.ProcessEnv, logger?: Logger): EscalationNotifier[] {
+export function createSlackNotifiersFromEnv(env: NodeJS.ProcessEnv, logger: Logger): EscalationNotifier[] {
   const token = env.SLACK_BOT_TOKEN?.trim();
   if (!token) return [];
   return [

@@ -4,7 +4,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { MetricMeter } from '@temporalio/common';
-import type { Logger } from 'pino';
+import type { Logger } from '../contracts/logger';
 import { METRICS, OPEN_STAGES, REVIEW_KINDS, type ReviewKind } from '../contracts/metric-catalogue';
 import { PROPOSAL_WORKFLOW_TYPE } from '../names';
 
@@ -14,7 +14,8 @@ export interface VisibilityGaugeOptions {
   /** The workflow task queue whose proposals this worker reports. */
   taskQueue: string;
   meter: MetricMeter;
-  logger?: Logger;
+  /** Required: where a failed visibility read is said (the gauges then keep their last values). */
+  logger: Logger;
   /** Default 15 s (a Prometheus scrape interval). */
   intervalMs?: number;
   /**
@@ -78,7 +79,7 @@ export function startVisibilityGauges(options: VisibilityGaugeOptions): Visibili
       await refresh();
     } catch (err) {
       // A visibility hiccup leaves the last values standing; the next round tries again.
-      options.logger?.warn({ err: (err as Error).message }, 'could not read visibility for the metrics gauges');
+      options.logger.warn({ err: (err as Error).message }, 'could not read visibility for the metrics gauges');
     }
     if (!stopped) timer = setTimeout(() => void loop(), options.intervalMs ?? 15_000).unref();
   };

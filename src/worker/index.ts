@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
-import type { Logger } from 'pino';
+import type { Logger } from '../contracts/logger';
 import { confirmProposalIdReservation } from '../client/proposals';
 import { createExecutorActivities, type ExecutorDeps } from '../activities/execute';
 import { createJudgeActivities } from '../activities/judge';
@@ -267,6 +267,7 @@ export async function startWorkersInProcess(
         namespace: options.namespace,
         taskQueue: options.taskQueues.workflow,
         meter: Runtime.instance().metricMeter,
+        logger: options.logger,
         intervalMs: options.visibilityGauges.intervalMs,
       })
     : undefined;

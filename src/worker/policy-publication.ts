@@ -7,7 +7,7 @@
  */
 import { hostname } from 'node:os';
 import type { Client } from '@temporalio/client';
-import type { Logger } from 'pino';
+import type { Logger } from '../contracts/logger';
 import { policyDigest } from '../contracts/capability';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { PolicyPublished } from '../contracts/policy-in-force';

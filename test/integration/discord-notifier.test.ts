@@ -187,17 +187,21 @@ describe('Discord notifier', () => {
 
 describe('notifiers from the environment', () => {
   it('is empty without DISCORD_TOKEN, and Discord with it', () => {
-    expect(createNotifiersFromEnv({})).toEqual([]);
-    expect(createNotifiersFromEnv({ DISCORD_TOKEN: '  ' })).toEqual([]);
+    expect(createNotifiersFromEnv({}, silent)).toEqual([]);
+    expect(createNotifiersFromEnv({ DISCORD_TOKEN: '  ' }, silent)).toEqual([]);
     expect(
-      createNotifiersFromEnv({ DISCORD_TOKEN: 't', DISCORD_API_URL: 'http://127.0.0.1:1/api' }).map((n) => n.name),
+      createNotifiersFromEnv({ DISCORD_TOKEN: 't', DISCORD_API_URL: 'http://127.0.0.1:1/api' }, silent).map(
+        (n) => n.name,
+      ),
     ).toEqual(['discord']);
   });
 
   it('refuses a malformed channel id or API URL', () => {
-    expect(() => createNotifiersFromEnv({ DISCORD_TOKEN: 't', DISCORD_CHANNEL_ID: 'general' })).toThrow(
+    expect(() => createNotifiersFromEnv({ DISCORD_TOKEN: 't', DISCORD_CHANNEL_ID: 'general' }, silent)).toThrow(
       /DISCORD_CHANNEL_ID/,
     );
-    expect(() => createNotifiersFromEnv({ DISCORD_TOKEN: 't', DISCORD_API_URL: 'ftp://x' })).toThrow(/DISCORD_API_URL/);
+    expect(() => createNotifiersFromEnv({ DISCORD_TOKEN: 't', DISCORD_API_URL: 'ftp://x' }, silent)).toThrow(
+      /DISCORD_API_URL/,
+    );
   });
 });

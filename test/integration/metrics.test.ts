@@ -4,6 +4,7 @@
  * workflow worker that replays every task (`maxCachedWorkflows: 0`) and across a worker restart.
  */
 import { increases, scrape, type Sample } from '../helpers/metrics';
+import { silentLogger } from '../helpers/logger';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -318,6 +319,7 @@ describe('live metrics on /metrics', () => {
       namespace: inject('temporalNamespace'),
       taskQueue: queues.workflow,
       meter: (await import('@temporalio/worker')).Runtime.instance().metricMeter,
+      logger: silentLogger,
       intervalMs: 3_600_000,
     });
     try {
