@@ -4,6 +4,7 @@
  * `agent-judge mcp`), merged into `audit export` next to the proposals.
  */
 import { join } from 'node:path';
+import type { Logger } from '../contracts/logger';
 import type { McpDropReason as DropReason } from '../contracts/mcp-drop-reasons';
 import { appendChained, ChainError, readChain, verifyChain } from './chain';
 
@@ -42,9 +43,9 @@ export interface DroppedRecord {
 }
 
 /** Appends one dropped-message line; a failure to write is logged, never thrown (the message stays dropped). */
-export function appendDropped(file: string, record: DroppedRecord, log: (line: string) => void): Promise<void> {
+export function appendDropped(file: string, record: DroppedRecord, logger: Logger): Promise<void> {
   return appendChained(file, { ...record, method: record.method?.slice(0, 200) ?? null }).then(
     () => undefined,
-    (err: Error) => log(`could not append to the audit log ${file}: ${err.message}`),
+    (err: Error) => logger.error({ file, err: err.message }, 'could not append to the audit log'),
   );
 }

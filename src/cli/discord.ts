@@ -130,7 +130,7 @@ export function registerDiscordCommand(program: Command): void {
           client,
           taskQueue: DEFAULT_TASK_QUEUES.workflow,
           mine: loaded.own,
-          log: (line, level) => (level === 'warning' ? logger.warn(line) : logger.info(line)),
+          logger,
         });
         await watch.start();
         const bot = await startDiscordBotFromEnv({

@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Client } from '@temporalio/client';
 import type { LimitName } from '../contracts/errors';
+import type { Logger } from '../contracts/logger';
 import type { McpCounters } from '../metrics/mcp';
 import { AgentJudgeError, BadInputError } from '../contracts/errors';
 import { AgentIdSchema } from '../contracts/proposal';
@@ -137,8 +138,10 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
   const policy = loaded.policy;
   const server = serverName(flags.server, policy);
   const upstream = upstreamSpec(flags.upstreamUrl, upstreamArgs);
-  const listen = flags.http === undefined ? undefined : await httpListen(flags, policy, agent?.data);
-  const counters = flags.metrics === undefined ? undefined : await metricsCounters(flags.metrics);
+  // Loaded here, not at the top: `mcp check` and `mcp token` log nothing.
+  const logger = (await import('./shared')).createLogger().child({ component: 'mcp' });
+  const listen = flags.http === undefined ? undefined : await httpListen(flags, policy, agent?.data, logger);
+  const counters = flags.metrics === undefined ? undefined : await metricsCounters(flags.metrics, logger);
 
   const { connectClient, temporalTarget } = await import('../client/connection');
   const target = temporalTarget({ address: flags.address, namespace: flags.namespace });
@@ -157,12 +160,12 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
   const temporal = {
     client,
     taskQueue: taskQueuesFor(flags.taskQueuePrefix).workflow,
-    // Each judged call's proposal is held to this policy's per-agent limits; a refusal is said on stderr too.
+    // Each judged call's proposal is held to this policy's per-agent limits; a refusal is logged too.
     limits: {
       policy,
       onRefused: (limit: LimitName) => {
         counters?.limitRefused(limit);
-        process.stderr.write(`agent-judge mcp: a call was refused by limit ${limit}\n`);
+        logger.warn({ limit }, 'a call was refused by a limit');
       },
     },
   };
@@ -172,7 +175,7 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
     client,
     taskQueue: temporal.taskQueue,
     mine: loaded.own,
-    log: (line) => process.stderr.write(`agent-judge mcp: ${line}\n`),
+    logger,
   });
   const onJudgedCall = (tool: string) => watch.onCall(`tools/call ${tool}`);
   const auditLog = resolve(flags.stateDir, 'mcp-audit.jsonl');
@@ -200,6 +203,7 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
       client,
       onJudgedCall,
       counters,
+      logger,
     });
   }
 
@@ -222,9 +226,10 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
     agentId: agent!.data,
     temporal,
     auditLog,
-    log: (line) => process.stderr.write(`agent-judge mcp: ${line}\n`),
+    logger,
     onJudgedCall,
     ...(counters ? { counters } : {}),
+    // The reason the command ends, as the CLI says any error it ends with (src/cli/main.ts): one line, not a log line.
     onFatal: (message, code) => {
       process.stderr.write(`${message.replace(/\s*[\r\n]+\s*/g, ' ')}\n`);
       exitCode = code;
@@ -274,6 +279,7 @@ async function httpListen(
   flags: McpFlags,
   policy: CompliancePolicy,
   agent: string | undefined,
+  logger: Logger,
 ): Promise<{ host: string; port: number }> {
   const { isLoopbackHost, parseListen } = await import('../mcp/http-front');
   const listen = parseListen(flags.http!);
@@ -284,9 +290,10 @@ async function httpListen(
           '(and put TLS in front: every request carries a bearer token)',
       );
     }
-    process.stderr.write(
-      `agent-judge mcp: WARNING: serving ${listen.host}, reachable from other machines; bearer tokens travel in ` +
-        'clear over plain HTTP: put a TLS terminator in front and list its names in spec.mcp.http.allowedHosts\n',
+    logger.warn(
+      { host: listen.host },
+      'serving a non-loopback address, reachable from other machines; bearer tokens travel in clear over plain ' +
+        'HTTP: put a TLS terminator in front and list its names in spec.mcp.http.allowedHosts',
     );
   }
   const agents = policy.spec.mcp.http.agents;
@@ -314,10 +321,10 @@ async function serveHttp(
     client: Client;
     onJudgedCall: (tool: string) => void;
     counters: McpCounters | undefined;
+    logger: Logger;
   },
 ): Promise<number> {
   const { McpHttpFront } = await import('../mcp/http-front');
-  const log = (line: string) => process.stderr.write(`agent-judge mcp: ${line.replace(/\s*[\r\n]+\s*/g, ' ')}\n`);
   const front = new McpHttpFront({
     host: listen.host,
     port: listen.port,
@@ -328,7 +335,7 @@ async function serveHttp(
     sessionsPerAgent: o.policy.spec.limits.httpSessionsPerAgent,
     temporal: o.temporal,
     auditLog: o.auditLog,
-    log,
+    logger: o.logger,
     onJudgedCall: o.onJudgedCall,
     ...(o.counters ? { counters: o.counters } : {}),
   });
@@ -342,7 +349,7 @@ async function serveHttp(
   const agents = [...new Set(o.policy.spec.mcp.http.agents.map((a) => a.agent))].filter(
     (a) => o.agent === undefined || a === o.agent,
   );
-  log(`listening on ${url} for ${agents.join(', ')}; upstream ${describeUpstream(o.upstream)}`);
+  o.logger.info({ url, agents, upstream: describeUpstream(o.upstream) }, 'listening');
   await new Promise<void>((r) => {
     process.once('SIGINT', r);
     process.once('SIGTERM', r);
@@ -356,12 +363,12 @@ async function serveHttp(
  * `--metrics`: the SDK runtime's Prometheus exporter, as the workers use it, with the proxy's own counters. Loaded
  * only with the flag: the native runtime is not needed to relay and judge calls.
  */
-async function metricsCounters(address: string): Promise<McpCounters> {
+async function metricsCounters(address: string, logger: Logger): Promise<McpCounters> {
   const { parseBindAddress, telemetryOptions } = await import('../metrics/telemetry');
   const bind = parseBindAddress(address, '--metrics');
   const { Runtime } = await import('@temporalio/worker');
   Runtime.install({ telemetryOptions: telemetryOptions({ prometheus: bind }) });
   const { mcpCounters } = await import('../metrics/mcp');
-  process.stderr.write(`agent-judge mcp: metrics on http://${bind}/metrics\n`);
+  logger.info({ url: `http://${bind}/metrics` }, 'metrics served');
   return mcpCounters(Runtime.instance().metricMeter);
 }

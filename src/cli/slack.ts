@@ -166,7 +166,7 @@ export function registerSlackCommand(program: Command): void {
             client,
             taskQueue: DEFAULT_TASK_QUEUES.workflow,
             mine: loaded.own,
-            log: (line, level) => (level === 'warning' ? logger.warn(line) : logger.info(line)),
+            logger,
           });
           await watch.start();
           const app = await startSlackAppFromEnv({

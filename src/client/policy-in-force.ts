@@ -7,6 +7,7 @@
  */
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy } from '@temporalio/common';
+import type { Logger } from '../contracts/logger';
 import type { PolicyInForce, PolicyPublication, PolicyPublished } from '../contracts/policy-in-force';
 import { POLICY_IN_FORCE_WORKFLOW_TYPE, POLICY_MEMO_KEY, policyInForceWorkflowId, publishPolicyUpdate } from '../names';
 import { comparePolicies, type OwnPolicy, type PolicyAgreement } from '../policy/agreement';
@@ -77,8 +78,8 @@ export class PolicyWatch {
       client: Client;
       taskQueue: string;
       mine: OwnPolicy;
-      /** One line on stderr or in the log; `warning` when the policies differ or cannot be compared. */
-      log: (line: string, level: 'info' | 'warning') => void;
+      /** The process's logger: info when the policies are the same, warn when they differ or cannot be compared. */
+      logger: Logger;
       now?: () => number;
     },
   ) {}
@@ -118,7 +119,11 @@ export class PolicyWatch {
         this.agreement?.policy_sha256 !== next.policy_sha256;
       this.agreement = next;
       this.readAt = this.now();
-      if (announce || changed) this.o.log(next.message, next.state === 'same' ? 'info' : 'warning');
+      if (announce || changed) {
+        const fields = { task_queue: this.o.taskQueue, state: next.state, version: next.version };
+        if (next.state === 'same') this.o.logger.info(fields, next.message);
+        else this.o.logger.warn(fields, next.message);
+      }
     })().finally(() => (this.reading = null));
     return this.reading;
   }
@@ -129,11 +134,11 @@ export class PolicyWatch {
     const a = this.agreement;
     if (a?.state === 'differs') {
       const fields = a.differences.slice(0, 5).join(', ');
-      this.o.log(
+      this.o.logger.warn(
+        { task_queue: this.o.taskQueue, state: a.state, version: a.version, differences: a.differences },
         `WARNING: ${what} is judged under the workers' policy (version ${a.version}, policy_sha256 ` +
           `${a.policy_sha256?.slice(0, 12)}...), not ${this.o.mine.source}; differing: ${fields}` +
           `${a.differences.length > 5 ? `, and ${a.differences.length - 5} more` : ''}`,
-        'warning',
       );
     }
   }

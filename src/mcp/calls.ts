@@ -143,7 +143,9 @@ export abstract class McpCalls extends McpRelay {
     }
     await lease
       .report(outcome, detail)
-      .catch((err: Error) => this.o.log(`could not record the outcome on ${lease.workflowId}: ${err.message}`));
+      .catch((err: Error) =>
+        this.o.logger.error({ workflow_id: lease.workflowId, err: err.message }, 'could not record the outcome'),
+      );
   }
 
   /**

@@ -17,6 +17,7 @@ import { appendDropped } from '../audit/mcp-log';
 import type { McpCounters } from '../metrics/mcp';
 import { durationMs } from '../contracts/duration';
 import { BadInputError } from '../contracts/errors';
+import type { Logger } from '../contracts/logger';
 import type { McpSettings } from '../contracts/mcp';
 import { refuseBatch } from './admission';
 import { agentForToken, bearerToken } from '../gate/http-auth';
@@ -43,7 +44,8 @@ export interface HttpFrontOptions {
   counters?: McpCounters;
   temporal: { client: Client; taskQueue: string; limits?: SubmissionLimits };
   auditLog: string;
-  log: (line: string) => void;
+  /** The command's logger; each session's proxy logs through a child carrying the session id and the agent. */
+  logger: Logger;
   /** Passed to each session's proxy (see ProxyOptions.onJudgedCall). */
   onJudgedCall?: (tool: string) => void;
 }
@@ -85,6 +87,24 @@ function writeJson(res: ServerResponse, status: number, message: string, headers
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
 }
 
+/** A child of `logger` whose bindings are read when each line is written, not when it is made. */
+function lazyChild(logger: Logger, bindings: () => Record<string, unknown>): Logger {
+  const at =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (fields: object | string, msg?: string): void => {
+      const child = logger.child(bindings());
+      if (typeof fields === 'string') child[level](fields);
+      else child[level](fields, msg);
+    };
+  return {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: (more) => lazyChild(logger, () => ({ ...bindings(), ...more })),
+  };
+}
+
 /** The body as text, or null when it is larger than {@link MAX_BODY_BYTES}. */
 function readBody(req: IncomingMessage): Promise<string | null> {
   return new Promise((resolve, reject) => {
@@ -122,7 +142,7 @@ export class McpHttpFront {
   async start(): Promise<string> {
     const server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
-        this.o.log(`request failed: ${oneLine(err)}`);
+        this.o.logger.error({ err: oneLine(err) }, 'request failed');
         writeJson(res, 500, 'Internal server error');
       });
     });
@@ -238,7 +258,10 @@ export class McpHttpFront {
 
   private refuseBatch(res: ServerResponse, agent: string, batch: unknown[]): void {
     const refusal = refuseBatch(batch);
-    this.o.log(`dropped a batch from ${agent}, not relayed (${refusal.reason}): ${refusal.detail}`);
+    this.o.logger.warn(
+      { agent, reason: refusal.reason, detail: refusal.detail },
+      'dropped a batch from the agent, not relayed',
+    );
     this.o.counters?.dropped(refusal.reason);
     const record = {
       kind: 'mcp_dropped' as const,
@@ -249,7 +272,7 @@ export class McpHttpFront {
       answered: true,
       at: new Date().toISOString(),
     };
-    void appendDropped(this.o.auditLog, record, this.o.log);
+    void appendDropped(this.o.auditLog, record, this.o.logger);
     const body =
       refusal.answers.length > 0
         ? refusal.answers
@@ -272,7 +295,10 @@ export class McpHttpFront {
       `Too Many Requests: ${agent} has ${mine.length} MCP sessions open, the limit ${limit}; a session frees when ` +
       `its client ends it (DELETE) or when it idles out (spec.mcp.http.sessionIdle ` +
       `${String(this.o.settings.http.sessionIdle)}): the next by ${resetsAt} if it stays unused`;
-    this.o.log(`refused a session for ${agent}: the limit ${limit} is reached`);
+    this.o.logger.warn(
+      { agent, limit: 'spec.limits.httpSessionsPerAgent', value: this.o.sessionsPerAgent, open: mine.length },
+      'refused a session: the limit is reached',
+    );
     this.o.counters?.sessionRefused();
     res.writeHead(429, {
       'content-type': 'application/json',
@@ -297,7 +323,7 @@ export class McpHttpFront {
       onsessioninitialized: (id) => {
         session.id = id;
         this.sessions.set(id, session);
-        this.o.log(`session ${id} opened for ${agent}`);
+        this.o.logger.info({ session: id, agent }, 'session opened');
       },
     });
     const proxy = new McpJudgeProxy({
@@ -308,7 +334,8 @@ export class McpHttpFront {
       agentId: agent,
       temporal: this.o.temporal,
       auditLog: this.o.auditLog,
-      log: (line) => this.o.log(`session ${session.id ?? '(new)'}: ${line}`),
+      // The id comes with the initialize answer, after the proxy is made: read when each line is written.
+      logger: lazyChild(this.o.logger, () => ({ session: session.id, agent })),
       // The upstream of this session went away (or a tool collides): this session ends, the others go on.
       onFatal: (message) => void this.endSession(session, message),
       ...(this.o.onJudgedCall ? { onJudgedCall: this.o.onJudgedCall } : {}),
@@ -356,7 +383,7 @@ export class McpHttpFront {
     this.starting.delete(session);
     if (session.id !== undefined) {
       this.sessions.delete(session.id);
-      this.o.log(`session ${session.id} closed (${why})`);
+      this.o.logger.info({ session: session.id, agent: session.agent, why }, 'session closed');
     }
     await session.proxy.close();
   }

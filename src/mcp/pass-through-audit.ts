@@ -6,6 +6,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { appendChained } from '../audit/chain';
 import { appendDropped, type DroppedRecord } from '../audit/mcp-log';
 import { canonicalJson } from '../contracts/canonical-json';
+import type { Logger } from '../contracts/logger';
 import { toHex, utf8 } from '../contracts/encoding';
 import type { ToolCall } from './mapping';
 
@@ -51,11 +52,11 @@ export function passThroughRecord(
 export class AuditQueue {
   private queue: Promise<void> = Promise.resolve();
 
-  constructor(private readonly o: { auditLog: string; log: (line: string) => void }) {}
+  constructor(private readonly o: { auditLog: string; logger: Logger }) {}
 
   /** A dropped message's line, appended after every line before it. */
   dropped(record: DroppedRecord): void {
-    this.queue = this.queue.then(() => appendDropped(this.o.auditLog, record, this.o.log));
+    this.queue = this.queue.then(() => appendDropped(this.o.auditLog, record, this.o.logger));
   }
 
   /** A pass-through call's line; resolves once it and every line before it are written. */
@@ -63,7 +64,8 @@ export class AuditQueue {
     this.queue = this.queue.then(() =>
       appendChained(this.o.auditLog, record).then(
         () => undefined,
-        (err: Error) => this.o.log(`could not append to the audit log ${this.o.auditLog}: ${err.message}`),
+        (err: Error) =>
+          this.o.logger.error({ file: this.o.auditLog, err: err.message }, 'could not append to the audit log'),
       ),
     );
     return this.queue;

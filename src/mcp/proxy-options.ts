@@ -2,6 +2,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Client } from '@temporalio/client';
 import type { SubmissionLimits } from '../client/limits';
+import type { Logger } from '../contracts/logger';
 import type { McpSettings } from '../contracts/mcp';
 import type { McpCounters } from '../metrics/mcp';
 
@@ -18,8 +19,8 @@ export interface ProxyOptions {
   temporal: { client: Client; taskQueue: string; limits?: SubmissionLimits };
   /** The hash-chained log of pass-through (no-judge) calls. */
   auditLog: string;
-  /** One line on stderr. */
-  log: (line: string) => void;
+  /** The command's logger (the HTTP front's carries the session); what the proxy drops or cannot do is said here. */
+  logger: Logger;
   /**
    * The proxy cannot go on (a tool collides with `_agent_judge`, the upstream exited or went away): the process ends
    * with this code (the `--http` front ends that one session instead).

@@ -89,9 +89,9 @@ export abstract class McpRelay {
     this.o.upstream.onclose = () => this.upstreamClosed();
     this.o.upstream.onerror = (e) => {
       if (e instanceof UpstreamGoneError) this.upstreamGone = e.message;
-      else this.o.log(`upstream: ${oneLine(e)}`); // the SDK's parse errors span many lines
+      else this.o.logger.warn({ err: oneLine(e) }, 'upstream error'); // the SDK's parse errors span many lines
     };
-    this.o.front.onerror = (e) => this.o.log(`agent side: ${e.message}`);
+    this.o.front.onerror = (e) => this.o.logger.warn({ err: e.message }, 'agent side error');
     await this.o.upstream.start();
     await this.o.front.start();
   }
@@ -156,7 +156,10 @@ export abstract class McpRelay {
 
   /** A message that does not reach the upstream: one log line, one audit line, and an error if it had an id. */
   protected drop(a: Admission & { pass: false }, answers: ErrorAnswer[] = a.answer ? [a.answer] : []): void {
-    this.o.log(`dropped a message from the agent, not relayed (${a.reason}): ${a.detail}`);
+    this.o.logger.warn(
+      { agent: this.o.agentId, reason: a.reason, detail: a.detail },
+      'dropped a message from the agent, not relayed',
+    );
     this.o.counters?.dropped(a.reason);
     for (const answer of answers) this.toAgent(answer);
     const record = {
@@ -187,7 +190,7 @@ export abstract class McpRelay {
   protected toUpstream(m: Msg): void {
     this.o.upstream.send(m as JSONRPCMessage).catch((e: Error) => {
       // Once the upstream has ended, the proxy's last line says why.
-      if (!this.upstreamEnded) this.o.log(`could not send to upstream: ${e.message}`);
+      if (!this.upstreamEnded) this.o.logger.warn({ err: e.message }, 'could not send to the upstream');
       // A request that never reached the upstream gets an error now instead of no answer at all.
       if (m.method !== undefined && m.id !== undefined && this.inFlight.has(m.id)) {
         this.untrack(m.id);
@@ -207,7 +210,7 @@ export abstract class McpRelay {
   protected toAgent(m: Msg, related?: Id): void {
     if (this.closed) return;
     if (m.method === undefined && m.id !== undefined && this.answeredAtEnd.has(m.id)) return;
-    const fail = (e: Error) => this.o.log(`could not send to the agent: ${e.message}`);
+    const fail = (e: Error) => this.o.logger.warn({ err: e.message }, 'could not send to the agent');
     if (related === undefined) {
       this.o.front.send(m as JSONRPCMessage).catch(fail);
       return;
@@ -340,7 +343,7 @@ export abstract class McpRelay {
       await this.tools.loadAll();
     } catch (err) {
       if (err instanceof ToolNameCollisionError) this.fatal(err);
-      else this.o.log(`could not list the upstream's tools: ${(err as Error).message}`);
+      else this.o.logger.warn({ err: (err as Error).message }, "could not list the upstream's tools");
     }
   }
   protected answer(id: Id, result: CallAnswer | Record<string, unknown>): void {

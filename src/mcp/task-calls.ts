@@ -104,7 +104,10 @@ export abstract class McpTaskCalls extends McpCalls {
     try {
       this.taskRecords.write(t.record);
     } catch (err) {
-      this.o.log(`could not write the record of task ${t.record.task_id}: ${(err as Error).message}`);
+      this.o.logger.error(
+        { task_id: t.record.task_id, err: (err as Error).message },
+        'could not write the task record',
+      );
     }
   }
 
@@ -307,7 +310,9 @@ export abstract class McpTaskCalls extends McpCalls {
     if (t.control.signal.aborted || this.closed || isTerminal(t.record.status)) {
       await lease
         .report('not_performed', 'the task was cancelled after the call was leased')
-        .catch((err: Error) => this.o.log(`could not record the outcome on ${lease.workflowId}: ${err.message}`));
+        .catch((err: Error) =>
+          this.o.logger.error({ workflow_id: lease.workflowId, err: err.message }, 'could not record the outcome'),
+        );
       return;
     }
     t.performing = true;
@@ -337,7 +342,9 @@ export abstract class McpTaskCalls extends McpCalls {
     }
     await lease
       .report(outcome, detail)
-      .catch((err: Error) => this.o.log(`could not record the outcome on ${lease.workflowId}: ${err.message}`));
+      .catch((err: Error) =>
+        this.o.logger.error({ workflow_id: lease.workflowId, err: err.message }, 'could not record the outcome'),
+      );
   }
 }
 

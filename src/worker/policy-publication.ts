@@ -37,7 +37,7 @@ export async function announceWorkerPolicy(o: {
       client: o.client,
       taskQueue: o.workflowTaskQueue,
       mine: o.loaded.own,
-      log: (line, level) => (level === 'warning' ? logger.warn(line) : logger.info(line)),
+      logger,
     }).start();
     return agreement.message;
   }

@@ -30,6 +30,7 @@ import {
   type HttpProxy,
   type RunningProcess,
 } from '../helpers/mcp-http';
+import { logRecordsOf } from '../helpers/logger';
 
 const ENGINEERING = newAgentToken();
 const RESEARCH = newAgentToken();
@@ -188,7 +189,8 @@ describe('agent-judge mcp --http in front of server-filesystem (stdio upstream, 
       method: 'tools/call',
       params: { name: 'write_file', arguments: { path, content: 'x' } },
     };
-    const sessionsBefore = proxy.stderr().split('opened for @').length;
+    const opened = () => logRecordsOf(proxy.stderr()).filter((r) => r.msg === 'session opened');
+    const sessionsBefore = opened().length;
     const attempts: Array<Record<string, string>> = [
       {},
       { authorization: `Bearer ${newAgentToken()}` },
@@ -206,7 +208,7 @@ describe('agent-judge mcp --http in front of server-filesystem (stdio upstream, 
     await expect(connectHttp(proxy.url)).rejects.toThrow(/401|Unauthorized/);
     expect(existsSync(path)).toBe(false);
     // No session, so no upstream connection, was ever created for them.
-    expect(proxy.stderr().split('opened for @').length).toBe(sessionsBefore);
+    expect(opened()).toHaveLength(sessionsBefore);
   });
 
   it('a Host or Origin that is not this server: 403 (DNS rebinding), even with a valid token', async () => {
@@ -408,7 +410,9 @@ describe('agent-judge mcp --http in front of server-filesystem (stdio upstream, 
         await new Promise((r) => setTimeout(r, 100));
       }
       expect(await childrenOf(idle.child.pid!)).toEqual([]);
-      expect(idle.stderr()).toContain(`session ${sid} closed (idle)`);
+      expect(logRecordsOf(idle.stderr())).toContainEqual(
+        expect.objectContaining({ level: 'info', msg: 'session closed', session: sid, why: 'idle' }),
+      );
       const late = await post(
         idle.url,
         { jsonrpc: '2.0', id: 2, method: 'tools/list' },

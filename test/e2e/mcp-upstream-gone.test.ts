@@ -33,6 +33,7 @@ import {
   startSdkExampleHttp,
   type RunningProcess,
 } from '../helpers/mcp-http';
+import { logRecordsOf } from '../helpers/logger';
 
 const ENGINEERING = newAgentToken();
 
@@ -269,7 +270,9 @@ describe('--http front, --upstream-url: the upstream goes away', () => {
       const failure = (await within(failureOf(waiting))) ?? 'no answer within 20 s';
       expect(failure).toContain(`the upstream MCP server at ${everything.url} went away`);
       await until('the session to end', () =>
-        /session \S+ closed \(.*went away/.test(front.stderr()) ? true : undefined,
+        logRecordsOf(front.stderr()).some((r) => r.msg === 'session closed' && /went away/.test(String(r.why)))
+          ? true
+          : undefined,
       );
       // The session is gone: its next request is refused (404), at once.
       expect(await within(failureOf(callTool(agent, 'echo', { message: 'anyone?' })))).toMatch(/404|not found/i);

@@ -11,7 +11,6 @@ import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { policyDigest } from '../../src/contracts/capability';
 import type { PolicyPublication } from '../../src/contracts/policy-in-force';
@@ -19,6 +18,7 @@ import { publishPolicy, readPolicyInForce } from '../../src/client/policy-in-for
 import { loadPolicyLayers, type LoadedPolicy } from '../../src/policy/load';
 import { announceWorkerPolicy } from '../../src/worker/policy-publication';
 import { BIN, connectProxy, EVIDENCE, mcpSpec, startMcpEnv, type McpEnv } from '../helpers/mcp';
+import { logRecordsOf, recordingLogger, silentLogger } from '../helpers/logger';
 import { proposal, workerProcessCapability } from '../helpers/system';
 
 let env: McpEnv;
@@ -37,7 +37,7 @@ beforeAll(async () => {
     loaded: workers,
     policy: env.sys.policy,
     roles: ['workflow', 'judge', 'executor'],
-    logger: pino({ level: 'silent' }),
+    logger: silentLogger,
   });
   expect(line).toMatch(new RegExp(`^version 1 on task queue ${queue} \\(policy_sha256 [0-9a-f]{12}\\.\\.\\.\\)$`));
 }, 120_000);
@@ -65,9 +65,11 @@ function cli(
   });
 }
 
-const until = async (what: string, probe: () => boolean, ms = 20_000) => {
+/** What `probe` finds, once it finds something (not undefined). */
+const until = async <T>(what: string, probe: () => T | undefined, ms = 20_000): Promise<T> => {
   for (const end = Date.now() + ms; Date.now() < end; ) {
-    if (probe()) return;
+    const found = probe();
+    if (found !== undefined) return found;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${what} did not happen`);
@@ -104,19 +106,15 @@ describe('a process whose policy is not the workers', () => {
   it('agent-judge mcp --policy mine (files.roots: [/srv/ws]): says so at start and on every judged call', async () => {
     const mine = variant('mine.json', (spec) => (spec.files = { roots: ['/srv/ws'] }));
     const proxy = await connectProxy({ ...env, policyFile: mine });
+    const warnings = () => logRecordsOf(proxy.stderr()).filter((r) => r.level === 'warn');
     try {
-      await until('the start warning', () => proxy.stderr().includes('WARNING'));
-      const start = proxy
-        .stderr()
-        .split('\n')
-        .find((l) => l.includes('WARNING'))!;
-      expect(start).toMatch(
-        new RegExp(
-          `^agent-judge mcp: WARNING: the workflow workers on ${queue} judge with another policy than ${mine}: `,
-        ),
+      const start = await until('the start warning', () => warnings()[0]);
+      expect(start).toMatchObject({ component: 'mcp', task_queue: queue, state: 'differs', version: 1 });
+      expect(start.msg).toMatch(
+        new RegExp(`^WARNING: the workflow workers on ${queue} judge with another policy than ${mine}: `),
       );
-      expect(start).toContain(`Differing: spec.files.roots (yours ["/srv/ws"], theirs ["${env.workspace}"]). `);
-      expect(start).toContain(`version 1`);
+      expect(start.msg).toContain(`Differing: spec.files.roots (yours ["/srv/ws"], theirs ["${env.workspace}"]). `);
+      expect(start.msg).toContain(`version 1`);
       for (const n of [1, 2]) {
         const result = (await proxy.agent.callTool({
           name: 'write_file',
@@ -128,15 +126,13 @@ describe('a process whose policy is not the workers', () => {
         })) as { isError?: boolean };
         expect(result.isError).toBe(true); // held, then pending: a person decides writes
       }
-      const perCall = proxy
-        .stderr()
-        .split('\n')
-        .filter((l) => l.includes('WARNING: tools/call write_file is judged under the workers'));
+      const perCall = warnings().filter((r) => r.msg.startsWith('WARNING: tools/call write_file is judged under'));
       expect(perCall).toHaveLength(2);
-      expect(perCall[0]).toContain(`not ${mine}; differing: spec.files.roots`);
+      expect(perCall[0]!.msg).toContain(`not ${mine}; differing: spec.files.roots`);
+      expect(perCall[0]).toMatchObject({ task_queue: queue, differences: ['spec.files.roots'] });
       // Reads pass through on the proxy's own mapping: nothing is judged, nothing to repeat.
       await proxy.agent.callTool({ name: 'list_allowed_directories', arguments: {} });
-      expect(proxy.stderr().split('WARNING: tools/call').length - 1).toBe(2);
+      expect(warnings().filter((r) => r.msg.startsWith('WARNING: tools/call'))).toHaveLength(2);
     } finally {
       await proxy.agent.close();
     }
@@ -145,14 +141,16 @@ describe('a process whose policy is not the workers', () => {
   it("agent-judge mcp with the workers' own policy file: one line saying so, nothing on calls", async () => {
     const proxy = await connectProxy(env);
     try {
-      await until('the start line', () => proxy.stderr().includes('judge with'));
-      expect(proxy.stderr()).toContain(
-        `agent-judge mcp: policy ${env.policyFile} is the one the workflow workers on ${queue} judge with: `,
+      const start = await until('the start line', () =>
+        logRecordsOf(proxy.stderr()).find((r) => r.msg.includes('judge with')),
       );
+      expect(start).toMatchObject({ level: 'info', component: 'mcp', task_queue: queue, state: 'same' });
+      expect(start.msg).toContain(`policy ${env.policyFile} is the one the workflow workers on ${queue} judge with: `);
       await proxy.agent.callTool({
         name: 'write_file',
         arguments: { path: join(env.workspace, 'same.txt'), content: 'x', _agent_judge: { cited_evidence: EVIDENCE } },
       });
+      expect(logRecordsOf(proxy.stderr()).filter((r) => r.level === 'warn')).toEqual([]);
       expect(proxy.stderr()).not.toContain('WARNING');
     } finally {
       await proxy.agent.close();
@@ -177,8 +175,7 @@ describe('a process whose policy is not the workers', () => {
       baseDir: env.baseDir,
       env: {},
     });
-    const lines: string[] = [];
-    const logger = pino({ level: 'info' }, { write: (l: string) => lines.push(l) });
+    const logger = recordingLogger();
     const judgeLine = await announceWorkerPolicy({
       client: env.sys.client,
       workflowTaskQueue: queue,
@@ -189,7 +186,9 @@ describe('a process whose policy is not the workers', () => {
     });
     expect(judgeLine).toContain('WARNING: the workflow workers on');
     expect(judgeLine).toContain('Differing: spec.judge.withoutModel (yours "approve", theirs "escalate")');
-    expect(lines.map((l) => (JSON.parse(l) as { level: number }).level)).toEqual([40]);
+    expect(logger.records).toEqual([
+      expect.objectContaining({ level: 'warn', msg: judgeLine, task_queue: queue, state: 'differs' }),
+    ]);
 
     // A malformed publication is refused by the Update's validator and changes nothing.
     const bad: PolicyPublication = { ...publicationOf(other), policy_sha256: 'not hex' };
@@ -236,7 +235,11 @@ describe('agent-judge worker', () => {
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     try {
-      await until('the publication log line', () => stderr.includes('"event":"policy.published"'), 90_000);
+      await until(
+        'the publication log line',
+        () => logRecordsOf(stderr).find((r) => r.event === 'policy.published'),
+        90_000,
+      );
       const record = await readPolicyInForce(env.sys.client, prefix);
       expect(record?.current).toMatchObject({ version: 1, source: capability.policyFile, name: 'default' });
       expect(record?.current.publisher).toMatch(/^\d+@\S+ \(workflow,judge,executor,archive\)$/);

@@ -11,6 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 // The same paths as the stdio tests, and the project's own free-port finder (the server-everything CLI takes its port
 // from $PORT and cannot pick one itself).
 import { BIN, EVERYTHING_SERVER, FS_SERVER, ROOT } from './mcp';
+import { logRecordsOf } from './logger';
 import { freePort } from '../../src/devserver/server';
 
 export { BIN, EVERYTHING_SERVER, FS_SERVER, ROOT, freePort };
@@ -46,7 +47,7 @@ export interface HttpProxy extends RunningProcess {
   url: string;
 }
 
-/** Starts `agent-judge mcp --http 127.0.0.1:0 <args>` and waits for its "listening on URL" line (or its exit). */
+/** Starts `agent-judge mcp --http 127.0.0.1:0 <args>` and waits for its "listening" log line (or its exit). */
 export async function startHttpProxy(args: string[], cwd: string): Promise<HttpProxy> {
   const child = spawn(process.execPath, [BIN, 'mcp', '--http', '127.0.0.1:0', ...args], {
     cwd,
@@ -55,10 +56,10 @@ export async function startHttpProxy(args: string[], cwd: string): Promise<HttpP
   const p = track(child);
   const url = await new Promise<string>((resolve, reject) => {
     const onData = () => {
-      const m = /listening on (http:\/\/\S+\/mcp)/.exec(p.stderr());
-      if (m) {
+      const listening = logRecordsOf(p.stderr()).find((r) => r.msg === 'listening');
+      if (typeof listening?.url === 'string') {
         child.stderr?.off('data', onData);
-        resolve(m[1]!);
+        resolve(listening.url);
       }
     };
     child.stderr?.on('data', onData);

@@ -9,6 +9,7 @@ import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
 import { FS_SERVER, mcpSpec, proxyArgs, startMcpEnv, type McpEnv } from '../helpers/mcp';
 import { testPolicy } from '../helpers/system';
 import { childrenOf, connectHttp, startHttpProxy, type HttpProxy } from '../helpers/mcp-http';
+import { logRecordsOf } from '../helpers/logger';
 
 const ENGINEERING = newAgentToken();
 const RESEARCH = newAgentToken();
@@ -88,8 +89,14 @@ describe('spec.limits.httpSessionsPerAgent', () => {
     expect(resetsAt - before).toBeGreaterThan(9 * 60_000);
     // No upstream was started for the refused session: one child per open session (the probe's has exited).
     expect((await childrenOf(proxy.child.pid!)).length).toBe(LIMIT);
-    expect(proxy.stderr()).toContain(
-      'refused a session for @engineering: the limit spec.limits.httpSessionsPerAgent (2) is reached',
+    expect(logRecordsOf(proxy.stderr())).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'refused a session: the limit is reached',
+        agent: '@engineering',
+        limit: 'spec.limits.httpSessionsPerAgent',
+        value: 2,
+      }),
     );
 
     // Another agent is not disturbed.

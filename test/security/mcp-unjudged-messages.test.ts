@@ -26,6 +26,7 @@ import {
   type McpEnv,
 } from '../helpers/mcp';
 import { connectHttp, startHttpProxy, type HttpProxy } from '../helpers/mcp-http';
+import { logRecordsOf } from '../helpers/logger';
 
 const ENGINEERING = newAgentToken();
 
@@ -167,10 +168,16 @@ describe.each([
     await roundTrip();
     expect(readTap(front.tap).filter((e) => e.event === 'call')).toEqual([]);
     expect(existsSync(path)).toBe(false);
-    expect(front.stderr()).toContain(
-      'dropped a message from the agent, not relayed (not_a_client_notification): agent-judge: dropped the ' +
-        'notification "tools/call": not a notification an MCP client sends (a request needs an id, and a tools/call ' +
-        'is judged)',
+    expect(logRecordsOf(front.stderr())).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'dropped a message from the agent, not relayed',
+        agent: '@engineering',
+        reason: 'not_a_client_notification',
+        detail:
+          'agent-judge: dropped the notification "tools/call": not a notification an MCP client sends (a request ' +
+          'needs an id, and a tools/call is judged)',
+      }),
     );
     expect(dropped()).toContainEqual(
       expect.objectContaining({
