@@ -127,7 +127,7 @@ export async function benchHooks(server: BenchServer): Promise<{ rows: Row[]; ta
     temporal: { client: system.client, taskQueue: queues.workflow },
     baseDir: project,
     auditLog: join(dir, 'hooks-audit.jsonl'),
-    log: () => undefined,
+    logger: pino({ level: 'silent' }),
   });
   const url = await gateServer.start();
   const client = httpClient();

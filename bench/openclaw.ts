@@ -67,7 +67,7 @@ export async function benchOpenClaw(server: BenchServer): Promise<Row[]> {
     temporal: { client: system.client, taskQueue: queues.workflow },
     baseDir: workspace,
     auditLog: join(dir, 'hooks-audit.jsonl'),
-    log: () => undefined,
+    logger: pino({ level: 'silent' }),
   });
   const gateUrl = await gate.start();
 

@@ -307,17 +307,18 @@ export function registerGateCommand(program: Command): void {
           );
         }
         const { startResidentGate } = await import('../hooks/resident');
-        const log = (line: string) => process.stderr.write(`agent-judge gate: ${line}\n`);
+        const logger = (await import('./shared')).createLogger().child({ component: 'gate' });
         const gate = await startResidentGate({
           policy,
           client,
           taskQueue: taskQueuesFor(opts.taskQueuePrefix).workflow,
           stateDir: resolve(opts.stateDir),
           ...(opts.listen ? { listen: opts.listen } : {}),
-          log,
+          logger,
         });
-        log(
-          `listening on ${gate.url} for ${gate.agents.join(', ')}${gate.tokenFile ? ` (token ${gate.tokenFile})` : ''}`,
+        logger.info(
+          { url: gate.url, agents: gate.agents, ...(gate.tokenFile ? { token_file: gate.tokenFile } : {}) },
+          'listening',
         );
         await new Promise<void>((r) => {
           process.once('SIGINT', r);

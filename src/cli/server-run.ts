@@ -484,7 +484,7 @@ async function startDevHookGate(
       client,
       taskQueue,
       stateDir: resolve('.agent-judge'),
-      log: (line) => logger.info({ component: 'hooks-gate' }, line),
+      logger: logger.child({ component: 'hooks-gate' }),
     });
     return {
       line:

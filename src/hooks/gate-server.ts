@@ -19,6 +19,7 @@ import { durationMs } from '../contracts/duration';
 import { canonicalJson } from '../contracts/canonical-json';
 import { toHex, utf8 } from '../contracts/encoding';
 import { GATE_RUNTIMES, isGateRuntime, type GateRuntime } from '../contracts/hooks';
+import type { Logger } from '../contracts/logger';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { McpHttpAgent } from '../contracts/mcp';
 import { Gate, type GateAnswer, type Lease } from '../gate';
@@ -48,7 +49,8 @@ export interface HookGateOptions {
   baseDir: string;
   /** Hash-chained log of the calls decided without a proposal (no-judge, refused). */
   auditLog: string;
-  log: (line: string) => void;
+  /** The command's logger: failed requests, and outcomes or audit lines that could not be recorded. */
+  logger: Logger;
 }
 
 /** A call decided without a proposal, as its audit line records it. */
@@ -132,7 +134,7 @@ export class HookGateServer {
   async start(): Promise<string> {
     const server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
-        this.o.log(`request failed: ${(err as Error).message}`);
+        this.o.logger.error({ err: (err as Error).message }, 'request failed');
         plain(res, 500, 'agent-judge: internal error; the call was not allowed', { [EXIT_CODE_HEADER]: '2' });
       });
     });
@@ -212,7 +214,9 @@ export class HookGateServer {
       const edits = describeChanges(lease.edited!.changes);
       await lease
         .report('not_performed', `approved with edits ${runtime} cannot apply`)
-        .catch((err: Error) => this.o.log(`could not record the outcome on ${lease.workflowId}: ${err.message}`));
+        .catch((err: Error) =>
+          this.o.logger.error({ workflow_id: lease.workflowId, err: err.message }, 'could not record the outcome'),
+        );
       answer = {
         kind: 'refused',
         reason:
@@ -271,7 +275,9 @@ export class HookGateServer {
     clearTimeout(held.timer);
     await held.lease
       .report(outcome, detail)
-      .catch((err: Error) => this.o.log(`could not record the outcome on ${held.lease.workflowId}: ${err.message}`));
+      .catch((err: Error) =>
+        this.o.logger.error({ workflow_id: held.lease.workflowId, err: err.message }, 'could not record the outcome'),
+      );
   }
 
   private audit(
@@ -296,7 +302,8 @@ export class HookGateServer {
     this.auditQueue = this.auditQueue.then(() =>
       appendChained(this.o.auditLog, record).then(
         () => undefined,
-        (err: Error) => this.o.log(`could not append to ${this.o.auditLog}: ${err.message}`),
+        (err: Error) =>
+          this.o.logger.error({ file: this.o.auditLog, err: err.message }, 'could not append to the audit log'),
       ),
     );
   }

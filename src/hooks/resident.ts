@@ -8,6 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join, resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { BadInputError } from '../contracts/errors';
+import type { Logger } from '../contracts/logger';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { McpHttpAgent } from '../contracts/mcp';
 import { newAgentToken, tokenSha256 } from '../gate/http-auth';
@@ -56,7 +57,7 @@ export async function startResidentGate(o: {
   stateDir: string;
   baseDir?: string;
   listen?: string;
-  log: (line: string) => void;
+  logger: Logger;
 }): Promise<ResidentGate> {
   const { host, port } = parseGateListen(o.listen ?? o.policy.spec.hooks.gate.listen);
   let agents: McpHttpAgent[] = [...o.policy.spec.hooks.gate.agents];
@@ -74,7 +75,7 @@ export async function startResidentGate(o: {
     temporal: { client: o.client, taskQueue: o.taskQueue },
     baseDir: o.baseDir ?? process.cwd(),
     auditLog: join(o.stateDir, 'hooks-audit.jsonl'),
-    log: o.log,
+    logger: o.logger,
   });
   const url = await server.start();
   return {

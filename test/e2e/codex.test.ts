@@ -28,6 +28,7 @@ import {
   type FakeResponsesApi,
   type ResponsesRequestBody,
 } from '../helpers/fake-responses-api';
+import { silentLogger } from '../helpers/logger';
 import { startSystem, type TestSystem } from '../helpers/system';
 import { toolPath } from '../helpers/tools';
 
@@ -145,7 +146,7 @@ beforeAll(async () => {
     temporal: { client: sys.client, taskQueue: sys.taskQueues.workflow },
     baseDir: project,
     auditLog: join(sys.baseDir, 'hooks-audit.jsonl'),
-    log: () => undefined,
+    logger: silentLogger,
   });
   const url = await gate.start();
   model = await startFakeResponsesApi(API_KEY);

@@ -27,6 +27,7 @@ import {
   type ChatRequestBody,
   type FakeChatCompletions,
 } from '../helpers/fake-chat-completions';
+import { silentLogger } from '../helpers/logger';
 import { startSystem, type TestSystem } from '../helpers/system';
 import { toolPath } from '../helpers/tools';
 
@@ -228,7 +229,7 @@ beforeAll(async () => {
     temporal: { client: sys.client, taskQueue: sys.taskQueues.workflow },
     baseDir: workspace,
     auditLog: join(sys.baseDir, 'hooks-audit.jsonl'),
-    log: () => undefined,
+    logger: silentLogger,
   });
   const gateUrl = await gate.start();
   const after = (call: ToolCall) => (body: ChatRequestBody) =>

@@ -18,6 +18,7 @@ import { decide, getStatus } from '../../src/client/proposals';
 import { HookGateServer } from '../../src/hooks/gate-server';
 import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
 import { readChain } from '../../src/audit/chain';
+import { recordingLogger } from '../helpers/logger';
 import { startSystem, type TestSystem } from '../helpers/system';
 
 const CLIENT = fileURLToPath(new URL('../../src/hooks/client-main.ts', import.meta.url));
@@ -30,6 +31,7 @@ let url: string;
 let project: string;
 const token = newAgentToken();
 const tokenFile = () => join(sys.baseDir, 'hook-token');
+const gateLog = recordingLogger();
 
 beforeAll(async () => {
   const queue = `hooks-gate-${Math.random().toString(36).slice(2)}`;
@@ -53,7 +55,7 @@ beforeAll(async () => {
     temporal: { client: sys.client, taskQueue: sys.taskQueues.workflow },
     baseDir: project,
     auditLog: join(sys.baseDir, 'hooks-audit.jsonl'),
-    log: () => undefined,
+    logger: gateLog,
   });
   url = await gate.start();
 });
@@ -147,6 +149,8 @@ describe('Claude Code through the resident gate', () => {
     });
     expect(post).toMatchObject({ code: 0, stdout: '' });
     const proposalId = /proposal (call-[0-9a-f]{32})/.exec(out.permissionDecisionReason ?? '')![1]!;
+    // Nothing the gate had to record failed (the outcome report, the audit lines).
+    expect(gateLog.records.filter((r) => r.level === 'error')).toEqual([]);
     expect(await getStatus(sys.client, proposalId)).toMatchObject({
       status: 'executed',
       caller: { outcome: 'ok' },

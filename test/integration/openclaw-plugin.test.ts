@@ -14,6 +14,7 @@ import { HookGateServer } from '../../src/hooks/gate-server';
 import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
 import { readChain } from '../../src/audit/chain';
 import { register, type OpenClawPluginApi } from '../../src/openclaw/plugin';
+import { silentLogger } from '../helpers/logger';
 import { startSystem, type TestSystem } from '../helpers/system';
 
 type Handler = (event: Record<string, unknown>, ctx: Record<string, unknown>) => Promise<unknown>;
@@ -66,7 +67,7 @@ beforeAll(async () => {
     temporal: { client: sys.client, taskQueue: sys.taskQueues.workflow },
     baseDir: workspace,
     auditLog: join(sys.baseDir, 'hooks-audit.jsonl'),
-    log: () => undefined,
+    logger: silentLogger,
   });
   gateUrl = await gate.start();
   plugin = loadPlugin({ gateUrl, tokenFile: join(sys.baseDir, 'hook-token'), timeoutMs: 60_000 });
@@ -162,7 +163,7 @@ describe('OpenClaw through the agent-judge plugin', () => {
       temporal: { client: sys.client, taskQueue: sys.taskQueues.workflow },
       baseDir: workspace,
       auditLog: join(sys.baseDir, 'hooks-audit-2.jsonl'),
-      log: () => undefined,
+      logger: silentLogger,
     });
     const url = await quick.start();
     try {
