@@ -28,6 +28,7 @@ import {
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import type { CircleRegistryClient } from '../client/circles';
 import { AmidSchema } from '../contracts/identity';
+import type { Logger } from '../contracts/logger';
 import { agentCard, isReachable, topLevelAgents, type TopLevelAgent } from './cards';
 import { KnockGate } from './gate';
 import { credentialOf } from './message';
@@ -45,7 +46,8 @@ export interface A2AFrontOptions {
   /** Card `version` (the package's). */
   version?: string;
   registryTimeoutMs?: number;
-  log?: (line: string) => void;
+  /** Required: the command's logger (refused agents, every KNOCK and bridge request with its answer). */
+  logger: Logger;
 }
 
 export interface A2AFront {
@@ -119,7 +121,6 @@ function notReachable(res: Response, amid: string, rpc: boolean): void {
 export async function startA2AFront(options: A2AFrontOptions): Promise<A2AFront> {
   const { registry } = options;
   const host = options.host ?? '127.0.0.1';
-  const log = options.log ?? (() => undefined);
   let publicUrl = options.publicUrl ?? '';
   const version = options.version ?? '0.0.0';
   const perAgent = new Map<string, { card: RequestHandler; rpc: RequestHandler }>();
@@ -134,7 +135,7 @@ export async function startA2AFront(options: A2AFrontOptions): Promise<A2AFront>
         target: agent.amid,
         deliver: options.deliverTo?.(agent.amid),
         ...(options.registryTimeoutMs ? { registryTimeoutMs: options.registryTimeoutMs } : {}),
-        log,
+        logger: options.logger,
       });
       // One task store per agent: a task id handed out by one agent means nothing at another.
       const inner = new DefaultRequestHandler(card, new InMemoryTaskStore(), gate);
@@ -180,7 +181,7 @@ export async function startA2AFront(options: A2AFrontOptions): Promise<A2AFront>
       .agent(amid)
       .then((record) => {
         if (!isReachable(record)) {
-          log(`refused ${req.method} for ${amid}: not an active top-level agent`);
+          options.logger.info({ method: req.method, amid }, 'refused: not an active top-level agent');
           notReachable(res, amid, isRpc);
           return;
         }

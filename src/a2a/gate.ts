@@ -11,6 +11,7 @@ import { AgentEvent } from '@a2a-js/sdk/server';
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import type { CircleRegistryClient } from '../client/circles';
 import { CircleRefusedError } from '../circles/errors';
+import type { Logger } from '../contracts/logger';
 import { credentialOf, type Credential } from './message';
 import { A2A_METADATA, A2A_TASK_METADATA } from './names';
 
@@ -22,7 +23,8 @@ export interface KnockGateOptions {
   deliver?: AgentExecutor;
   /** How long the registry may take to answer (default 10 s); no answer fails the task, closed. */
   registryTimeoutMs?: number;
-  log?: (line: string) => void;
+  /** The front's logger: each KNOCK and bridge request, with the registry's answer. */
+  logger: Logger;
 }
 
 function agentMessage(text: string, ctx: RequestContext): Message {
@@ -72,8 +74,9 @@ export class KnockGate implements AgentExecutor {
     if (credential.kind === 'bridge') return this.bridge(credential.signed, ctx, bus);
     const from = credential.signed.statement.from;
     const knock = await within(this.timeoutMs, 'KNOCK', this.options.registry.knockSigned(credential.signed));
-    this.options.log?.(
-      `knock ${from} -> ${this.options.target}: ${knock.allowed ? 'allowed' : 'denied'} ${knock.code}`,
+    this.options.logger.info(
+      { from, to: this.options.target, allowed: knock.allowed, code: knock.code },
+      knock.allowed ? 'knock allowed' : 'knock denied',
     );
     if (!knock.allowed) {
       bus.publish(
@@ -116,7 +119,10 @@ export class KnockGate implements AgentExecutor {
         'cross-circle request',
         this.options.registry.requestCrossCircleSigned(signed),
       );
-      this.options.log?.(`bridge ${from} -> ${this.options.target}: ${request.request_id} ${request.status}`);
+      this.options.logger.info(
+        { from, to: this.options.target, request_id: request.request_id, status: request.status },
+        'cross-circle request made',
+      );
       bus.publish(
         AgentEvent.task(
           taskOf(
@@ -130,7 +136,7 @@ export class KnockGate implements AgentExecutor {
       );
     } catch (err) {
       if (!(err instanceof CircleRefusedError)) throw err;
-      this.options.log?.(`bridge ${from} -> ${this.options.target}: refused ${err.code}`);
+      this.options.logger.info({ from, to: this.options.target, code: err.code }, 'cross-circle request refused');
       bus.publish(
         AgentEvent.task(
           taskOf(ctx, TaskState.TASK_STATE_REJECTED, `cross-circle request refused (${err.code}): ${err.message}`, {

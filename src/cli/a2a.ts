@@ -93,7 +93,7 @@ export function registerA2ACommand(program: Command): void {
       const registry = new CircleRegistryClient({ client, workflowId: opts.registryId, taskQueue: opts.taskQueue });
       const { startA2AFront } = await import('../a2a/front');
       const { upstreamExecutor } = await import('../a2a/upstream');
-      const log = (line: string) => process.stderr.write(`agent-judge a2a: ${line}\n`);
+      const logger = (await import('./shared')).createLogger().child({ component: 'a2a' });
       const manifest = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: string };
       const front = await startA2AFront({
         registry,
@@ -105,9 +105,9 @@ export function registerA2ACommand(program: Command): void {
           return url ? upstreamExecutor(url) : undefined;
         },
         version: manifest.version ?? '0.0.0',
-        log,
+        logger,
       });
-      log(`listening on ${front.url} (cards at ${front.url}/agents), ${upstreams.size} upstream(s)`);
+      logger.info({ url: front.url, cards: `${front.url}/agents`, upstreams: upstreams.size }, 'listening');
       await new Promise<void>((r) => {
         process.once('SIGINT', r);
         process.once('SIGTERM', r);

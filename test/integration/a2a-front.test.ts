@@ -16,12 +16,14 @@ import { bridgeMessage, knockMessage, knockRequestOptions } from '../../src/a2a/
 import { A2A_METADATA, A2A_TASK_METADATA, agentUrl, KNOCK_EXTENSION_URI } from '../../src/a2a/names';
 import { startCirclesEnv, type CirclesEnv } from '../helpers/circles-env';
 import { startLoopbackAgent, type LoopbackAgent } from '../helpers/a2a-agent';
+import { recordingLogger } from '../helpers/logger';
 
 type Agent = KeyFile & { circle: string };
 
 let env: CirclesEnv;
 let reg: CircleRegistryClient;
 let front: A2AFront;
+const log = recordingLogger();
 let A: Agent, B: Agent, X: Agent, a1: Agent, b1: Agent;
 const behind = new Map<string, LoopbackAgent>();
 
@@ -53,6 +55,7 @@ beforeAll(async () => {
       const agent = behind.get(amid);
       return agent ? upstreamExecutor(agent.url) : undefined;
     },
+    logger: log,
   });
 });
 afterAll(async () => {
@@ -91,6 +94,7 @@ describe('messages', () => {
     const answer = await send(await clientFor(B.amid), knockMessage(A, B.amid, 'hello B'));
     expect('messageId' in answer && textOf(answer)).toBe(`B received "hello B" from ${A.amid}`);
     expect(behind.get(B.amid)?.received.map(textOf)).toEqual(['hello B']);
+    expect(log.lines('knock allowed').at(-1)).toMatchObject({ level: 'info', from: A.amid, to: B.amid });
   });
 
   it('a sub-agent reaches its own parent', async () => {
@@ -111,6 +115,7 @@ describe('messages', () => {
     );
     expect(behind.get(a1.amid)?.received).toEqual([]);
     expect((await reg.stats()).knocks).toBe(knocksBefore);
+    expect(log.lines('refused: not an active top-level agent').at(-1)).toMatchObject({ method: 'POST', amid: a1.amid });
   });
 });
 
@@ -130,6 +135,11 @@ describe('across circles', () => {
     expect(requested.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
     const requestId = String(requested.metadata?.[A2A_TASK_METADATA.bridgeRequestId]);
     expect(textOf(requested.status?.message)).toContain(`${requestId} awaits parent ${B.amid}`);
+    expect(log.lines('cross-circle request made').at(-1)).toMatchObject({
+      from: b1.amid,
+      to: A.amid,
+      request_id: requestId,
+    });
     expect(behind.get(A.amid)?.received.map(textOf)).not.toContain('need the Q3 chart');
 
     // The bridge as the circles run it: B forwards, A delivers, A reads it.
@@ -145,6 +155,7 @@ describe('across circles', () => {
     const refused = asTask(await send(await clientFor(A.amid), bridgeMessage(B, A.amid, 'bridge me')));
     expect(refused.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
     expect(refused.metadata?.[A2A_TASK_METADATA.code]).toBe('not-sub-agent');
+    expect(log.lines('cross-circle request refused').at(-1)).toMatchObject({ from: B.amid, code: 'not-sub-agent' });
     const last = (await reg.events()).events.at(-1);
     expect(last).toMatchObject({ kind: 'bridge-refused', code: 'not-sub-agent', from: B.amid, to: A.amid });
   });
@@ -156,6 +167,7 @@ describe('denied KNOCKs', () => {
     const denied = asTask(await send(await clientFor(A.amid), knockMessage(X, A.amid, 'hello from partner')));
     expect(denied.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
     expect(textOf(denied.status?.message)).toContain('KNOCK denied (not-allowlisted)');
+    expect(log.lines('knock denied').at(-1)).toMatchObject({ from: X.amid, to: A.amid, code: 'not-allowlisted' });
     const events = await reg.events();
     expect(events.total).toBe(before + 1);
     expect(events.events.at(-1)).toMatchObject({ kind: 'knock-denied', code: 'not-allowlisted', from: X.amid });
