@@ -58,6 +58,7 @@ export async function benchInbox(server: BenchServer): Promise<Row[]> {
     stateDir: join(dir, 'state'),
     port: 0,
     taskQueue: queues.workflow,
+    logger: pino({ level: 'silent' }),
   });
   const page: number[] = [];
   const list: number[] = [];

@@ -8,11 +8,12 @@ import type { Client } from '@temporalio/client';
 import { Option, type Command } from 'commander';
 import { loadEnv } from '../config/env';
 import { BadInputError } from '../contracts/errors';
+import type { Logger } from '../contracts/logger';
 import type { CompliancePolicy } from '../contracts/policy';
 import { InviteStore } from '../inbox/invites';
 import { inviteLink, relyingPartyOf, startInbox, type InboxServer } from '../inbox/server';
 import { DEFAULT_POLICY_PATH, loadPolicy } from '../policy/load';
-import { globalTarget, parseDuration, untilSignal } from './shared';
+import { createLogger, globalTarget, parseDuration, untilSignal } from './shared';
 import { connectClient, temporalTarget } from '../client/connection';
 import { taskQueuesFor } from '../names';
 
@@ -49,7 +50,7 @@ export async function serveInbox(input: {
   port?: number;
   publicUrl?: string;
   taskQueue?: string;
-  log?: (line: string) => void;
+  logger: Logger;
 }): Promise<InboxServer> {
   const inbox = await startInbox(input);
   mkdirSync(input.stateDir, { recursive: true, mode: 0o700 });
@@ -98,7 +99,7 @@ export function registerInboxCommands(program: Command): void {
         port: parsePort(opts.port),
         publicUrl: opts.publicUrl,
         taskQueue: taskQueuesFor(opts.taskQueuePrefix).workflow,
-        log: (line) => process.stderr.write(`${line}\n`),
+        logger: createLogger({ env }).child({ component: 'inbox' }),
       });
       process.stdout.write(
         `inbox       ${server.url} (approvers: ${policy.spec.escalation.approvers.join(', ') || 'none listed'}); ` +

@@ -337,9 +337,7 @@ export const DEV_PASSKEYS_PATH = '.agent-judge/passkeys.json';
 
 /** The workflow worker's view of the passkey registry file: re-read when it changes (docs/inbox.md). */
 function passkeyReader(path: string, logger: Logger): () => ApproverPasskeys {
-  const reader = new PasskeyRegistryReader(resolve(path), (message) =>
-    logger.warn({ err: message }, 'passkey registry unreadable; keeping the passkeys read before'),
-  );
+  const reader = new PasskeyRegistryReader(resolve(path), logger);
   return () => reader.current();
 }
 
@@ -519,7 +517,7 @@ async function startDevInbox(
       registryPath: resolve(registryPath),
       stateDir: resolve(DEFAULT_INBOX_STATE_DIR),
       taskQueue,
-      log: (line: string) => logger.info({ component: 'inbox' }, line),
+      logger: logger.child({ component: 'inbox' }),
     };
     const inbox = await serveInbox({ ...options, port: DEFAULT_INBOX_PORT }).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'EADDRINUSE') throw err;

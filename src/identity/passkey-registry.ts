@@ -6,6 +6,7 @@
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { BadInputError } from '../contracts/errors';
+import type { Logger } from '../contracts/logger';
 import {
   PasskeyRegistrySchema,
   type ApproverPasskeys,
@@ -83,7 +84,7 @@ export function withPasskeys(policy: CompliancePolicy, registry: ApproverPasskey
 /**
  * The registry as the workflow worker reads it: re-read when the file changed, looked at no more than once every
  * `checkEveryMs` (a stat on each proposal's snapshot would be wasted). A file that turns unreadable or invalid keeps
- * the last good registry, and says so once through `onError`.
+ * the last good registry, and says so once, as a warning on `logger`.
  */
 export class PasskeyRegistryReader {
   private registry: PasskeyRegistry = EMPTY;
@@ -93,7 +94,7 @@ export class PasskeyRegistryReader {
 
   constructor(
     readonly path: string,
-    private readonly onError: (message: string) => void = () => {},
+    private readonly logger: Logger,
     private readonly checkEveryMs = 1000,
   ) {
     this.refresh(true);
@@ -122,7 +123,12 @@ export class PasskeyRegistryReader {
       this.lastError = null;
     } catch (err) {
       const message = (err as Error).message;
-      if (message !== this.lastError) this.onError(message);
+      if (message !== this.lastError) {
+        this.logger.warn(
+          { path: this.path, err: message },
+          'passkey registry unreadable; keeping the passkeys read before',
+        );
+      }
       this.lastError = message;
       if (force) throw err;
     }

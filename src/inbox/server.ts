@@ -20,6 +20,7 @@ import {
 import { decide, decisionBindingOf, getStatus, listProposals } from '../client/proposals';
 import { applyActionEdits } from '../contracts/action-edit';
 import { BadInputError } from '../contracts/errors';
+import type { Logger } from '../contracts/logger';
 import { GRANT_ID_RE, type GrantDefinition, type GrantRequest, type GrantStatus } from '../contracts/grant';
 import type { HumanDecision } from '../contracts/messages';
 import { WebAuthnOriginSchema } from '../contracts/passkey';
@@ -75,7 +76,8 @@ export interface InboxOptions {
    * (browsers refuse an IP address as an rp id, and allow http only on localhost).
    */
   publicUrl?: string;
-  log?: (line: string) => void;
+  /** Required: the command's logger (enrolments, sign-ins, decisions, grants, and requests that failed). */
+  logger: Logger;
   /** The workflow task queue the workers serve: only its proposals are listed (default agent-judge's). */
   taskQueue?: string;
   /**
@@ -182,7 +184,7 @@ async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T
 
 export async function startInbox(options: InboxOptions): Promise<InboxServer> {
   const { client, policy, registryPath } = options;
-  const log = options.log ?? (() => {});
+  const { logger } = options;
   const approvers = policy.spec.escalation.approvers;
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUES.workflow;
   /** A proposal's status for a page, or null when it cannot be had within STATUS_QUERY_MS. */
@@ -434,7 +436,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
       // Already registered, or the registry file is unreadable: say which; the invite stays used.
       throw new Refusal(409, `the passkey was not added: ${(err as Error).message}`);
     }
-    log(`passkey ${verified.value.id.slice(0, 16)}… enrolled for ${approver}`);
+    logger.info({ approver, credential_id: verified.value.id.slice(0, 16) }, 'passkey enrolled');
     res.json({
       message:
         `Passkey enrolled for ${approver}. It signs decisions on proposals that start from now on. ` +
@@ -473,7 +475,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
       throw new Refusal(403, `${verified.approver} is not an approver in the policy (spec.escalation.approvers)`);
     const s = sessions.signIn(old, verified.approver, verified.credentialId);
     setCookie(res, s);
-    log(`${verified.approver} signed in`);
+    logger.info({ approver: verified.approver }, 'signed in');
     res.json({ approver: verified.approver, message: `Signed in as ${verified.approver}.` });
   });
 
@@ -574,13 +576,16 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     } catch (err) {
       throw new Refusal(409, `Not accepted: ${(err as Error).message}`);
     }
-    log(`${approver} ${pending.decision.decision}d ${workflowId}${pending.decision.edits ? ' with edits' : ''}`);
+    logger.info(
+      { approver, decision: pending.decision.decision, workflow_id: workflowId, edits: !!pending.decision.edits },
+      'decision relayed',
+    );
     let granted: GrantStatus | undefined;
     let grantRefusal: string | undefined;
     if (grantRequest) {
       try {
         granted = await createGrant(client, grantRequest, { taskQueue });
-        log(`${approver} granted ${granted.definition.grant_id} from ${workflowId}`);
+        logger.info({ approver, grant_id: granted.definition.grant_id, workflow_id: workflowId }, 'grant made');
       } catch (err) {
         grantRefusal = (err as Error).message;
       }
@@ -646,7 +651,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     } catch (err) {
       throw new Refusal(409, `Not revoked: ${(err as Error).message}`);
     }
-    log(`${approver} revoked grant ${grantId}`);
+    logger.info({ approver, grant_id: grantId }, 'grant revoked');
     res.json({
       grant_id: grantId,
       state: after.state,
@@ -667,7 +672,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
         : badBody
           ? 'the request body could not be read: expected JSON of at most 64 kB'
           : 'the inbox could not do that; try again';
-    if (!known) log(`error on ${req.method} ${req.path}: ${(err as Error).message}`);
+    if (!known) logger.error({ method: req.method, path: req.path, err: (err as Error).message }, 'request failed');
     if (err instanceof Refusal && err.retryAfter !== undefined) res.set('Retry-After', String(err.retryAfter));
     if (req.method === 'POST') return void res.status(status).json({ message });
     if (status === 401) return send(res, 'Sign in', signInPage(message), 401);

@@ -19,6 +19,7 @@ import { PasskeyRegistryReader } from '../../src/identity/passkey-registry';
 import { GRANT_MEMO_KEY, GRANT_WORKFLOW_TYPE, grantWorkflowId } from '../../src/names';
 import { InviteStore } from '../../src/inbox/invites';
 import { inviteLink, startInbox, type InboxServer } from '../../src/inbox/server';
+import { silentLogger } from '../helpers/logger';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
 import { toolPath } from '../helpers/tools';
 
@@ -37,7 +38,7 @@ describe('the inbox in a browser', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'agent-judge-inbox-browser-'));
     const registry = join(dir, 'passkeys.json');
-    const reader = new PasskeyRegistryReader(registry, () => {}, 0);
+    const reader = new PasskeyRegistryReader(registry, silentLogger, 0);
     connection = await Connection.connect({ address: inject('temporalAddress') });
     // The test's own index of live grants, refreshed on demand.
     const queue = `inbox-browser-${Math.random().toString(36).slice(2)}`;
@@ -68,6 +69,7 @@ describe('the inbox in a browser', () => {
       stateDir: join(dir, 'state'),
       port: 0,
       taskQueue: sys.taskQueues.workflow,
+      logger: silentLogger,
     });
     browser = await puppeteer.launch({ executablePath: toolPath('chromium'), args: ['--no-sandbox'] });
     page = await browser.newPage();

@@ -21,6 +21,7 @@ import { InviteStore } from '../../src/inbox/invites';
 import { startInbox, type InboxServer } from '../../src/inbox/server';
 import { softAuthenticator, type SoftAuthenticator } from '../helpers/authenticator';
 import { InboxBrowser, visibleText } from '../helpers/inbox-browser';
+import { recordingLogger, silentLogger } from '../helpers/logger';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
 
 describe('the web approval inbox', () => {
@@ -33,12 +34,13 @@ describe('the web approval inbox', () => {
   let browser: InboxBrowser;
   let connection: Connection;
   let grants: LiveGrants;
+  const log = recordingLogger();
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'agent-judge-inbox-'));
     registry = join(dir, 'passkeys.json');
     invites = new InviteStore(join(dir, 'state', 'invites'));
-    const reader = new PasskeyRegistryReader(registry, () => {}, 0);
+    const reader = new PasskeyRegistryReader(registry, silentLogger, 0);
     connection = await Connection.connect({ address: inject('temporalAddress') });
     // The test's own index of live grants, refreshed on demand.
     const queue = `inbox-${Math.random().toString(36).slice(2)}`;
@@ -69,6 +71,7 @@ describe('the web approval inbox', () => {
       stateDir: join(dir, 'state'),
       port: 0,
       taskQueue: sys.taskQueues.workflow,
+      logger: log,
     });
     scott = softAuthenticator('localhost', inbox.url);
     browser = new InboxBrowser(inbox.url);
@@ -183,6 +186,7 @@ describe('the web approval inbox', () => {
     });
     expect(signIn.status).toBe(200);
     expect(signIn.json.message).toBe('Signed in as scott.');
+    expect(log.lines('signed in').at(-1)).toMatchObject({ level: 'info', approver: 'scott' });
     const cookie = [signIn.headers['set-cookie'] ?? []].flat().join('\n');
     expect(cookie).toMatch(/HttpOnly/);
     expect(cookie).toMatch(/SameSite=Strict/);
@@ -256,6 +260,12 @@ describe('the web approval inbox', () => {
     const decided = await browser.post(`/p/${workflowId}/decide`, { challenge: d2.json.challenge, assertion });
     expect(decided.status).toBe(200);
     expect(decided.json.status).toMatch(/^(approved|executed)$/);
+    expect(log.lines('decision relayed').at(-1)).toMatchObject({
+      approver: 'scott',
+      decision: 'approve',
+      workflow_id: workflowId,
+      edits: false,
+    });
     // Replayed: the challenge is spent in the inbox.
     const replayed = await browser.post(`/p/${workflowId}/decide`, { challenge: d2.json.challenge, assertion });
     expect(replayed.status).toBe(400);
@@ -438,6 +448,11 @@ describe('the web approval inbox', () => {
     expect(done.json.status).toMatch(/^(approved|executed)$/);
     const grantId = String((done.json.grant as { grant_id: string }).grant_id);
     expect(grantId).toMatch(/^g[a-z2-7]{20}$/);
+    expect(log.lines('grant made').at(-1)).toMatchObject({
+      approver: 'scott',
+      grant_id: grantId,
+      workflow_id: workflowId,
+    });
     expect((await getStatus(sys.client, workflowId)).decisions).toMatchObject([{ approver: 'scott', via: 'inbox' }]);
 
     // The next identical call is approved by the grant, before any person.
@@ -466,6 +481,7 @@ describe('the web approval inbox', () => {
     const revoked = await browser.post(`/grants/${grantId}/revoke`, { reason: 'done for today' });
     expect(revoked.status).toBe(200);
     expect(revoked.json.message).toBe(`Grant ${grantId} revoked after 1 of 2 uses.`);
+    expect(log.lines('grant revoked').at(-1)).toMatchObject({ approver: 'scott', grant_id: grantId });
     const ended = await grantStatus(sys.client, grantId);
     expect(ended.state).toBe('revoked');
     expect(ended.revoked).toMatchObject({ by: 'scott', reason: 'done for today' });
@@ -554,6 +570,7 @@ describe('the web approval inbox', () => {
       stateDir: join(dir, 'state'),
       port: 0,
       taskQueue: sys.taskQueues.workflow,
+      logger: silentLogger,
       rateLimits: { perIp: { max: 12, windowMs: 60_000 }, perApprover: { max: 2, windowMs: 60_000 } },
     });
     try {

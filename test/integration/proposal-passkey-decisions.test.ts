@@ -12,6 +12,7 @@ import type { HumanDecision } from '../../src/contracts/messages';
 import { addPasskey, PasskeyRegistryReader } from '../../src/identity/passkey-registry';
 import { passkeyChallenge, withPasskeyAssertion } from '../../src/identity/sign-decision';
 import { softAuthenticator, type SoftAuthenticator } from '../helpers/authenticator';
+import { silentLogger } from '../helpers/logger';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
 
 const ORIGIN = 'https://inbox.example.org';
@@ -29,7 +30,7 @@ describe('passkey-signed decisions in the workflow', () => {
     scott = softAuthenticator(RP_ID, ORIGIN);
     alice = softAuthenticator(RP_ID, ORIGIN, 'EdDSA');
     addPasskey(registry, 'scott', scott.credential);
-    const reader = new PasskeyRegistryReader(registry, () => {}, 0);
+    const reader = new PasskeyRegistryReader(registry, silentLogger, 0);
     sys = await startSystem({
       spec: {
         escalation: {
