@@ -276,9 +276,10 @@ async function compareSettings(): Promise<void> {
   const { DefaultLogger, Runtime } = await import('@temporalio/worker');
   const { startDevServer, DEV_SERVER_DYNAMIC_CONFIG } = await import('../src/devserver/server');
   const { findTemporalCli } = await import('../src/devserver/temporal-cli');
+  const { createLogger } = await import('../src/cli/shared');
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const rounds = Number(process.env.BENCH_N ?? 100);
-  const cliPath = findTemporalCli({ log: console.error });
+  const cliPath = findTemporalCli({ logger: createLogger() });
   const extra = process.env.BENCH_DYNAMIC_CONFIG ? (JSON.parse(process.env.BENCH_DYNAMIC_CONFIG) as object) : {};
   const configs = { stock: {}, ours: { ...DEV_SERVER_DYNAMIC_CONFIG, ...extra } };
   if (process.env.BENCH_BASELINE === 'ours') configs.stock = { ...DEV_SERVER_DYNAMIC_CONFIG };

@@ -115,9 +115,10 @@ export async function runAlone(
   const { DefaultLogger, Runtime } = await import('@temporalio/worker');
   const { startDevServer } = await import('../src/devserver/server');
   const { findTemporalCli } = await import('../src/devserver/temporal-cli');
+  const { createLogger } = await import('../src/cli/shared');
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const server = await startDevServer({
-    cliPath: findTemporalCli({ log: console.error }),
+    cliPath: findTemporalCli({ logger: createLogger() }),
     headless: true,
     readyTimeoutMs: 90_000,
   });

@@ -25,6 +25,7 @@ import { defaultPolicyWith } from '../src/policy/load';
 import { startWorkersInProcess } from '../src/worker';
 import { WORKFLOW_BUNDLER_OPTIONS, WORKFLOWS_PATH } from '../src/workflow-code';
 import { startDevServer } from '../src/devserver/server';
+import { createLogger } from '../src/cli/shared';
 import { findTemporalCli } from '../src/devserver/temporal-cli';
 import { benchProposal, processCpuMs, selfCpuMs } from './engine';
 import { pool } from './lib';
@@ -83,7 +84,7 @@ export function summarizeProfile(path: string, top = 30): string {
  * ends both and removes the temporary folder. For the profiling and tracing scripts.
  */
 export async function startBenchSystem(prefix: string) {
-  const server = await startDevServer({ cliPath: findTemporalCli({ log: console.error }), headless: true });
+  const server = await startDevServer({ cliPath: findTemporalCli({ logger: createLogger() }), headless: true });
   const baseDir = mkdtempSync(join(tmpdir(), `agent-judge-${prefix}-`));
   const queues = taskQueuesFor(`${prefix}-${randomUUID()}`);
   const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error };

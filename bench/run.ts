@@ -8,6 +8,7 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { freePort, startDevServer } from '../src/devserver/server';
 import { telemetryOptions } from '../src/metrics/telemetry';
+import { createLogger } from '../src/cli/shared';
 import { findTemporalCli } from '../src/devserver/temporal-cli';
 import { machineHeader, printColumns, printTable, printTargets, type BenchServer } from './lib';
 
@@ -167,7 +168,7 @@ const sections: Section[] = [
 ];
 
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
-const cliPath = findTemporalCli({ log: console.error });
+const cliPath = findTemporalCli({ logger: createLogger() });
 const server = await startDevServer({ cliPath, headless: true, readyTimeoutMs: 90_000 });
 console.log(`# agent-judge bench (Temporal dev server ${server.address}, in memory)`);
 for (const line of machineHeader(cliPath)) console.log(`# ${line}`);

@@ -20,6 +20,7 @@ import { clarify, decide, submitAndSettle, submitAndWait } from '../src/client/p
 import { capabilityBinding } from '../src/contracts/capability';
 import { safeParseProposal } from '../src/contracts/proposal';
 import { startDevServer } from '../src/devserver/server';
+import { createLogger } from '../src/cli/shared';
 import { findTemporalCli } from '../src/devserver/temporal-cli';
 import { taskQueuesFor } from '../src/names';
 import { defaultPolicyWith } from '../src/policy/load';
@@ -29,7 +30,7 @@ import { generateCapabilityKey, loadCapabilityKey, withCapabilityIssuer } from '
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const OUT = fileURLToPath(new URL('../test/fixtures/histories/', import.meta.url));
 mkdirSync(OUT, { recursive: true });
-const server = await startDevServer({ cliPath: findTemporalCli(), headless: true });
+const server = await startDevServer({ cliPath: findTemporalCli({ logger: createLogger() }), headless: true });
 const baseDir = mkdtempSync(join(tmpdir(), 'agent-judge-record-'));
 // The recorded exec run is approved on the rules alone, as before withoutModel existed.
 const capabilityFile = generateCapabilityKey('record');

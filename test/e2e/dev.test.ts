@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findTemporalCli } from '../../src/devserver/temporal-cli';
+import { silentLogger } from '../helpers/logger';
 import { freePort } from '../../src/devserver/server';
 import { buttonCustomId } from '../../src/escalation/custom-id';
 import { FAKE_TOKEN, FakeDiscord } from '../helpers/fake-discord';
@@ -66,7 +67,7 @@ describe('agent-judge dev', () => {
     const port = await freePort();
     const env = {
       ...process.env,
-      TEMPORAL_CLI: findTemporalCli(),
+      TEMPORAL_CLI: findTemporalCli({ logger: silentLogger }),
       AGENT_JUDGE_APPROVERS: 'scott',
       TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
     };
@@ -176,7 +177,7 @@ describe('agent-judge dev with Discord', () => {
     const port = await freePort();
     const env = {
       ...process.env,
-      TEMPORAL_CLI: findTemporalCli(),
+      TEMPORAL_CLI: findTemporalCli({ logger: silentLogger }),
       TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
       DISCORD_TOKEN: FAKE_TOKEN,
       DISCORD_API_URL: fake.apiUrl,

@@ -16,6 +16,7 @@ import { redeemCapability } from '../../src/client/capabilities';
 import { decide, getStatus } from '../../src/client/proposals';
 import { capabilityBinding } from '../../src/contracts/capability';
 import { findTemporalCli } from '../../src/devserver/temporal-cli';
+import { silentLogger } from '../helpers/logger';
 import { freePort, startDevServer, type DevServer } from '../../src/devserver/server';
 import { createJudgeDepsFromEnv } from '../../src/judge';
 import { taskQueuesFor } from '../../src/names';
@@ -255,7 +256,7 @@ describe('agent-judge mcp killed with SIGKILL mid-call, then the identical call 
 });
 
 describe('Temporal goes down while the proxy runs (a dev server of this test, not the shared one)', () => {
-  const cliPath = findTemporalCli({ log: () => undefined });
+  const cliPath = findTemporalCli({ logger: silentLogger });
   let dir: string;
   let server: DevServer | undefined;
   let workers: Awaited<ReturnType<typeof startWorkersInProcess>> | undefined;

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { findTemporalCli } from '../../src/devserver/temporal-cli';
+import { silentLogger } from '../helpers/logger';
 import { freePort, startDevServer, type DevServer } from '../../src/devserver/server';
 import { testPolicy } from '../helpers/system';
 import {
@@ -31,7 +32,7 @@ let server: DevServer | undefined;
 let connection: Connection | undefined;
 let worker: WorkerProcess | undefined;
 
-const cliPath = findTemporalCli({ log: () => {} });
+const cliPath = findTemporalCli({ logger: silentLogger });
 const serve = (dbFile: string, port: number) =>
   startDevServer({ cliPath, headless: true, dbFile, port, readyTimeoutMs: 90_000, logFile: join(dir, 'server.log') });
 

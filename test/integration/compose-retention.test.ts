@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { durationMs } from '../../src/contracts/duration';
 import { findTemporalCli } from '../../src/devserver/temporal-cli';
+import { silentLogger } from '../helpers/logger';
 import { namespaceRetentionMs } from '../../src/devserver/retention';
 import { defaultPolicyWith } from '../../src/policy/load';
 
@@ -32,7 +33,7 @@ const script = namespaceJob?.command?.join('\n') ?? '';
 
 /** Runs the service's command as its image would (`sh -c`), with the real CLI, our server and `namespace`. */
 async function runNamespaceJob(namespace: string): Promise<void> {
-  const cli = findTemporalCli();
+  const cli = findTemporalCli({ logger: silentLogger });
   await run('sh', ['-c', script.replace(/ default\b/g, ` ${namespace}`)], {
     env: {
       ...process.env,
@@ -65,7 +66,7 @@ describe('docker-compose.temporal.yml and the audit retention', () => {
 
   it("its command, run by the real CLI, sets an old namespace's retention", async () => {
     const namespace = `compose-retention-${randomUUID().slice(0, 8)}`;
-    const cli = findTemporalCli();
+    const cli = findTemporalCli({ logger: silentLogger });
     // A database created before the compose file set the retention: Temporal's own one day.
     await run(cli, [
       'operator',

@@ -26,6 +26,7 @@ import {
   type DevServer,
 } from '../../src/devserver/server';
 import { findTemporalCli } from '../../src/devserver/temporal-cli';
+import { silentLogger } from '../helpers/logger';
 import { generateIdentity } from '../../src/identity/keys';
 import { startSystem, type TestSystem } from '../helpers/system';
 
@@ -52,7 +53,7 @@ let sys: TestSystem;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'agent-judge-review-can-'));
   server = await startDevServer({
-    cliPath: findTemporalCli(),
+    cliPath: findTemporalCli({ logger: silentLogger }),
     headless: true,
     readyTimeoutMs: 90_000,
     logFile: join(dir, 'server.log'),
