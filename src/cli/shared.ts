@@ -102,12 +102,14 @@ export function chooseLogFormat(options: { flag?: string; env?: Env; isTTY?: boo
 /**
  * The one logger factory: level from `LOG_LEVEL`, format from {@link chooseLogFormat}, always on stderr. The only place
  * that imports pino: a command makes its logger here once and passes it down as the interface every module takes.
+ * Both formats write synchronously, so log lines and a command's own lines on stderr (the MCP proxy's last line, which
+ * says why it ends) come out in the order they were written.
  */
 export function createLogger(options: { format?: string; env?: Env } = {}): Logger {
   const env = options.env ?? loadEnv();
   const format = chooseLogFormat({ flag: options.format, env, isTTY: process.stderr.isTTY });
   const settings = { level: env.LOG_LEVEL ?? 'info', base: { app: 'agent-judge' } };
-  if (format === 'json') return pino(settings, pino.destination(2));
+  if (format === 'json') return pino(settings, pino.destination({ dest: 2, sync: true }));
   return pino(
     settings,
     pretty({

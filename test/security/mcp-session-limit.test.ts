@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
-import { FS_SERVER, mcpSpec, proxyArgs, startMcpEnv, type McpEnv } from '../helpers/mcp';
+import { FS_SERVER, mcpSpec, proxyArgs, startMcpEnv, until, type McpEnv } from '../helpers/mcp';
 import { testPolicy } from '../helpers/system';
 import { childrenOf, connectHttp, startHttpProxy, type HttpProxy } from '../helpers/mcp-http';
 import { logRecordsOf } from '../helpers/logger';
@@ -89,6 +89,10 @@ describe('spec.limits.httpSessionsPerAgent', () => {
     expect(resetsAt - before).toBeGreaterThan(9 * 60_000);
     // No upstream was started for the refused session: one child per open session (the probe's has exited).
     expect((await childrenOf(proxy.child.pid!)).length).toBe(LIMIT);
+    // The refusal is logged before the 429 is sent, but its stderr may reach this process after the answer.
+    await until('the refusal log line', () =>
+      logRecordsOf(proxy.stderr()).find((r) => r.msg === 'refused a session: the limit is reached'),
+    );
     expect(logRecordsOf(proxy.stderr())).toContainEqual(
       expect.objectContaining({
         level: 'warn',
