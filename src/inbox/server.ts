@@ -136,7 +136,7 @@ function grantDefinitionFrom(status: ProposalRecord, approver: string, choice: G
   const patterned = (choice.same?.length ?? 0) > 0 || choice.under !== undefined;
   const sessionId = status.proposal.session_id;
   if (choice.this_session && sessionId === undefined)
-    throw new Refusal(400, 'grant.this_session: this proposal carries no session id (only hook calls do)');
+    throw new HttpRefusal(400, 'grant.this_session: this proposal carries no session id (only hook calls do)');
   try {
     return grantDefinitionFor(status.proposal, {
       approver,
@@ -149,12 +149,12 @@ function grantDefinitionFrom(status: ProposalRecord, approver: string, choice: G
     });
   } catch (err) {
     const message = (err as Error).message;
-    throw new Refusal(400, message.startsWith('grant') ? message : `grant.${message}`);
+    throw new HttpRefusal(400, message.startsWith('grant') ? message : `grant.${message}`);
   }
 }
 
 /** Why a request was refused, with the HTTP status; the message is shown to the person as is. */
-class Refusal extends BadInputError {
+class HttpRefusal extends BadInputError {
   constructor(
     readonly status: number,
     message: string,
@@ -206,13 +206,13 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     // The socket's address: behind a reverse proxy every client shares the proxy's (limit there too).
     const wait = perIp.hit(`ip:${req.socket.remoteAddress ?? 'unknown'}`);
     if (wait !== null)
-      throw new Refusal(429, `too many ${what} attempts from this address; try again in ${wait} s`, wait);
+      throw new HttpRefusal(429, `too many ${what} attempts from this address; try again in ${wait} s`, wait);
   };
   /** Counts one attempt against `approver`; a 429 past the limit. */
   const limitApprover = (approver: string, what: string) => {
     const wait = perApprover.hit(`approver:${approver}`);
     if (wait !== null)
-      throw new Refusal(429, `too many ${what} attempts for ${approver}; try again in ${wait} s`, wait);
+      throw new HttpRefusal(429, `too many ${what} attempts for ${approver}; try again in ${wait} s`, wait);
   };
   const app = express();
   app.disable('x-powered-by');
@@ -301,9 +301,9 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
 
   const signedIn = (res: Response): string => {
     const s = res.locals.session as Session;
-    if (!s.approver) throw new Refusal(401, 'sign in first');
+    if (!s.approver) throw new HttpRefusal(401, 'sign in first');
     if (!approvers.includes(s.approver))
-      throw new Refusal(403, `${s.approver} is not an approver in the policy (spec.escalation.approvers)`);
+      throw new HttpRefusal(403, `${s.approver} is not an approver in the policy (spec.escalation.approvers)`);
     return s.approver;
   };
 
@@ -328,7 +328,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
 
   const workflowIdOf = (req: Request): string => {
     const id = String(req.params.workflowId ?? '');
-    if (workflowIdNamedBy(id) !== id) throw new Refusal(404, `no proposal with workflow id ${id}`);
+    if (workflowIdNamedBy(id) !== id) throw new HttpRefusal(404, `no proposal with workflow id ${id}`);
     return id;
   };
 
@@ -403,7 +403,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
   app.post('/enrol/:token/options', async (req, res) => {
     limitAddress(req, 'enrolment');
     const checked = invites.check(String(req.params.token));
-    if (!checked.ok) throw new Refusal(410, checked.refusal.reason);
+    if (!checked.ok) throw new HttpRefusal(410, checked.refusal.reason);
     const approver = checked.value.approver;
     limitApprover(approver, 'enrolment');
     const existing = Object.hasOwn(passkeys(), approver) ? (passkeys()[approver] ?? []) : [];
@@ -418,23 +418,23 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     const body = (req.body ?? {}) as { challenge?: unknown; response?: unknown; name?: unknown };
     const issued = sessions.take<{ enrol: string }>(res.locals.session as Session, body.challenge);
     if (!issued || issued.enrol !== token)
-      throw new Refusal(400, 'this registration was not started here, or took too long; start again');
+      throw new HttpRefusal(400, 'this registration was not started here, or took too long; start again');
     const invited = invites.check(token);
     if (invited.ok) limitApprover(invited.value.approver, 'enrolment');
     const name = typeof body.name === 'string' && body.name.trim() ? body.name.trim().slice(0, 100) : undefined;
     const verified = await verifyRegistration(rp, String(body.challenge), body.response, name);
-    if (!verified.ok) throw new Refusal(400, verified.refusal.reason);
+    if (!verified.ok) throw new HttpRefusal(400, verified.refusal.reason);
     // The invite is used up only by a registration that verified; exactly one redemption wins.
     const redeemed = invites.redeem(token);
-    if (!redeemed.ok) throw new Refusal(410, redeemed.refusal.reason);
+    if (!redeemed.ok) throw new HttpRefusal(410, redeemed.refusal.reason);
     const approver = redeemed.value.approver;
     if (!approvers.includes(approver))
-      throw new Refusal(403, `${approver} is no longer an approver in the policy (spec.escalation.approvers)`);
+      throw new HttpRefusal(403, `${approver} is no longer an approver in the policy (spec.escalation.approvers)`);
     try {
       addPasskey(registryPath, approver, verified.value);
     } catch (err) {
       // Already registered, or the registry file is unreadable: say which; the invite stays used.
-      throw new Refusal(409, `the passkey was not added: ${(err as Error).message}`);
+      throw new HttpRefusal(409, `the passkey was not added: ${(err as Error).message}`);
     }
     logger.info({ approver, credential_id: verified.value.id.slice(0, 16) }, 'passkey enrolled');
     res.json({
@@ -460,7 +460,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     const body = (req.body ?? {}) as { challenge?: unknown; assertion?: unknown };
     const old = res.locals.session as Session;
     const issued = sessions.take<{ signIn?: string }>(old, body.challenge);
-    if (!issued?.signIn) throw new Refusal(400, 'this sign-in was not started here, or took too long; start again');
+    if (!issued?.signIn) throw new HttpRefusal(400, 'this sign-in was not started here, or took too long; start again');
     const known = passkeys();
     const signIn = verifySignIn(issued.signIn, body.assertion, known);
     if (!signIn.ok) {
@@ -468,11 +468,11 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
       const claimed = (body.assertion as { credential_id?: unknown } | null | undefined)?.credential_id;
       const owner = Object.entries(known).find(([, list]) => list.some((c) => c.id === claimed))?.[0];
       if (owner) limitApprover(owner, 'sign-in');
-      throw new Refusal(401, signIn.refusal.reason);
+      throw new HttpRefusal(401, signIn.refusal.reason);
     }
     const verified = signIn.value;
     if (!approvers.includes(verified.approver))
-      throw new Refusal(403, `${verified.approver} is not an approver in the policy (spec.escalation.approvers)`);
+      throw new HttpRefusal(403, `${verified.approver} is not an approver in the policy (spec.escalation.approvers)`);
     const s = sessions.signIn(old, verified.approver, verified.credentialId);
     setCookie(res, s);
     logger.info({ approver: verified.approver }, 'signed in');
@@ -491,20 +491,20 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     const approver = signedIn(res);
     const workflowId = workflowIdOf(req);
     const read = readRequest(DecisionRequestSchema, req.body);
-    if (!read.ok) throw new Refusal(400, read.refusal.reason);
+    if (!read.ok) throw new HttpRefusal(400, read.refusal.reason);
     const body = read.value;
     const reason = body.reason?.trim() ?? '';
     const status = await statusForListing(workflowId);
-    if (!status) throw new Refusal(404, `no proposal with workflow id ${workflowId}, or its workers do not answer`);
+    if (!status) throw new HttpRefusal(404, `no proposal with workflow id ${workflowId}, or its workers do not answer`);
     if (status.stage !== 'awaiting_human')
-      throw new Refusal(409, `this proposal is no longer waiting for a decision: ${outcomeText(status)}`);
+      throw new HttpRefusal(409, `this proposal is no longer waiting for a decision: ${outcomeText(status)}`);
     if (status.decisions.some((d) => d.approver === approver))
-      throw new Refusal(409, 'you have already decided this proposal');
+      throw new HttpRefusal(409, 'you have already decided this proposal');
     // Edits are checked here with the function the workflow runs (the table, the action type's schema), so a refused
     // edit names its field and rule and nothing is signed or sent.
     if (body.edits) {
       const edited = applyActionEdits(status.proposal, body.edits);
-      if (!edited.ok) throw new Refusal(400, edited.refusal.reason);
+      if (!edited.ok) throw new HttpRefusal(400, edited.refusal.reason);
     }
     const decision: HumanDecision = {
       decision: body.decision,
@@ -518,7 +518,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     if (body.grant) {
       const definition = grantDefinitionFrom(status, approver, body.grant, reason);
       const refusal = refuseGrantUnderPolicy(policy, definition);
-      if (refusal) throw new Refusal(400, `grant: ${refusal.reason}`);
+      if (refusal) throw new HttpRefusal(400, `grant: ${refusal.reason}`);
       grant = { definition, ...grantPasskeyChallenge(definition) };
     }
     const binding = await decisionBindingOf(client, workflowId, body.edits);
@@ -549,17 +549,17 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     // The challenge is taken first, whatever else is wrong: a signed decision is offered once.
     const pending = sessions.take<PendingDecision>(res.locals.session as Session, raw.challenge);
     if (!pending || pending.workflowId !== workflowId)
-      throw new Refusal(
+      throw new HttpRefusal(
         400,
         'refused: this signed decision was not requested here, was already used, or took too long; decide again',
       );
     const read = readRequest(DecideRequestSchema, req.body);
-    if (!read.ok) throw new Refusal(400, read.refusal.reason);
+    if (!read.ok) throw new HttpRefusal(400, read.refusal.reason);
     const body = read.value;
     let grantRequest: GrantRequest | undefined;
     if (pending.grant) {
       if (!body.grant_assertion)
-        throw new Refusal(400, "grant_assertion: required: the passkey's assertion over the grant's challenge");
+        throw new HttpRefusal(400, "grant_assertion: required: the passkey's assertion over the grant's challenge");
       grantRequest = withGrantPasskeyAssertion(pending.grant.definition, pending.grant, body.grant_assertion);
       // Checked here too (the grant workflow is the authority), so a bad grant signature decides nothing.
       const refusal = refuseGrantSignature(
@@ -567,14 +567,14 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
         grantRequest,
         Date.now(),
       );
-      if (refusal) throw new Refusal(400, `grant: ${refusal.reason}; nothing was decided`);
-    } else if (body.grant_assertion) throw new Refusal(400, 'grant_assertion: no grant was asked for');
+      if (refusal) throw new HttpRefusal(400, `grant: ${refusal.reason}; nothing was decided`);
+    } else if (body.grant_assertion) throw new HttpRefusal(400, 'grant_assertion: no grant was asked for');
     const signed = withPasskeyAssertion(pending.binding, pending.decision, pending, body.assertion);
     let outcome;
     try {
       outcome = await decide(client, workflowId, signed);
     } catch (err) {
-      throw new Refusal(409, `Not accepted: ${(err as Error).message}`);
+      throw new HttpRefusal(409, `Not accepted: ${(err as Error).message}`);
     }
     logger.info(
       { approver, decision: pending.decision.decision, workflow_id: workflowId, edits: !!pending.decision.edits },
@@ -629,18 +629,18 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     const approver = signedIn(res);
     const grantId = String(req.params.grantId ?? '');
     if (!GRANT_ID_RE.test(grantId))
-      throw new Refusal(400, 'grant_id: expected a grant id such as gabcdefghijklmnopqrst');
+      throw new HttpRefusal(400, 'grant_id: expected a grant id such as gabcdefghijklmnopqrst');
     const read = readRequest(RevokeRequestSchema, req.body);
-    if (!read.ok) throw new Refusal(400, read.refusal.reason);
+    if (!read.ok) throw new HttpRefusal(400, read.refusal.reason);
     let status: GrantStatus;
     try {
       status = await grantStatus(client, grantId);
     } catch {
-      throw new Refusal(404, `no grant ${grantId}`);
+      throw new HttpRefusal(404, `no grant ${grantId}`);
     }
     // Deny by default: an approver revokes their own grants here (`agent-judge grants revoke` does any).
     if (status.definition.approver !== approver)
-      throw new Refusal(
+      throw new HttpRefusal(
         403,
         `grant ${grantId} is ${status.definition.approver}'s, not yours; you can revoke only your own`,
       );
@@ -649,7 +649,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     try {
       after = await revokeGrant(client, grantId, { by: approver, ...(reason ? { reason } : {}) });
     } catch (err) {
-      throw new Refusal(409, `Not revoked: ${(err as Error).message}`);
+      throw new HttpRefusal(409, `Not revoked: ${(err as Error).message}`);
     }
     logger.info({ approver, grant_id: grantId }, 'grant revoked');
     res.json({
@@ -659,21 +659,21 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     });
   });
 
-  // Errors: a Refusal says what to do; anything else is logged and stays vague.
+  // Errors: a HttpRefusal says what to do; anything else is logged and stays vague.
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     // express.json's own refusals (not JSON, too large) carry a 4xx status.
     const bodyStatus = (err as { status?: unknown }).status;
     const badBody = typeof bodyStatus === 'number' && bodyStatus >= 400 && bodyStatus < 500;
-    const known = err instanceof Refusal || badBody;
-    const status = err instanceof Refusal ? err.status : badBody ? bodyStatus : 500;
+    const known = err instanceof HttpRefusal || badBody;
+    const status = err instanceof HttpRefusal ? err.status : badBody ? bodyStatus : 500;
     const message =
-      err instanceof Refusal
+      err instanceof HttpRefusal
         ? err.message
         : badBody
           ? 'the request body could not be read: expected JSON of at most 64 kB'
           : 'the inbox could not do that; try again';
     if (!known) logger.error({ method: req.method, path: req.path, err: (err as Error).message }, 'request failed');
-    if (err instanceof Refusal && err.retryAfter !== undefined) res.set('Retry-After', String(err.retryAfter));
+    if (err instanceof HttpRefusal && err.retryAfter !== undefined) res.set('Retry-After', String(err.retryAfter));
     if (req.method === 'POST') return void res.status(status).json({ message });
     if (status === 401) return send(res, 'Sign in', signInPage(message), 401);
     send(res, 'Refused', messagePage('Refused', message), status);
