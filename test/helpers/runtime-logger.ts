@@ -43,8 +43,9 @@ function deliberate(entry: LogEntry): boolean {
   );
 }
 
-export function testRuntimeLogger(): DefaultLogger {
-  return new DefaultLogger('WARN', (entry: LogEntry) => {
+/** `level`: ERROR for files whose workers fail and retry on purpose (activity-failures, judge-isolation). */
+export function testRuntimeLogger(level: 'WARN' | 'ERROR' = 'WARN'): DefaultLogger {
+  return new DefaultLogger(level, (entry: LogEntry) => {
     if (entry.message.startsWith(EXPECTED) || deliberate(entry)) return;
     process.stderr.write(`${oneLineEntry(entry)}\n`);
   });

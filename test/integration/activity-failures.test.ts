@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { testRuntimeLogger } from '../helpers/runtime-logger';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { activityInterceptors } from '../../src/activities/failures';
@@ -29,7 +30,7 @@ import { sampleNotice } from '../helpers/escalation-notice';
 import { judgePolicy, tempBaseDir } from '../helpers/judge-fixtures';
 
 try {
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  Runtime.install({ logger: testRuntimeLogger('ERROR') });
 } catch {
   /* already installed in this process */
 }

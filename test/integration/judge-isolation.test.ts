@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { testRuntimeLogger } from '../helpers/runtime-logger';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createJudgeActivities } from '../../src/activities/judge';
@@ -20,7 +21,7 @@ import type { ProbeResult } from '../helpers/judge-probe-workflow';
 import { judgePolicy, prProposal, tempBaseDir } from '../helpers/judge-fixtures';
 
 try {
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  Runtime.install({ logger: testRuntimeLogger('ERROR') });
 } catch {
   /* already installed in this process */
 }
