@@ -4,7 +4,7 @@
  * once and reported; everything else performs nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGate, type GateAnswer, type GateRules, type GateToolCall, type Lease } from '../../src/gate';
 import { decide, getStatus } from '../../src/client/proposals';
@@ -142,7 +142,13 @@ describe('the gate, for a runtime other than MCP', () => {
   });
 
   it('refuses, never forwards, when agent-judge cannot be reached', async () => {
-    const connection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, connectTimeout: '1s' });
+    // The SDK retries UNAVAILABLE ten times with backoff (about 20 s) before a call fails; three attempts take the
+    // same path to the same refusal in under a second.
+    const connection = Connection.lazy({
+      address: `127.0.0.1:${await freePort()}`,
+      connectTimeout: '1s',
+      interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 3 }))],
+    });
     const client = new Client({ connection, namespace: 'default' });
     try {
       const a = await runtime('hook:fake', 2000, client).decide(
