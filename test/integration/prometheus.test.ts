@@ -91,11 +91,17 @@ describe('a real Prometheus scraping a running worker', () => {
 
     const promPort = await freePort();
     prom = `http://127.0.0.1:${promPort}`;
+    // The generated recording group evaluates once a minute (`interval: 1m`), so its first evaluation came up to a
+    // minute after start. Prometheus loads a copy that differs only there: every rule, every second.
+    const rules = readFileSync(RULES, 'utf8');
+    const everySecond = rules.replace(/^(\s+)interval: 1m$/m, '$1interval: 1s');
+    if (everySecond === rules) throw new Error(`${RULES} has no "interval: 1m" line to shorten`);
+    writeFileSync(join(dir, 'agent-judge.rules.yml'), everySecond);
     writeFileSync(
       join(dir, 'prometheus.yml'),
       [
         'global: { scrape_interval: 1s, evaluation_interval: 1s }',
-        `rule_files: [${JSON.stringify(RULES)}]`,
+        `rule_files: [${JSON.stringify(join(dir, 'agent-judge.rules.yml'))}]`,
         'scrape_configs:',
         '  - job_name: agent-judge',
         `    static_configs: [{ targets: ['127.0.0.1:${metricsPort}'] }]`,
