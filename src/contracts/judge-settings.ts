@@ -100,6 +100,12 @@ export const JudgeSettingsSchema = z.strictObject({
   apiKeyEnv: EnvVarName.default('OLLAMA_API_KEY'),
   /** Budget for the whole model conversation (first answer and the one retry together). */
   timeoutMs: z.int().positive().max(600_000).default(20_000),
+  /**
+   * What the judge activity's start-to-close timeout allows beyond `timeoutMs` and the Forgejo lookups (default
+   * 10000), so the judge reports its own timeout before Temporal cuts it off; twice the total is the schedule-to-close
+   * timeout that ends the wait when no judge worker polls. The workflow worker's snapshot decides it.
+   */
+  slackMs: z.int().positive().max(600_000).optional(),
   /** Sampling seed; with temperature 0 it keeps answers as repeatable as the model allows. */
   seed: z.int().nonnegative().default(0),
   /** Passed to Ollama's `think` for reasoning models; omitted when unset. */

@@ -4,12 +4,13 @@
  */
 /**
  * A start-to-close timeout for the judge activity that always outlasts the judge itself: the model
- * budget, plus the Forgejo lookups, plus slack. A judge that hits its own budget answers
- * confidence 0 instead of being cut off by Temporal. Pure (no I/O), so workflow code may call it.
+ * budget, plus the Forgejo lookups, plus slack (`spec.judge.slackMs`, default 10 s). A judge that hits
+ * its own budget answers confidence 0 instead of being cut off by Temporal. Pure (no I/O), so workflow
+ * code may call it.
  */
 export function judgeActivityTimeoutMs(policy: {
-  spec: { judge?: { timeoutMs?: number; forgejo?: { timeoutMs?: number } } };
+  spec: { judge?: { timeoutMs?: number; slackMs?: number; forgejo?: { timeoutMs?: number } } };
 }): number {
   const s = policy.spec.judge;
-  return (s?.timeoutMs ?? 20_000) + (s?.forgejo?.timeoutMs ?? 0) + 10_000;
+  return (s?.timeoutMs ?? 20_000) + (s?.forgejo?.timeoutMs ?? 0) + (s?.slackMs ?? 10_000);
 }

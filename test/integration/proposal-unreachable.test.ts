@@ -8,10 +8,13 @@ import { proposal, startSystem, type TestSystem } from '../helpers/system';
 
 let sys: TestSystem;
 beforeAll(async () => {
-  // No judge role; the judge budget is small so the schedule-to-close deadline (2 x 10.001 s) is too.
+  // No judge role; the judge budget and its slack are small, so the schedule-to-close deadline (2 x 1.001 s) is too.
   sys = await startSystem({
     roles: ['workflow', 'executor'],
-    spec: { judge: { timeoutMs: 1 }, escalation: { timeout: '5m', approvers: ['scott'], reminderAt: 0 } },
+    spec: {
+      judge: { timeoutMs: 1, slackMs: 1000 },
+      escalation: { timeout: '5m', approvers: ['scott'], reminderAt: 0 },
+    },
   });
 });
 afterAll(async () => sys?.stop());
