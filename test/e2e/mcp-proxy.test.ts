@@ -157,11 +157,22 @@ function runCli(args: string[]): Promise<{ code: number | null; stdout: string; 
 describe('agent-judge mcp in front of server-filesystem (a person decides full-judge-review calls)', () => {
   let env: Env;
   let agent: Client;
+  /**
+   * A second proxy whose policy holds a call 2 s instead of 10 s before it answers PENDING, for the tests that only
+   * wait for that answer; the cancel and disconnect tests act while a call is held and keep the long hold.
+   */
+  let quick: Client;
   beforeAll(async () => {
     env = await startEnv('escalate');
     agent = await connectProxy(env);
+    const policy = JSON.parse(readFileSync(env.policyFile, 'utf8')) as { spec: { mcp: Record<string, unknown> } };
+    policy.spec.mcp.holdFor = '2s';
+    const policyFile = join(env.sys.baseDir, 'policy-short-hold.json');
+    writeFileSync(policyFile, JSON.stringify(policy));
+    quick = await connectProxy({ ...env, policyFile });
   });
   afterAll(async () => {
+    await quick?.close();
     await agent?.close();
     await env?.sys.stop();
   });
@@ -297,7 +308,7 @@ describe('agent-judge mcp in front of server-filesystem (a person decides full-j
     const path = join(env.workspace, 'report.md');
     let progress = 0;
     const first = await call(
-      agent,
+      quick,
       'write_file',
       { path, content: '# report\n', _agent_judge: { justification: 'the weekly report', cited_evidence: EVIDENCE } },
       { onprogress: () => (progress += 1), resetTimeoutOnProgress: true },
@@ -318,7 +329,7 @@ describe('agent-judge mcp in front of server-filesystem (a person decides full-j
     expect(decided.status).toBe('approved');
     expect(existsSync(path)).toBe(false); // approved is not performed: the caller performs it
 
-    const again = await call(agent, 'write_file', { path, content: '# report\n' });
+    const again = await call(quick, 'write_file', { path, content: '# report\n' });
     expect(again.isError).toBeFalsy();
     expect(readFileSync(path, 'utf8')).toBe('# report\n');
     // The proxy reports the outcome right after it answers the agent: wait for it.
@@ -333,7 +344,7 @@ describe('agent-judge mcp in front of server-filesystem (a person decides full-j
 
     // The identical call once more: that call finished, so this is a new proposal, held for a person again.
     const mtime = statSync(path).mtimeMs;
-    const third = await call(agent, 'write_file', {
+    const third = await call(quick, 'write_file', {
       path,
       content: '# report\n',
       _agent_judge: { justification: 'the weekly report again', cited_evidence: EVIDENCE },
@@ -380,7 +391,7 @@ describe('agent-judge mcp in front of server-filesystem (a person decides full-j
 
   it('an unmapped tool becomes an mcp_tool_call a person decides', async () => {
     const path = join(env.workspace, 'hello.txt');
-    const r = await call(agent, 'edit_file', { path, edits: [{ oldText: 'hi', newText: 'ho' }] });
+    const r = await call(quick, 'edit_file', { path, edits: [{ oldText: 'hi', newText: 'ho' }] });
     expect(verdictOf(r)).toMatchObject({ outcome: 'PENDING', status: 'awaiting_human' });
     const st = await getStatus(env.sys.client, String(verdictOf(r)!.proposal_id));
     expect(st.proposal).toMatchObject({ action_type: 'mcp_tool_call', target: { server: 'fs', tool: 'edit_file' } });
