@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { loadEnv } from '../config/env';
 import { resolveTemporalTarget, type TemporalTarget } from './target';
 import { processEnv } from '../config/process-env';
@@ -32,6 +32,10 @@ export async function connect(target: TemporalTarget): Promise<Connection> {
       ...(target.apiKey ? { 'temporal-namespace': target.namespace } : {}),
     },
     connectTimeout: 5000,
+    // The SDK's own retry of unavailable calls, with another number of attempts when one is set.
+    ...(target.attempts !== undefined
+      ? { interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: target.attempts }))] }
+      : {}),
   });
 }
 

@@ -15,6 +15,8 @@ export interface TemporalTarget {
   apiKey?: string;
   /** gRPC metadata from the profile or `TEMPORAL_GRPC_META_*`. */
   metadata?: ConnectionOptions['metadata'];
+  /** How often a call is tried while the service is unavailable (`AGENT_JUDGE_TEMPORAL_ATTEMPTS`, else 10). */
+  attempts?: number;
 }
 
 /**
@@ -25,6 +27,7 @@ export interface TemporalTarget {
 export const REFUSABLE_ENV_VARS: readonly string[] = [
   'TEMPORAL_ADDRESS',
   'TEMPORAL_TLS',
+  'AGENT_JUDGE_TEMPORAL_ATTEMPTS',
   'TEMPORAL_LOG_LEVEL',
   'LOG_LEVEL',
   'LOG_FORMAT',
@@ -81,5 +84,6 @@ export function resolveTemporalTarget(
     tls: connectionOptions.tls,
     apiKey: typeof connectionOptions.apiKey === 'string' ? connectionOptions.apiKey : undefined,
     metadata: connectionOptions.metadata,
+    ...(present.AGENT_JUDGE_TEMPORAL_ATTEMPTS ? { attempts: Number(present.AGENT_JUDGE_TEMPORAL_ATTEMPTS) } : {}),
   };
 }

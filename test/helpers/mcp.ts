@@ -96,6 +96,8 @@ export interface ProxyTarget {
   taskQueuePrefix: string;
   address: string;
   namespace: string;
+  /** Variables the proxy gets on top of the MCP SDK's default environment. */
+  env?: Record<string, string>;
 }
 
 export interface McpEnv extends ProxyTarget {
@@ -176,6 +178,7 @@ export async function connectProxy(t: ProxyTarget, upstream?: string[]): Promise
     args: proxyArgs(t, upstream),
     cwd: t.baseDir,
     stderr: 'pipe',
+    ...(t.env ? { env: { ...getDefaultEnvironment(), ...t.env } } : {}),
   });
   let stderr = '';
   transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));

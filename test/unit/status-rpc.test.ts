@@ -34,5 +34,10 @@ describe('the status path without the SDK client', () => {
     await expect(temporalTargetLazily({}, { LOG_LEVEL: 'loud' })).rejects.toThrow(/LOG_LEVEL="loud"/);
     const target = await temporalTargetLazily({ namespace: 'ns' }, { TEMPORAL_ADDRESS: 'temporal.example:7233' });
     expect(target).toMatchObject({ address: 'temporal.example:7233', namespace: 'ns' });
+    expect(target.attempts).toBeUndefined();
+    expect(await temporalTargetLazily({}, { AGENT_JUDGE_TEMPORAL_ATTEMPTS: '3' })).toMatchObject({ attempts: 3 });
+    await expect(temporalTargetLazily({}, { AGENT_JUDGE_TEMPORAL_ATTEMPTS: '0' })).rejects.toThrow(
+      /AGENT_JUDGE_TEMPORAL_ATTEMPTS="0"/,
+    );
   });
 });
