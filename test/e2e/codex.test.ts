@@ -127,7 +127,8 @@ function outputSeen(callId: string): { request: ResponsesRequestBody; text: stri
 
 beforeAll(async () => {
   sys = await startSystem({
-    spec: { escalation: { approvers: ['scott'], timeout: '10m' }, hooks: { holdFor: '10s' } },
+    // The held call waits out the hold twice before it is told to retry: 3 s each (as the MCP e2e files hold), not 10.
+    spec: { escalation: { approvers: ['scott'], timeout: '10m' }, hooks: { holdFor: '3s' } },
   });
   project = join(sys.baseDir, 'project');
   home = join(sys.baseDir, 'home');
