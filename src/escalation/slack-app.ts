@@ -48,6 +48,7 @@ import {
   renderSlackOutcome,
   renderSlackReasonModal,
   SLACK_FORMAT,
+  slackUpdate,
   type SlackBlock,
 } from './slack-render';
 
@@ -268,7 +269,7 @@ export async function startSlackApp(opts: SlackAppOptions): Promise<SlackApp> {
     if (!channel || !ts) return;
     const message = renderSlackOutcome(body.message?.blocks as SlackBlock[] | undefined, outcome);
     await client.chat
-      .update({ channel, ts, text: message.text, blocks: message.blocks, parse: 'none', link_names: false })
+      .update(slackUpdate(channel, ts, message))
       .catch((err: unknown) => log.warn({ err }, 'could not update the escalation message'));
   }
 
@@ -431,7 +432,7 @@ export async function startSlackApp(opts: SlackAppOptions): Promise<SlackApp> {
     const blocks = (body.message?.blocks ?? []) as SlackBlock[];
     const message = renderSlackGrantEnded(blocks, grantId, ended, body.message?.text ?? `Grant ${grantId}`);
     await client.chat
-      .update({ channel, ts, text: message.text, blocks: message.blocks, parse: 'none', link_names: false })
+      .update(slackUpdate(channel, ts, message))
       .catch((e: unknown) => log.warn({ err: e }, 'could not update the message after revoking the grant'));
   }
 

@@ -36,6 +36,7 @@ import {
   renderSlackReminder,
   renderSlackUncertain,
   SLACK_FORMAT,
+  slackUpdate,
   type SlackBlock,
   type SlackMessage,
 } from './slack-render';
@@ -325,14 +326,7 @@ export function createSlackNotifier(opts: SlackNotifierOptions): EscalationNotif
                 text,
               )
             : renderSlackGrant(found.blocks, grant, text);
-          await web.chat.update({
-            channel,
-            ts: found.ts,
-            text: message.text,
-            blocks: message.blocks,
-            parse: 'none',
-            link_names: false,
-          });
+          await web.chat.update(slackUpdate(channel, found.ts, message));
         } catch (err) {
           if (!isPermanentSlackError(err)) throw err;
           log.warn(
@@ -361,14 +355,7 @@ export function createSlackNotifier(opts: SlackNotifierOptions): EscalationNotif
             decisions: resolution.decisions,
           });
           // Editing is idempotent: a retried activity writes the same outcome again.
-          await web.chat.update({
-            channel: ref.channel,
-            ts: ref.ts,
-            text: message.text,
-            blocks: message.blocks,
-            parse: 'none',
-            link_names: false,
-          });
+          await web.chat.update(slackUpdate(ref.channel, ref.ts, message));
         } catch (err) {
           if (!isPermanentSlackError(err)) throw err;
           log.warn(

@@ -51,6 +51,14 @@ export interface SlackMessage {
 }
 
 /**
+ * The chat.update arguments that replace the message at `channel`/`ts` with `message`: nothing an agent wrote is turned
+ * into a mention or a channel ping (the same options every post of ours carries).
+ */
+export function slackUpdate(channel: string, ts: string, message: SlackMessage) {
+  return { channel, ts, text: message.text, blocks: message.blocks, parse: 'none' as const, link_names: false };
+}
+
+/**
  * Block ids carry the workflow id: the notifier finds its own earlier post by them (a retried activity never posts
  * twice) and the app checks that a click came from a message that carries its button.
  */
