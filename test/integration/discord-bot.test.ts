@@ -7,7 +7,7 @@ import { pino, type Logger } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateIdentity } from '../../src/identity/keys';
 import type { KeyFile } from '../../src/contracts/identity';
-import { createGrant, grantDefinitionFor, grantStatus, revokeGrant } from '../../src/client/grants';
+import { grantStatus, revokeGrant } from '../../src/client/grants';
 import { decide, getStatus, submitProposal } from '../../src/client/proposals';
 import type { ProposalRecord } from '../../src/contracts/status';
 import { proposalContentDigest } from '../../src/contracts/digest';
@@ -17,6 +17,7 @@ import { createDiscordNotifier } from '../../src/escalation/discord-notifier';
 import type { EscalationNotifier } from '../../src/escalation/notifier';
 import { statusQuery } from '../../src/names';
 import { FAKE_TOKEN, FakeDiscord, type FakeMessage, type FakeUser } from '../helpers/fake-discord';
+import { approveAndGrant } from '../helpers/grants';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
 
 interface Harness {
@@ -573,17 +574,7 @@ describe('Discord: a grant made while deciding shows on the message, with a "Rev
     const { workflowId, message } = await h.escalate();
     // Escalated before the grant exists (the grant covers the identical action, so it would approve it).
     const other = await h.escalate();
-    // `agent-judge decide <id> approve --approver scott --grant-for 1h --grant-uses 5`, as the CLI does it.
-    await decide(h.system.client, workflowId, { decision: 'approve', approver: 'scott', via: 'cli' });
-    const definition = grantDefinitionFor((await h.status(workflowId)).proposal, {
-      approver: 'scott',
-      lifetimeMs: 3_600_000,
-      maxUses: 5,
-      scope: { kind: 'identical' },
-      originWorkflowId: workflowId,
-    });
-    const grantId = definition.grant_id;
-    await createGrant(h.system.client, { definition }, { taskQueue: h.system.taskQueues.workflow });
+    const grantId = await approveAndGrant(h.system, workflowId);
     const revokeId = revokeGrantCustomId(grantId);
     const current = () => h.fake.messagesFor(workflowId).find((m) => m.id === message.id)!;
     await h.fake.waitFor(() => JSON.stringify(current().components).includes(revokeId), 20_000, 'the grant');
@@ -636,23 +627,13 @@ describe('Discord: a grant made while deciding shows on the message, with a "Rev
 
   it('a grant revoked with the CLI: its workflow updates the message, and the button goes', async () => {
     const { workflowId, message } = await h.escalate();
-    await decide(h.system.client, workflowId, { decision: 'approve', approver: 'scott', via: 'cli' });
-    const definition = grantDefinitionFor((await h.status(workflowId)).proposal, {
-      approver: 'scott',
-      lifetimeMs: 3_600_000,
-      maxUses: 5,
-      scope: { kind: 'identical' },
-      originWorkflowId: workflowId,
-    });
-    await createGrant(h.system.client, { definition }, { taskQueue: h.system.taskQueues.workflow });
-    const revokeId = revokeGrantCustomId(definition.grant_id);
+    const grantId = await approveAndGrant(h.system, workflowId);
+    const revokeId = revokeGrantCustomId(grantId);
     const current = () => h.fake.messagesFor(workflowId).find((m) => m.id === message.id)!;
     await h.fake.waitFor(() => JSON.stringify(current().components).includes(revokeId), 20_000, 'the grant');
-    await revokeGrant(h.system.client, definition.grant_id, { by: 'scott' });
+    await revokeGrant(h.system.client, grantId, { by: 'scott' });
     await h.fake.waitFor(() => !JSON.stringify(current().components).includes(revokeId), 20_000, 'the button to go');
     const line = fieldsOf(current()).find((f) => f.name === 'Grant')!;
-    expect(line.value).toMatch(
-      new RegExp(`^\`${definition.grant_id}\`: revoked by scott <t:\\d+:f> after 0 of 5 uses$`),
-    );
+    expect(line.value).toMatch(new RegExp(`^\`${grantId}\`: revoked by scott <t:\\d+:f> after 0 of 5 uses$`));
   });
 });

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateIdentity } from '../../src/identity/keys';
 import type { KeyFile } from '../../src/contracts/identity';
-import { createGrant, grantDefinitionFor, grantStatus, revokeGrant } from '../../src/client/grants';
+import { grantStatus, revokeGrant } from '../../src/client/grants';
 import { decide, submitProposal } from '../../src/client/proposals';
 import type { ProposalRecord } from '../../src/contracts/status';
 import { buttonCustomId, revokeGrantCustomId } from '../../src/escalation/custom-id';
@@ -21,6 +21,7 @@ import {
   FakeSlack,
   type FakeSlackMessage,
 } from '../helpers/fake-slack';
+import { approveAndGrant } from '../helpers/grants';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
 
 interface Harness {
@@ -427,20 +428,6 @@ describe('Slack: a grant made while deciding shows on the message, with a "Revok
   afterAll(async () => h?.stop());
   afterEach(() => expect(h.fake.unexpected).toEqual([]));
 
-  /** `agent-judge decide <id> approve --approver scott --grant-for 1h --grant-uses 5`, as the CLI does it. */
-  async function approveAndGrant(workflowId: string): Promise<string> {
-    await decide(h.system.client, workflowId, { decision: 'approve', approver: 'scott', via: 'cli' });
-    const status = await h.status(workflowId);
-    const definition = grantDefinitionFor(status.proposal, {
-      approver: 'scott',
-      lifetimeMs: 3_600_000,
-      maxUses: 5,
-      scope: { kind: 'identical' },
-      originWorkflowId: workflowId,
-    });
-    await createGrant(h.system.client, { definition }, { taskQueue: h.system.taskQueues.workflow });
-    return definition.grant_id;
-  }
   const revokeButton = (m: FakeSlackMessage, grantId: string) =>
     m.blocks.some(
       (b) =>
@@ -450,7 +437,7 @@ describe('Slack: a grant made while deciding shows on the message, with a "Revok
 
   it('only a listed approver revokes it; the grant ends and the message says who revoked it', async () => {
     const { workflowId, message } = await h.escalate();
-    const grantId = await approveAndGrant(workflowId);
+    const grantId = await approveAndGrant(h.system, workflowId);
     await h.fake.waitFor(() => revokeButton(message, grantId), 'the grant on the message');
     // The decision's outcome stays; the grant sits under it.
     expect(message.text).toBe('✅ Approved by scott');
@@ -494,7 +481,7 @@ describe('Slack: a grant made while deciding shows on the message, with a "Revok
 
   it('a grant revoked with the CLI: its workflow updates the message, and the button goes', async () => {
     const { workflowId, message } = await h.escalate();
-    const grantId = await approveAndGrant(workflowId);
+    const grantId = await approveAndGrant(h.system, workflowId);
     await h.fake.waitFor(() => revokeButton(message, grantId), 'the grant on the message');
     await revokeGrant(h.system.client, grantId, { by: 'scott', reason: 'done for today' });
     await h.fake.waitFor(() => !revokeButton(message, grantId), 'the button to go');
@@ -508,7 +495,7 @@ describe('Slack: a grant made while deciding shows on the message, with a "Revok
     const first = await h.escalate();
     // Escalated before the grant exists (the grant covers the identical action, so it would approve it).
     const other = await h.escalate();
-    const grantId = await approveAndGrant(first.workflowId);
+    const grantId = await approveAndGrant(h.system, first.workflowId);
     await h.fake.waitFor(() => revokeButton(first.message, grantId), 'the grant on the message');
     await h.fake.click({
       appUrl: h.app.url!,
