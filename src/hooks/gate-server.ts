@@ -25,8 +25,8 @@ import type { McpHttpAgent } from '../contracts/mcp';
 import { Gate, type GateAnswer, type Lease } from '../gate';
 import { agentForToken, bearerToken } from '../gate/http-auth';
 import { appendChained } from '../audit/chain';
-import { completeHookCall, type CompletionContext } from './complete';
-import { realRoots } from './paths';
+import { completeHookCall, type CompletionContext } from '../gate/complete';
+import { realRoots } from '../gate/paths';
 import { hookAdapter } from './runtimes';
 import type { HookReply } from './adapter';
 

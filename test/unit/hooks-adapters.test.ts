@@ -14,7 +14,7 @@ import { claudeCode } from '../../src/hooks/claude-code';
 import { codex } from '../../src/hooks/codex';
 import { gemini } from '../../src/hooks/gemini';
 import { firstUserMessage } from '../../src/hooks/transcript';
-import { patchPaths } from '../../src/hooks/complete';
+import { patchPaths } from '../../src/gate/complete';
 import type { Decision } from '../../src/hooks/adapter';
 import { userTaskField } from '../../src/gate';
 

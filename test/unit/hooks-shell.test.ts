@@ -1,15 +1,15 @@
 /**
- * The hooks layer's shell analysis: tree-sitter-bash parses the line (src/hooks/shell-parse.ts) and the policy's
- * shell rules decide (src/hooks/shell-rules.ts): deny anywhere, allowlisted simple commands inside the roots, the
+ * The hooks layer's shell analysis: tree-sitter-bash parses the line (src/gate/shell/parse.ts) and the policy's
+ * shell rules decide (src/gate/shell/rules.ts): deny anywhere, allowlisted simple commands inside the roots, the
  * rest to the judge. Real files for path confinement (symlinks followed).
  */
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseShell } from '../../src/hooks/shell-parse';
-import { shellVerdict } from '../../src/hooks/shell-rules';
-import { gitConfigKeys } from '../../src/hooks/git-config';
+import { parseShell } from '../../src/gate/shell/parse';
+import { shellVerdict } from '../../src/gate/shell/rules';
+import { gitConfigKeys } from '../../src/gate/shell/git-config';
 import { defaultPolicyWith } from '../../src/policy/load';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'aj-shell-')));

@@ -5,11 +5,11 @@
  * for the filesystem look-ups path confinement needs (symlinks are followed).
  */
 import { basename, isAbsolute } from 'node:path';
-import { globMatches } from '../contracts/mcp';
-import type { HookShellSettings, ShellAllow } from '../contracts/hooks';
-import type { ParsedShell, SimpleCommand } from './shell-parse';
+import { globMatches } from '../../contracts/mcp';
+import type { HookShellSettings, ShellAllow } from '../../contracts/hooks';
+import type { ParsedShell, SimpleCommand } from './parse';
 import { gitConfigProblem } from './git-config';
-import { pathVerdict, type PathContext } from './paths';
+import { pathVerdict, type PathContext } from '../paths';
 
 export type ShellVerdict =
   | { kind: 'allow'; rule: string }

@@ -9,7 +9,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { programConfigKeys, repositoryConfigFiles } from '../guards/git';
+import { programConfigKeys, repositoryConfigFiles } from '../../guards/git';
 
 /** The first `.git` at or above `cwd`: a directory, a file, or none. */
 function findDotGit(cwd: string): { dir: string; isDirectory: boolean } | null {

@@ -5,13 +5,14 @@
  * shell line runs at once (no-judge).
  */
 import { resolve } from 'node:path';
-import { unmappable, type CallMapping, type GateToolCall } from '../gate';
+import { unmappable, type CallMapping } from './mapping';
+import type { GateToolCall } from './types';
 import { FILE_EDIT, SHELL_COMMAND, type HookShellSettings } from '../contracts/hooks';
 import type { PatternRuleSchema } from '../contracts/policy';
 import { refusal } from '../contracts/refusal';
 import type { z } from 'zod';
-import { parseShell } from './shell-parse';
-import { shellVerdict } from './shell-rules';
+import { parseShell } from './shell/parse';
+import { shellVerdict } from './shell/rules';
 import { pathVerdict, repositoryShapeOf, type PathContext } from './paths';
 
 /** What the completion needs: the policy's hook settings, resolved roots, the deny patterns. */
