@@ -42,21 +42,69 @@ export const HookRuntimeSettingsSchema = z
   .default({ rules: [] });
 export type HookRuntimeSettings = z.infer<typeof HookRuntimeSettingsSchema>;
 
+const ShellOption = z
+  .string()
+  .regex(/^-{1,2}[A-Za-z0-9][A-Za-z0-9-]*(=\*)?$/, 'expected an option such as --stat or --max-count=*');
+
 /**
- * A command a shell tool may run at once, with no proposal, when every command of the line is one of these (the
- * exec allowlist's shape: `subcommands` for argv[1], exact `options`, `pathArgs` confined to the hook roots).
+ * A command a shell tool may run at once, with no proposal, when every command of the line is one of these. Such a
+ * command must only read, and only inside the hook roots: `subcommands` for argv[1], exact `options` (none when the
+ * list is absent), and what its operands are. docs/hooks.md says what each default entry may read.
  */
 export const ShellAllowSchema = z.strictObject({
   command: z.string().regex(/^[A-Za-z0-9._+-]+$/, 'expected a bare program name such as git'),
   subcommands: z.array(z.string().min(1)).optional(),
-  options: z
-    .array(
-      z.string().regex(/^-{1,2}[A-Za-z0-9][A-Za-z0-9-]*(=\*)?$/, 'expected an option such as --stat or --max-count=*'),
-    )
-    .optional(),
-  pathArgs: z.boolean().default(true),
+  /** The options allowed, exactly (`--max-count=*`: any value after `=`). Absent or empty: no option at all. */
+  options: z.array(ShellOption).optional(),
+  /**
+   * What the operands (and option values) are: `paths` (each confined to the roots and kept off files.protect),
+   * `pattern-then-paths` (grep, rg: the first is a search pattern, the rest paths), `text` (echo: read by nobody),
+   * `none` (any operand makes the line judged: `git branch NAME` would create a branch).
+   */
+  operands: z.enum(['paths', 'pattern-then-paths', 'text', 'none']).default('paths'),
+  /**
+   * The program reads every file under a directory operand (the working directory when it names none): always
+   * (`walks: true`: rg), or with one of the `walksWith` options (grep `-r`; bundled flags count). Each such directory
+   * is walked first: a protected name or a link leading out of the roots anywhere below it makes the line judged.
+   */
+  walks: z.boolean().default(false),
+  walksWith: z.array(ShellOption).optional(),
 });
 export type ShellAllow = z.infer<typeof ShellAllowSchema>;
+
+/** Programs that run the rest of their arguments as a command: deny rules look through them (`env sudo id`). */
+export const DEFAULT_SHELL_WRAPPERS = [
+  'command',
+  'builtin',
+  'exec',
+  'env',
+  'nice',
+  'ionice',
+  'nohup',
+  'setsid',
+  'timeout',
+  'time',
+  'stdbuf',
+  'xargs',
+  'chrt',
+  'taskset',
+  'flock',
+  'watch',
+  'unbuffer',
+  'chronic',
+  'caffeinate',
+  'busybox',
+  'strace',
+  'ltrace',
+  'nsenter',
+  'chroot',
+  'runuser',
+  'firejail',
+  'proot',
+  'parallel',
+  'sudo',
+  'doas',
+];
 
 const Name = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'expected a name such as shell.rm-recursive');
 
@@ -82,9 +130,47 @@ export const HookShellSettingsSchema = z
       .array(z.string().regex(/^[A-Za-z0-9._+-]+$/))
       .max(100)
       .default([]),
+    /** Programs that run their arguments as a command (`nice`, `env`, `xargs`...): deny rules see the inner command. */
+    wrappers: z
+      .array(z.string().regex(/^[A-Za-z0-9._+-]+$/))
+      .max(100)
+      .default(DEFAULT_SHELL_WRAPPERS),
   })
-  .default({ allow: [], deny: [], interpreters: [] });
+  .default({ allow: [], deny: [], interpreters: [], wrappers: DEFAULT_SHELL_WRAPPERS });
 export type HookShellSettings = z.infer<typeof HookShellSettingsSchema>;
+
+/**
+ * Files that name programs to run later, by someone or something other than the agent's next call: git hooks,
+ * CI workflows, MCP server lists, direnv, editor tasks, dev containers. A change to one is a `program_config_edit`
+ * (judged), never a `file_edit` approved by patterns alone. Globs on the path relative to its root; no `/` matches a
+ * name at any depth, `**` spans folders. The default when a policy names none (policies/default.yaml lists it too).
+ */
+export const DEFAULT_RUNS_PROGRAMS: readonly string[] = [
+  '.mcp.json',
+  '.envrc',
+  '.githooks/**',
+  '**/.husky/**',
+  'lefthook.yml',
+  '.lefthook.yml',
+  '.pre-commit-config.yaml',
+  '.github/workflows/**',
+  '.github/actions/**',
+  '.gitlab-ci.yml',
+  '.gitlab/ci/**',
+  '.circleci/**',
+  '.travis.yml',
+  '.buildkite/**',
+  'azure-pipelines.yml',
+  'Jenkinsfile',
+  'bitbucket-pipelines.yml',
+  '**/.vscode/tasks.json',
+  '**/.vscode/settings.json',
+  '**/.vscode/launch.json',
+  '**/.idea/**',
+  '**/.devcontainer/**',
+  '.devcontainer.json',
+  '.cursor/**',
+];
 
 export const HookFilesSettingsSchema = z
   .strictObject({
@@ -101,8 +187,22 @@ export const HookFilesSettingsSchema = z
       .array(z.string().regex(/^[^/\\\0]{1,255}$/, 'expected one path component such as .claude'))
       .max(100)
       .default([]),
+    /**
+     * Files whose change is judged (`program_config_edit`, full-judge-review by default), not approved by patterns
+     * alone: they name programs that run later ({@link DEFAULT_RUNS_PROGRAMS}).
+     */
+    runsPrograms: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(256)
+          .regex(/^[^\0\\]+$/, 'expected a path glob such as .github/workflows/** (/ separated)'),
+      )
+      .max(1000)
+      .default([...DEFAULT_RUNS_PROGRAMS]),
   })
-  .default({ roots: ['.'], protect: [] });
+  .default({ roots: ['.'], protect: [], runsPrograms: [...DEFAULT_RUNS_PROGRAMS] });
 export type HookFilesSettings = z.infer<typeof HookFilesSettingsSchema>;
 
 const Listen = z
@@ -147,8 +247,8 @@ export const HooksSettingsSchema = z
     codex: { rules: [] },
     gemini: { rules: [] },
     openclaw: { rules: [] },
-    shell: { allow: [], deny: [], interpreters: [] },
-    files: { roots: ['.'], protect: [] },
+    shell: { allow: [], deny: [], interpreters: [], wrappers: DEFAULT_SHELL_WRAPPERS },
+    files: { roots: ['.'], protect: [], runsPrograms: [...DEFAULT_RUNS_PROGRAMS] },
     gate: { listen: '127.0.0.1:8766', agents: [] },
   });
 export type HooksSettings = z.infer<typeof HooksSettingsSchema>;
@@ -162,3 +262,7 @@ export const SHELL_COMMAND = 'shell_command';
 export const FILE_EDIT = 'file_edit';
 /** The action type of a network read a runtime makes itself (a fetch, a search). */
 export const WEB_REQUEST = 'web_request';
+/** A file change to a file that names programs to run later (`files.runsPrograms`): judged, not patterns alone. */
+export const PROGRAM_CONFIG_EDIT = 'program_config_edit';
+/** A network read to a private, loopback or IP-literal host, another scheme, or with a long encoded run: judged. */
+export const WEB_REQUEST_SENSITIVE = 'web_request_sensitive';

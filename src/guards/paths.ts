@@ -1,45 +1,47 @@
-import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { lstatSync, readlinkSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 /** Symlinks followed by hand before giving up, like the kernel's ELOOP limit. */
 const MAX_LINK_HOPS = 40;
 
-/** The target of `p` when it is a symlink (dangling or not), else null. */
-function linkTarget(p: string): string | null {
-  try {
-    return lstatSync(p).isSymbolicLink() ? readlinkSync(p) : null;
-  } catch {
-    return null;
-  }
-}
-
 /**
- * Resolves `p` the way the kernel would when it is written: `..` folded, and every symlink in the
- * longest existing prefix followed. The rest (not yet created) is appended as written. A dangling
- * symlink is followed too: creating a file through it creates the link's target. Throws on a
- * symlink loop.
+ * Resolves `p` the way the kernel does when it is opened: component by component from `base` (or `/`), each symlink
+ * followed where it stands (relative targets from the link's own directory), and `..` taken from the directory reached
+ * so far, never folded as text first: `link/..` is the parent of the link's target, as the kernel sees it. A part that
+ * does not exist yet is appended as written (a dangling symlink is followed: creating a file through it creates the
+ * link's target). Throws on a symlink loop.
  */
 export function realPath(p: string, base: string): string {
-  let current = isAbsolute(p) ? resolve(p) : resolve(base, p);
-  const tail: string[] = [];
+  let current = isAbsolute(p) ? sep : isAbsolute(base) ? realPath(base, sep) : realPath(resolve(base), sep);
+  if (isAbsolute(p) && p === sep) return sep;
+  const parts = p.split(/\/+/).filter((c) => c !== '' && c !== '.');
   let hops = 0;
-  for (;;) {
-    try {
-      return join(realpathSync(current), ...tail.reverse());
-    } catch {
-      const link = linkTarget(current);
-      if (link !== null) {
+  let exists = true;
+  while (parts.length > 0) {
+    const part = parts.shift()!;
+    if (part === '..') {
+      current = dirname(current);
+      continue;
+    }
+    const next = join(current, part);
+    if (exists) {
+      let isLink = false;
+      try {
+        isLink = lstatSync(next).isSymbolicLink();
+      } catch {
+        exists = false; // nothing there yet: the rest is appended as written
+      }
+      if (isLink) {
         if (++hops > MAX_LINK_HOPS) throw new Error(`too many levels of symbolic links: ${p}`);
-        // Relative targets start from the link's real directory, not the path as written.
-        current = resolve(realpathSync(dirname(current)), link);
+        const target = readlinkSync(next);
+        if (isAbsolute(target)) current = sep;
+        parts.unshift(...target.split(/\/+/).filter((c) => c !== '' && c !== '.'));
         continue;
       }
-      const parent = dirname(current);
-      if (parent === current) return join(current, ...tail.reverse());
-      tail.push(basename(current));
-      current = parent;
     }
+    current = next;
   }
+  return current;
 }
 
 /** True when `candidate` (already real) is `root` or lies below it. */

@@ -41,7 +41,7 @@ describe('parsing', () => {
       ['echo $(whoami)', /command substitution/],
       ['for f in *; do cat $f; done', /for statement/],
       ['FOO=1 make', /variable assignment/],
-      ['cat ~/.ssh/id_rsa', /expands/],
+      ['cat ~/.ssh/id_rsa', /not literal/],
       ['ls (', /does not parse/],
       ['(cd /tmp; ls)', /subshell/],
     ] as const) {

@@ -10,11 +10,15 @@
  * than parse (no `$(...)` nesting, no compound commands). tree-sitter recovers from syntax errors instead of failing:
  * a tree with an error node is treated as not parsed (never allowed on the strength of a guess).
  *
- * Reduction is deliberately narrow: a line reduces when it is only simple commands of literal words (quoted or not,
- * no expansion of any kind) joined by pipes, `&&`, `||`, `;` or `&`, with literal redirections. Everything else (a
- * variable, `$(...)`, a glob brace or tilde, a loop, a subshell, a function, an assignment) is not reduced, and the
- * judge sees it. Every command found anywhere in the tree (inside substitutions and loops too) is still listed with
- * its words as written, so deny rules see `rm -rf` wherever it hides.
+ * Reduction is deliberately narrow, because a reducible line may run with no judge: a line reduces only when it is
+ * provably literal, i.e. only simple commands joined by pipes, `&&`, `||`, `;` or `&`, every word made of characters
+ * bash takes as themselves (no glob, tilde, brace, parameter, arithmetic, command or process substitution: see
+ * {@link literalWord}), double-quoted strings with no `$` or backquote, heredocs whose body cannot expand and ends
+ * where bash ends it, no backslash-newline. The check reads the words' own text, not only tree-sitter's node types:
+ * where the grammar and bash disagree (a backquoted command inside a heredoc body), the text still decides. Everything
+ * else is not reduced, and the judge sees it. Every command found anywhere in the tree (inside substitutions and
+ * loops, inside `sh -c '...'` and `eval '...'` too) is still listed with its words, so deny rules see `rm -rf`
+ * wherever it hides.
  */
 import { createRequire } from 'node:module';
 import type { Node as SyntaxNode, Parser as TsParser } from 'web-tree-sitter';
@@ -103,6 +107,11 @@ const NESTING = new Set([
   'negated_command',
 ]);
 
+/** How deep `sh -c '...'` and `eval '...'` are parsed again for deny rules. */
+const MAX_NESTED_SCRIPTS = 3;
+/** Shells whose `-c` argument is a script of its own: its commands are listed (nested) for the deny rules. */
+const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'busybox']);
+
 /** Parses one command line (see the module comment). Never throws for the line's own sake. */
 export async function parseShell(line: string): Promise<ParsedShell> {
   if (Buffer.byteLength(line, 'utf8') > MAX_SHELL_LINE) {
@@ -110,16 +119,42 @@ export async function parseShell(line: string): Promise<ParsedShell> {
   }
   if (line.includes('\0')) return { reducible: false, why: 'the command holds a NUL byte', commands: [] };
   const parser = await shellParser();
+  const parsed = parseWith(parser, line, 0);
+  if (parsed.commands.length === 0 && parsed.reducible) {
+    return { reducible: false, why: 'no command in the line', commands: [] };
+  }
+  // bash removes a backslash-newline before it splits words (`r\<newline>m` is `rm`); tree-sitter splits there. The
+  // line is never reduced, and the deny rules also see the line as bash joins it.
+  if (/\\\r?\n/.test(line)) {
+    const joined = parseWith(parser, line.replace(/\\\r?\n/g, ''), 0);
+    const commands = [...parsed.commands, ...joined.commands.map((c) => ({ ...c, nested: true }))];
+    return {
+      reducible: false,
+      why: 'the line continues over a backslash-newline',
+      commands: commands.slice(0, MAX_COMMANDS),
+    };
+  }
+  return parsed;
+}
+
+function parseWith(parser: TsParser, line: string, depth: number): ParsedShell {
   const tree = parser.parse(line);
   if (!tree) return { reducible: false, why: 'the shell parser gave no tree', commands: [] };
   try {
     const root = tree.rootNode;
     const commands: SimpleCommand[] = [];
     collectCommands(root, false, false, commands);
+    if (depth < MAX_NESTED_SCRIPTS) {
+      for (const script of nestedScripts(commands)) {
+        if (commands.length > MAX_COMMANDS) break;
+        const inner = parseWith(parser, script, depth + 1);
+        commands.push(...inner.commands.map((c) => ({ ...c, nested: true })));
+      }
+    }
     if (root.hasError) {
       return { reducible: false, why: 'the command does not parse as bash', commands: commands.slice(0, MAX_COMMANDS) };
     }
-    const why = firstIrreducible(root);
+    const why = firstIrreducible(root, line);
     const listed = commands.slice(0, MAX_COMMANDS);
     if (commands.length > MAX_COMMANDS) {
       return { reducible: false, why: `more than ${MAX_COMMANDS} commands in one line`, commands: listed };
@@ -131,21 +166,80 @@ export async function parseShell(line: string): Promise<ParsedShell> {
   }
 }
 
-function firstIrreducible(node: SyntaxNode): string | null {
+/**
+ * The scripts a command runs as shell code of its own: `sh -c SCRIPT` (any shell, `-c` alone or bundled as `-ec`)
+ * and `eval WORDS`. They are parsed again so a deny rule sees `bash -c 'rm -rf /'`; such a line is never reduced.
+ */
+function nestedScripts(commands: readonly SimpleCommand[]): string[] {
+  const scripts: string[] = [];
+  for (const cmd of commands) {
+    const program = cmd.argv[0]?.split('/').pop() ?? '';
+    if (program === 'eval') scripts.push(cmd.argv.slice(1).join(' '));
+    if (!SHELLS.has(program)) continue;
+    const c = cmd.argv.findIndex((a, i) => i > 0 && /^-[A-Za-z]*c[A-Za-z]*$/.test(a));
+    const script = c > 0 ? cmd.argv.slice(c + 1).find((a) => !a.startsWith('-')) : undefined;
+    if (script !== undefined) scripts.push(script);
+  }
+  return scripts;
+}
+
+function firstIrreducible(node: SyntaxNode, line: string): string | null {
   if (node.isNamed && !REDUCIBLE.has(node.type)) return describe(node);
-  if (node.type === 'word' && !literalWord(node.text)) return `the word ${JSON.stringify(node.text)} expands`;
-  if (node.type === 'heredoc_redirect' || node.type === 'heredoc_body') {
-    // A heredoc body expands unless its delimiter is quoted; tree-sitter shows the expansions as child nodes.
-    for (const c of node.namedChildren) {
-      if (c && !['heredoc_start', 'heredoc_body', 'heredoc_content', 'heredoc_end'].includes(c.type)) {
-        return describe(c);
-      }
-    }
+  if ((node.type === 'word' || node.type === 'number') && !literalWord(node.text)) {
+    return `the word ${JSON.stringify(node.text)} is not literal (bash may expand it)`;
+  }
+  if (node.type === 'string' && !literalDoubleQuoted(node.text)) {
+    return `the string ${JSON.stringify(node.text)} is not literal (bash may expand it)`;
+  }
+  if (node.type === 'heredoc_redirect') {
+    const why = heredocProblem(node, line);
+    if (why !== null) return why;
+  }
+  if (node.type === 'comment' && node.startIndex > 0 && !/[ \t\n;&|()]/.test(line[node.startIndex - 1] ?? '')) {
+    return `a comment starts inside a word (${JSON.stringify(node.text.slice(0, 40))})`;
   }
   for (const c of node.children) {
     if (!c) continue;
-    const found = firstIrreducible(c);
+    const found = firstIrreducible(c, line);
     if (found !== null) return found;
+  }
+  return null;
+}
+
+/**
+ * Why a heredoc cannot be taken as literal stdin, or null. Its body is literal only when the delimiter is quoted,
+ * or when the body holds no `$`, backquote or backslash (tree-sitter does not parse a backquoted command in a body:
+ * bash runs it). The body must also end exactly where bash ends it: a plain delimiter, its terminating line exactly the
+ * delimiter (tabs before it for `<<-`), and no earlier line that bash would take as the end.
+ */
+function heredocProblem(node: SyntaxNode, line: string): string | null {
+  const parts = node.namedChildren.filter((c): c is SyntaxNode => c !== null);
+  const start = parts.find((c) => c.type === 'heredoc_start');
+  const end = parts.find((c) => c.type === 'heredoc_end');
+  const body = parts.find((c) => c.type === 'heredoc_body');
+  const extra = parts.find(
+    (c) => !['heredoc_start', 'heredoc_body', 'heredoc_content', 'heredoc_end'].includes(c.type),
+  );
+  if (extra) return `a command or redirection follows a heredoc on its line (${describe(extra)})`;
+  if (!start || !end) return 'a heredoc without its end';
+  const quoted = /['"\\]/.test(start.text);
+  const delimiter = start.text.replace(/['"\\]/g, '');
+  const plainQuote = /^(?:'[A-Za-z_][A-Za-z0-9_]*'|"[A-Za-z_][A-Za-z0-9_]*"|[A-Za-z_][A-Za-z0-9_]*)$/;
+  if (!plainQuote.test(start.text)) return `the heredoc delimiter ${JSON.stringify(start.text)} is not a plain word`;
+  if (end.text !== delimiter) return `the heredoc ends with ${JSON.stringify(end.text)}, not ${delimiter}`;
+  const stripTabs = node.children.some((c) => c?.type === '<<-');
+  const lineStart = line.lastIndexOf('\n', end.startIndex - 1) + 1;
+  const lineEnd = line.indexOf('\n', end.endIndex);
+  const endLine = line.slice(lineStart, lineEnd === -1 ? line.length : lineEnd);
+  if ((stripTabs ? endLine.replace(/^\t+/, '') : endLine) !== delimiter) {
+    return `the heredoc's last line ${JSON.stringify(endLine)} is not exactly ${delimiter}`;
+  }
+  const text = body?.text ?? '';
+  for (const l of text.split('\n').slice(0, -1)) {
+    if ((stripTabs ? l.replace(/^\t+/, '') : l) === delimiter) return 'the heredoc body holds its own delimiter line';
+  }
+  if (!quoted && /[$`\\]/.test(text)) {
+    return 'the heredoc body expands (its delimiter is not quoted and it holds $, a backquote or a backslash)';
   }
   return null;
 }
@@ -156,13 +250,41 @@ function describe(node: SyntaxNode): string {
 }
 
 /**
- * A bare word is literal when nothing in it expands: no `$`, backquote, brace or tilde expansion, and no glob
- * pattern that could reach `.` or `..` (a `*` or `?` elsewhere only matches names inside the directory written).
+ * A bare word is literal when every character is one bash takes as itself: letters, digits and `._/:@%+,=^-`, a
+ * backslash-escaped character (not a newline), and `~` where bash does not expand it (not first, not after `=` or
+ * `:`). Anything else (a glob `* ? [`, a brace, `$`, a backquote, `!`, parentheses, `#`, a control or non-ASCII
+ * character) may mean something to bash that the words as written do not show: such a word is not literal.
  */
-function literalWord(text: string): boolean {
-  if (/[$`{}]/.test(text) || text.startsWith('~')) return false;
-  for (const part of text.split('/')) {
-    if (/[*?[]/.test(part) && part.startsWith('.')) return false;
+export function literalWord(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (ch === '\\') {
+      if (i + 1 >= text.length || text[i + 1] === '\n' || text[i + 1] === '\r') return false;
+      i += 1;
+      continue;
+    }
+    if (ch === '~') {
+      if (i === 0 || text[i - 1] === '=' || text[i - 1] === ':') return false;
+      continue;
+    }
+    if (!/[A-Za-z0-9._/:@%+,=^-]/.test(ch)) return false;
+  }
+  return true;
+}
+
+/**
+ * A double-quoted string (quotes included) is literal when nothing in it expands: no `$` followed by anything and
+ * no backquote, outside a backslash escape. Checked on the text itself, whatever nodes tree-sitter made of it.
+ */
+function literalDoubleQuoted(text: string): boolean {
+  const inner = text.slice(1, -1);
+  for (let i = 0; i < inner.length; i++) {
+    const ch = inner[i]!;
+    if (ch === '\\') {
+      i += 1;
+      continue;
+    }
+    if (ch === '`' || (ch === '$' && i + 1 < inner.length) || ch === '!') return false;
   }
   return true;
 }
@@ -172,15 +294,18 @@ function literalValue(node: SyntaxNode): string | null {
   switch (node.type) {
     case 'word':
     case 'number':
-      return literalWord(node.text) ? node.text.replace(/\\(.)/gs, '$1').replace(/\\\n/g, '') : null;
+      return literalWord(node.text) ? node.text.replace(/\\(.)/g, '$1') : null;
     case 'raw_string':
       return node.text.slice(1, -1);
     case 'string': {
       for (const c of node.namedChildren) if (c && c.type !== 'string_content') return null;
+      if (!literalDoubleQuoted(node.text)) return null;
       return node.text.slice(1, -1).replace(/\\([$`"\\\n])/g, (_, ch: string) => (ch === '\n' ? '' : ch));
     }
     case 'concatenation': {
       let out = '';
+      // An unnamed piece (a bare `$`, say) is text bash reads that the named pieces do not show.
+      if (node.children.some((c) => c !== null && !c.isNamed)) return null;
       for (const c of node.namedChildren) {
         const v = c ? literalValue(c) : null;
         if (v === null) return null;
