@@ -74,7 +74,14 @@ function nextStep(o: ProposalOutcome, inboxUrl?: string): string[] {
         `details: agent-judge status ${id} --json`,
       ];
     case 'uncertain':
-      return [UNCERTAIN_EXPLANATION];
+      // A caller-performed call: no executor died; the caller could not say whether the call succeeded.
+      return o.caller
+        ? [
+            o.caller.outcome === 'unknown'
+              ? 'performed once; its runtime did not report whether it succeeded: check its effects'
+              : 'forwarded once; no outcome was reported in time: check the target to see whether it happened',
+          ]
+        : [UNCERTAIN_EXPLANATION];
     default:
       return [`agent-judge status ${id}`];
   }

@@ -2,10 +2,12 @@
  * What the performer of a caller-performed proposal (the MCP proxy) reports on it: `forwarding` leases the one
  * performance of the approved action (a second lease is refused, so an approved call is forwarded once across
  * processes), then one final outcome. `abandoned`: approved but never forwarded (the client cancelled or left).
+ * `unknown`: performed, but the performer cannot tell whether it succeeded (Codex's post-tool report of a shell
+ * command is its output text, with no exit code): never recorded as `ok` on a guess.
  */
 import { z } from 'zod';
 
-export const CALLER_OUTCOMES = ['ok', 'tool_error', 'upstream_failure', 'abandoned'] as const;
+export const CALLER_OUTCOMES = ['ok', 'tool_error', 'upstream_failure', 'abandoned', 'unknown'] as const;
 export type CallerFinalOutcome = (typeof CALLER_OUTCOMES)[number];
 
 export const CallerOutcomeSchema = z.strictObject({

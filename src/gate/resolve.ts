@@ -400,6 +400,7 @@ export function callerOutcomeOf(outcome: GateOutcome, detail?: string): CallerOu
   switch (outcome) {
     case 'ok':
     case 'tool_error':
+    case 'unknown':
       return { outcome, ...(detail ? { detail } : {}) };
     case 'performer_failure':
       return { outcome: 'upstream_failure', ...(detail ? { detail } : {}) };

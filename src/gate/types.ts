@@ -125,10 +125,11 @@ export interface ProposalRef {
 
 /**
  * What the performer tells the proposal after it acted: `ok`, `tool_error` (the tool ran and answered an error),
- * `performer_failure` (the performer or the tool failed: it may not have run), `not_performed` (the lease is given
- * back unused: the call never reached the tool). One report per lease.
+ * `unknown` (the tool ran, and the runtime's report does not say whether it succeeded: a command's output without its
+ * exit code), `performer_failure` (the performer or the tool failed: it may not have run), `not_performed` (the lease
+ * is given back unused: the call never reached the tool). One report per lease.
  */
-export type GateOutcome = 'ok' | 'tool_error' | 'performer_failure' | 'not_performed';
+export type GateOutcome = 'ok' | 'tool_error' | 'unknown' | 'performer_failure' | 'not_performed';
 
 /** An approval leased to exactly one performer and one performance of exactly this call. */
 export interface Lease extends ProposalRef {

@@ -7,6 +7,13 @@
 import type { GateAnswer, GateToolCall } from '../gate';
 import type { GateRuntime } from '../contracts/hooks';
 
+/**
+ * What a runtime's post-tool report says happened, read for what it really says: `tool_error` only from a failure the
+ * runtime states (an error, a non-zero exit code), `ok` only where the runtime's contract makes success explicit, and
+ * `unknown` where it cannot be told (Codex reports a shell command's output text, with no exit code).
+ */
+export type PostOutcome = 'ok' | 'tool_error' | 'unknown';
+
 /** One hook invocation, as the gate sees it. */
 export type HookEvent =
   | {
@@ -15,8 +22,11 @@ export type HookEvent =
       /** Names this tool call until its outcome comes back (session and tool-use id, or the call itself). */
       key: string;
     }
-  | { kind: 'post'; key: string; outcome: 'ok' | 'tool_error'; detail?: string }
+  | { kind: 'post'; key: string; outcome: PostOutcome; detail?: string }
   | { kind: 'ignored'; why: string };
+
+/** A post-tool report: which call, and what happened to it. */
+export type PostEvent = Extract<HookEvent, { kind: 'post' }>;
 
 /** What the runtime reads back: stdout (JSON, or nothing), stderr, exit code (0 or 2, the blocking code). */
 export interface HookReply {

@@ -79,10 +79,13 @@ export const claudeCode: HookAdapter = {
         };
       }
       case 'PostToolUse': {
+        // Claude Code sends PostToolUse only for a call that succeeded (a failed one, a Bash command's non-zero exit
+        // included, is PostToolUseFailure). Bash's response is `{stdout, stderr, interrupted, ...}`: an interrupted
+        // command did not finish.
         const response = (input as { tool_response?: unknown }).tool_response;
-        const isError =
-          response !== null && typeof response === 'object' && (response as { is_error?: unknown }).is_error === true;
-        return { kind: 'post', key, outcome: isError ? 'tool_error' : 'ok' };
+        const r = response !== null && typeof response === 'object' ? (response as Record<string, unknown>) : {};
+        if (r.interrupted === true) return { kind: 'post', key, outcome: 'tool_error', detail: 'interrupted' };
+        return { kind: 'post', key, outcome: r.is_error === true ? 'tool_error' : 'ok' };
       }
       case 'PostToolUseFailure': {
         const error = (input as { error?: unknown }).error;

@@ -28,7 +28,7 @@ import { appendChained } from '../audit/chain';
 import { completeHookCall, type CompletionContext } from '../gate/complete';
 import { realRoots } from '../gate/paths';
 import { hookAdapter } from './runtimes';
-import type { HookReply } from './adapter';
+import type { HookReply, PostOutcome } from './adapter';
 
 /** The largest hook input read (a Write of a large file is bounded by the proposal's own limit long before). */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -268,7 +268,7 @@ export class HookGateServer {
     }
   }
 
-  private async reportOutcome(key: string, outcome: 'ok' | 'tool_error', detail?: string): Promise<void> {
+  private async reportOutcome(key: string, outcome: PostOutcome, detail?: string): Promise<void> {
     const held = this.leases.get(key);
     if (!held) return; // a no-judge call, or one this gate did not lease: nothing to report
     this.leases.delete(key);

@@ -18,6 +18,7 @@ import {
   type HookAdapter,
   type HookEvent,
   type HookReply,
+  type PostEvent,
 } from './adapter';
 
 const Base = z.looseObject({
@@ -33,6 +34,34 @@ const STATEMENT_FIELDS: Record<string, readonly string[]> = {
   run_shell_command: ['description'],
   replace: ['instruction'],
 };
+
+/** The shell tool's report: `Output: ...`, then `Exit Code: N` only when it is not 0 (older releases: always). */
+const SHELL_REPORT = /^(Command|Output): /;
+const EXIT_CODE = /^Exit Code: (-?\d+)$/gm;
+const SIGNAL = /^Signal: (?!\(none\))(.+)$/m;
+
+/**
+ * What a Gemini CLI AfterTool report says happened. Its `tool_response` is the tool's result, `{llmContent,
+ * returnDisplay, error}` (packages/core/src/core/coreToolHookTriggers.ts); `error` is set when a tool failed (the
+ * ToolResult contract), so it is `tool_error`. `run_shell_command` sets `error` only when the shell could not run the
+ * command: a command that ran and failed is in its `llmContent`, which ends with `Exit Code: N` when N is not 0 and
+ * `Signal: ...` when killed (packages/core/src/tools/shell.ts). The last `Exit Code:` line is the shell's own (the
+ * command's output comes before it). A shell result in no known shape (summarised, moved to the background,
+ * cancelled) is `unknown`.
+ */
+export function geminiOutcome(tool: string, response: unknown): Pick<PostEvent, 'outcome' | 'detail'> {
+  const r = response !== null && typeof response === 'object' ? (response as Record<string, unknown>) : undefined;
+  if (r?.error) return { outcome: 'tool_error', detail: JSON.stringify(r.error).slice(0, 2000) };
+  if (tool !== 'run_shell_command') return r ? { outcome: 'ok' } : { outcome: 'unknown', detail: 'no tool_response' };
+  const text = typeof r?.llmContent === 'string' ? r.llmContent : undefined;
+  if (text === undefined || !SHELL_REPORT.test(text))
+    return { outcome: 'unknown', detail: "Gemini CLI's shell report does not say how the command ended" };
+  const code = [...text.matchAll(EXIT_CODE)].at(-1)?.[1];
+  if (code !== undefined && code !== '0') return { outcome: 'tool_error', detail: `exit code ${code}` };
+  const signal = SIGNAL.exec(text)?.[1];
+  if (signal !== undefined) return { outcome: 'tool_error', detail: `terminated by signal ${signal.slice(0, 64)}` };
+  return { outcome: 'ok' };
+}
 
 export const gemini: HookAdapter = {
   runtime: 'gemini',
@@ -63,12 +92,7 @@ export const gemini: HookAdapter = {
       };
     }
     if (i.hook_event_name === 'AfterTool') {
-      const response = (input as { tool_response?: unknown }).tool_response;
-      const error =
-        response !== null && typeof response === 'object' ? (response as { error?: unknown }).error : undefined;
-      return error
-        ? { kind: 'post', key, outcome: 'tool_error', detail: JSON.stringify(error).slice(0, 2000) }
-        : { kind: 'post', key, outcome: 'ok' };
+      return { kind: 'post', key, ...geminiOutcome(i.tool_name, (input as { tool_response?: unknown }).tool_response) };
     }
     return { kind: 'ignored', why: `agent-judge does not handle ${i.hook_event_name}` };
   },

@@ -18,6 +18,7 @@ import {
   type HookAdapter,
   type HookEvent,
   type HookReply,
+  type PostEvent,
 } from './adapter';
 
 const Id = z.string().min(1).max(256);
@@ -34,6 +35,10 @@ const Input = z.looseObject({
   cwd: z.string().min(1).max(4096),
   /** after_tool_call: the tool's error, when it failed. */
   error: z.string().max(100_000).optional(),
+  /** after_tool_call: how the tool's result says it ended (its `details`; exec: `status` and `exitCode`). */
+  result: z
+    .looseObject({ status: z.string().max(64).optional(), exitCode: z.number().int().nullable().optional() })
+    .optional(),
 });
 
 export type OpenClawHookInput = z.infer<typeof Input>;
@@ -52,6 +57,27 @@ function parse(input: unknown): OpenClawHookInput {
   return r.data;
 }
 
+/**
+ * What an after_tool_call says happened. OpenClaw sets `error` for a tool that failed; its exec tool does not fail
+ * for a command's non-zero exit: it answers `details: {status: "completed", exitCode: N}` (`failed` when the command
+ * could not run or was killed, `running` when moved to the background), which the plugin forwards as `result`. An exec
+ * call whose result names no exit code (a plugin before this field, a command still running) is `unknown`.
+ */
+export function openclawOutcome(i: OpenClawHookInput): Pick<PostEvent, 'outcome' | 'detail'> {
+  if (i.error !== undefined) return { outcome: 'tool_error', detail: i.error.slice(0, 2000) };
+  const { status, exitCode } = i.result ?? {};
+  if (status === 'failed')
+    return { outcome: 'tool_error', detail: `failed${typeof exitCode === 'number' ? ` (exit code ${exitCode})` : ''}` };
+  if (typeof exitCode === 'number')
+    return exitCode === 0 ? { outcome: 'ok' } : { outcome: 'tool_error', detail: `exit code ${exitCode}` };
+  if (i.toolName === 'exec' || (status !== undefined && status !== 'completed'))
+    return {
+      outcome: 'unknown',
+      detail: `OpenClaw's ${i.toolName} result names no exit code (status ${status ?? 'none'})`,
+    };
+  return { outcome: 'ok' };
+}
+
 function out(o: OpenClawHookOutput): HookReply {
   return { exitCode: 0, stdout: { ...o } };
 }
@@ -63,11 +89,7 @@ export const openclaw: HookAdapter = {
     const session = i.sessionId ?? i.sessionKey ?? i.runId;
     // Without a tool-call id a call is named by its session and exact input (as Gemini CLI's are).
     const key = `${session ?? '-'}:${i.toolCallId ?? JSON.stringify([i.toolName, i.params])}`;
-    if (i.hook === 'after_tool_call') {
-      return i.error !== undefined
-        ? { kind: 'post', key, outcome: 'tool_error', detail: i.error.slice(0, 2000) }
-        : { kind: 'post', key, outcome: 'ok' };
-    }
+    if (i.hook === 'after_tool_call') return { kind: 'post', key, ...openclawOutcome(i) };
     return {
       kind: 'pre',
       key,

@@ -207,6 +207,7 @@ export function register(api: OpenClawPluginApi): void {
             hook: 'after_tool_call',
             ...fields(event, ctx, settings.cwd),
             ...(event.error !== undefined ? { error: String(event.error) } : {}),
+            ...resultSummary(event.result),
           },
           undefined,
         );
@@ -217,6 +218,20 @@ export function register(api: OpenClawPluginApi): void {
     },
     { timeoutMs },
   );
+}
+
+/**
+ * How a tool's result says it ended, and nothing of its content: exec answers a command's non-zero exit as a result
+ * (`details: {status: "completed", exitCode: 7}`), not as an error, so the gate needs these two fields to record it.
+ */
+export function resultSummary(result: unknown): { result?: { status?: string; exitCode?: number | null } } {
+  const details = result !== null && typeof result === 'object' ? (result as { details?: unknown }).details : undefined;
+  if (details === null || typeof details !== 'object') return {};
+  const { status, exitCode } = details as { status?: unknown; exitCode?: unknown };
+  const summary: { status?: string; exitCode?: number | null } = {};
+  if (typeof status === 'string') summary.status = status.slice(0, 64);
+  if ((typeof exitCode === 'number' && Number.isInteger(exitCode)) || exitCode === null) summary.exitCode = exitCode;
+  return Object.keys(summary).length > 0 ? { result: summary } : {};
 }
 
 /** OpenClaw's plugin entry (`definePluginEntry`'s shape: id, name, description, register). */

@@ -18,6 +18,8 @@ import { decide, getStatus } from '../../src/client/proposals';
 import { HookGateServer } from '../../src/hooks/gate-server';
 import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
 import { readChain } from '../../src/audit/chain';
+import { renderOutcome } from '../../src/cli/outcome-text';
+import { outcomeOf } from '../../src/contracts/status';
 import { recordingLogger } from '../helpers/logger';
 import { startSystem, type TestSystem } from '../helpers/system';
 
@@ -345,6 +347,79 @@ describe('Codex and Gemini CLI through the command hook', () => {
       tool_input: { file_path: 'src/a.ts' },
     });
     expect(JSON.parse(read.stdout)).toEqual({ decision: 'allow' });
+  });
+});
+
+describe('what the post-tool report records, as the runtime said it', () => {
+  /** Held for a person (a shell command no rule allows at once), approved, then allowed: the lease this call holds. */
+  async function approve(runtime: 'codex' | 'gemini', pre: Record<string, unknown>): Promise<string> {
+    const held = await commandHook(runtime, pre);
+    const reason = runtime === 'codex' ? decisionOf(JSON.parse(held.stdout)).permissionDecisionReason : held.stdout;
+    const proposalId = /Proposal (call-[0-9a-f]{32})/.exec(reason ?? '')![1]!;
+    await decide(sys.client, proposalId, { decision: 'approve', approver: 'scott', reason: 'go ahead' });
+    return proposalId;
+  }
+
+  it('Codex: an approved command reported as its output text (no exit code) is recorded unknown, not ok', async () => {
+    const base = {
+      session_id: `codex-${randomUUID()}`,
+      turn_id: 't1',
+      transcript_path: null,
+      cwd: project,
+      model: 'gpt-test',
+      permission_mode: 'default',
+      tool_name: 'Bash',
+      tool_input: { command: `git push origin feature-${randomUUID()}` },
+    };
+    const proposalId = await approve('codex', { ...base, hook_event_name: 'PreToolUse', tool_use_id: 'call_held' });
+    // The model retries the identical call: allowed (Codex reads no output as allow), performed, then reported.
+    const allowed = await commandHook('codex', { ...base, hook_event_name: 'PreToolUse', tool_use_id: 'call_retry' });
+    expect(allowed).toMatchObject({ code: 0, stdout: '' });
+    const report = await commandHook('codex', {
+      ...base,
+      hook_event_name: 'PostToolUse',
+      tool_use_id: 'call_retry',
+      tool_response: "fatal: unable to access 'https://example.invalid/repo.git/': Could not resolve host\n",
+    });
+    expect(report.code).toBe(0);
+    const status = await getStatus(sys.client, proposalId);
+    expect(status).toMatchObject({
+      status: 'uncertain',
+      caller: { outcome: 'unknown', detail: "Codex reported the Bash call's output without its exit code" },
+    });
+    const text = renderOutcome(outcomeOf(status));
+    expect(text).toMatch(/^status {4}uncertain$/m);
+    expect(text).toMatch(/^caller {4}unknown: Codex reported the Bash call's output without its exit code$/m);
+    expect(text).toMatch(
+      /^next {6}performed once; its runtime did not report whether it succeeded: check its effects$/m,
+    );
+  });
+
+  it('Gemini CLI: an approved command that exited 7 is recorded tool_error, the proposal failed', async () => {
+    const base = {
+      session_id: `g-${randomUUID()}`,
+      transcript_path: '/x',
+      cwd: project,
+      timestamp: new Date().toISOString(),
+      tool_name: 'run_shell_command',
+      tool_input: { command: `curl -sS https://example.invalid/${randomUUID()}`, description: 'Fetch the status' },
+    };
+    const proposalId = await approve('gemini', { ...base, hook_event_name: 'BeforeTool' });
+    const allowed = await commandHook('gemini', { ...base, hook_event_name: 'BeforeTool' });
+    expect(JSON.parse(allowed.stdout)).toEqual({ decision: 'allow' });
+    const report = await commandHook('gemini', {
+      ...base,
+      hook_event_name: 'AfterTool',
+      tool_response: {
+        llmContent:
+          'Output: curl: (7) Failed to connect to example.invalid port 443\nExit Code: 7\nProcess Group PGID: 4',
+        returnDisplay: 'curl: (7) Failed to connect to example.invalid port 443',
+      },
+    });
+    expect(report.code).toBe(0);
+    const status = await getStatus(sys.client, proposalId);
+    expect(status).toMatchObject({ status: 'failed', caller: { outcome: 'tool_error', detail: 'exit code 7' } });
+    expect(renderOutcome(outcomeOf(status))).toMatch(/^caller {4}tool_error: exit code 7$/m);
   });
 });
 

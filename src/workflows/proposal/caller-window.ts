@@ -41,9 +41,9 @@ export class CallerWindowState extends EscalationState {
       );
     }
     if (o.outcome === 'abandoned' && c.forwarded_at !== null) {
-      return refusal('caller.forwarded', 'the call was forwarded: report ok, tool_error or upstream_failure');
+      return refusal('caller.forwarded', 'the call was forwarded: report ok, tool_error, unknown or upstream_failure');
     }
-    if ((o.outcome === 'ok' || o.outcome === 'tool_error') && c.forwarded_at === null) {
+    if ((o.outcome === 'ok' || o.outcome === 'tool_error' || o.outcome === 'unknown') && c.forwarded_at === null) {
       return refusal('caller.not-forwarded', 'lease the call (forwarding) before reporting what the upstream did');
     }
     return null;
@@ -92,6 +92,9 @@ export class CallerWindowState extends EscalationState {
       case 'upstream_failure':
         // The upstream answered with an error: not performed. No answer at all: it may have been.
         return this._callerUncertain ? 'uncertain' : 'failed';
+      case 'unknown':
+        // Performed, and its runtime did not say whether it succeeded: not `executed`, which reads as success.
+        return 'uncertain';
       default:
         return 'approved';
     }

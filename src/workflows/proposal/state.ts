@@ -30,7 +30,7 @@ export function refuseWithdrawalOf(
       'withdraw.content-named',
       `proposal_id ${proposalId} names this proposal's content: it is never held by another`,
     );
-  if (execution?.status === 'succeeded' || caller?.outcome === 'ok')
+  if (execution?.status === 'succeeded' || caller?.outcome === 'ok' || caller?.outcome === 'unknown')
     return refusal('withdraw.performed', 'the approved action was already performed');
   return null;
 }
