@@ -94,6 +94,11 @@ const BODY_WHY =
   'is the change itself: an edited file body is new content no judge has seen, not a narrower change; reject the ' +
   'proposal and let the agent propose the smaller change';
 
+const FILE_EDIT_EDITABLE: Editable = {
+  fields: {},
+  notEditable: { 'parameters.content': BODY_WHY, 'parameters.edits': BODY_WHY, 'parameters.patch': BODY_WHY },
+};
+
 /** Per action type: which fields an approver may edit, and by which rule (docs/edits.md has the table). */
 export const EDITABLE_PARAMETERS: Record<KnownActionType, Editable> = {
   memory_write: { fields: { ...SCOPE_FIELDS, 'parameters.content': 'shorter' } },
@@ -117,15 +122,10 @@ export const EDITABLE_PARAMETERS: Record<KnownActionType, Editable> = {
   impersonation: { fields: { ...SCOPE_FIELDS, 'parameters.purpose': 'shorter' } },
   credential_rotation: { fields: { ...SCOPE_FIELDS, 'parameters.reason': 'shorter' } },
   shell_command: { fields: {}, notEditable: { 'parameters.command': CODE_WHY, 'parameters.parsed': CODE_WHY } },
-  file_edit: {
-    fields: {},
-    notEditable: {
-      'parameters.content': BODY_WHY,
-      'parameters.edits': BODY_WHY,
-      'parameters.patch': BODY_WHY,
-    },
-  },
+  file_edit: FILE_EDIT_EDITABLE,
+  program_config_edit: FILE_EDIT_EDITABLE,
   web_request: { fields: { 'parameters.prompt': 'shorter', 'parameters.domains': 'subset' } },
+  web_request_sensitive: { fields: { 'parameters.prompt': 'shorter', 'parameters.domains': 'subset' } },
   mcp_tool_call: { fields: { [ARGUMENT_FIELD]: 'same_type' } },
 };
 

@@ -85,6 +85,30 @@ export function templateProblems(template: MappingTemplate, where: string): stri
 }
 
 /**
+ * The top-level argument names a template reads (`$.a.b` and `$["a"][0]` read `a`), or `'all'` when it reads the
+ * whole arguments (`$`). What a rule does not read is not in its proposal unless the gate carries it
+ * (`unmappedInput`): an approver must see every field that changes what runs.
+ */
+export function templateReads(template: MappingTemplate): Set<string> | 'all' {
+  const reads = new Set<string>();
+  const visit = (t: unknown): boolean => {
+    if (typeof t === 'string') {
+      if (!t.startsWith('$') || t.startsWith('$$')) return true;
+      const path = parseArgumentPath(t);
+      if (typeof path === 'string') return true;
+      const first = path.segments[0];
+      if (first === undefined || 'index' in first) return false;
+      reads.add(first.key);
+      return true;
+    }
+    if (Array.isArray(t)) return t.every(visit);
+    if (t !== null && typeof t === 'object') return Object.values(t).every(visit);
+    return true;
+  };
+  return visit(template) ? reads : 'all';
+}
+
+/**
  * Fills a template from a call's arguments. A missing value of a non-optional path is an error naming it (the
  * call is then denied); an optional one is left out.
  */
@@ -143,6 +167,17 @@ export const McpRuleSchema = z
     actionType: ActionTypeSchema.optional(),
     target: Template.optional(),
     parameters: Template.optional(),
+    /**
+     * Top-level input fields that do not change what the call does (Claude Code's Bash `description`, text for the
+     * user): neither carried in the proposal nor a reason to refuse. Every other field the templates do not read is.
+     */
+    ignore: z.array(z.string().min(1).max(256)).max(100).optional(),
+    /**
+     * What an input field the templates neither read nor `ignore` does: `carry` (default) puts it, verbatim, in the
+     * proposal's `parameters.unmapped_input`, so the approver, the digest and a grant's scope see it; `refuse` refuses
+     * the call, naming the field. An action type whose parameters have no `unmapped_input` always refuses.
+     */
+    unmappedInput: z.enum(['carry', 'refuse']).optional(),
   })
   .superRefine((rule, ctx) => {
     if ((rule.tier === undefined) === (rule.actionType === undefined)) {
@@ -151,6 +186,22 @@ export const McpRuleSchema = z
     if (rule.tier !== undefined && (rule.target !== undefined || rule.parameters !== undefined)) {
       ctx.addIssue({ code: 'custom', message: 'a no-judge rule takes no target or parameters' });
     }
+    if (rule.tier !== undefined && (rule.ignore !== undefined || rule.unmappedInput !== undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'a no-judge rule makes no proposal: ignore and unmappedInput do not apply',
+      });
+    }
+    const reads = templateReads([rule.target ?? {}, rule.parameters ?? {}]);
+    (rule.ignore ?? []).forEach((field, i) => {
+      if (reads === 'all' || reads.has(field)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['ignore', i],
+          message: `target or parameters read ${JSON.stringify(field)}: a field the action uses is not ignored`,
+        });
+      }
+    });
     for (const field of ['target', 'parameters'] as const) {
       for (const problem of templateProblems(rule[field] ?? {}, field)) {
         ctx.addIssue({ code: 'custom', path: [field], message: problem });

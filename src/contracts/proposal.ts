@@ -49,6 +49,52 @@ const RelativeOrAbsolutePath = z
 const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'expected 64 lowercase hex characters (a SHA-256)');
 const Snowflake = z.string().regex(/^[0-9]{15,25}$/, 'expected a Discord snowflake id');
 const HttpUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).max(2048);
+/**
+ * The tool-input fields the gate rule's templates do not read, verbatim (src/gate/mapping.ts): the runtime performs
+ * them too, so they are judged, approved and digested with the rest.
+ */
+const UnmappedInput = z.record(z.string(), z.unknown()).optional();
+/** Why the gate sent a call the patterns alone would have approved to the judge (a program's config, a LAN host). */
+const WhyJudged = z.string().min(1).max(1024);
+
+const FileEditTarget = z.strictObject({ paths: z.array(RelativeOrAbsolutePath).min(1).max(100) });
+const FileEditParameters = z.strictObject({
+  change: z.enum(['write', 'edit', 'patch', 'notebook']),
+  content: z
+    .string()
+    .max(128 * 1024)
+    .optional(),
+  edits: z
+    .array(
+      z.strictObject({
+        old_string: z.string().max(64 * 1024),
+        new_string: z.string().max(64 * 1024),
+        replace_all: z.boolean().optional(),
+      }),
+    )
+    .max(100)
+    .optional(),
+  patch: z
+    .string()
+    .max(128 * 1024)
+    .optional(),
+  notebook: z
+    .strictObject({
+      cell_id: z.string().max(256).optional(),
+      cell_type: z.string().max(32).optional(),
+      edit_mode: z.string().max(32).optional(),
+    })
+    .optional(),
+  unmapped_input: UnmappedInput,
+});
+const WebRequestParameters = z.strictObject({
+  prompt: z
+    .string()
+    .max(16 * 1024)
+    .optional(),
+  domains: z.array(z.string().max(256)).max(100).optional(),
+  unmapped_input: UnmappedInput,
+});
 
 export const EvidenceSchema = z.strictObject({
   type: z.string().min(1).max(64),
@@ -179,55 +225,38 @@ export const actionShapes = {
           .max(64),
         why: z.string().max(512).optional(),
       }),
+      unmapped_input: UnmappedInput,
     }),
   },
   /**
    * A file change a coding agent's runtime makes itself once approved: the paths (resolved, inside the hook roots)
    * and the change as the judge sees it (the new content, the replacements, or the patch), bounded.
    */
-  file_edit: {
-    target: z.strictObject({ paths: z.array(RelativeOrAbsolutePath).min(1).max(100) }),
-    parameters: z.strictObject({
-      change: z.enum(['write', 'edit', 'patch', 'notebook']),
-      content: z
-        .string()
-        .max(128 * 1024)
-        .optional(),
-      edits: z
-        .array(
-          z.strictObject({
-            old_string: z.string().max(64 * 1024),
-            new_string: z.string().max(64 * 1024),
-            replace_all: z.boolean().optional(),
-          }),
-        )
-        .max(100)
-        .optional(),
-      patch: z
-        .string()
-        .max(128 * 1024)
-        .optional(),
-      notebook: z
-        .strictObject({
-          cell_id: z.string().max(256).optional(),
-          cell_type: z.string().max(32).optional(),
-          edit_mode: z.string().max(32).optional(),
-        })
-        .optional(),
-    }),
+  file_edit: { target: FileEditTarget, parameters: FileEditParameters },
+  /**
+   * A file change like `file_edit` to a file that names programs to run later (git hooks, CI workflows, `.mcp.json`,
+   * editor tasks: `spec.hooks.files.runsPrograms`): judged, never approved by patterns alone; `why_judged` says which.
+   */
+  program_config_edit: {
+    target: FileEditTarget,
+    parameters: FileEditParameters.extend({ why_judged: WhyJudged }),
   },
   /** A network read a coding agent's runtime makes itself once approved: a URL fetched or a query searched. */
   web_request: {
     target: z
       .strictObject({ url: HttpUrl.optional(), query: z.string().min(1).max(2048).optional() })
       .refine((t) => (t.url === undefined) !== (t.query === undefined), 'expected exactly one of url and query'),
-    parameters: z.strictObject({
-      prompt: z
-        .string()
-        .max(16 * 1024)
-        .optional(),
-      domains: z.array(z.string().max(256)).max(100).optional(),
-    }),
+    parameters: WebRequestParameters,
+  },
+  /**
+   * A network read like `web_request` that patterns alone do not approve (`why_judged`): a loopback, private,
+   * link-local or IP-literal host, a scheme other than http(s), a long encoded run (src/gate/web.ts).
+   */
+  web_request_sensitive: {
+    target: z
+      .strictObject({ url: z.string().min(1).max(2048).optional(), query: z.string().min(1).max(2048).optional() })
+      .refine((t) => (t.url === undefined) !== (t.query === undefined), 'expected exactly one of url and query'),
+    parameters: WebRequestParameters.extend({ why_judged: WhyJudged }),
   },
   /**
    * A tool call through a gate (the MCP proxy, a runtime's hook) that no rule maps: the tool and its exact arguments,
@@ -427,8 +456,10 @@ export function targetKey(proposal: Proposal): string {
     case 'shell_command':
       return `shell:${p.target.cwd}:${p.parameters.parsed.commands[0]?.argv[0] ?? ''}`;
     case 'file_edit':
+    case 'program_config_edit':
       return `file:${p.target.paths[0] ?? ''}`;
     case 'web_request':
+    case 'web_request_sensitive':
       return p.target.url !== undefined ? `web:${p.target.url}` : 'web:search';
     case 'mcp_tool_call':
       return `mcp:${p.target.server}/${p.target.tool}`;

@@ -7,9 +7,16 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { canonicalJson } from '../contracts/canonical-json';
 import { toHex, utf8 } from '../contracts/encoding';
-import { applyTemplate, globMatches, MCP_TOOL_CALL, type McpRule } from '../contracts/mcp';
+import { applyTemplate, globMatches, MCP_TOOL_CALL, templateReads, type McpRule } from '../contracts/mcp';
 import { proposalWorkflowId, PROPOSAL_WORKFLOW_ID_PREFIX } from '../contracts/digest';
-import { safeParseProposal, SessionIdSchema, USER_TASK_MAX_CHARS, type Proposal } from '../contracts/proposal';
+import {
+  actionShapes,
+  isKnownActionType,
+  safeParseProposal,
+  SessionIdSchema,
+  USER_TASK_MAX_CHARS,
+  type Proposal,
+} from '../contracts/proposal';
 import { refusal, type Checked, type Refusal } from '../contracts/refusal';
 import { callProposalIdPrefix } from '../contracts/workflow-ids';
 import type { AgentStatement, GateRules, GateToolCall } from './types';
@@ -66,17 +73,61 @@ export function mapToolCall(
   }
   const { rule } = matched;
   if (rule.tier === 'no-judge') return { kind: 'no-judge', rule: matched };
+  const actionType = rule.actionType as string;
+  let target: Record<string, unknown>;
+  let parameters: Record<string, unknown>;
   try {
-    return {
-      kind: 'judged',
-      rule: matched,
-      actionType: rule.actionType as string,
-      target: applyTemplate(rule.target ?? {}, call.arguments, 'target') as Record<string, unknown>,
-      parameters: applyTemplate(rule.parameters ?? {}, call.arguments, 'parameters') as Record<string, unknown>,
-    };
+    target = applyTemplate(rule.target ?? {}, call.arguments, 'target') as Record<string, unknown>;
+    parameters = applyTemplate(rule.parameters ?? {}, call.arguments, 'parameters') as Record<string, unknown>;
   } catch (err) {
     return unmappable(matched, (err as Error).message);
   }
+  const unmapped = unmappedInput(rule, call.arguments);
+  if (unmapped === null) return { kind: 'judged', rule: matched, actionType, target, parameters };
+  const [first] = Object.keys(unmapped);
+  if (rule.unmappedInput === 'refuse' || !carriesUnmapped(actionType)) {
+    const why =
+      rule.unmappedInput === 'refuse'
+        ? 'the rule refuses input it does not map (unmappedInput: refuse)'
+        : `action type ${actionType} cannot carry it in parameters.unmapped_input`;
+    return {
+      kind: 'refused',
+      rule: matched,
+      refusal: refusal(
+        'rule.unmapped-input',
+        `rule ${matched.name} does not read the input field ${JSON.stringify(first)}, and ${why}: the approver ` +
+          `would not see it. Map it in the rule's target or parameters, or list it in ignore if it changes nothing`,
+      ),
+    };
+  }
+  return { kind: 'judged', rule: matched, actionType, target, parameters: { ...parameters, unmapped_input: unmapped } };
+}
+
+/**
+ * The top-level input fields `rule`'s templates do not read and it does not `ignore`, verbatim, or null when there
+ * are none. The runtime performs the whole input: a field no template reads (Claude Code's
+ * `dangerouslyDisableSandbox`, `run_in_background`) would otherwise run unseen by the judge and the approver.
+ */
+export function unmappedInput(rule: McpRule, args: Record<string, unknown>): Record<string, unknown> | null {
+  const reads = templateReads([rule.target ?? {}, rule.parameters ?? {}]);
+  if (reads === 'all') return null;
+  const ignored = new Set(rule.ignore ?? []);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(args)) {
+    if (!reads.has(key) && !ignored.has(key)) out[key] = value;
+  }
+  return Object.keys(out).length > 0 ? out : null;
+}
+
+/** Whether a proposal of `actionType` can carry unmapped input: its parameters have `unmapped_input`, or no shape. */
+function carriesUnmapped(actionType: string): boolean {
+  if (!isKnownActionType(actionType)) return true;
+  return 'unmapped_input' in (actionShapes[actionType].parameters.shape as Record<string, unknown>);
+}
+
+/** True when a judged mapping carries input its rule does not map: such a call never runs without a proposal. */
+export function carriesUnmappedInput(mapping: CallMapping): boolean {
+  return mapping.kind === 'judged' && mapping.parameters.unmapped_input !== undefined;
 }
 
 /** A call `rule` cannot map (an argument its template reads is missing, say): refused, never judged. */

@@ -19,7 +19,9 @@ export interface PathContext {
 export type PathVerdict =
   | { kind: 'inside'; real: string; root: string }
   | { kind: 'outside'; why: string }
-  | { kind: 'protected'; why: string };
+  | { kind: 'protected'; why: string }
+  /** Refused by a rule of its own, named (`files.tilde`). */
+  | { kind: 'refused'; rule: string; why: string };
 
 /** The roots of `spec.hooks.files.roots`, absolute (against `base`) and real. */
 export function realRoots(roots: readonly string[], base: string): string[] {
@@ -29,6 +31,15 @@ export function realRoots(roots: readonly string[], base: string): string[] {
 /** Where `p` leads from `ctx.cwd`, and whether it may be touched. */
 export function pathVerdict(p: string, ctx: PathContext): PathVerdict {
   if (p.length === 0 || p.includes('\0')) return { kind: 'outside', why: 'is not a path' };
+  // A shell and some tools read `~/x` as the home directory; resolved here it is a folder named `~` in cwd. Which
+  // one the runtime opens is not ours to guess, so neither is checked: the path must be written out.
+  if (p.startsWith('~')) {
+    return {
+      kind: 'refused',
+      rule: 'files.tilde',
+      why: 'starts with ~, which may mean the home directory: write the absolute path',
+    };
+  }
   let real: string;
   try {
     real = realPath(p, ctx.cwd);
@@ -66,4 +77,67 @@ export function repositoryShapeOf(p: string, ctx: PathContext, real: string): st
     if (hit !== undefined) return hit;
   }
   return null;
+}
+
+/**
+ * For a change (never a read): the component of `p`, as written or as resolved, below its root, that starts with
+ * `-`, or null. A file named like an option turns a later glob into an option (`rm *` with a file `-rf` present).
+ */
+export function optionNamedComponent(p: string, ctx: PathContext, real: string): string | null {
+  for (const c of componentsBelowRoot(p, ctx, real)) {
+    const hit = c.find((part) => part.startsWith('-'));
+    if (hit !== undefined) return hit;
+  }
+  return null;
+}
+
+/**
+ * The first of `globs` (`spec.hooks.files.runsPrograms`) that `p`, as written or as resolved, matches, relative to its
+ * root; or null. A glob with no `/` matches a file's name at any depth (`.envrc`); one with `/` matches the path from
+ * the root (`.github/workflows/**`), `**` spanning folders, `*` and `?` within one; case-insensitive, as the file
+ * systems of macOS and Windows are.
+ */
+export function runsProgramsGlob(p: string, ctx: PathContext, real: string, globs: readonly string[]): string | null {
+  for (const parts of componentsBelowRoot(p, ctx, real)) {
+    const path = parts.join('/');
+    const hit = globs.find((g) => pathGlobMatches(g, path));
+    if (hit !== undefined) return hit;
+  }
+  return null;
+}
+
+/** A path glob as {@link runsProgramsGlob} reads it, against a `/`-separated path relative to a root. */
+export function pathGlobMatches(glob: string, path: string): boolean {
+  const anchored = glob.includes('/');
+  const pattern = glob.replace(/^\.\//, '').replace(/^\//, '');
+  let source = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (pattern.startsWith('**/', i)) {
+      source += '(?:.*/)?';
+      i += 2;
+    } else if (pattern.startsWith('**', i)) {
+      source += '.*';
+      i += 1;
+    } else if (c === '*') source += '[^/]*';
+    else if (c === '?') source += '[^/]';
+    else source += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  const re = new RegExp(`^${source}$`, 'iu');
+  if (!anchored) return path.split('/').some((name) => re.test(name));
+  // A folder matched by the glob holds what it names: `.husky` names `.husky/pre-commit` too.
+  const parts = path.split('/');
+  return parts.some((_, i) => re.test(parts.slice(0, i + 1).join('/')));
+}
+
+/** `p` as written and as resolved, each split into its components below the root it is in. */
+function componentsBelowRoot(p: string, ctx: PathContext, real: string): string[][] {
+  const out: string[][] = [];
+  for (const candidate of [resolve(ctx.cwd, p), real]) {
+    const within = ctx.roots.find((r) => isInside(candidate, r));
+    if (within === undefined) continue;
+    const rel = relative(within, candidate);
+    if (rel !== '') out.push(rel.split(sep));
+  }
+  return out;
 }

@@ -124,6 +124,7 @@ export class HookGateServer {
       shell: h.shell,
       roots: realRoots(h.files.roots, o.baseDir),
       protect: h.files.protect.map((p) => p.toLowerCase()),
+      runsPrograms: h.files.runsPrograms,
       denyPatterns: o.policy.spec.lightweight.deny,
     };
     this.holdMs = durationMs(h.holdFor);

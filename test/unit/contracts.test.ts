@@ -39,6 +39,14 @@ function valid(type: string, overrides: Record<string, unknown> = {}): Record<st
     },
     file_edit: { target: { paths: ['/srv/ws/a.txt'] }, parameters: { change: 'write', content: 'a' } },
     web_request: { target: { url: 'https://example.org/' }, parameters: { prompt: 'summarise' } },
+    program_config_edit: {
+      target: { paths: ['/srv/ws/.mcp.json'] },
+      parameters: { change: 'write', content: '{}', why_judged: '.mcp.json matches .mcp.json' },
+    },
+    web_request_sensitive: {
+      target: { url: 'http://169.254.169.254/' },
+      parameters: { why_judged: 'reaches a link-local address', unmapped_input: { extractMode: 'text' } },
+    },
   };
   return proposal(type, { ...(extra[type] ?? {}), ...overrides });
 }
