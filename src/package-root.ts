@@ -23,3 +23,9 @@ function findPackageRoot(start: string): string {
     if (dirname(dir) === dir) throw new Error(`agent-judge: no agent-judge package.json above ${start}`);
   }
 }
+
+/** The version in the package's own package.json (a checkout or an installed copy). */
+export function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: unknown };
+  return typeof manifest.version === 'string' ? manifest.version : 'unknown';
+}

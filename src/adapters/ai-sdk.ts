@@ -11,9 +11,18 @@
  * package works without it, on Node 20. docs/frameworks.md.
  */
 import { AgentJudgeError, BadInputError } from '../contracts/errors';
-import { modelText, personText } from '../hooks/adapter';
-import type { GateAnswer, GateToolCall, Lease } from '../gate';
-import { reportOutcome, type AdapterOptions } from './options';
+import { modelText, personText } from '../gate/texts';
+import type { CallGate, GateToolCall, PerformerLease } from '../gate/types';
+import {
+  gateOf,
+  isRecord,
+  detailOf,
+  performedInput,
+  reportOutcome,
+  type AdapterAnswer,
+  type AdapterOptions,
+  type Forward,
+} from './options';
 
 /** The runtime name calls from this adapter carry (part of each call's identity). */
 export const AI_SDK_RUNTIME = 'ai-sdk';
@@ -47,7 +56,7 @@ export type AgentJudgeApprovalStatus =
 /** The SDK's `toolApproval` option, answered by the gate. */
 export type AgentJudgeToolApproval = (request: AiSdkApprovalRequest) => Promise<AgentJudgeApprovalStatus>;
 
-export interface AgentJudgeOptions extends AdapterOptions {
+export type AgentJudgeOptions = AdapterOptions & {
   /** The `server` the policy's rules match these tools under (default `ai-sdk`). */
   server?: string;
   /**
@@ -57,9 +66,9 @@ export interface AgentJudgeOptions extends AdapterOptions {
    * on.
    */
   pending?: 'approval-request' | 'answer';
-}
+};
 
-type PendingAnswer = Extract<GateAnswer, { kind: 'pending' }>;
+type PendingAnswer = Extract<AdapterAnswer, { kind: 'pending' }>;
 
 /**
  * A run resumed with an approval response for a call whose proposal is still undecided: nothing ran and the model was
@@ -82,7 +91,7 @@ export class AgentJudgePendingError extends AgentJudgeError {
  */
 export class AgentJudgeNotPerformedError extends AgentJudgeError {
   constructor(
-    readonly answer: Exclude<GateAnswer, { kind: 'forward' }>,
+    readonly answer: Exclude<AdapterAnswer, { kind: 'forward' }>,
     readonly call: GateToolCall,
   ) {
     super(notPerformedText(answer));
@@ -93,7 +102,7 @@ export class AgentJudgeNotPerformedError extends AgentJudgeError {
   }
 }
 
-function notPerformedText(answer: Exclude<GateAnswer, { kind: 'forward' }>): string {
+function notPerformedText(answer: Exclude<AdapterAnswer, { kind: 'forward' }>): string {
   if (answer.kind === 'cancelled') return 'agent-judge: cancelled, not performed.';
   return modelText(answer) ?? 'agent-judge REJECT. Not performed.';
 }
@@ -109,6 +118,7 @@ export function withAgentJudge<TOOLS extends Record<string, AiSdkTool>>(
   options: AgentJudgeOptions,
 ): { tools: TOOLS; toolApproval: AgentJudgeToolApproval } {
   const answers: Answers = new Map();
+  const gate = gateOf(options);
   const judged: Record<string, AiSdkTool> = {};
   const originals = new Map<string, AiSdkTool>();
   for (const [name, tool] of Object.entries(tools)) {
@@ -125,13 +135,13 @@ export function withAgentJudge<TOOLS extends Record<string, AiSdkTool>>(
       );
     }
     originals.set(name, tool);
-    judged[name] = judgedTool(name, tool, answers, options);
+    judged[name] = judgedTool(name, tool, answers, options, gate);
   }
-  return { tools: judged as TOOLS, toolApproval: approvalHook(originals, answers, options) };
+  return { tools: judged as TOOLS, toolApproval: approvalHook(originals, answers, options, gate) };
 }
 
 /** The gate's answers taken in `toolApproval`, handed to `execute` by tool call id (forwards only; taken once). */
-type Answers = Map<string, Extract<GateAnswer, { kind: 'forward' }>>;
+type Answers = Map<string, Forward>;
 
 type Execute = (input: unknown, options: { toolCallId: string; abortSignal?: AbortSignal }) => unknown;
 
@@ -155,6 +165,7 @@ function approvalHook(
   tools: ReadonlyMap<string, AiSdkTool>,
   answers: Answers,
   options: AgentJudgeOptions,
+  gate: CallGate,
 ): AgentJudgeToolApproval {
   return async ({ toolCall, messages }) => {
     const tool = tools.get(toolCall.toolName);
@@ -166,7 +177,7 @@ function approvalHook(
       };
     }
     const call = callOf(toolCall.toolName, tool, toolCall.input, toolCall.toolCallId, options.server);
-    const answer = await options.gate.decide(call);
+    const answer = await gate.decide(call);
     switch (answer.kind) {
       case 'forward':
         answers.set(toolCall.toolCallId, answer);
@@ -185,26 +196,35 @@ function approvalHook(
   };
 }
 
-function judgedTool<T extends AiSdkTool>(name: string, tool: T, answers: Answers, options: AgentJudgeOptions): T {
+function judgedTool<T extends AiSdkTool>(
+  name: string,
+  tool: T,
+  answers: Answers,
+  options: AgentJudgeOptions,
+  gate: CallGate,
+): T {
   const execute = tool.execute as unknown as Execute;
   const judgedExecute: Execute = async (input, execution) => {
     const callId = execution.toolCallId;
     const call = callOf(name, tool, input, callId, options.server);
-    let answer: GateAnswer | undefined = answers.get(callId);
+    let answer: AdapterAnswer | undefined = answers.get(callId);
     answers.delete(callId);
     // Not asked in toolApproval (the application's own `toolApproval` replaced the adapter's): ask now. Only a
     // forward runs the tool; any other answer is a tool error whose text the model reads.
     if (!answer) {
-      answer = await options.gate.decide(call, { signal: execution.abortSignal });
+      answer = await gate.decide(call, { signal: execution.abortSignal });
       if (answer.kind === 'pending') options.onPending?.(answer, call);
     }
     if (answer.kind !== 'forward') throw new AgentJudgeNotPerformedError(answer, call);
+    // Exactly what was approved (a person's edits included), never the input as the model sent it.
+    const approved = performedInput(input, answer);
     const lease = answer.lease;
     let output: unknown;
     try {
-      output = await execute(input, execution);
+      output = await execute(approved, execution);
     } catch (err) {
-      if (lease) await reportOutcome(lease.report('performer_failure', (err as Error).message), call, options);
+      if (lease)
+        await reportOutcome(lease.report('performer_failure', detailOf((err as Error).message)), call, options);
       throw err;
     }
     // A streaming tool (an async iterable of preliminary results) runs while the SDK reads it: report at its end.
@@ -244,14 +264,14 @@ export function isResumed(toolCallId: string, messages: readonly unknown[]): boo
 
 async function* reportedAtEnd(
   output: AsyncIterable<unknown>,
-  lease: Lease,
+  lease: PerformerLease,
   call: GateToolCall,
   options: AgentJudgeOptions,
 ): AsyncGenerator<unknown> {
   try {
     yield* output;
   } catch (err) {
-    await reportOutcome(lease.report('performer_failure', (err as Error).message), call, options);
+    await reportOutcome(lease.report('performer_failure', detailOf((err as Error).message)), call, options);
     throw err;
   }
   await reportOutcome(lease.report('ok'), call, options);
@@ -259,8 +279,4 @@ async function* reportedAtEnd(
 
 function isAsyncIterable(v: unknown): v is AsyncIterable<unknown> {
   return typeof v === 'object' && v !== null && Symbol.asyncIterator in v;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

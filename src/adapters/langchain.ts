@@ -7,9 +7,9 @@
  * decision asks the gate again, and the resume value itself decides nothing. docs/frameworks.md.
  */
 import { createMiddleware, HumanMessage, ToolMessage, type AgentMiddleware, type ToolCallRequest } from 'langchain';
-import { modelText, personText } from '../hooks/adapter';
-import type { GateToolCall } from '../gate';
-import { reportOutcome, type AdapterOptions } from './options';
+import { modelText, personText } from '../gate/texts';
+import type { GateToolCall } from '../gate/types';
+import { gateOf, isRecord, performAndReport, type AdapterOptions } from './options';
 
 /** The runtime name calls from this adapter carry (part of each call's identity). */
 export const LANGCHAIN_RUNTIME = 'langchain';
@@ -20,7 +20,7 @@ export const AGENT_JUDGE_MIDDLEWARE = 'AgentJudgeMiddleware';
 /** Resume values one paused call takes before the adapter stops pausing and answers the pending text. */
 const MAX_RESUMES = 10_000;
 
-export interface AgentJudgeOptions extends AdapterOptions {
+export type AgentJudgeOptions = AdapterOptions & {
   /** The `server` the policy's rules match these tools under (default `agents`, as for the OpenAI Agents SDK). */
   server?: string;
   /**
@@ -30,7 +30,7 @@ export interface AgentJudgeOptions extends AdapterOptions {
    * and the run goes on.
    */
   pending?: 'interrupt' | 'answer';
-}
+};
 
 /**
  * The value of the interrupt a pending call raises (what `result.__interrupt__[i].value` holds): which proposal
@@ -56,7 +56,7 @@ export interface AgentJudgeInterrupt {
  * pause re-runs the calls that had already finished.
  */
 export function agentJudgeMiddleware(options: AgentJudgeOptions): AgentMiddleware {
-  const { gate } = options;
+  const gate = gateOf(options);
   return createMiddleware({
     name: AGENT_JUDGE_MIDDLEWARE,
     wrapToolCall: async (request, handler) => {
@@ -64,22 +64,21 @@ export function agentJudgeMiddleware(options: AgentJudgeOptions): AgentMiddlewar
       const call = callOf(request, options);
       const answer = await gate.decide(call, request.runtime.signal ? { signal: request.runtime.signal } : {});
       if (answer.kind === 'forward') {
-        const lease = answer.lease;
-        let result: Awaited<ReturnType<typeof handler>>;
-        try {
-          result = await handler(request);
-        } catch (err) {
-          if (lease)
-            await reportOutcome(lease.report('performer_failure', detailOf((err as Error).message)), call, options);
-          throw err;
-        }
-        // A ToolMessage with status `error` is the tool's own error answer: it ran, and failed.
-        const failed = ToolMessage.isInstance(result) && result.status === 'error' ? result.text : undefined;
-        if (lease) {
-          const recording = failed !== undefined ? lease.report('tool_error', detailOf(failed)) : lease.report('ok');
-          await reportOutcome(recording, call, options);
-        }
-        return result;
+        // Exactly what was approved (a person's edits included), never the arguments as the model sent them.
+        const approved = isRecord(toolCall.args)
+          ? { ...request, toolCall: { ...toolCall, args: answer.arguments } }
+          : request;
+        return performAndReport(
+          answer,
+          call,
+          options,
+          async () => handler(approved),
+          // A ToolMessage with status `error` is the tool's own error answer: it ran, and failed.
+          (result) =>
+            ToolMessage.isInstance(result) && result.status === 'error'
+              ? { outcome: 'tool_error', detail: result.text }
+              : { outcome: 'ok' },
+        );
       }
       if (answer.kind === 'pending') {
         options.onPending?.(answer, call);
@@ -147,13 +146,4 @@ function firstUserMessage(messages: readonly unknown[] | undefined): string | un
   const first = messages?.find((m) => HumanMessage.isInstance(m));
   const text = first?.text.trim();
   return text ? text : undefined;
-}
-
-/** An outcome's detail as the proposal records it (at most 2000 characters). */
-function detailOf(text: string): string {
-  return text.length > 2000 ? `${text.slice(0, 1999)}…` : text;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -9,14 +9,14 @@
  */
 import type { Agent, AgentOutputType, FunctionTool, RunContext, Tool, ToolInputParameters } from '@openai/agents';
 import { BadInputError } from '../contracts/errors';
-import { modelText } from '../hooks/adapter';
-import type { GateAnswer, GateToolCall } from '../gate';
-import { reportOutcome, type AdapterOptions } from './options';
+import { modelText } from '../gate/texts';
+import type { GateToolCall } from '../gate/types';
+import { gateOf, isRecord, performAndReport, performedInput, type AdapterAnswer, type AdapterOptions } from './options';
 
 /** The runtime name calls from this adapter carry (part of each call's identity). */
 export const OPENAI_AGENTS_RUNTIME = 'openai-agents';
 
-export interface AgentJudgeOptions extends AdapterOptions {
+export type AgentJudgeOptions = AdapterOptions & {
   /** The `server` the policy's rules match these tools under (default `agents`). */
   server?: string;
   /**
@@ -25,10 +25,10 @@ export interface AgentJudgeOptions extends AdapterOptions {
    * `answer`: the model reads "pending, retry after ..." as the tool's result and the run goes on.
    */
   pending?: 'interrupt' | 'answer';
-}
+};
 
 /** The answers asked in `needsApproval`, taken by `invoke` for the same call id (one per call; taken once). */
-type Answers = Map<string, GateAnswer>;
+type Answers = Map<string, AdapterAnswer>;
 
 /**
  * `tool` behind the gate: the same tool (name, schema, description) whose `needsApproval` asks the gate and whose
@@ -70,7 +70,7 @@ function judgedFunction<TContext>(
   tool: FunctionTool<TContext, ToolInputParameters, unknown>,
   options: AgentJudgeOptions,
 ): FunctionTool<TContext, ToolInputParameters, unknown> {
-  const { gate } = options;
+  const gate = gateOf(options);
   const answers: Answers = new Map();
   const callOf = (args: unknown, callId: string | undefined): GateToolCall => ({
     runtime: OPENAI_AGENTS_RUNTIME,
@@ -113,17 +113,10 @@ function judgedFunction<TContext>(
       }
       if (answer.kind === 'cancelled') return 'agent-judge: cancelled, not performed.';
       if (answer.kind !== 'forward') return modelText(answer) ?? 'agent-judge REJECT. Not performed.';
-      const lease = answer.lease;
-      let output: unknown;
-      try {
-        output = await tool.invoke(runContext, input, details);
-      } catch (err) {
-        if (lease) await reportOutcome(lease.report('performer_failure', (err as Error).message), call, options);
-        throw err;
-      }
-      // A tool error the SDK turned into text (the tool's errorFunction) is the tool's answer: reported `ok`.
-      if (lease) await reportOutcome(lease.report('ok'), call, options);
-      return output;
+      // Exactly what was approved (a person's edits included), never the input as the model sent it. A tool error
+      // the SDK turned into text (the tool's errorFunction) is the tool's answer: reported `ok`.
+      const approved = JSON.stringify(performedInput(parseArguments(input), answer));
+      return performAndReport(answer, call, options, () => Promise.resolve(tool.invoke(runContext, approved, details)));
     },
   };
 }
@@ -134,8 +127,4 @@ function parseArguments(input: string): unknown {
   } catch {
     return input;
   }
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

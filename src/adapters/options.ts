@@ -1,19 +1,78 @@
 /**
- * What every framework adapter takes and does alike: the gate, who is told of a pending call, and where a lease whose
- * outcome could not be recorded is reported. Each adapter adds its own `server` default and `pending` modes.
+ * What every framework adapter takes and does alike: where the gate service is (its URL and this agent's token), who
+ * is told of a pending call, and the one way an approved call is performed and reported: with exactly the arguments
+ * the answer carries (a person's edits included), the outcome recorded as it happened. Each adapter adds its own
+ * `server` default and `pending` modes.
  */
-import type { Gate, GateAnswer, GateToolCall } from '../gate';
+import { remoteGate } from '../gate/remote';
+import type { CallGate, GateAnswer, GateOutcome, GateToolCall, PerformerLease } from '../gate/types';
 
-export interface AdapterOptions {
-  /** The gate the calls go through (`createGate` from `agent-judge/gate`); its performer runs the approved calls. */
-  gate: Gate;
+/** How an adapter reaches agent-judge. */
+export type GateAccess =
+  /** The gate service (`agent-judge dev` or `agent-judge gate`): its URL and this agent's token. */
+  | { url: string; token: string; timeoutMs?: number }
+  /** A gate given directly (`remoteGate(...)` with options of your own, or an in-process gate inside agent-judge). */
+  | { gate: CallGate };
+
+export type AdapterOptions = GateAccess & {
   /**
    * Told when a call is left pending (the proposal waiting for a judge or a person): e.g. show the user which
    * proposal to decide (`agent-judge decide <proposalId> approve|reject`).
    */
-  onPending?: (answer: Extract<GateAnswer, { kind: 'pending' }>, call: GateToolCall) => void;
+  onPending?: (answer: Extract<GateAnswer<PerformerLease>, { kind: 'pending' }>, call: GateToolCall) => void;
   /** Where a lease whose outcome could not be recorded is told (default: a process warning). */
   onReportError?: (err: Error, call: GateToolCall) => void;
+};
+
+/** The answer an adapter gets. */
+export type AdapterAnswer = GateAnswer<PerformerLease>;
+/** An answer that says: perform this. */
+export type Forward = Extract<AdapterAnswer, { kind: 'forward' }>;
+
+/** The gate the options name. */
+export function gateOf(options: GateAccess): CallGate {
+  if ('gate' in options) return options.gate;
+  return remoteGate({
+    url: options.url,
+    token: options.token,
+    ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+  });
+}
+
+/**
+ * What to hand the tool: the forward's arguments (a person's edits included) in the shape the tool was called with.
+ * A call whose input was not an object went to the gate as `{ input }`, and comes back out of it the same way.
+ */
+export function performedInput(original: unknown, forward: Forward): unknown {
+  if (isRecord(original)) return forward.arguments;
+  return Object.hasOwn(forward.arguments, 'input') ? forward.arguments.input : original;
+}
+
+/**
+ * Performs a forwarded call once and reports what happened on its lease: `performer_failure` when `perform` throws
+ * (rethrown), else the outcome `outcomeOf` reads from the result (default `ok`). A report that cannot be recorded goes
+ * to `onReportError`, never to the tool's caller.
+ */
+export async function performAndReport<T>(
+  forward: Forward,
+  call: GateToolCall,
+  options: Pick<AdapterOptions, 'onReportError'>,
+  perform: () => Promise<T>,
+  outcomeOf: (result: T) => { outcome: GateOutcome; detail?: string } = () => ({ outcome: 'ok' }),
+): Promise<T> {
+  const lease = forward.lease;
+  let result: T;
+  try {
+    result = await perform();
+  } catch (err) {
+    if (lease) await reportOutcome(lease.report('performer_failure', detailOf((err as Error).message)), call, options);
+    throw err;
+  }
+  if (lease) {
+    const { outcome, detail } = outcomeOf(result);
+    await reportOutcome(lease.report(outcome, detail === undefined ? undefined : detailOf(detail)), call, options);
+  }
+  return result;
 }
 
 /** Awaits a lease's report; a failure goes to `onReportError` (or a process warning), never to the tool's caller. */
@@ -28,4 +87,13 @@ export async function reportOutcome(
     if (options.onReportError) options.onReportError(err as Error, call);
     else process.emitWarning(`agent-judge: the outcome of ${call.tool} was not recorded: ${(err as Error).message}`);
   }
+}
+
+/** An outcome's detail as the proposal records it (at most 2000 characters). */
+export function detailOf(text: string): string {
+  return text.length > 2000 ? `${text.slice(0, 1999)}…` : text;
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -1,7 +1,5 @@
 import { Command, CommanderError, Help } from 'commander';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { PACKAGE_ROOT } from '../package-root';
+import { packageVersion } from '../package-root';
 
 /** Adds one group's commands (with their real options and actions) to the program. */
 type Register = (program: Command) => void;
@@ -249,12 +247,6 @@ function baseProgram(): Command {
     .option('--namespace <name>', 'Temporal namespace (default: $TEMPORAL_NAMESPACE or default)')
     .version(packageVersion(), '-V, --version', 'print the installed agent-judge version')
     .exitOverride();
-}
-
-/** The version in the package's own package.json (a checkout or an installed copy). */
-function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: unknown };
-  return typeof manifest.version === 'string' ? manifest.version : 'unknown';
 }
 
 /**

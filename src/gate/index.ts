@@ -11,10 +11,12 @@ import { refusalError } from '../contracts/refusal';
 import { mapToolCall, proposalForToolCall, toolCallDigest } from './mapping';
 import { callerOutcomeOf, resolveCall, unreachableReason } from './resolve';
 import { reportCallerOutcome } from '../client/performer';
+import { describeChanges } from '../contracts/action-edit';
 import type { GateAnswer, GateOptions, GateOutcome, GateToolCall, DecideOptions, Lease } from './types';
 
 export type {
   AgentStatement,
+  CallGate,
   DecideOptions,
   GateAnswer,
   GateOptions,
@@ -23,6 +25,7 @@ export type {
   GateRules,
   GateToolCall,
   Lease,
+  PerformerLease,
   ProposalRef,
 } from './types';
 export {
@@ -71,7 +74,9 @@ export class Gate {
       }
     }
     if (mapping.kind === 'refused') return { kind: 'refused', reason: mapping.refusal.reason, proposal: null };
-    if (mapping.kind === 'no-judge') return { kind: 'forward', rule: mapping.rule.name, lease: null };
+    if (mapping.kind === 'no-judge') {
+      return { kind: 'forward', rule: mapping.rule.name, lease: null, arguments: call.arguments };
+    }
 
     const digest = toolCallDigest(call);
     const proposalAt = (sequence: number) => {
@@ -102,7 +107,7 @@ export class Gate {
           client,
           taskQueue: this.options.taskQueue ?? DEFAULT_TASK_QUEUES.workflow,
           limits: this.options.limits,
-          holdMs: this.options.holdMs,
+          holdMs: Math.min(opts.holdMs ?? this.options.holdMs, this.options.holdMs),
           pollMs: this.options.pollMs,
           ...(this.options.leaseWindowMs !== undefined ? { leaseWindowMs: this.options.leaseWindowMs } : {}),
           redeemer: this.options.performer.redeemer,
@@ -117,7 +122,9 @@ export class Gate {
         call.agent ?? {},
       );
       if (resolution.kind !== 'forward') return resolution.kind === 'cancelled' ? resolution : resolution.answer;
-      return { kind: 'forward', rule: mapping.rule.name, lease: this.lease(digest, resolution.status) };
+      const lease = this.lease(digest, resolution.status);
+      if (lease.edited && this.options.appliesEdits === false) return refuseEdited(lease, call.runtime);
+      return { kind: 'forward', rule: mapping.rule.name, lease, arguments: lease.edited?.arguments ?? call.arguments };
     } catch (err) {
       if (signal.aborted) return { kind: 'cancelled' };
       // A per-agent limit: its own words (which limit, when it resets), not "could not judge".
@@ -171,6 +178,27 @@ function editedCall(status: Lease['status']): Lease['edited'] {
   if (!e) return null;
   const args = e.proposal.parameters.arguments;
   return { arguments: (args ?? {}) as Record<string, unknown>, changes: e.changes };
+}
+
+/**
+ * A call a person approved only with edits, for a runtime that cannot change a tool's input: recorded not performed
+ * (the lease given back), and answered `refused` with the edits, so the agent can call again as edited.
+ */
+async function refuseEdited(lease: Lease, runtime: string): Promise<GateAnswer> {
+  const edits = describeChanges(lease.edited!.changes);
+  const ref = { proposalId: lease.proposalId, workflowId: lease.workflowId, verdict: lease.verdict };
+  try {
+    await lease.report('not_performed', `approved with edits ${runtime} cannot apply`);
+  } catch {
+    // Unrecorded, the proposal's deadline records "forwarded, no outcome"; the call is refused all the same.
+  }
+  return {
+    kind: 'refused',
+    reason:
+      `a person approved this call only with edits (${edits}), and ${runtime} cannot change a tool's input, so it ` +
+      'was not run; call the tool again as edited',
+    proposal: ref,
+  };
 }
 
 /** Resolves when `p` settles or after `ms`, whichever comes first; never rejects. */

@@ -93,6 +93,12 @@ export interface GateOptions {
    * it (`refuse`). Pure or cheap; an exception refuses the call.
    */
   refine?: (mapping: CallMapping, call: GateToolCall) => CallMapping | Promise<CallMapping>;
+  /**
+   * Whether the runtime can perform a call with other arguments than it sent (default true). A runtime that cannot
+   * (Codex's and Gemini CLI's hooks change no tool input) gets `refused` for a call a person approved only with edits:
+   * the gate records it not performed, so the unedited call never runs.
+   */
+  appliesEdits?: boolean;
 }
 
 /** Per call: cancellation and progress. */
@@ -101,6 +107,8 @@ export interface DecideOptions {
   signal?: AbortSignal;
   /** Called about once a second while the call is held (for progress notifications). */
   onHeld?: () => void;
+  /** Hold this call at most this long (ms) before answering `pending`: never longer than the gate's own hold. */
+  holdMs?: number;
   /**
    * Called once the call's own proposal is known (started now, or the identical call's open one found), before the gate
    * follows it: a runtime that answers at once with a handle (MCP Tasks) takes its workflow id and sequence here.
@@ -131,16 +139,15 @@ export interface ProposalRef {
  */
 export type GateOutcome = 'ok' | 'tool_error' | 'unknown' | 'performer_failure' | 'not_performed';
 
-/** An approval leased to exactly one performer and one performance of exactly this call. */
-export interface Lease extends ProposalRef {
-  /** The redeemer the approval was leased to (this gate's performer). */
-  performer: string;
-  /** The proposal's status when it was leased. */
-  status: ProposalRecord;
+/**
+ * What a performer holds of an approval: which proposal, the edits a person made, and the one report. This is all a
+ * framework adapter needs, whether the gate runs in its process or behind the gate service (`remoteGate`).
+ */
+export interface PerformerLease extends ProposalRef {
   /**
    * Set when a person approved the call with edits (docs/edits.md): perform it with exactly these arguments (the
-   * token was redeemed for them), never the ones the agent sent, and tell the agent `changes`. A runtime that cannot
-   * change a tool's input must not perform it: report `not_performed` and tell the agent.
+   * token was redeemed for them; the forward's `arguments` are these), never the ones the agent sent, and tell the
+   * agent `changes`.
    */
   edited: { arguments: Record<string, unknown>; changes: ActionChange[] } | null;
   /**
@@ -150,13 +157,31 @@ export interface Lease extends ProposalRef {
   report(outcome: GateOutcome, detail?: string): Promise<void>;
 }
 
-/** The gate's answer for one call. */
-export type GateAnswer =
+/** An approval leased to exactly one performer and one performance of exactly this call. */
+export interface Lease extends PerformerLease {
+  /** The redeemer the approval was leased to (this gate's performer). */
+  performer: string;
+  /** The proposal's status when it was leased. */
+  status: ProposalRecord;
+}
+
+/** The gate's answer for one call (`L`: what a forward's lease is; the in-process gate gives a full {@link Lease}). */
+export type GateAnswer<L extends PerformerLease = Lease> =
   /**
    * Perform the call now. With a lease: exactly once, then `lease.report(...)`. With `lease: null`: the policy needs
    * no proposal for it (a no-judge rule); nothing to report (the runtime keeps its own audit line).
    */
-  | { kind: 'forward'; rule: string; lease: Lease | null }
+  | {
+      kind: 'forward';
+      rule: string;
+      lease: L | null;
+      /**
+       * Exactly what to perform: the call's own arguments, or the edited ones when a person approved it with edits
+       * (`lease.edited`). A performer performs these and nothing else, so no adapter can run the unedited call by
+       * forgetting a field.
+       */
+      arguments: Record<string, unknown>;
+    }
   /** Do not perform it. `recorded`: decided before, not judged again by this call. Final: the identical call is too. */
   | ({ kind: 'deny'; reason: string; recorded: boolean; final: true } & ProposalRef)
   /** Not performed: the judge needs more. Repeat the identical call with `agent` filled in. */
@@ -177,3 +202,11 @@ export type GateAnswer =
   | { kind: 'refused'; reason: string; proposal: ProposalRef | null }
   /** The runtime cancelled the call (`signal`): nothing to answer. */
   | { kind: 'cancelled' };
+
+/**
+ * Anything that decides calls for a performer: the in-process {@link Gate} (the MCP proxy, the gate service itself)
+ * or the gate service over HTTP (`remoteGate({ url, token })`, what agents and framework adapters use).
+ */
+export interface CallGate {
+  decide(call: GateToolCall, opts?: DecideOptions): Promise<GateAnswer<PerformerLease>>;
+}

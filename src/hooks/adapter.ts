@@ -64,52 +64,8 @@ export interface HookAdapter {
   block(reason: string): HookReply;
 }
 
-/** A short time from now, for "retry after". */
-function retryAt(ms: number): string {
-  return new Date(Date.now() + ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-/** The text the model reads for an answer that does not run the call; `undefined` for `forward`. */
-export function modelText(a: Decision): string | undefined {
-  switch (a.kind) {
-    case 'forward':
-      return undefined;
-    case 'deny': {
-      const v = a.verdict;
-      const by = v ? `${v.decided_by}${v.rule ? `, rule ${v.rule}` : ''}` : 'agent-judge';
-      return (
-        `agent-judge REJECT (${by}): ${a.reason}. Not performed. ` +
-        `${a.recorded ? 'This identical call was rejected before and was not judged again. ' : ''}` +
-        `An identical call is refused again; a different call is a new proposal. Proposal ${a.proposalId}.`
-      );
-    }
-    case 'clarify':
-      return (
-        `agent-judge CLARIFY: ${a.reason}. Not performed. Say why this call is needed (the tool's description, ` +
-        `where it has one) and repeat the identical call; ${a.roundsLeft} clarification round(s) left` +
-        `${a.deadline ? `, until ${a.deadline}` : ''}. Proposal ${a.proposalId}.`
-      );
-    case 'pending':
-      return (
-        `agent-judge: pending, not performed yet. Proposal ${a.proposalId} is waiting for ` +
-        `${a.waitingFor === 'human' ? 'a person to decide' : 'the judge'}` +
-        `${a.deadline ? ` (until ${a.deadline})` : ''}. ` +
-        `Retry the identical call after ${retryAt(a.retryAfterMs)} (in about ${Math.ceil(a.retryAfterMs / 1000)} s, ` +
-        'or later): it runs once if approved, or gets the REJECT. Meanwhile do something else or end your turn.'
-      );
-    case 'refused':
-      return `agent-judge ${a.reason.startsWith('REJECT') ? '' : 'REJECT: '}${a.reason}. Not performed.`;
-  }
-}
-
-/** What the person at the terminal is told about a held call (never shown to the model). */
-export function personText(a: Decision): string | undefined {
-  if (a.kind !== 'pending' || a.waitingFor !== 'human') return undefined;
-  return (
-    `agent-judge: ${a.proposalId} waits for an approver: agent-judge decide ${a.proposalId} approve|reject ` +
-    '--approver <you> (or in Discord)'
-  );
-}
+// The model's and the person's texts are the gate's, one wording for every runtime (src/gate/texts.ts).
+export { modelText, personText } from '../gate/texts';
 
 /** A hook call's agent statement: the tool's own description as its justification, the session as evidence. */
 export function hookStatement(

@@ -113,7 +113,7 @@ export const claudeCode: HookAdapter = {
           permissionDecisionReason:
             `agent-judge: ${why} with edits by a person; it runs as edited, not as sent: ` +
             describeChanges(edited.changes),
-          updatedInput: edited.arguments,
+          updatedInput: answer.arguments,
         });
       }
       return pre({ permissionDecision: 'allow', permissionDecisionReason: `agent-judge: ${why}` });

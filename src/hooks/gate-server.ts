@@ -10,7 +10,6 @@
  * reports what happened (by session and tool-use id), or until `spec.mcp.performWithin`, when the proposal itself
  * records "forwarded, no outcome".
  */
-import { describeChanges } from '../contracts/action-edit';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
@@ -28,6 +27,9 @@ import { appendChained } from '../audit/chain';
 import { completeHookCall, type CompletionContext } from '../gate/complete';
 import { realRoots } from '../gate/paths';
 import { hookAdapter } from './runtimes';
+import { GateService } from '../gate/service';
+import { requestProblem } from '../gate/service/http';
+import { packageVersion } from '../package-root';
 import type { HookReply, PostOutcome } from './adapter';
 
 /** The largest hook input read (a Write of a large file is bounded by the proposal's own limit long before). */
@@ -117,6 +119,7 @@ export class HookGateServer {
   private readonly performMs: number;
   private auditQueue: Promise<void> = Promise.resolve();
   private port = 0;
+  private readonly api: GateService;
 
   constructor(private readonly o: HookGateOptions) {
     const h = o.policy.spec.hooks;
@@ -129,6 +132,16 @@ export class HookGateServer {
     };
     this.holdMs = durationMs(h.holdFor);
     this.performMs = durationMs(o.policy.spec.mcp.performWithin);
+    this.api = new GateService({
+      client: o.temporal.client,
+      taskQueue: o.temporal.taskQueue,
+      policy: o.policy,
+      agents: o.agents,
+      holdMs: this.holdMs,
+      performMs: this.performMs,
+      logger: o.logger,
+      version: packageVersion(),
+    });
   }
 
   /** Listens; resolves to the base URL (`http://127.0.0.1:PORT`). */
@@ -157,6 +170,7 @@ export class HookGateServer {
     this.server = undefined;
     for (const held of this.leases.values()) clearTimeout(held.timer);
     this.leases.clear();
+    this.api.close();
     if (server) {
       const closing = new Promise<void>((r) => server.close(() => r()));
       server.closeAllConnections();
@@ -173,6 +187,12 @@ export class HookGateServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://gate');
+    if (url.pathname.startsWith('/v1/')) {
+      // The runtime-neutral API (src/gate/service/): the same Host and Origin checks, its own token check and answers.
+      const problem = requestProblem(req, this.port);
+      if (problem) return plain(res, 403, problem);
+      return this.api.handle(req, res, url);
+    }
     const m = /^\/hooks\/([a-z-]+)$/.exec(url.pathname);
     if (!m || !isGateRuntime(m[1]!)) return plain(res, 404, `Not Found: POST /hooks/${GATE_RUNTIMES.join('|')}`);
     if (req.method !== 'POST') return plain(res, 405, 'Method Not Allowed', { allow: 'POST' });
@@ -207,25 +227,8 @@ export class HookGateServer {
     res.on('close', () => {
       if (!res.writableFinished) control.abort();
     });
-    let answer = await this.gateFor(agent, runtime).decide(event.call, { signal: control.signal });
+    const answer = await this.gateFor(agent, runtime).decide(event.call, { signal: control.signal });
     if (answer.kind === 'cancelled') return;
-    if (answer.kind === 'forward' && answer.lease?.edited && !adapter.changesInput) {
-      // Approved with edits, but this runtime's hook cannot change a tool's input: never run the call as sent.
-      const lease = answer.lease;
-      const edits = describeChanges(lease.edited!.changes);
-      await lease
-        .report('not_performed', `approved with edits ${runtime} cannot apply`)
-        .catch((err: Error) =>
-          this.o.logger.error({ workflow_id: lease.workflowId, err: err.message }, 'could not record the outcome'),
-        );
-      answer = {
-        kind: 'refused',
-        reason:
-          `a person approved this call only with edits (${edits}), and ${runtime}'s hooks cannot change a tool's ` +
-          'input, so it was not run; call the tool again as edited',
-        proposal: { proposalId: lease.proposalId, workflowId: lease.workflowId, verdict: lease.verdict },
-      };
-    }
     if (answer.kind === 'forward' && answer.lease) this.hold(leaseKey, answer.lease);
     if ((answer.kind === 'forward' && !answer.lease) || answer.kind === 'refused') {
       this.audit(agent, runtime, event.call, answer);
@@ -248,6 +251,7 @@ export class HookGateServer {
         performer: { agentId: agent, redeemer: `hook:${runtime}` },
         holdMs: this.holdMs,
         refine: (mapping, call) => completeHookCall(mapping, call, this.completion),
+        appliesEdits: hookAdapter(runtime).changesInput,
       });
       this.gates.set(key, gate);
     }

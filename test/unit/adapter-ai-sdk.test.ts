@@ -28,7 +28,7 @@ function leased(): { answer: GateAnswer; reports: Array<[GateOutcome, string | u
       return Promise.resolve();
     },
   } as unknown as Lease;
-  return { answer: { kind: 'forward', rule: 'r', lease }, reports };
+  return { answer: { kind: 'forward', rule: 'r', lease, arguments: { x: '1' } }, reports };
 }
 
 const request = (toolName: string, toolCallId = 'c1') => ({
@@ -40,7 +40,7 @@ type Run = (input: unknown, options: unknown) => unknown;
 
 describe('withAgentJudge (AI SDK)', () => {
   it('refuses provider-executed tools and tools without execute rather than passing them unjudged', () => {
-    const { gate } = gateAnswering({ kind: 'forward', rule: 'r', lease: null });
+    const { gate } = gateAnswering({ kind: 'forward', rule: 'r', lease: null, arguments: {} });
     expect(() => withAgentJudge({ search: { type: 'provider' } }, { gate })).toThrow(
       /cannot judge the provider tool search/,
     );
@@ -50,7 +50,7 @@ describe('withAgentJudge (AI SDK)', () => {
   });
 
   it('denies a call of a tool added to the set after wrapping, without asking the gate', async () => {
-    const { gate, asked } = gateAnswering({ kind: 'forward', rule: 'r', lease: null });
+    const { gate, asked } = gateAnswering({ kind: 'forward', rule: 'r', lease: null, arguments: {} });
     const judged = withAgentJudge({ read: { execute: () => 'x' } }, { gate });
     await expect(judged.toolApproval(request('shell'))).resolves.toEqual({
       type: 'denied',

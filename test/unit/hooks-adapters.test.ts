@@ -26,7 +26,7 @@ const ajv = new Ajv({ strict: false });
 
 const ref = { proposalId: 'call-0123456789abcdef0123456789abcdef', workflowId: 'proposal-0123', verdict: null };
 const answers: Decision[] = [
-  { kind: 'forward', rule: 'r', lease: null },
+  { kind: 'forward', rule: 'r', lease: null, arguments: {} },
   { kind: 'deny', reason: 'no', recorded: false, final: true, ...ref },
   { kind: 'clarify', reason: 'why?', roundsLeft: 1, deadline: null, ...ref },
   { kind: 'pending', waitingFor: 'human', status: 'awaiting_human', deadline: null, retryAfterMs: 5000, ...ref },

@@ -21,7 +21,7 @@ const lease = {
 describe('an approval with edits in the hooks', () => {
   it('Claude Code allows with updatedInput, and the reason names the change', () => {
     const reply = claudeCode.render(
-      { kind: 'forward', rule: 'mcp', lease },
+      { kind: 'forward', rule: 'mcp', lease, arguments: { path: 'a.txt', text: 'hi' } },
       { deferWhenHeld: false, terminalApproves: false },
     );
     const out = (reply.stdout as { hookSpecificOutput: Record<string, unknown> }).hookSpecificOutput;
