@@ -5,7 +5,8 @@
 import type { Command } from 'commander';
 import type { Client } from '@temporalio/client';
 import { BadInputError } from '../contracts/errors';
-import type { GrantStatus } from '../contracts/grant';
+import { codeFieldsOf, type GrantDefinition, type GrantStatus } from '../contracts/grant';
+import { loadEnv } from '../config/env';
 import type { KeyFile } from '../contracts/identity';
 import {
   createGrant,
@@ -19,6 +20,8 @@ import {
 import { getStatus } from '../client/proposals';
 import { signGrant } from '../identity/sign-grant';
 import { loadKeyFile } from '../identity/keys';
+import { describeGrantScope } from '../contracts/grant-scope';
+import { refuseUnpinnedCode } from '../policy/grants';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { printJson } from './io';
 import { parseDuration, withClient } from './shared';
@@ -45,17 +48,44 @@ function usesFrom(value: string | undefined, flag: string): number {
 }
 
 /**
- * Grants calls like proposal `id` (same agent and action type): the identical action, or with `same`/`under` a
- * narrowed pattern; signed with `key` when given. Prints nothing; returns the grant's status.
+ * The rule that a grant never widens code (src/policy/grants.ts), asked before anything is signed or decided, with
+ * the grant bounds of `AGENT_JUDGE_POLICY` when it is set and the defaults otherwise (no action type may leave its
+ * code free). Why here too: `decide --grant-*` sends the decision first, and a grant the workflow then refuses would
+ * leave an approval the approver meant only with its grant. The grant workflow checks again with the workers' policy.
  */
-export async function grantLike(
+async function refuseWideningCode(definition: GrantDefinition): Promise<void> {
+  const path = loadEnv().AGENT_JUDGE_POLICY;
+  // The policy file is read only for a grant on a code-carrying type (`grants list` and the rest never load it).
+  if (definition.match.kind === 'identical' || codeFieldsOf(definition.action_type).length === 0) return;
+  const settings = path
+    ? (await (await import('../policy/load')).loadPolicy({ path })).spec.grants
+    : { allowUnpinnedCode: [] };
+  const refused = refuseUnpinnedCode(settings, definition);
+  if (refused)
+    throw new BadInputError(
+      `${refused.reason}; nothing was signed or decided` +
+        (path ? '' : ' (AGENT_JUDGE_POLICY is not set: checked with the default spec.grants)'),
+    );
+}
+
+/** A grant made from proposal `id`, checked and described, ready to sign and start with {@link startGrant}. */
+export interface PreparedGrant {
+  definition: GrantDefinition;
+  /** What it covers in words ({@link describeGrantScope}), printed before it is signed. */
+  coverage: string;
+}
+
+/**
+ * The grant of calls like proposal `id` (same agent and action type): the identical action, or with `same`/`under`
+ * a narrowed pattern. Refused before anything is signed when it would widen code. Prints nothing.
+ */
+export async function prepareGrant(
   client: Client,
   id: string,
   approver: string,
   flags: GrantFlags,
-  key: KeyFile | undefined,
   names: { for: string; uses: string },
-): Promise<GrantStatus> {
+): Promise<PreparedGrant> {
   const status = await getStatus(client, id);
   const same = flags.same
     ?.split(',')
@@ -71,7 +101,19 @@ export async function grantLike(
     reason: flags.reason,
     originWorkflowId: status.workflow_id,
   });
-  return createGrant(client, key ? signGrant(definition, key) : { definition }, { taskQueue: flags.taskQueue });
+  await refuseWideningCode(definition);
+  return { definition, coverage: describeGrantScope(definition, status.proposal) };
+}
+
+/** Signs the prepared grant with `key` when given and starts it; the grant workflow's status. */
+export async function startGrant(
+  client: Client,
+  prepared: PreparedGrant,
+  key: KeyFile | undefined,
+  taskQueue: string | undefined,
+): Promise<GrantStatus> {
+  const { definition } = prepared;
+  return createGrant(client, key ? signGrant(definition, key) : { definition }, { taskQueue });
 }
 
 /** One line per grant for a terminal. */
@@ -118,7 +160,9 @@ export function registerGrantCommands(program: Command): void {
     .action(async (id: string, opts: GrantFlags & { approver: string; key?: string; json?: boolean }, cmd: Command) => {
       const key = opts.key ? await loadKeyFile(opts.key) : undefined;
       await withClient(cmd, async (client) => {
-        const status = await grantLike(client, id, opts.approver, opts, key, { for: '--for', uses: '--uses' });
+        const prepared = await prepareGrant(client, id, opts.approver, opts, { for: '--for', uses: '--uses' });
+        process.stderr.write(`the grant covers: ${prepared.coverage}\n`);
+        const status = await startGrant(client, prepared, key, opts.taskQueue);
         if (opts.json) printJson(status);
         else
           process.stdout.write(

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { Argument, type Command, Option } from 'commander';
 import { BadInputError } from '../contracts/errors';
 import { parseEditFlag, type ActionEdit } from '../contracts/action-edit';
-import { clarify, decide, getStatus, listProposals, submitAndWait, submitProposal } from '../client/proposals';
+import { clarify, decide, listProposals, submitAndWait, submitProposal } from '../client/proposals';
 import { SessionIdSchema } from '../contracts/proposal';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { printJson, readJsonInput } from './io';
@@ -188,12 +188,24 @@ export function registerProposalCommands(program: Command): void {
       const key = opts.key ? await loadKeyFile(opts.key) : undefined;
       await withClient(cmd, async (client) => {
         await warnIfPolicyNotInForce(client, DEFAULT_TASK_QUEUES.workflow);
-        // Before the decision: a grant that cannot be scoped as asked must not leave an approval without its grant.
-        if (opts.grantThisSession || opts.grantSession !== undefined)
-          (await import('../client/grants')).grantSessionFor((await getStatus(client, id)).proposal, {
-            explicit: opts.grantSession,
-            thisSession: opts.grantThisSession,
-          });
+        // Before the decision: a grant that cannot be made as asked (its session, a pattern that would widen code)
+        // must not leave an approval without its grant; and the approver reads what it will cover before it is signed.
+        const grants = granting ? await import('./grants') : undefined;
+        const flags = {
+          for: opts.grantFor!,
+          uses: opts.grantUses,
+          same: opts.grantSame,
+          under: opts.grantUnder,
+          session: opts.grantSession,
+          thisSession: opts.grantThisSession,
+          taskQueue: opts.taskQueue,
+          reason: opts.reason,
+        };
+        const prepared = await grants?.prepareGrant(client, id, opts.approver, flags, {
+          for: '--grant-for',
+          uses: '--grant-uses',
+        });
+        if (prepared) process.stderr.write(`the grant covers: ${prepared.coverage}\n`);
         printOutcome(
           await decide(
             client,
@@ -203,21 +215,8 @@ export function registerProposalCommands(program: Command): void {
           ),
           opts,
         );
-        if (!granting) return;
-        const { grantLike } = await import('./grants');
-        const flags = {
-          for: opts.grantFor!,
-          uses: opts.grantUses,
-          same: opts.grantSame,
-          under: opts.grantUnder,
-          session: opts.grantSession,
-          thisSession: opts.grantThisSession,
-          taskQueue: opts.taskQueue,
-        };
-        const grant = await grantLike(client, id, opts.approver, { ...flags, reason: opts.reason }, key, {
-          for: '--grant-for',
-          uses: '--grant-uses',
-        });
+        if (!grants || !prepared) return;
+        const grant = await grants.startGrant(client, prepared, key, opts.taskQueue);
         process.stderr.write(
           `grant ${grant.definition.grant_id} is live: up to ${grant.definition.max_uses} calls like this one until ` +
             `${grant.definition.expires_at} (agent-judge grants revoke ${grant.definition.grant_id})\n`,

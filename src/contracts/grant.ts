@@ -18,6 +18,41 @@ export const GrantIdSchema = z.string().regex(GRANT_ID_RE, 'expected a grant id 
 /** The most uses one grant may have: every use is one Update in the grant's history (at most 2,000 per run). */
 export const MAX_GRANT_USES = 1000;
 
+/**
+ * The parameters that carry code, per action type: the command a shell or `exec` runs, the body or the change a file
+ * receives. A grant never widens code (docs/grants.md): approving `npm test` with "any command in this directory"
+ * would approve `curl ... | sh` there too, so a pattern grant on one of these types must keep each of its code fields
+ * equal, unless the policy lists the type in `spec.grants.allowUnpinnedCode`. An identical grant pins them anyway.
+ * A file change (`file_edit`, and `program_config_edit`: a file that names programs to run later) carries one of
+ * three: at least one must be pinned, and a covered call may carry none the grant does not pin.
+ */
+export const GRANT_CODE_FIELDS = {
+  shell_command: ['command'],
+  exec: ['command'],
+  file_write: ['content'],
+  file_edit: ['content', 'edits', 'patch'],
+  program_config_edit: ['content', 'edits', 'patch'],
+} as const;
+export type CodeCarryingType = keyof typeof GRANT_CODE_FIELDS;
+
+/** The action types whose parameters carry code ({@link GRANT_CODE_FIELDS}), as the policy may name them. */
+export const CodeCarryingTypeSchema = z.enum(
+  Object.keys(GRANT_CODE_FIELDS) as [CodeCarryingType, ...CodeCarryingType[]],
+);
+
+/** The code fields of `actionType` (empty for a type that carries none). */
+export function codeFieldsOf(actionType: string): readonly string[] {
+  return Object.hasOwn(GRANT_CODE_FIELDS, actionType) ? GRANT_CODE_FIELDS[actionType as CodeCarryingType] : [];
+}
+
+/**
+ * The code fields a pattern grant on `actionType` must keep equal (one of them, for file_edit): the type's code
+ * fields, or none when it carries none or `allowUnpinnedCode` (the policy's `spec.grants.allowUnpinnedCode`) lists it.
+ */
+export function codeToPin(allowUnpinnedCode: readonly string[], actionType: string): readonly string[] {
+  return allowUnpinnedCode.includes(actionType) ? [] : codeFieldsOf(actionType);
+}
+
 const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'expected 64 lowercase hex characters (a SHA-256)');
 
 /** A path prefix: absolute, normalised (no `.` or `..` segments, no trailing slash but for `/`). */

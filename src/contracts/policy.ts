@@ -11,7 +11,7 @@ import { ReviewSettingsSchema } from './review';
 import { CapabilitySettingsSchema } from './capability-settings';
 import { McpSettingsSchema } from './mcp';
 import { HooksSettingsSchema } from './hooks';
-import { MAX_GRANT_USES } from './grant';
+import { CodeCarryingTypeSchema, MAX_GRANT_USES } from './grant';
 
 /** A duration such as `90s`, `5m`, `1h`, `7d`, or a number of milliseconds. */
 export const DurationSchema = z.union([
@@ -202,7 +202,8 @@ export const MemorySettingsSchema = z
 
 /**
  * Bounds on scoped grants (docs/grants.md): which tiers a grant may cover (`human-only` only when listed; [] turns
- * grants off), the longest a grant may live, the most uses it may allow. Checked when a grant starts and again at
+ * grants off), the longest a grant may live, the most uses it may allow, and which code-carrying action types may have
+ * pattern grants that leave their code free (none by default). Checked when a grant starts and again at
  * every use, with the policy in force then.
  */
 export const GrantSettingsSchema = z
@@ -210,8 +211,19 @@ export const GrantSettingsSchema = z
     tiers: z.array(TierSchema).default(['lightweight-approval', 'full-judge-review']),
     maxLifetime: DurationSchema.default('8h'),
     maxUses: z.int().min(1).max(MAX_GRANT_USES).default(200),
+    /**
+     * Action types that carry code (shell_command, exec, file_write, file_edit) whose pattern grants may leave the
+     * code free: a grant on shell_command that keeps only `target.cwd` equal then approves any command there. Empty
+     * by default: a grant never widens code, it pins the command or body (src/policy/grants.ts).
+     */
+    allowUnpinnedCode: z.array(CodeCarryingTypeSchema).default([]),
   })
-  .default({ tiers: ['lightweight-approval', 'full-judge-review'], maxLifetime: '8h', maxUses: 200 });
+  .default({
+    tiers: ['lightweight-approval', 'full-judge-review'],
+    maxLifetime: '8h',
+    maxUses: 200,
+    allowUnpinnedCode: [],
+  });
 export type GrantSettings = z.infer<typeof GrantSettingsSchema>;
 
 /** The CompliancePolicy resource, shaped like a Kubernetes object so it can later be a CRD. */

@@ -59,7 +59,15 @@ function decisionItem(d: DecisionRecord): Html {
 }
 
 /** What "approve and grant" may offer on a proposal: the policy's bounds, or why grants cannot cover it. */
-export type GrantBounds = { allowed: true; maxLifetime: string; maxUses: number } | { allowed: false; why: string };
+export type GrantBounds =
+  | {
+      allowed: true;
+      maxLifetime: string;
+      maxUses: number;
+      /** The code fields a pattern must keep equal on this action type (a grant never widens code), if any. */
+      pinCode?: readonly string[];
+    }
+  | { allowed: false; why: string };
 
 /** One editable field of the action with its current value, as the edit form shows it. */
 interface EditField {
@@ -143,6 +151,14 @@ function grantSection(p: Proposal, bounds: GrantBounds): Html {
     </p>
     ${fields.map((f) => markup`<label><input type="checkbox" name="grant-same" value="${f}" /> ${f}</label> `)}<br />
     <label>under <input name="grant-under" placeholder="/srv/repo/src" /></label>
+    ${
+      bounds.pinCode?.length
+        ? markup`<p class="muted" id="grant-pin-code">
+            A grant never widens code: a pattern on a ${p.action_type} must keep
+            ${bounds.pinCode.map((f) => `parameters.${f}`).join(' or ')} equal.
+          </p>`
+        : ''
+    }
     ${
       p.session_id === undefined
         ? ''
@@ -361,6 +377,12 @@ export function proposalPage(
             ${options.grants ? grantSection(s.proposal, options.grants) : ''}
             <button class="approve" type="submit" name="decision" value="approve">Approve</button>
             <button class="reject" type="submit" name="decision" value="reject">Reject</button>
+            <div class="notice" id="grant-confirm" hidden>
+              <p>The grant will approve, without asking anyone:</p>
+              <p id="grant-coverage"></p>
+              <button class="approve" type="button" id="grant-sign">Sign the approval and this grant</button>
+              <button type="button" id="grant-cancel">Cancel</button>
+            </div>
             <p class="muted">
               Your passkey signs exactly this decision: this proposal (as edited, with edits), approve or reject, and
               the reason; and a grant, when you grant, as a second signature.

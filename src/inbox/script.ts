@@ -1,7 +1,8 @@
 /**
  * The one script the inbox's pages run, inline with a per-response nonce (the Content-Security-Policy allows nothing
  * else): the plain `navigator.credentials` API for the ceremonies (enrol, sign in, sign a decision, and a grant with
- * it), each a JSON POST carrying the session's CSRF token. No library is served: base64url is a few lines.
+ * it once the page has shown what the grant will cover), each a JSON POST carrying the session's CSRF token. No
+ * library is served: base64url is a few lines.
  */
 export const PAGE_SCRIPT = String.raw`
 (() => {
@@ -133,6 +134,22 @@ export const PAGE_SCRIPT = String.raw`
     };
   };
 
+  // What a grant will cover, in the inbox's words (describeGrantScope), shown before the passkey is asked to sign it:
+  // true once the approver presses "Sign", false on "Cancel".
+  const confirmGrant = (coverage) =>
+    new Promise((resolve) => {
+      const box = document.getElementById('grant-confirm');
+      if (!box) return resolve(false);
+      document.getElementById('grant-coverage').textContent = coverage;
+      box.hidden = false;
+      const done = (ok) => {
+        box.hidden = true;
+        resolve(ok);
+      };
+      document.getElementById('grant-sign').onclick = () => done(true);
+      document.getElementById('grant-cancel').onclick = () => done(false);
+    });
+
   const decide = document.getElementById('decide');
   decide?.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -148,6 +165,10 @@ export const PAGE_SCRIPT = String.raw`
         if (grant) request.grant = grant;
       }
       const c = await post(path + '/challenge', request);
+      if (c.grant && !(await confirmGrant(c.grant.coverage))) {
+        say('Nothing was signed or sent: the grant was cancelled.', '');
+        return;
+      }
       const cred = await get(c.challenge, c.allow);
       const body = { challenge: c.challenge, assertion: assertionOf(cred) };
       if (c.grant) body.grant_assertion = assertionOf(await get(c.grant.challenge, c.allow));

@@ -21,7 +21,7 @@ import { decide, decisionBindingOf, getStatus, listProposals } from '../client/p
 import { applyActionEdits } from '../contracts/action-edit';
 import { BadInputError } from '../contracts/errors';
 import type { Logger } from '../contracts/logger';
-import { GRANT_ID_RE, type GrantDefinition, type GrantRequest, type GrantStatus } from '../contracts/grant';
+import { codeToPin, GRANT_ID_RE, type GrantDefinition, type GrantRequest, type GrantStatus } from '../contracts/grant';
 import type { HumanDecision } from '../contracts/messages';
 import { WebAuthnOriginSchema } from '../contracts/passkey';
 import type { CompliancePolicy } from '../contracts/policy';
@@ -33,6 +33,7 @@ import { refuseGrantSignature } from '../identity/grant';
 import { addPasskey, mergePasskeys, readPasskeyRegistry, withPasskeys } from '../identity/passkey-registry';
 import { passkeyChallenge, withPasskeyAssertion } from '../identity/sign-decision';
 import { grantPasskeyChallenge, withGrantPasskeyAssertion } from '../identity/sign-grant';
+import { GrantFormRefusal, grantFromForm } from './grant-form';
 import { page, type Html } from './html';
 import { InviteStore } from './invites';
 import {
@@ -48,13 +49,7 @@ import {
   type HistoryRow,
   type PendingRow,
 } from './pages';
-import {
-  DecideRequestSchema,
-  DecisionRequestSchema,
-  readRequest,
-  RevokeRequestSchema,
-  type GrantChoice,
-} from './requests';
+import { DecideRequestSchema, DecisionRequestSchema, readRequest, RevokeRequestSchema } from './requests';
 import { PAGE_SCRIPT } from './script';
 import { DEFAULT_RATE_LIMITS, RateLimiter, type RateLimit } from './rate-limit';
 import { sameToken, sessionCookieName, SessionStore, type Session } from './sessions';
@@ -128,29 +123,7 @@ interface PendingDecision {
   signed_at: string;
   nonce: string;
   /** With "approve and grant": the grant's definition and what the passkey signs for it (a second assertion). */
-  grant?: { definition: GrantDefinition; signed_at: string; nonce: string; challenge: string };
-}
-
-/** The grant an approver asked for in the inbox, made from the proposal as the run holds it (as the CLI makes it). */
-function grantDefinitionFrom(status: ProposalRecord, approver: string, choice: GrantChoice, reason: string) {
-  const patterned = (choice.same?.length ?? 0) > 0 || choice.under !== undefined;
-  const sessionId = status.proposal.session_id;
-  if (choice.this_session && sessionId === undefined)
-    throw new HttpRefusal(400, 'grant.this_session: this proposal carries no session id (only hook calls do)');
-  try {
-    return grantDefinitionFor(status.proposal, {
-      approver,
-      lifetimeMs: choice.minutes * 60_000,
-      maxUses: choice.uses,
-      scope: patterned ? { kind: 'pattern', same: choice.same, under: choice.under } : { kind: 'identical' },
-      ...(reason ? { reason: reason.slice(0, 1024) } : {}),
-      originWorkflowId: status.workflow_id,
-      ...(choice.this_session ? { sessionId } : {}),
-    });
-  } catch (err) {
-    const message = (err as Error).message;
-    throw new HttpRefusal(400, message.startsWith('grant') ? message : `grant.${message}`);
-  }
+  grant?: { definition: GrantDefinition; signed_at: string; nonce: string; challenge: string; coverage: string };
 }
 
 /** Why a request was refused, with the HTTP status; the message is shown to the person as is. */
@@ -323,7 +296,12 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     }
     return why
       ? { allowed: false, why }
-      : { allowed: true, maxLifetime: String(policy.spec.grants.maxLifetime), maxUses: policy.spec.grants.maxUses };
+      : {
+          allowed: true,
+          maxLifetime: String(policy.spec.grants.maxLifetime),
+          maxUses: policy.spec.grants.maxUses,
+          pinCode: codeToPin(policy.spec.grants.allowUnpinnedCode, status.proposal.action_type),
+        };
   };
 
   const workflowIdOf = (req: Request): string => {
@@ -513,13 +491,18 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
       ...(reason ? { reason } : {}),
       ...(body.edits ? { edits: body.edits } : {}),
     };
-    // A grant is made from the proposal as the run holds it, and bounded by the policy before anything is signed.
+    // A grant is made from the proposal as the run holds it, and bounded by the policy before anything is signed;
+    // the page shows its coverage in words and the passkey signs only once the approver has seen them.
     let grant: PendingDecision['grant'];
     if (body.grant) {
-      const definition = grantDefinitionFrom(status, approver, body.grant, reason);
-      const refusal = refuseGrantUnderPolicy(policy, definition);
-      if (refusal) throw new HttpRefusal(400, `grant: ${refusal.reason}`);
-      grant = { definition, ...grantPasskeyChallenge(definition) };
+      let made;
+      try {
+        made = grantFromForm(policy, status, approver, body.grant, reason);
+      } catch (err) {
+        if (err instanceof GrantFormRefusal) throw new HttpRefusal(err.status, err.message);
+        throw err;
+      }
+      grant = { ...made, ...grantPasskeyChallenge(made.definition) };
     }
     const binding = await decisionBindingOf(client, workflowId, body.edits);
     const c = passkeyChallenge(binding, decision);
@@ -538,7 +521,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
       decision: decision.decision,
       reason: decision.reason ?? null,
       edited_sha256: binding.editedSha256 ?? null,
-      grant: grant ? { challenge: grant.challenge, definition: grant.definition } : null,
+      grant: grant ? { challenge: grant.challenge, definition: grant.definition, coverage: grant.coverage } : null,
     });
   });
 

@@ -1,14 +1,15 @@
 /**
  * Scoped grants, the pure half (docs/grants.md): which proposals a grant covers, and whether the policy allows a
- * grant at all. Used by the grant workflow (the authority: it checks every use), by the workflow worker's index of
- * live grants (which only finds candidates) and by the client before it starts a grant. Pure and deterministic.
+ * grant at all (its bounds, and that it never widens code). Used by the grant workflow (the authority: it checks
+ * every use), by the workflow worker's index of live grants (which only finds candidates) and by the client, the CLI
+ * and the inbox before a grant is signed. Pure and deterministic.
  */
 import { actionDigest } from '../contracts/capability';
 import { canonicalJson } from '../contracts/canonical-json';
 import { quorumFor } from './classify';
 import { durationMs } from '../contracts/duration';
-import type { GrantDefinition, GrantMatch } from '../contracts/grant';
-import type { CompliancePolicy } from '../contracts/policy';
+import { codeFieldsOf, codeToPin, type GrantDefinition, type GrantMatch } from '../contracts/grant';
+import type { CompliancePolicy, GrantSettings } from '../contracts/policy';
 import type { Proposal } from '../contracts/proposal';
 import { refusal, type Refusal } from '../contracts/refusal';
 import type { Tier } from '../contracts/verdict';
@@ -62,11 +63,30 @@ function fieldsEqual(pattern: Record<string, unknown> | undefined, actual: Recor
   return true;
 }
 
+/**
+ * A runtime's tool input no rule template reads, carried verbatim (docs/hooks.md): the runtime performs it too
+ * (`run_in_background`, `dangerouslyDisableSandbox`, an exec's `env`), so a pattern covers it only when it pins it.
+ */
+const UNMAPPED_INPUT = 'unmapped_input';
+
+/**
+ * True when a pattern that pins some of the action type's code also pins all the code the action carries (a grant
+ * on a `file_edit` that keeps `parameters.content` equal does not cover the same content with a `patch` added), and
+ * pins the unmapped tool input the action carries, if any.
+ */
+function codeAllPinned(match: Extract<GrantMatch, { kind: 'pattern' }>, action: GrantedAction): boolean {
+  const pins = (f: string) => Object.hasOwn(match.parameters ?? {}, f);
+  if (Object.hasOwn(action.parameters, UNMAPPED_INPUT) && !pins(UNMAPPED_INPUT)) return false;
+  const fields = codeFieldsOf(action.action_type);
+  return !fields.some(pins) || fields.every((f) => pins(f) || !Object.hasOwn(action.parameters, f));
+}
+
 /** True when `match` covers the action (agent and action type are compared by {@link grantCovers}). */
 export function matchCovers(match: GrantMatch, action: GrantedAction): boolean {
   // The digest a capability token binds: action type, target, parameters.
   if (match.kind === 'identical') return actionDigest(action) === match.action_sha256;
   if (!fieldsEqual(match.target, action.target) || !fieldsEqual(match.parameters, action.parameters)) return false;
+  if (!codeAllPinned(match, action)) return false;
   if (match.under !== undefined) {
     const paths = targetPaths(action.target);
     if (paths === null || paths.length === 0) return false;
@@ -105,9 +125,35 @@ export function grantedActionOf(proposal: Proposal): GrantedAction {
 }
 
 /**
+ * Why this grant would widen code, or null: a pattern grant on an action type that carries code (shell_command,
+ * exec, file_write, file_edit: `GRANT_CODE_FIELDS`) that does not keep its code fields equal, when
+ * `spec.grants.allowUnpinnedCode` does not list the type. The one place this rule lives: the grant workflow asks it
+ * at start and at every use (through {@link refuseGrantByPolicy}), the inbox and the CLI before anything is signed.
+ * Why: approving `npm test` "in /srv/repo" must not approve `curl ... | sh` there; the approver saw one command.
+ */
+export function refuseUnpinnedCode(
+  settings: Pick<GrantSettings, 'allowUnpinnedCode'>,
+  definition: GrantDefinition,
+): Refusal | null {
+  const { match, action_type: type } = definition;
+  const fields = codeToPin(settings.allowUnpinnedCode, type);
+  if (match.kind === 'identical' || fields.length === 0) return null;
+  const pinned = fields.filter((f) => Object.hasOwn(match.parameters ?? {}, f));
+  if (pinned.length > 0) return null;
+  const named = fields.map((f) => `parameters.${f}`);
+  const which =
+    named.length === 1 ? named[0]! : `${named.slice(0, -1).join(', ')} or ${named.at(-1)!} (whichever it carries)`;
+  return refusal(
+    'grant.code',
+    `grant on ${type} must keep ${which} equal (a grant never widens code; spec.grants.allowUnpinnedCode ` +
+      `does not list ${type})`,
+  );
+}
+
+/**
  * Why the policy does not allow this grant, or null: grants turned off, a tier the policy does not let grants cover,
- * a lifetime or a use count above its bounds, an expiry before the creation. `tier` is the tier the policy gives the
- * grant's action type.
+ * a pattern that leaves code free ({@link refuseUnpinnedCode}), a lifetime or a use count above its bounds, an expiry
+ * before the creation. `tier` is the tier the policy gives the grant's action type.
  */
 export function refuseGrantByPolicy(policy: CompliancePolicy, definition: GrantDefinition, tier: Tier): Refusal | null {
   const bounds = policy.spec.grants;
@@ -126,6 +172,8 @@ export function refuseGrantByPolicy(policy: CompliancePolicy, definition: GrantD
       'grant.quorum',
       `${tier} needs ${quorum} approvers (spec.escalation.quorum), and a grant is one approver's`,
     );
+  const code = refuseUnpinnedCode(bounds, definition);
+  if (code) return code;
   if (definition.max_uses > bounds.maxUses)
     return refusal(
       'grant.uses',

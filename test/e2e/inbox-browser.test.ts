@@ -202,7 +202,17 @@ describe('the inbox in a browser', () => {
     await page.click('input[name="grant"]');
     await page.$eval('input[name="grant-uses"]', (el) => ((el as { value: string }).value = ''));
     await page.type('input[name="grant-uses"]', '3');
-    await Promise.all([page.waitForNavigation({ waitUntil: 'load', ...WAIT }), page.click('button[value="approve"]')]);
+    // Before the passkey is asked, the page says what the grant will cover; it signs once the approver confirms.
+    await page.click('button[value="approve"]');
+    await page.waitForFunction(`!document.getElementById('grant-confirm').hidden`, WAIT);
+    expect(await textOf('#grant-coverage')).toMatch(
+      new RegExp(
+        '^financial_op by @engineering: only the identical action: target\\.account "ops" exactly, ' +
+          'parameters\\.amount 55 exactly, parameters\\.currency "EUR" exactly; in any session; ' +
+          'for 30 minutes \\(until \\S+\\); at most 3 uses$',
+      ),
+    );
+    await Promise.all([page.waitForNavigation({ waitUntil: 'load', ...WAIT }), page.click('#grant-sign')]);
     const notice = await textOf('#message');
     expect(notice).toMatch(/^Your decision was recorded\. Grant g[a-z2-7]{20} is live \(see Your grants\)\.$/);
     const grantId = /Grant (g[a-z2-7]{20})/.exec(notice)![1]!;

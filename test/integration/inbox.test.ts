@@ -374,6 +374,37 @@ describe('the web approval inbox', () => {
     expect(after).toMatch(/scott approved with 2 edits at \S+ via the inbox \(signed with a passkey\)/);
   });
 
+  it('a grant on a shell command keeps the command: a pattern leaving it free is refused before signing', async () => {
+    await signIn();
+    const workflowId = await pending({
+      action_type: 'shell_command',
+      target: { cwd: '/srv/repo' },
+      parameters: { command: 'npm test', parsed: { reducible: false, commands: [], why: 'not parsed here' } },
+    });
+    expect(visibleText((await browser.get(`/p/${workflowId}`)).text)).toContain(
+      'A grant never widens code: a pattern on a shell_command must keep parameters.command equal.',
+    );
+    for (const grant of [
+      { minutes: 30, uses: 5, same: ['target.cwd'] },
+      { minutes: 30, uses: 5, under: '/srv/repo' },
+    ]) {
+      const refused = await browser.post(`/p/${workflowId}/challenge`, { decision: 'approve', grant });
+      expect(refused.status, JSON.stringify(grant)).toBe(400);
+      expect(refused.json.message).toBe(
+        'grant: grant on shell_command must keep parameters.command equal (a grant never widens code; ' +
+          'spec.grants.allowUnpinnedCode does not list shell_command)',
+      );
+    }
+    const pinned = await browser.post(`/p/${workflowId}/challenge`, {
+      decision: 'approve',
+      grant: { minutes: 30, uses: 5, same: ['parameters.command', 'target.cwd'] },
+    });
+    expect(pinned.status).toBe(200);
+    expect((pinned.json.grant as { coverage: string }).coverage).toMatch(
+      /^shell_command by @engineering: the command "npm test" exactly, in \/srv\/repo \(that directory only\); other/,
+    );
+  });
+
   it('approves and grants with two passkey signatures; the grant approves the next call; revoked', async () => {
     await signIn();
     const params = { amount: 42, currency: 'EUR' };
@@ -411,6 +442,14 @@ describe('the web approval inbox', () => {
     expect(c1.json.grant).toMatchObject({
       definition: { approver: 'scott', max_uses: 2, match: { kind: 'identical' } },
     });
+    // What the page shows before the passkey is asked to sign the grant.
+    expect((c1.json.grant as { coverage: string }).coverage).toMatch(
+      new RegExp(
+        '^financial_op by @engineering: only the identical action: target\\.account "ops" exactly, ' +
+          'parameters\\.amount 42 exactly, parameters\\.currency "EUR" exactly; in any session; ' +
+          'for 30 minutes \\(until \\S+\\); at most 2 uses$',
+      ),
+    );
     const noGrantSig = await browser.post(`/p/${workflowId}/decide`, {
       challenge: c1.json.challenge,
       assertion: scott.assert(String(c1.json.challenge)),

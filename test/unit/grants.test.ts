@@ -123,10 +123,10 @@ describe('a grant scoped to one session', () => {
     // A pattern grant is narrowed by its session the same way.
     const p = definitionFor(inSession('sess-a'), {
       sessionId: 'sess-a',
-      scope: { kind: 'pattern', same: ['target.cwd'] },
+      scope: { kind: 'pattern', same: ['parameters.command'] },
     });
-    expect(grantCovers(p, grantedActionOf(inSession('sess-a', 'npm run lint')))).toBe(true);
-    expect(grantCovers(p, grantedActionOf(inSession('sess-b', 'npm run lint')))).toBe(false);
+    expect(grantCovers(p, grantedActionOf(shell('npm test', '/elsewhere', { session_id: 'sess-a' })))).toBe(true);
+    expect(grantCovers(p, grantedActionOf(shell('npm test', '/elsewhere', { session_id: 'sess-b' })))).toBe(false);
     // The grant's own use check (the authority) says the same.
     const record = new GrantRecord(d, policy);
     expect(record.refuseUse(useOf(inSession('sess-b')), Date.parse(d.created_at))?.reason).toMatch(/does not cover/);
