@@ -12,6 +12,8 @@ import { VerdictSchema } from '../../contracts/verdict';
 /** Runtimes with endpoints of their own (`/hooks/<runtime>`, the MCP proxy): not spoken for through `/v1/calls`. */
 export const RESERVED_RUNTIMES = ['mcp', 'claude-code', 'codex', 'gemini', 'openclaw'] as const;
 
+/** The shortest hold a request may ask for (ms): time for the proposal to start and say where it stands. */
+export const MIN_HOLD_MS = 1000;
 /** The longest hold a request may ask for (ms); the policy's `spec.hooks.holdFor` bounds it further. */
 export const MAX_HOLD_MS = 120_000;
 
@@ -47,7 +49,7 @@ export const CallRequestSchema = z.strictObject({
   /** The agent's own justification, evidence and scope for this call (each optional). */
   agent: ClarificationFieldsSchema.optional(),
   /** How long to hold the request while a judge or a person decides before answering `pending` (ms). */
-  hold_ms: z.number().int().min(0).max(MAX_HOLD_MS).optional(),
+  hold_ms: z.number().int().min(MIN_HOLD_MS).max(MAX_HOLD_MS).optional(),
 });
 export type CallRequest = z.infer<typeof CallRequestSchema>;
 

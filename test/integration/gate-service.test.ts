@@ -1,0 +1,187 @@
+/**
+ * The gate service's `/v1` API on the real dev server and workers, driven as an agent in any language would: plain
+ * HTTP with a bearer token. What the agent reads back (status, answer kind, the exact arguments to perform, the error
+ * naming the field and the rule) and what the proposal records are asserted; the OpenAPI document is checked to
+ * describe exactly what the server answers.
+ */
+import Ajv2020 from 'ajv/dist/2020';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decide, getStatus } from '../../src/client/proposals';
+import { remoteGate } from '../../src/gate/remote';
+import { startGateService, type TestGateService } from '../helpers/gate-service';
+import { startSystem, type TestSystem } from '../helpers/system';
+
+let sys: TestSystem;
+let gate: TestGateService;
+
+beforeAll(async () => {
+  sys = await startSystem({
+    spec: {
+      escalation: { approvers: ['scott'], timeout: '10m' },
+      limits: { proposals: { perAgent: 3, window: '10m' } },
+      mcp: {
+        rules: [
+          { name: 'api.read', server: 'agents', tool: 'read_note', tier: 'no-judge' },
+          {
+            name: 'api.note',
+            server: 'agents',
+            tool: 'write_memory',
+            actionType: 'memory_write',
+            parameters: { content: '$.text' },
+          },
+        ],
+      },
+    },
+  });
+  gate = await startGateService(sys, ['@alice', '@mallory', '@flood']);
+});
+afterAll(async () => {
+  await gate?.close();
+  await sys?.stop();
+});
+
+async function api(
+  path: string,
+  body: unknown,
+  agent: string | null = '@alice',
+  method = 'POST',
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(`${gate.url}${path}`, {
+    method,
+    headers: {
+      'content-type': 'application/json',
+      ...(agent ? { authorization: `Bearer ${gate.tokens[agent]}` } : {}),
+    },
+    ...(method === 'POST' ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+describe('POST /v1/calls', () => {
+  it('refuses a request without a valid token, and one whose body is malformed, naming the field', async () => {
+    const anonymous = await api('/v1/calls', { server: 'agents', tool: 'read_note', arguments: {} }, null);
+    expect(anonymous.status).toBe(401);
+    const missing = await api('/v1/calls', { server: 'agents', arguments: {} });
+    expect(missing.status).toBe(400);
+    expect(missing.json.error).toMatch(/call\.tool/);
+    const deep = await api('/v1/calls', {
+      server: 'agents',
+      tool: 'x',
+      arguments: JSON.parse(`${'{"a":'.repeat(200)}1${'}'.repeat(200)}`) as unknown,
+    });
+    expect(deep.status).toBe(400);
+    expect(deep.json.error).toMatch(/nested more than 64 levels/);
+    const reserved = await api('/v1/calls', { runtime: 'claude-code', server: 'agents', tool: 'x', arguments: {} });
+    expect(reserved.status).toBe(400);
+    expect(reserved.json.error).toMatch(/call\.runtime.*reserved/);
+  });
+
+  it('a no-judge call is forwarded at once with its own arguments and no lease', async () => {
+    const r = await api('/v1/calls', { server: 'agents', tool: 'read_note', arguments: { path: 'a.md' } });
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({ kind: 'forward', rule: 'api.read', arguments: { path: 'a.md' }, lease: null, text: null });
+  });
+
+  it('a held call is pending; approved with edits, the forward carries the edited arguments; the outcome is recorded once', async () => {
+    const call = { server: 'agents', tool: 'deploy', arguments: { path: '/etc/passwd' }, hold_ms: 1000 };
+    const held = await api('/v1/calls', call);
+    expect(held.json).toMatchObject({ kind: 'pending', waiting_for: 'human' });
+    expect(held.json.text).toMatch(/waiting for a person/);
+    await decide(sys.client, held.json.proposal_id as string, {
+      decision: 'approve',
+      approver: 'scott',
+      edits: [{ path: 'parameters.arguments.path', value: '/tmp/safe.txt' }],
+    });
+    const approved = await api('/v1/calls', call);
+    expect(approved.json).toMatchObject({ kind: 'forward', arguments: { path: '/tmp/safe.txt' } });
+    expect(approved.json.text).toMatch(/runs as edited.*\/tmp\/safe\.txt/);
+    const lease = approved.json.lease as { id: string; edits: unknown[] };
+    expect(lease.edits).toHaveLength(1);
+    // Another agent cannot report this agent's lease.
+    expect((await api(`/v1/calls/${lease.id}/outcome`, { outcome: 'ok' }, '@mallory')).status).toBe(404);
+    const reported = await api(`/v1/calls/${lease.id}/outcome`, { outcome: 'tool_error', detail: 'exit 1' });
+    expect(reported).toEqual({ status: 200, json: { recorded: true, proposal_id: held.json.proposal_id } });
+    expect((await api(`/v1/calls/${lease.id}/outcome`, { outcome: 'ok' })).status).toBe(404);
+    const status = await getStatus(sys.client, held.json.proposal_id as string);
+    expect(status.caller).toMatchObject({ outcome: 'tool_error', detail: 'exit 1' });
+    expect(status.proposal.agent_id).toBe('@alice');
+  });
+
+  it('remoteGate answers as the in-process gate does, and fails closed when the service is out of reach', async () => {
+    const remote = remoteGate({ url: gate.url, token: gate.tokens['@alice']! });
+    const a = await remote.decide({ runtime: 'api', server: 'agents', tool: 'read_note', arguments: { path: 'b.md' } });
+    expect(a).toMatchObject({ kind: 'forward', rule: 'api.read', lease: null, arguments: { path: 'b.md' } });
+    const nowhere = remoteGate({ url: 'http://127.0.0.1:9', token: 'ajt_x', timeoutMs: 2000 });
+    const b = await nowhere.decide({ runtime: 'api', server: 'agents', tool: 'read_note', arguments: {} });
+    expect(b).toMatchObject({ kind: 'refused', reason: expect.stringMatching(/could not be reached/) });
+    const wrongToken = remoteGate({ url: gate.url, token: 'ajt_wrong' });
+    const c = await wrongToken.decide({ runtime: 'api', server: 'agents', tool: 'read_note', arguments: {} });
+    expect(c).toMatchObject({ kind: 'refused', reason: expect.stringMatching(/401/) });
+  });
+
+  it("an agent's limit refuses its calls by name; another agent is not refused", async () => {
+    const answers = [];
+    for (let i = 0; i < 4; i++) {
+      answers.push(
+        (await api('/v1/calls', { server: 'agents', tool: 'deploy', arguments: { n: i }, hold_ms: 1000 }, '@flood')).json,
+      );
+    }
+    expect(answers.slice(0, 3).map((a) => a.kind), JSON.stringify(answers[0])).toEqual(['pending', 'pending', 'pending']);
+    expect(answers[3]).toMatchObject({ kind: 'refused', reason: expect.stringMatching(/limit/i) });
+    const other = await api('/v1/calls', { server: 'agents', tool: 'read_note', arguments: {} }, '@mallory');
+    expect(other.json.kind).toBe('forward');
+  });
+});
+
+describe('/v1/proposals', () => {
+  it('a proposal naming another agent is refused; without agent_id it is the token agent’s', async () => {
+    const proposal = {
+      action_type: 'memory_write',
+      target: {},
+      parameters: { content: 'remember the milk' },
+      justification: 'the user asked to remember it',
+      cited_evidence: [],
+      scope_claim: {},
+    };
+    const forged = await api('/v1/proposals', { ...proposal, agent_id: '@alice' }, '@mallory');
+    expect(forged.status).toBe(403);
+    expect(forged.json.error).toMatch(/agent_id.*token/);
+    const own = await api('/v1/proposals?wait_ms=20000', proposal, '@mallory');
+    expect(own.status).toBe(200);
+    expect(own.json).toMatchObject({ status: 'executed', verdict: { verdict: 'APPROVE' } });
+    const id = own.json.proposal_id as string;
+    expect((await api(`/v1/proposals/${id}`, null, '@mallory', 'GET')).json.status).toBe('executed');
+    // Another agent's proposal reads as not found.
+    expect((await api(`/v1/proposals/${id}`, null, '@alice', 'GET')).status).toBe(404);
+    const again = await api('/v1/proposals', proposal, '@mallory');
+    expect(again.status).toBe(409);
+  });
+});
+
+describe('GET /v1/openapi.json', () => {
+  it('is OpenAPI 3.1 describing every route, and its schemas accept what the server answers', async () => {
+    const res = await fetch(`${gate.url}/v1/openapi.json`);
+    const doc = (await res.json()) as {
+      openapi: string;
+      paths: Record<string, unknown>;
+      components: { schemas: Record<string, object> };
+    };
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/v1/calls',
+      '/v1/calls/{id}/outcome',
+      '/v1/proposals',
+      '/v1/proposals/{id}',
+      '/v1/proposals/{id}/clarification',
+    ]);
+    const ajv = new Ajv2020({ strict: false });
+    for (const [name, schema] of Object.entries(doc.components.schemas)) ajv.addSchema(schema, name);
+    const answer = (await api('/v1/calls', { server: 'agents', tool: 'read_note', arguments: { p: 1 } })).json;
+    expect(ajv.validate('CallAnswer', answer), JSON.stringify(ajv.errors)).toBe(true);
+    const pending = (await api('/v1/calls', { server: 'agents', tool: 'deploy', arguments: { q: 1 }, hold_ms: 1000 }))
+      .json;
+    expect(ajv.validate('CallAnswer', pending), JSON.stringify(ajv.errors)).toBe(true);
+    expect(ajv.validate('CallRequest', { server: 'agents', tool: 't', arguments: {} })).toBe(true);
+    expect(ajv.validate('CallRequest', { server: 'agents', arguments: {} })).toBe(false);
+  });
+});
