@@ -64,14 +64,14 @@ function judged(m: CallMapping): Extract<CallMapping, { kind: 'judged' }> {
 describe('every input field is part of the decision', () => {
   it('an allowlisted line with a field the rule does not map is judged, the field in the proposal', async () => {
     expect(await gateOf('claude-code', 'Bash', { command: 'ls -la src' })).toMatchObject({ kind: 'no-judge' });
-    // The description is text for the user (ignore: [description]): still run at once.
-    expect(await gateOf('claude-code', 'Bash', { command: 'ls -la src', description: 'list' })).toMatchObject({
-      kind: 'no-judge',
-    });
+    // The description is text for the user, the timeout only bounds the run (ignore: [description, timeout]): still
+    // run at once.
+    expect(
+      await gateOf('claude-code', 'Bash', { command: 'ls -la src', description: 'list', timeout: 600000 }),
+    ).toMatchObject({ kind: 'no-judge' });
     for (const extra of [
       { dangerouslyDisableSandbox: true },
       { run_in_background: true },
-      { timeout: 600000 },
       { an_unknown_future_field: 'x' },
     ]) {
       const m = judged(await gateOf('claude-code', 'Bash', { command: 'ls -la src', description: 'd', ...extra }));
