@@ -44,6 +44,8 @@ const ENTRY_POINTS = [
   'src/client/index.ts',
   'src/contracts/index.ts',
   'src/gate/index.ts',
+  // The gate service from an agent's process (agent-judge/remote): fetch only, no Temporal.
+  'src/gate/remote.ts',
   // The OpenAI Agents SDK adapter (agent-judge/openai-agents): imports @openai/agents as types only.
   'src/adapters/openai-agents.ts',
   // The Vercel AI SDK 7 adapter (agent-judge/ai-sdk): imports nothing of `ai` (its shapes are declared structurally).
