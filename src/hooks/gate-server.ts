@@ -248,6 +248,8 @@ export class HookGateServer {
         client: this.o.temporal.client,
         taskQueue: this.o.temporal.taskQueue,
         rules: this.o.policy.spec.hooks[runtime],
+        // Every agent's limits, checked here whatever runtime it uses (issue 38): not the agent's own choice.
+        limits: { policy: this.o.policy },
         performer: { agentId: agent, redeemer: `hook:${runtime}` },
         holdMs: this.holdMs,
         refine: (mapping, call) => completeHookCall(mapping, call, this.completion),

@@ -123,13 +123,37 @@ describe('POST /v1/calls', () => {
     const answers = [];
     for (let i = 0; i < 4; i++) {
       answers.push(
-        (await api('/v1/calls', { server: 'agents', tool: 'deploy', arguments: { n: i }, hold_ms: 1000 }, '@flood')).json,
+        (await api('/v1/calls', { server: 'agents', tool: 'deploy', arguments: { n: i }, hold_ms: 1000 }, '@flood'))
+          .json,
       );
     }
-    expect(answers.slice(0, 3).map((a) => a.kind), JSON.stringify(answers[0])).toEqual(['pending', 'pending', 'pending']);
+    expect(
+      answers.slice(0, 3).map((a) => a.kind),
+      JSON.stringify(answers[0]),
+    ).toEqual(['pending', 'pending', 'pending']);
     expect(answers[3]).toMatchObject({ kind: 'refused', reason: expect.stringMatching(/limit/i) });
     const other = await api('/v1/calls', { server: 'agents', tool: 'read_note', arguments: {} }, '@mallory');
     expect(other.json.kind).toBe('forward');
+    // The same limit holds for the agent's hook calls: one agent, one count, whatever door it uses.
+    const hook = await fetch(`${gate.url}/hooks/claude-code`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${gate.tokens['@flood']}` },
+      body: JSON.stringify({
+        session_id: 's',
+        transcript_path: '/nonexistent',
+        cwd: sys.baseDir,
+        permission_mode: 'default',
+        hook_event_name: 'PreToolUse',
+        tool_name: 'mcp__deploy__run',
+        tool_input: { service: 'api' },
+        tool_use_id: 'tu-1',
+      }),
+    });
+    const out = (
+      (await hook.json()) as { hookSpecificOutput: { permissionDecision: string; permissionDecisionReason: string } }
+    ).hookSpecificOutput;
+    expect(out.permissionDecision).toBe('deny');
+    expect(out.permissionDecisionReason).toMatch(/limit/i);
   });
 });
 
