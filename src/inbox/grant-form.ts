@@ -4,6 +4,7 @@
  * grant will cover in words, which the page shows the approver before their passkey signs it. Kept apart from the
  * server's routes so the grant's making and its words are one small module.
  */
+import { BadInputError } from '../contracts/errors';
 import { grantDefinitionFor, refuseGrantUnderPolicy } from '../client/grants';
 import type { GrantDefinition } from '../contracts/grant';
 import type { CompliancePolicy } from '../contracts/policy';
@@ -12,7 +13,7 @@ import { describeGrantScope } from '../contracts/grant-scope';
 import type { GrantChoice } from './requests';
 
 /** A grant the inbox cannot make as asked: the HTTP status and the message the person reads. */
-export class GrantFormRefusal extends Error {
+export class GrantFormRefusal extends BadInputError {
   constructor(
     readonly status: number,
     message: string,

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { describeChanges } from '../../contracts/action-edit';
+import { NotFoundError } from '../../contracts/errors';
 import type { CompliancePolicy } from '../../contracts/policy';
 import type { Logger } from '../../contracts/logger';
 import { Gate, type GateAnswer, type GateToolCall, type Lease } from '..';
@@ -35,17 +36,6 @@ interface HeldLease {
   lease: Lease;
   timer: NodeJS.Timeout;
   reportBy: string;
-}
-
-/** Why an outcome could not be taken: unknown lease, another agent's, or already reported. */
-export class OutcomeRefusal extends Error {
-  constructor(
-    readonly status: 404 | 409,
-    message: string,
-  ) {
-    super(message);
-    this.name = new.target.name;
-  }
 }
 
 /** The gate service's desk for tool calls: decides them through the agents' gates, holds their leases. */
@@ -87,7 +77,7 @@ export class CallDesk {
     const held = this.leases.get(id);
     // Another agent's lease reads as unknown: nothing about it is revealed.
     if (!held || held.agent !== agent) {
-      throw new OutcomeRefusal(404, `no lease ${id} of this agent waits for an outcome (reported already, or expired)`);
+      throw new NotFoundError(`no lease ${id} of this agent waits for an outcome (reported already, or expired)`);
     }
     this.leases.delete(id);
     clearTimeout(held.timer);

@@ -21,7 +21,7 @@ import { describeIssues } from '../../contracts/zod-error';
 import { RefusedError } from '../../client/proposals';
 import { unreachableReason } from '../resolve';
 import { CallRequestSchema, OutcomeRequestSchema, WaitQuerySchema } from './api';
-import { CallDesk, OutcomeRefusal } from './calls';
+import { CallDesk } from './calls';
 import { parseJsonBody, readBody, requestAgent, sendError, sendJson } from './http';
 import { openApiDocument } from './openapi';
 import { ForbiddenError, ProposalDesk, type Followed } from './proposals';
@@ -146,7 +146,6 @@ export class GateService {
 
   /** An error as its HTTP answer: the status says what kind, the text what exactly. Nothing internal leaks. */
   private refuse(res: ServerResponse, err: unknown): void {
-    if (err instanceof OutcomeRefusal) return sendError(res, err.status, err.message, 'lease');
     if (err instanceof ForbiddenError) return sendError(res, 403, err.message, 'agent');
     if (err instanceof LimitExceededError) {
       const retry = err.resetsAt ? Math.max(1, Math.ceil((Date.parse(err.resetsAt) - Date.now()) / 1000)) : null;
