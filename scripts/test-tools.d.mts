@@ -26,6 +26,10 @@ export declare const XLLAMACPP_DIR: string;
 export declare const DATASETS_DIR: string;
 export declare function ensureXllamacpp(log?: (line: string) => void): string;
 export declare function ensureDatasets(log?: (line: string) => void): string;
+export declare const PYTHON_VENV: string;
+export declare const PYTHON_EXTRAS: string;
+/** The Python package's venv (python/ installed editable with its frameworks and pytest); returns its python. */
+export declare function ensurePythonPackage(log?: (line: string) => void): string;
 /** The tools the tests drive, by name: where each is. */
 export interface TestTools {
   node22?: string;
@@ -48,6 +52,8 @@ export interface TestTools {
   strace?: string;
   rg?: string;
   tree?: string;
+  /** The venv's python with the Python package (python/), its adapters' frameworks and pytest. */
+  python?: string;
 }
 export declare function ensureTestTools(
   log?: (line: string) => void,

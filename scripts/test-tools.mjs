@@ -33,6 +33,9 @@
  *   end-to-end tests, into `.agent-judge/tools/xllamacpp`.
  * - The field's benchmarks for `eval --dataset` (Mind2Web-SC from inspect-evals, AgentDojo's tasks; PyPI, pinned):
  *   scripts/install-datasets.sh, into `.agent-judge/tools/datasets`.
+ * - The Python package (python/, `agent-judge` on PyPI) with the agent frameworks its adapters drive (LangChain and
+ *   LangGraph, the OpenAI Agents SDK, Pydantic AI) and pytest: a venv in `.agent-judge/python`, `pip install -e
+ *   python[test,...]` pinned by python/constraints.txt (PyPI), for test/integration/python-adapters.test.ts.
  * (The Temporal CLI is src/devserver/temporal-cli.ts's: `npm start` needs it too.)
  *
  * `AGENT_JUDGE_TOOL_PATH`, when set, replaces `PATH` for finding system tools: pointing it at an empty folder is how
@@ -86,6 +89,11 @@ export const XLLAMACPP_VERSION = '2026.10.11549';
 export const XLLAMACPP_DIR = join(TOOLS_DIR, 'xllamacpp');
 /** The installed benchmarks (src/judge/datasets reads the same folder). */
 export const DATASETS_DIR = join(TOOLS_DIR, 'datasets');
+/** The Python package's venv (python/, its adapters' frameworks and pytest), per checkout like the tools. */
+export const PYTHON_VENV = join(ROOT, '.agent-judge', 'python');
+const PYTHON_DIR = join(ROOT, 'python');
+/** The extras the Python tests install: every adapter's framework, and pytest. */
+export const PYTHON_EXTRAS = 'test,langchain,openai-agents,pydantic-ai';
 
 function isExecutable(path) {
   try {
@@ -470,6 +478,65 @@ export function ensureDatasets(log = console.error) {
 }
 
 /**
+ * The Python package (python/) installed editable into a venv in `.agent-judge/python` with its adapters' frameworks
+ * and pytest, pinned by python/constraints.txt (PyPI): created when missing, reinstalled when pyproject.toml or the
+ * constraints change. Returns the venv's python.
+ */
+export function ensurePythonPackage(log = console.error) {
+  const isWindows = process.platform === 'win32';
+  const python = join(PYTHON_VENV, isWindows ? 'Scripts' : 'bin', isWindows ? 'python.exe' : 'python');
+  const pyproject = readFileSync(join(PYTHON_DIR, 'pyproject.toml'));
+  const constraints = readFileSync(join(PYTHON_DIR, 'constraints.txt'));
+  const stamp = join(PYTHON_VENV, '.installed-sha256');
+  const want = sha256(pyproject, constraints, PYTHON_EXTRAS);
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === want && isExecutable(python)) return python;
+  log(
+    `test setup: installing the Python package with LangChain, the OpenAI Agents SDK, Pydantic AI and pytest ` +
+      `(pip, python/constraints.txt) into ${PYTHON_VENV}`,
+  );
+  const failures = [];
+  if (!isExecutable(python)) {
+    let made = false;
+    for (const base of ['python3', 'python']) {
+      const venv = spawnSync(base, ['-m', 'venv', PYTHON_VENV], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        encoding: 'utf8',
+      });
+      if (!venv.error && venv.status === 0 && isExecutable(python)) {
+        made = true;
+        break;
+      }
+      failures.push(`${base} -m venv: ${venv.error?.message ?? venv.stderr.trim().split('\n').slice(-1)[0]}`);
+    }
+    if (!made)
+      throw new Error(
+        `cannot create the Python venv ${PYTHON_VENV} (Python >= 3.10 with venv): ${failures.join('; ')}`,
+      );
+  }
+  const pip = spawnSync(
+    python,
+    [
+      '-m',
+      'pip',
+      'install',
+      '--quiet',
+      '--disable-pip-version-check',
+      '-c',
+      join(PYTHON_DIR, 'constraints.txt'),
+      '-e',
+      `${PYTHON_DIR}[${PYTHON_EXTRAS}]`,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' },
+  );
+  if (pip.error || pip.status !== 0) {
+    const why = pip.error?.message ?? pip.stderr.trim().split('\n').slice(-3).join(' | ');
+    throw new Error(`pip install -e python[${PYTHON_EXTRAS}] into ${PYTHON_VENV} failed: ${why}`);
+  }
+  writeFileSync(stamp, `${want}\n`);
+  return python;
+}
+
+/**
  * Every test tool: found, or installed when missing. A tool that cannot be had is listed in `missing` with the
  * reason (its tests then fail saying so: a missing tool is never a skip).
  */
@@ -495,6 +562,7 @@ export async function ensureTestTools(log = console.error) {
   await attempt(['realModel'], () => ({ realModel: ensureRealModel(log) }));
   await attempt(['xllamacpp'], () => ({ xllamacpp: ensureXllamacpp(log) }));
   await attempt(['datasets'], () => ({ datasets: ensureDatasets(log) }));
+  await attempt(['python'], () => ({ python: ensurePythonPackage(log) }));
   return { tools, missing };
 }
 

@@ -1,0 +1,61 @@
+"""agent-judge for Python: a client of agent-judge's gate service, and one-line adapters for agent frameworks.
+
+- :class:`GateClient` / :class:`AsyncGateClient`: the ``/v1`` API (``decide`` a tool call, ``report`` its outcome,
+  seed proposals). ``decide`` fails closed: anything that goes wrong is a ``refused`` answer, never a forward.
+- ``agent_judge.langchain.AgentJudgeMiddleware``: LangChain ``create_agent`` / LangGraph.
+- ``agent_judge.openai_agents.with_agent_judge``: the OpenAI Agents SDK.
+- ``agent_judge.pydantic_ai.AgentJudge``: Pydantic AI.
+
+Only a ``forward`` is ever performed, with exactly its arguments; its outcome is reported on the lease.
+"""
+
+from .client import AsyncGateClient, GateClient
+from .errors import AgentJudgeError, ConfigurationError, GateHTTPError, GateUnreachable
+from .gate import Judge, model_text
+from .models import (
+    AgentStatement,
+    CallAnswer,
+    CallRequest,
+    Clarify,
+    Deny,
+    ErrorBody,
+    Evidence,
+    Forward,
+    Lease,
+    OutcomeAnswer,
+    OutcomeRequest,
+    Pending,
+    ProposalOutcome,
+    Refused,
+    ScopeClaim,
+    Verdict,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AgentJudgeError",
+    "AgentStatement",
+    "AsyncGateClient",
+    "CallAnswer",
+    "CallRequest",
+    "Clarify",
+    "ConfigurationError",
+    "Deny",
+    "ErrorBody",
+    "Evidence",
+    "Forward",
+    "GateClient",
+    "GateHTTPError",
+    "GateUnreachable",
+    "Judge",
+    "Lease",
+    "OutcomeAnswer",
+    "OutcomeRequest",
+    "Pending",
+    "ProposalOutcome",
+    "Refused",
+    "ScopeClaim",
+    "Verdict",
+    "model_text",
+]

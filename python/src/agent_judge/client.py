@@ -1,0 +1,264 @@
+"""Clients for the gate service's ``/v1`` API, sync (:class:`GateClient`) and async (:class:`AsyncGateClient`).
+
+The agent's process holds only the service's URL and its own bearer token (``agent-judge hook token --agent @x``;
+under ``agent-judge dev`` the token is in ``.agent-judge/hook-token``). Both default to the environment variables
+``AGENT_JUDGE_URL`` and ``AGENT_JUDGE_TOKEN``.
+
+:meth:`GateClient.decide` fails closed: agent-judge out of reach, a timeout, an error answer or a malformed request
+come back as a :class:`~agent_judge.models.Refused` answer (whose ``text`` the model reads), never as a forward;
+pass ``raise_errors=True`` to get the exception instead. Every other method raises
+:class:`~agent_judge.errors.GateHTTPError` (the service's message names the field and the rule) or
+:class:`~agent_judge.errors.GateUnreachable`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from pydantic import ValidationError
+
+from .errors import ConfigurationError, GateHTTPError, GateUnreachable
+from .models import (
+    CALL_ANSWER,
+    CallAnswer,
+    CallRequest,
+    Lease,
+    Outcome,
+    OutcomeAnswer,
+    OutcomeRequest,
+    ProposalOutcome,
+    refused,
+)
+
+#: How long one request may take (s): above the longest hold (120 s) the service may be asked for.
+DEFAULT_TIMEOUT_S = 150.0
+#: How long connecting may take (s).
+CONNECT_TIMEOUT_S = 10.0
+
+
+def _settings(url: str | None, token: str | None) -> tuple[str, str]:
+    url = url or os.environ.get("AGENT_JUDGE_URL")
+    token = token or os.environ.get("AGENT_JUDGE_TOKEN")
+    if not url:
+        raise ConfigurationError(
+            "no gate service URL: pass url= or set AGENT_JUDGE_URL (`agent-judge dev` prints it)"
+        )
+    if not token:
+        raise ConfigurationError(
+            "no agent token: pass token= or set AGENT_JUDGE_TOKEN (`agent-judge hook token --agent @x`)"
+        )
+    return url.rstrip("/"), token
+
+
+def _timeout(seconds: float) -> httpx.Timeout:
+    return httpx.Timeout(seconds, connect=min(CONNECT_TIMEOUT_S, seconds))
+
+
+def _call_request(call: CallRequest | Mapping[str, Any]) -> CallRequest:
+    return call if isinstance(call, CallRequest) else CallRequest.model_validate(dict(call))
+
+
+def _lease_id(lease: Lease | str) -> str:
+    return lease.id if isinstance(lease, Lease) else lease
+
+
+def _outcome_body(outcome: Outcome, detail: str | None) -> dict[str, Any]:
+    if detail is not None and len(detail) > 2000:
+        detail = detail[:1999] + "…"
+    return OutcomeRequest(outcome=outcome, detail=detail).model_dump(mode="json", exclude_none=True)
+
+
+def _json_of(base: str, res: httpx.Response) -> Any:
+    try:
+        body = res.json()
+    except ValueError:
+        raise GateUnreachable(base, f"answered {res.status_code} without JSON") from None
+    if res.status_code >= 400:
+        error = body.get("error") if isinstance(body, dict) else None
+        code = body.get("code") if isinstance(body, dict) else None
+        raise GateHTTPError(base, res.status_code, str(error), code if isinstance(code, str) else None)
+    return body
+
+
+def _answer_of(base: str, body: Any) -> CallAnswer:
+    try:
+        return CALL_ANSWER.validate_python(body)
+    except ValidationError as err:
+        kind = body.get("kind") if isinstance(body, dict) else None
+        raise GateUnreachable(
+            base, f"answered a call with something this client does not know (kind {kind!r}): {err.errors()[:1]}"
+        ) from None
+
+
+def _refusal(err: Exception) -> CallAnswer:
+    if isinstance(err, ValidationError):
+        first = err.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "call"
+        return refused(f"the call is malformed (call.{field}: {first['msg']})")
+    return refused(str(err))
+
+
+class GateClient:
+    """A synchronous client of the gate service, for one agent (its token decides the agent).
+
+    Use it as a context manager, or call :meth:`close`. ``http_client`` lets the application pass an
+    ``httpx.Client`` of its own (proxies, certificates, a test transport); it is not closed by :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        token: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        self.url, self._token = _settings(url, token)
+        self.timeout = timeout
+        self._own = http_client is None
+        self._http = http_client or httpx.Client(timeout=_timeout(timeout))
+
+    def __enter__(self) -> GateClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._own:
+            self._http.close()
+
+    def _request(
+        self, method: str, path: str, body: Any = None, params: Mapping[str, Any] | None = None
+    ) -> Any:
+        try:
+            res = self._http.request(
+                method,
+                f"{self.url}{path}",
+                json=body,
+                params={k: v for k, v in (params or {}).items() if v is not None},
+                headers={"authorization": f"Bearer {self._token}"},
+                timeout=_timeout(self.timeout),
+            )
+        except httpx.TimeoutException:
+            raise GateUnreachable(self.url, f"did not answer within {self.timeout:g} s") from None
+        except httpx.HTTPError as err:
+            raise GateUnreachable(self.url, f"could not be reached ({type(err).__name__}: {err})") from None
+        return _json_of(self.url, res)
+
+    def decide(self, call: CallRequest | Mapping[str, Any], *, raise_errors: bool = False) -> CallAnswer:
+        """Asks whether the call may run. Perform it only for a ``forward``, exactly with its ``arguments``.
+
+        Never raises for the call's own sake unless ``raise_errors``: anything that goes wrong is ``refused``.
+        """
+        try:
+            request = _call_request(call)
+            return _answer_of(self.url, self._request("POST", "/v1/calls", request.body()))
+        except (ValidationError, GateUnreachable, GateHTTPError) as err:
+            if raise_errors:
+                raise
+            return _refusal(err)
+
+    def report(self, lease: Lease | str, outcome: Outcome, detail: str | None = None) -> OutcomeAnswer:
+        """Records what happened when a forwarded call was performed (once per lease)."""
+        path = f"/v1/calls/{quote(_lease_id(lease), safe='')}/outcome"
+        return OutcomeAnswer.model_validate(self._request("POST", path, _outcome_body(outcome, detail)))
+
+    def submit_proposal(self, proposal: Mapping[str, Any], *, wait_ms: int | None = None) -> ProposalOutcome:
+        """Submits a seed 000 §3.1 proposal (its ``agent_id`` comes from the token) and waits up to ``wait_ms``."""
+        body = self._request("POST", "/v1/proposals", dict(proposal), {"wait_ms": wait_ms})
+        return ProposalOutcome.model_validate(body)
+
+    def get_proposal(self, proposal_id: str, *, wait_ms: int | None = None) -> ProposalOutcome:
+        """One of this agent's proposals, waiting up to ``wait_ms`` for it to settle."""
+        body = self._request("GET", f"/v1/proposals/{quote(proposal_id, safe='')}", None, {"wait_ms": wait_ms})
+        return ProposalOutcome.model_validate(body)
+
+    def clarify(self, proposal_id: str, clarification: Mapping[str, Any]) -> ProposalOutcome:
+        """Answers a CLARIFY: ``justification``, ``cited_evidence`` and/or ``scope_claim``."""
+        path = f"/v1/proposals/{quote(proposal_id, safe='')}/clarification"
+        return ProposalOutcome.model_validate(self._request("POST", path, dict(clarification)))
+
+    def openapi(self) -> dict[str, Any]:
+        """The service's OpenAPI 3.1 document."""
+        body = self._request("GET", "/v1/openapi.json")
+        return body if isinstance(body, dict) else {}
+
+
+class AsyncGateClient:
+    """The asynchronous twin of :class:`GateClient` (same methods, awaited)."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        token: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.url, self._token = _settings(url, token)
+        self.timeout = timeout
+        self._own = http_client is None
+        self._http = http_client or httpx.AsyncClient(timeout=_timeout(timeout))
+
+    async def __aenter__(self) -> AsyncGateClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._own:
+            await self._http.aclose()
+
+    async def _request(
+        self, method: str, path: str, body: Any = None, params: Mapping[str, Any] | None = None
+    ) -> Any:
+        try:
+            res = await self._http.request(
+                method,
+                f"{self.url}{path}",
+                json=body,
+                params={k: v for k, v in (params or {}).items() if v is not None},
+                headers={"authorization": f"Bearer {self._token}"},
+                timeout=_timeout(self.timeout),
+            )
+        except httpx.TimeoutException:
+            raise GateUnreachable(self.url, f"did not answer within {self.timeout:g} s") from None
+        except httpx.HTTPError as err:
+            raise GateUnreachable(self.url, f"could not be reached ({type(err).__name__}: {err})") from None
+        return _json_of(self.url, res)
+
+    async def decide(self, call: CallRequest | Mapping[str, Any], *, raise_errors: bool = False) -> CallAnswer:
+        """See :meth:`GateClient.decide`."""
+        try:
+            request = _call_request(call)
+            return _answer_of(self.url, await self._request("POST", "/v1/calls", request.body()))
+        except (ValidationError, GateUnreachable, GateHTTPError) as err:
+            if raise_errors:
+                raise
+            return _refusal(err)
+
+    async def report(self, lease: Lease | str, outcome: Outcome, detail: str | None = None) -> OutcomeAnswer:
+        path = f"/v1/calls/{quote(_lease_id(lease), safe='')}/outcome"
+        return OutcomeAnswer.model_validate(await self._request("POST", path, _outcome_body(outcome, detail)))
+
+    async def submit_proposal(self, proposal: Mapping[str, Any], *, wait_ms: int | None = None) -> ProposalOutcome:
+        body = await self._request("POST", "/v1/proposals", dict(proposal), {"wait_ms": wait_ms})
+        return ProposalOutcome.model_validate(body)
+
+    async def get_proposal(self, proposal_id: str, *, wait_ms: int | None = None) -> ProposalOutcome:
+        path = f"/v1/proposals/{quote(proposal_id, safe='')}"
+        return ProposalOutcome.model_validate(await self._request("GET", path, None, {"wait_ms": wait_ms}))
+
+    async def clarify(self, proposal_id: str, clarification: Mapping[str, Any]) -> ProposalOutcome:
+        path = f"/v1/proposals/{quote(proposal_id, safe='')}/clarification"
+        return ProposalOutcome.model_validate(await self._request("POST", path, dict(clarification)))
+
+    async def openapi(self) -> dict[str, Any]:
+        body = await self._request("GET", "/v1/openapi.json")
+        return body if isinstance(body, dict) else {}

@@ -1,0 +1,141 @@
+"""The OpenAI Agents SDK (``openai-agents``): one call puts every function tool of an agent behind the gate::
+
+    agent = with_agent_judge(Agent(name="assistant", tools=[deploy, read_note]))
+
+It uses the SDK's own approval hook: each tool's ``needs_approval`` asks the gate; a call still being decided is
+the SDK's interruption (``result.interruptions``, a durable ``RunState``: ``result.to_state()``), and the run resumed
+after the decision (``Runner.run(agent, state)``) asks the gate again. The tool's ``on_invoke_tool`` performs only a
+``forward``, with exactly its arguments (a person's edits included), and reports its outcome on the lease; every
+other answer is the text the model reads as the tool's result, and the tool never runs. ``state.approve()`` on the
+SDK's side cannot run a call the gate has not forwarded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from typing import Any, Literal, TypeVar, overload
+
+from agents import Agent, FunctionTool, RunContextWrapper
+from agents.tool import Tool
+from agents.tool_context import ToolContext
+
+from .client import DEFAULT_TIMEOUT_S, AsyncGateClient, GateClient
+from .gate import Judge, OnPending, OnReportError, model_text
+from .models import CallAnswer, Forward, Pending
+
+#: The runtime name calls from this adapter carry (part of each call's identity).
+OPENAI_AGENTS_RUNTIME = "openai-agents"
+
+TContext = TypeVar("TContext")
+
+
+class AgentJudgeToolError(TypeError):
+    """A tool the gate cannot hold (a hosted tool runs on the model provider's side)."""
+
+
+def judge_for(
+    *,
+    url: str | None = None,
+    token: str | None = None,
+    server: str = "agents",
+    hold_ms: int | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    client: GateClient | None = None,
+    async_client: AsyncGateClient | None = None,
+    on_pending: OnPending | None = None,
+    on_report_error: OnReportError | None = None,
+) -> Judge:
+    return Judge(
+        runtime=OPENAI_AGENTS_RUNTIME,
+        url=url,
+        token=token,
+        server=server,
+        hold_ms=hold_ms,
+        timeout=timeout,
+        client=client,
+        async_client=async_client,
+        on_pending=on_pending,
+        on_report_error=on_report_error,
+    )
+
+
+@overload
+def with_agent_judge(
+    agent_or_tools: Agent[TContext], *, pending: Literal["interrupt", "answer"] = ..., **options: Any
+) -> Agent[TContext]: ...
+@overload
+def with_agent_judge(
+    agent_or_tools: Sequence[Tool], *, pending: Literal["interrupt", "answer"] = ..., **options: Any
+) -> list[Tool]: ...
+def with_agent_judge(
+    agent_or_tools: Agent[TContext] | Sequence[Tool],
+    *,
+    pending: Literal["interrupt", "answer"] = "interrupt",
+    **options: Any,
+) -> Agent[TContext] | list[Tool]:
+    """The agent with every tool behind the gate (a clone: ``agent`` itself is unchanged), or the tools judged.
+
+    ``options`` are :func:`judge_for`'s (``url``, ``token``, ``server``, ``hold_ms``, ``on_pending``, ...).
+    ``pending="interrupt"`` (default) makes a call still being decided the SDK's interruption; ``"answer"`` gives
+    the model "pending, retry after ..." as the tool's result and the run goes on. Handoff agents keep their own
+    tools: wrap each agent that has tools.
+    """
+    judge = judge_for(**options)
+    if isinstance(agent_or_tools, Agent):
+        return agent_or_tools.clone(tools=[judged(t, judge, pending=pending) for t in agent_or_tools.tools])
+    return [judged(t, judge, pending=pending) for t in agent_or_tools]
+
+
+def judged(tool: Tool, judge: Judge, *, pending: Literal["interrupt", "answer"] = "interrupt") -> FunctionTool:
+    """``tool`` behind the gate: the same tool (name, schema, description) whose ``needs_approval`` asks the gate
+    and whose ``on_invoke_tool`` runs the original only for a ``forward``. Function tools only: hosted tools run
+    where nothing can hold them, so they are refused rather than passed through unjudged.
+    """
+    if not isinstance(tool, FunctionTool):
+        name = getattr(tool, "name", "")
+        raise AgentJudgeToolError(
+            f"agent-judge cannot judge the {type(tool).__name__} {name}: only function tools run where the gate "
+            "can hold them"
+        )
+    original = tool.on_invoke_tool
+    # The answer asked in `needs_approval`, taken by `on_invoke_tool` for the same call id (once).
+    answers: dict[str, CallAnswer] = {}
+
+    def call_of(arguments: Any, call_id: str | None) -> dict[str, Any]:
+        return judge.call(tool.name, arguments, description=tool.description, call_id=call_id)
+
+    async def needs_approval(_ctx: RunContextWrapper[Any], params: dict[str, Any], call_id: str) -> bool:
+        previous = answers.get(call_id)
+        if previous is not None and not isinstance(previous, Pending):
+            return False
+        answer = await judge.adecide(call_of(params, call_id))
+        answers[call_id] = answer
+        return isinstance(answer, Pending) and pending == "interrupt"
+
+    async def on_invoke_tool(ctx: ToolContext[Any], input: str) -> Any:
+        call_id = ctx.tool_call_id
+        answer = answers.pop(call_id, None)
+        arguments = _parse(input)
+        call = call_of(arguments, call_id)
+        # Not asked yet, or an approval given on the SDK's side while the gate said pending: ask now. The SDK's own
+        # `state.approve()` never runs a call the gate has not forwarded.
+        if answer is None or isinstance(answer, Pending):
+            answer = await judge.adecide(call)
+        if not isinstance(answer, Forward):
+            return model_text(answer)
+        # Exactly what was approved (a person's edits included), never the input as the model sent it. A tool error
+        # the SDK turned into text (its failure_error_function) is the tool's answer: reported `ok`.
+        performed = answer.arguments if isinstance(arguments, dict) else answer.arguments.get("input", arguments)
+        approved = json.dumps(performed)
+        return await judge.aperform(answer, call, lambda: original(ctx, approved))
+
+    return dataclasses.replace(tool, needs_approval=needs_approval, on_invoke_tool=on_invoke_tool)
+
+
+def _parse(text: str) -> Any:
+    try:
+        return json.loads(text) if text else {}
+    except ValueError:
+        return text

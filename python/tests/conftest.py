@@ -1,0 +1,69 @@
+"""What every test here is given: the REAL gate service of a running agent-judge (its URL and an agent's token) and
+a small control endpoint standing for the person who decides (approve, reject, edit) and for `agent-judge status`.
+
+test/integration/python-adapters.test.ts starts agent-judge (a real Temporal dev server and workers, the gate
+service) and runs pytest with these in the environment:
+
+- ``AGENT_JUDGE_TEST_URL``: the gate service's base URL
+- ``AGENT_JUDGE_TEST_TOKEN``: the bearer token of the agent ``@agent``
+- ``AGENT_JUDGE_TEST_CONTROL``: ``POST /decide {proposal_id, decision, edits?}`` and ``POST /status {proposal_id}``
+
+The policy's ``spec.mcp.rules`` (server ``agents``): ``read_note`` is no-judge; ``comment`` is an
+``issue_comment`` the judge decides (a comment carrying an AWS key is rejected); every other tool (``deploy``) is an
+``mcp_tool_call`` a person decides. Without these variables the tests fail (never skip): run them through vitest.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+#: A port nothing listens on: agent-judge "down".
+DOWN_URL = "http://127.0.0.1:9"
+
+
+@dataclass
+class Service:
+    url: str
+    token: str
+    control: str
+
+    def decide(self, proposal_id: str, decision: str = "approve", edits: list[dict[str, Any]] | None = None) -> None:
+        body: dict[str, Any] = {"proposal_id": proposal_id, "decision": decision}
+        if edits is not None:
+            body["edits"] = edits
+        res = httpx.post(f"{self.control}/decide", json=body, timeout=60)
+        res.raise_for_status()
+
+    def status(self, proposal_id: str) -> dict[str, Any]:
+        res = httpx.post(f"{self.control}/status", json={"proposal_id": proposal_id}, timeout=60)
+        res.raise_for_status()
+        body: dict[str, Any] = res.json()
+        return body
+
+
+@pytest.fixture(scope="session")
+def service() -> Service:
+    names = ("AGENT_JUDGE_TEST_URL", "AGENT_JUDGE_TEST_TOKEN", "AGENT_JUDGE_TEST_CONTROL")
+    missing = [n for n in names if not os.environ.get(n)]
+    if missing:
+        pytest.fail(
+            f"{', '.join(missing)} not set: these tests run against a real agent-judge; run them with "
+            "`npx vitest run test/integration/python-adapters.test.ts`"
+        )
+    return Service(*(os.environ[n] for n in names))
+
+
+@pytest.fixture
+def unique() -> str:
+    """A value no other test uses: the call's arguments decide which proposal it is."""
+    return uuid.uuid4().hex[:12]
+
+
+#: A comment the judge rejects at once (it carries an AWS access key id).
+SECRET = "AKIAABCDEFGHIJKLMNOP"

@@ -1,0 +1,172 @@
+/**
+ * The Python package (python/: the gate service's client and the LangChain/LangGraph, OpenAI Agents SDK and Pydantic
+ * AI adapters) against the REAL gate service over the real dev server and workers: this file starts agent-judge and
+ * runs the package's pytest suite (python/tests) from the venv the test setup installs (scripts/test-tools.mjs,
+ * `.agent-judge/python`), each framework real and driven by its own scripted model. The person who decides is a
+ * small control endpoint calling `decide` (and `getStatus` for what the proposal recorded). Asserted from pytest's
+ * JUnit report: every test ran and passed, none skipped, and each adapter's cases are there.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decide, getStatus } from '../../src/client/proposals';
+import { startGateService, type TestGateService } from '../helpers/gate-service';
+import { startSystem, type TestSystem } from '../helpers/system';
+import { toolPath } from '../helpers/tools';
+
+const ROOT = resolve(__dirname, '..', '..');
+
+let sys: TestSystem;
+let gate: TestGateService;
+let control: Server;
+let controlUrl: string;
+
+/** The person deciding, and `agent-judge status`, over HTTP for the Python tests. */
+function startControl(): Promise<string> {
+  const body = async (req: IncomingMessage) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    return JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+  };
+  control = createServer((req, res) => {
+    void (async () => {
+      try {
+        const b = await body(req);
+        const id = String(b.proposal_id);
+        let out: unknown;
+        if (req.url === '/decide') {
+          out = await decide(sys.client, id, {
+            decision: b.decision,
+            approver: 'scott',
+            ...(b.edits ? { edits: b.edits } : {}),
+          });
+        } else if (req.url === '/status') {
+          out = await getStatus(sys.client, id);
+        } else {
+          res.writeHead(404).end();
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out));
+      } catch (err) {
+        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: String(err) }));
+      }
+    })();
+  });
+  return new Promise((ok) =>
+    control.listen(0, '127.0.0.1', () => ok(`http://127.0.0.1:${(control.address() as AddressInfo).port}`)),
+  );
+}
+
+beforeAll(async () => {
+  sys = await startSystem({
+    spec: {
+      escalation: { approvers: ['scott'], timeout: '10m' },
+      mcp: {
+        rules: [
+          { name: 'agents.read', server: 'agents', tool: 'read_note', tier: 'no-judge' },
+          {
+            name: 'agents.comment',
+            server: 'agents',
+            tool: 'comment',
+            actionType: 'issue_comment',
+            target: { repo: 'a/b', issue: 1 },
+            parameters: { body: '$.body' },
+          },
+        ],
+      },
+    },
+  });
+  gate = await startGateService(sys, ['@agent']);
+  controlUrl = await startControl();
+});
+afterAll(async () => {
+  await new Promise((ok) => (control ? control.close(ok) : ok(undefined)));
+  await gate?.close();
+  await sys?.stop();
+});
+
+interface Case {
+  classname: string;
+  name: string;
+  failure: string | null;
+  skipped: boolean;
+}
+
+/** pytest's JUnit XML, as cases (enough of the format for pytest's own output). */
+function casesOf(xml: string): Case[] {
+  const cases: Case[] = [];
+  for (const m of xml.matchAll(/<testcase\b([^>]*?)(\/>|>([\s\S]*?)<\/testcase>)/g)) {
+    const attr = (name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(m[1]!)?.[1] ?? '';
+    const inner = m[3] ?? '';
+    const failure = /<(failure|error)\b[^>]*?(?:message="([^"]*)")?[^>]*>([\s\S]*?)<\/\1>/.exec(inner);
+    cases.push({
+      classname: attr('classname'),
+      name: attr('name'),
+      failure: failure ? `${failure[2] ?? ''}\n${failure[3] ?? ''}`.slice(0, 4000) : null,
+      skipped: /<skipped\b/.test(inner),
+    });
+  }
+  return cases;
+}
+
+function runPytest(): Promise<{ code: number | null; output: string; cases: Case[] }> {
+  const dir = mkdtempSync(join(tmpdir(), 'agent-judge-pytest-'));
+  const junit = join(dir, 'junit.xml');
+  // Not spawnSync: the gate service and the control endpoint answer from this process while pytest runs.
+  const child = spawn(
+    toolPath('python'),
+    ['-m', 'pytest', 'tests', '-q', '-p', 'no:cacheprovider', `--junitxml=${junit}`, '-o', 'junit_family=xunit2'],
+    {
+      cwd: join(ROOT, 'python'),
+      env: {
+        ...process.env,
+        AGENT_JUDGE_TEST_URL: gate.url,
+        AGENT_JUDGE_TEST_TOKEN: gate.tokens['@agent']!,
+        AGENT_JUDGE_TEST_CONTROL: controlUrl,
+        PYTHONDONTWRITEBYTECODE: '1',
+        // No framework phones home: tracing and telemetry off, and no key that could reach a real model.
+        OPENAI_AGENTS_DISABLE_TRACING: '1',
+        LANGSMITH_TRACING: 'false',
+        OPENAI_API_KEY: 'sk-test-not-used',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  return new Promise((ok, fail) => {
+    child.on('error', fail);
+    child.on('close', (code) => {
+      let xml = '';
+      try {
+        xml = readFileSync(junit, 'utf8');
+      } catch {
+        // pytest did not get as far as writing its report: the output says why.
+      }
+      rmSync(dir, { recursive: true, force: true });
+      ok({ code, output, cases: casesOf(xml) });
+    });
+  });
+}
+
+describe('the Python package against the real gate service', () => {
+  it('passes its pytest suite: the client, the OpenAPI models, and every adapter with its real framework', async () => {
+    const { code, output, cases } = await runPytest();
+    const failed = cases.filter((c) => c.failure !== null);
+    expect(failed.map((c) => `${c.classname}::${c.name}\n${c.failure}`).join('\n\n'), output.slice(-6000)).toBe('');
+    expect(cases.filter((c) => c.skipped).map((c) => c.name)).toEqual([]);
+    expect(code, output.slice(-6000)).toBe(0);
+    // Each module's cases ran (a module that failed to import would be one error, not its tests).
+    const byModule = (m: string) => cases.filter((c) => c.classname.startsWith(`tests.${m}`)).length;
+    expect(byModule('test_models_match_openapi')).toBeGreaterThanOrEqual(3);
+    expect(byModule('test_client')).toBeGreaterThanOrEqual(5);
+    for (const adapter of ['test_langchain', 'test_openai_agents', 'test_pydantic_ai']) {
+      expect(byModule(adapter), `${adapter}\n${output.slice(-3000)}`).toBeGreaterThanOrEqual(5);
+    }
+  }, 600_000);
+});
