@@ -82,7 +82,7 @@ describe('POST /v1/calls', () => {
     expect(r.json).toEqual({ kind: 'forward', rule: 'api.read', arguments: { path: 'a.md' }, lease: null, text: null });
   });
 
-  it('a held call is pending; approved with edits, the forward carries the edited arguments; the outcome is recorded once', async () => {
+  it('held, then approved with edits: the forward carries the edited arguments; the outcome is recorded once', async () => {
     const call = { server: 'agents', tool: 'deploy', arguments: { path: '/etc/passwd' }, hold_ms: 1000 };
     const held = await api('/v1/calls', call);
     expect(held.json).toMatchObject({ kind: 'pending', waiting_for: 'human' });
@@ -113,10 +113,10 @@ describe('POST /v1/calls', () => {
     expect(a).toMatchObject({ kind: 'forward', rule: 'api.read', lease: null, arguments: { path: 'b.md' } });
     const nowhere = remoteGate({ url: 'http://127.0.0.1:9', token: 'ajt_x', timeoutMs: 2000 });
     const b = await nowhere.decide({ runtime: 'api', server: 'agents', tool: 'read_note', arguments: {} });
-    expect(b).toMatchObject({ kind: 'refused', reason: expect.stringMatching(/could not be reached/) });
+    expect(b).toMatchObject({ kind: 'refused', reason: expect.stringMatching(/could not be reached/) as string });
     const wrongToken = remoteGate({ url: gate.url, token: 'ajt_wrong' });
     const c = await wrongToken.decide({ runtime: 'api', server: 'agents', tool: 'read_note', arguments: {} });
-    expect(c).toMatchObject({ kind: 'refused', reason: expect.stringMatching(/401/) });
+    expect(c).toMatchObject({ kind: 'refused', reason: expect.stringMatching(/401/) as string });
   });
 
   it("an agent's limit refuses its calls by name; another agent is not refused", async () => {
@@ -131,7 +131,7 @@ describe('POST /v1/calls', () => {
       answers.slice(0, 3).map((a) => a.kind),
       JSON.stringify(answers[0]),
     ).toEqual(['pending', 'pending', 'pending']);
-    expect(answers[3]).toMatchObject({ kind: 'refused', reason: expect.stringMatching(/limit/i) });
+    expect(answers[3]).toMatchObject({ kind: 'refused', reason: expect.stringMatching(/limit/i) as string });
     const other = await api('/v1/calls', { server: 'agents', tool: 'read_note', arguments: {} }, '@mallory');
     expect(other.json.kind).toBe('forward');
     // The same limit holds for the agent's hook calls: one agent, one count, whatever door it uses.

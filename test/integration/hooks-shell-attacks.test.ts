@@ -97,7 +97,7 @@ describe('the attacking agent through the real hook gate', () => {
     expect(existsSync(join(project, 'PWNED'))).toBe(false);
   });
 
-  it('a recursive grep over a tree holding agent-judge state is held; over src it runs and reads only src', async () => {
+  it('a recursive grep over a tree holding agent-judge state is held; over src it runs, reading only src', async () => {
     const held = await bash('grep -r "" .');
     expect(held.decision).toBe('deny');
     expect(held.reason).toMatch(/waiting for a person/);

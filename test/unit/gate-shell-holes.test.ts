@@ -38,9 +38,12 @@ const kinds = async (lines: readonly string[], cwd = root) =>
   Object.fromEntries(await Promise.all(lines.map(async (l) => [l, (await verdict(l, cwd)).kind] as const)));
 
 describe('only a provably literal line runs at once', () => {
-  it('a backquoted command inside an unquoted heredoc body is judged (bash runs it; tree-sitter shows text)', async () => {
+  it('a backquoted command in an unquoted heredoc body is judged (bash runs it; tree-sitter shows text)', async () => {
     const line = 'cat <<EOF\n`id -un > x; sudo -n true`\nEOF';
-    expect(await verdict(line)).toMatchObject({ kind: 'judge', why: expect.stringContaining('heredoc body expands') });
+    expect(await verdict(line)).toMatchObject({
+      kind: 'judge',
+      why: expect.stringContaining('heredoc body expands') as string,
+    });
     // $(...) and a backslash too; a quoted delimiter keeps the body literal, and a body with none is literal.
     expect(await kinds(['cat <<EOF\n$(id)\nEOF', 'cat <<EOF\na\\\nb\nEOF'])).toEqual({
       'cat <<EOF\n$(id)\nEOF': 'judge',
@@ -109,7 +112,7 @@ describe("an allowlisted program's operands are paths the gate checks", () => {
   it('a recursive read of a tree holding a protected name is judged; of a clean tree it runs', async () => {
     expect(await verdict('grep -rn CANARY .')).toMatchObject({
       kind: 'judge',
-      why: expect.stringMatching(/reads every file under "\.".*(\.agent-judge|\.git)/),
+      why: expect.stringMatching(/reads every file under "\.".*(\.agent-judge|\.git)/) as string,
     });
     expect((await verdict('grep -rn CANARY')).kind).toBe('judge'); // no operand: the working directory
     expect((await verdict('rg CANARY')).kind).toBe('judge');
@@ -121,24 +124,27 @@ describe("an allowlisted program's operands are paths the gate checks", () => {
     expect((await verdict('grep -n export src/a.ts', join(root, 'src'))).kind).toBe('allow');
   });
 
-  it('a link inside a walked tree that leads out of the roots is judged; a tree too large to check is judged', async () => {
+  it('a link in a walked tree leading out of the roots is judged; so is a tree too large to check', async () => {
     const linked = join(root, 'linked');
     mkdirSync(linked);
     symlinkSync('/etc', join(linked, 'out'));
     expect(await verdict('grep -rn root linked')).toMatchObject({
       kind: 'judge',
-      why: expect.stringContaining('link'),
+      why: expect.stringContaining('link') as string,
     });
     const big = join(root, 'big');
     mkdirSync(big);
     for (let i = 0; i <= MAX_WALK_ENTRIES; i++) writeFileSync(join(big, `f${i}`), '');
-    expect(await verdict('rg x big')).toMatchObject({ kind: 'judge', why: expect.stringContaining('too many') });
+    expect(await verdict('rg x big')).toMatchObject({
+      kind: 'judge',
+      why: expect.stringContaining('too many') as string,
+    });
   });
 
   it('a path through a link is resolved as the kernel does: link/.. is the parent of its target', async () => {
     expect(await verdict('cat etc-link/../etc/passwd')).toMatchObject({
       kind: 'judge',
-      why: expect.stringContaining('outside the hook roots'),
+      why: expect.stringContaining('outside the hook roots') as string,
     });
   });
 
