@@ -82,7 +82,7 @@ describe('POST /v1/calls', () => {
     expect(r.json).toEqual({ kind: 'forward', rule: 'api.read', arguments: { path: 'a.md' }, lease: null, text: null });
   });
 
-  it('held, then approved with edits: the forward carries the edited arguments; the outcome is recorded once', async () => {
+  it('held, approved with edits: the forward carries the edited arguments; its outcome is recorded once', async () => {
     const call = { server: 'agents', tool: 'deploy', arguments: { path: '/etc/passwd' }, hold_ms: 1000 };
     const held = await api('/v1/calls', call);
     expect(held.json).toMatchObject({ kind: 'pending', waiting_for: 'human' });
