@@ -3,11 +3,17 @@
     agent = with_agent_judge(Agent(name="assistant", tools=[deploy, read_note]))
 
 It uses the SDK's own approval hook: each tool's ``needs_approval`` asks the gate; a call still being decided is
-the SDK's interruption (``result.interruptions``, a durable ``RunState``: ``result.to_state()``), and the run resumed
-after the decision (``Runner.run(agent, state)``) asks the gate again. The tool's ``on_invoke_tool`` performs only a
-``forward``, with exactly its arguments (a person's edits included), and reports its outcome on the lease; every
-other answer is the text the model reads as the tool's result, and the tool never runs. ``state.approve()`` on the
-SDK's side cannot run a call the gate has not forwarded.
+the SDK's interruption (``result.interruptions``, a durable ``RunState``: ``result.to_state().to_string()``). The
+Python SDK keeps an interruption pending until the application approves or rejects it, so resume with::
+
+    state = await RunState.from_string(agent, saved)
+    await approve_decided(agent, state)  # asks the gate again; approves (in the SDK) what is no longer pending
+    result = await Runner.run(agent, state)  # still pending: the same interruption again
+
+The tool's ``on_invoke_tool`` performs only a ``forward``, with exactly its arguments (a person's edits included), and
+reports its outcome on the lease; every other answer is the text the model reads as the tool's result, and the tool
+never runs. So ``state.approve()`` on the SDK's side cannot run a call the gate has not forwarded: it only lets the
+gate's own answer reach the model.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal, TypeVar, overload
 
-from agents import Agent, FunctionTool, RunContextWrapper
+from agents import Agent, FunctionTool, RunContextWrapper, RunState
 from agents.tool import Tool
 from agents.tool_context import ToolContext
 
@@ -29,6 +35,8 @@ from .models import CallAnswer, Forward, Pending
 OPENAI_AGENTS_RUNTIME = "openai-agents"
 
 TContext = TypeVar("TContext")
+#: The attribute a judged tool carries: how `approve_decided` asks the gate again about one of its calls.
+_ASK_AGAIN = "_agent_judge_ask_again"
 
 
 class AgentJudgeToolError(TypeError):
@@ -131,7 +139,34 @@ def judged(tool: Tool, judge: Judge, *, pending: Literal["interrupt", "answer"] 
         approved = json.dumps(performed)
         return await judge.aperform(answer, call, lambda: original(ctx, approved))
 
-    return dataclasses.replace(tool, needs_approval=needs_approval, on_invoke_tool=on_invoke_tool)
+    async def ask_again(arguments: Any, call_id: str) -> CallAnswer:
+        answer = await judge.adecide(call_of(arguments, call_id))
+        answers[call_id] = answer
+        return answer
+
+    wrapped = dataclasses.replace(tool, needs_approval=needs_approval, on_invoke_tool=on_invoke_tool)
+    setattr(wrapped, _ASK_AGAIN, ask_again)
+    return wrapped
+
+
+async def approve_decided(agent: Agent[Any], state: RunState[Any]) -> int:
+    """Asks the gate again about each of the run's interruptions that a judged tool of ``agent`` raised, and
+    approves, on the SDK's side, each the gate no longer holds (forwarded, denied, refused...): resuming then hands
+    the gate's answer to the tool, which performs only a forward. Returns how many are still pending (those stay the
+    run's interruptions). Interruptions of other tools are left to the application.
+    """
+    tools = {t.name: t for t in agent.tools if isinstance(t, FunctionTool)}
+    still = 0
+    for item in state.get_interruptions():
+        ask_again = getattr(tools.get(item.name or ""), _ASK_AGAIN, None)
+        if ask_again is None or not item.call_id:
+            continue
+        answer = await ask_again(_parse(item.arguments or ""), item.call_id)
+        if isinstance(answer, Pending):
+            still += 1
+        else:
+            state.approve(item)
+    return still
 
 
 def _parse(text: str) -> Any:

@@ -1,0 +1,188 @@
+"""The LangChain adapter driving a real ``create_agent`` agent (LangGraph underneath, an ``InMemorySaver``
+checkpointer) with LangChain's own scripted chat model, against the real gate service. What the user sees: how often
+each tool really ran and with what, the ToolMessage the model got back, the interrupts, and what the proposal
+recorded."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.tools import BaseTool, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from agent_judge.langchain import AgentJudgeMiddleware
+
+from .conftest import DOWN_URL, SECRET, Service
+
+
+class ScriptedChatModel(GenericFakeChatModel):
+    """LangChain's fake chat model, answering the queued messages in order (tool calls included)."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
+        return self
+
+
+class App:
+    """The application: its tools (each counting how often it really ran, and with what) and its agent."""
+
+    def __init__(self, service: Service, script: list[AIMessage], url: str | None = None, **options: Any) -> None:
+        self.ran: dict[str, list[dict[str, Any]]] = {"read_note": [], "deploy": [], "comment": []}
+        self.model = ScriptedChatModel(messages=iter(script))
+        self.thread = {"configurable": {"thread_id": f"t-{uuid.uuid4()}"}}
+        self.agent = create_agent(
+            self.model,
+            self.tools(),
+            # The one line an application adds:
+            middleware=[AgentJudgeMiddleware(url=url or service.url, token=service.token, **options)],
+            checkpointer=InMemorySaver(),
+        )
+
+    def tools(self) -> list[BaseTool]:
+        ran = self.ran
+
+        @tool
+        def read_note(path: str) -> str:
+            """Read a note from the vault."""
+            ran["read_note"].append({"path": path})
+            return f"contents of {path}"
+
+        @tool
+        def deploy(service: str) -> str:
+            """Deploy a service to production."""
+            ran["deploy"].append({"service": service})
+            return f"deployed {service}"
+
+        @tool
+        def comment(body: str) -> str:
+            """Comment on the issue."""
+            ran["comment"].append({"body": body})
+            return "commented"
+
+        return [read_note, deploy, comment]
+
+    def ask(self, text: str) -> dict[str, Any]:
+        result: dict[str, Any] = self.agent.invoke({"messages": [{"role": "user", "content": text}]}, self.thread)
+        return result
+
+    def resume(self) -> dict[str, Any]:
+        # The resume value is never read: only agent-judge's approvers decide.
+        result: dict[str, Any] = self.agent.invoke(Command(resume="approved, go ahead"), self.thread)
+        return result
+
+
+def calls(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": call_id, "type": "tool_call"}])
+
+
+def tool_output(result: dict[str, Any], call_id: str) -> ToolMessage:
+    messages: list[BaseMessage] = result["messages"]
+    found = [m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == call_id]
+    assert found, f"the model was not given {call_id}'s output"
+    return found[-1]
+
+
+def interrupts(result: dict[str, Any]) -> list[dict[str, Any]]:
+    return [i.value for i in result.get("__interrupt__", [])]
+
+
+def test_a_no_judge_call_runs_once(service: Service, unique: str) -> None:
+    app = App(service, [calls("read_note", {"path": unique}, "c1"), AIMessage("read it")])
+    result = app.ask("read my note")
+    assert app.ran["read_note"] == [{"path": unique}]
+    assert tool_output(result, "c1").text == f"contents of {unique}"
+    assert interrupts(result) == []
+    assert result["messages"][-1].text == "read it"
+
+
+def test_a_call_a_person_decides_is_an_interrupt_approved_it_runs_once(service: Service, unique: str) -> None:
+    app = App(service, [calls("deploy", {"service": unique}, "c2"), AIMessage("done")], hold_ms=1000)
+    first = app.ask("deploy it")
+    [paused] = interrupts(first)
+    assert paused["type"] == "agent-judge" and paused["waiting_for"] == "human" and paused["tool"] == "deploy"
+    assert paused["arguments"] == {"service": unique} and paused["tool_call_id"] == "c2"
+    assert f"agent-judge decide {paused['proposal_id']} approve|reject" in paused["message"]
+    assert app.ran["deploy"] == []
+    # Resumed before the decision: paused again, still not run (the resume value decides nothing).
+    early = app.resume()
+    assert [i["proposal_id"] for i in interrupts(early)] == [paused["proposal_id"]]
+    assert app.ran["deploy"] == []
+
+    service.decide(paused["proposal_id"], "approve")
+    resumed = app.resume()
+    assert interrupts(resumed) == []
+    assert app.ran["deploy"] == [{"service": unique}]
+    assert tool_output(resumed, "c2").text == f"deployed {unique}"
+    assert resumed["messages"][-1].text == "done"
+    status = service.status(paused["proposal_id"])
+    assert status["status"] == "executed" and status["caller"]["outcome"] == "ok"
+
+
+def test_a_persons_edits_are_what_runs(service: Service, unique: str) -> None:
+    app = App(service, [calls("deploy", {"service": unique}, "c3"), AIMessage("done")], hold_ms=1000)
+    [paused] = interrupts(app.ask("deploy it"))
+    service.decide(
+        paused["proposal_id"], edits=[{"path": "parameters.arguments.service", "value": f"{unique}-canary"}]
+    )
+    app.resume()
+    assert app.ran["deploy"] == [{"service": f"{unique}-canary"}]
+    assert service.status(paused["proposal_id"])["caller"]["outcome"] == "ok"
+
+
+def test_a_denied_call_never_runs_and_the_model_reads_why(service: Service, unique: str) -> None:
+    app = App(service, [calls("comment", {"body": f"key {SECRET} {unique}"}, "c4"), AIMessage("could not")])
+    result = app.ask("post the key")
+    assert app.ran["comment"] == []
+    out = tool_output(result, "c4")
+    assert out.status == "error" and out.text.startswith("agent-judge REJECT (") and "Not performed" in out.text
+    assert interrupts(result) == []
+
+
+def test_a_person_rejecting_it_means_it_never_runs(service: Service, unique: str) -> None:
+    app = App(service, [calls("deploy", {"service": unique}, "c5"), AIMessage("ok")], hold_ms=1000)
+    [paused] = interrupts(app.ask("deploy it"))
+    service.decide(paused["proposal_id"], "reject")
+    resumed = app.resume()
+    assert app.ran["deploy"] == []
+    assert "REJECT" in tool_output(resumed, "c5").text
+
+
+def test_with_agent_judge_down_nothing_runs(service: Service, unique: str) -> None:
+    app = App(service, [calls("read_note", {"path": unique}, "c6"), AIMessage("sorry")], url=DOWN_URL, timeout=5)
+    result = app.ask("read my note")
+    assert app.ran["read_note"] == []
+    out = tool_output(result, "c6")
+    assert out.status == "error" and "could not be reached" in out.text and out.text.endswith("Not performed.")
+
+
+def test_pending_answer_mode_tells_the_model_to_retry(service: Service, unique: str) -> None:
+    app = App(
+        service, [calls("deploy", {"service": unique}, "c7"), AIMessage("later")], hold_ms=1000, pending="answer"
+    )
+    result = app.ask("deploy it")
+    assert interrupts(result) == [] and app.ran["deploy"] == []
+    assert "pending, not performed yet" in tool_output(result, "c7").text
+
+
+async def test_the_async_path_runs_and_denies_alike(service: Service, unique: str) -> None:
+    app = App(
+        service,
+        [
+            AIMessage(
+                content="",
+                tool_calls=[
+                    {"name": "read_note", "args": {"path": unique}, "id": "a1", "type": "tool_call"},
+                    {"name": "comment", "args": {"body": f"{SECRET} {unique}"}, "id": "a2", "type": "tool_call"},
+                ],
+            ),
+            AIMessage("done"),
+        ],
+    )
+    result = await app.agent.ainvoke({"messages": [{"role": "user", "content": "go"}]}, app.thread)
+    assert app.ran["read_note"] == [{"path": unique}] and app.ran["comment"] == []
+    assert tool_output(result, "a1").text == f"contents of {unique}"
+    assert "REJECT" in tool_output(result, "a2").text

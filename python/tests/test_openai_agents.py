@@ -1,0 +1,159 @@
+"""The OpenAI Agents SDK adapter driving a real ``Agent`` and ``Runner.run`` with the SDK's own scripted model
+(``agents.testing.ScriptedModel``: it fails on an unexpected model call), against the real gate service. What the
+user sees: how often each tool really ran and with what, the output the model was given, the interruptions (a
+durable ``RunState``), and what the proposal recorded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from agents import Agent, FunctionTool, RunState, Runner, WebSearchTool, function_tool, set_tracing_disabled
+from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
+
+from agent_judge.openai_agents import AgentJudgeToolError, approve_decided, with_agent_judge
+
+from .conftest import DOWN_URL, SECRET, Service
+
+set_tracing_disabled(True)
+
+
+class App:
+    def __init__(self, service: Service, url: str | None = None, **options: Any) -> None:
+        self.ran: dict[str, list[dict[str, Any]]] = {"read_note": [], "deploy": [], "comment": []}
+        self.seen: list[str] = []
+        self.model = ScriptedModel()
+        base = Agent(name="assistant", instructions="Help.", model=self.model, tools=self.tools())
+        # The one line an application adds:
+        self.agent = with_agent_judge(base, url=url or service.url, token=service.token, **options)
+
+    def tools(self) -> list[FunctionTool]:
+        ran = self.ran
+
+        @function_tool
+        def read_note(path: str) -> str:
+            """Read a note from the vault."""
+            ran["read_note"].append({"path": path})
+            return f"contents of {path}"
+
+        @function_tool
+        def deploy(service: str) -> str:
+            """Deploy a service to production."""
+            ran["deploy"].append({"service": service})
+            return f"deployed {service}"
+
+        @function_tool
+        def comment(body: str) -> str:
+            """Comment on the issue."""
+            ran["comment"].append({"body": body})
+            return "commented"
+
+        return [read_note, deploy, comment]
+
+    def call(self, name: str, args: dict[str, Any], call_id: str) -> None:
+        self.model.enqueue([function_call(name, args, call_id=call_id)])
+
+    def reply(self, call_id: str, text: str) -> None:
+        """The model's next turn: record the output it was given for ``call_id``, then answer ``text``."""
+
+        def respond(call: ModelCall) -> list[Any]:
+            items = call.input if isinstance(call.input, list) else []
+            outputs = [
+                i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output" and i.get("call_id") == call_id
+            ]
+            assert outputs, f"the model was not given {call_id}'s output"
+            out = outputs[-1]["output"]
+            self.seen.append(out if isinstance(out, str) else str(out))
+            return [assistant_message(text)]
+
+        self.model.enqueue(ModelStep.respond(respond))
+
+
+async def test_a_no_judge_call_runs_once(service: Service, unique: str) -> None:
+    app = App(service)
+    app.call("read_note", {"path": unique}, "c1")
+    app.reply("c1", "read it")
+    result = await Runner.run(app.agent, "read my note")
+    assert app.ran["read_note"] == [{"path": unique}]
+    assert app.seen == [f"contents of {unique}"]
+    assert result.final_output == "read it" and result.interruptions == []
+    app.model.assert_complete()
+
+
+async def test_a_call_a_person_decides_is_an_interruption_approved_it_runs_once(service: Service, unique: str) -> None:
+    pending: list[str] = []
+    app = App(service, hold_ms=1000, on_pending=lambda answer, call: pending.append(answer.proposal_id))
+    app.call("deploy", {"service": unique}, "c2")
+    first = await Runner.run(app.agent, "deploy it")
+    assert [i.name for i in first.interruptions] == ["deploy"]
+    assert app.ran["deploy"] == [] and len(pending) == 1
+    # The application keeps the paused run (durable: a string) while the person decides.
+    saved = first.to_state().to_string()
+    # Resumed before the decision: the gate still holds it, so it stays the run's interruption, not run.
+    early_state = await RunState.from_string(app.agent, saved)
+    assert await approve_decided(app.agent, early_state) == 1
+    early = await Runner.run(app.agent, early_state)
+    assert len(early.interruptions) == 1 and app.ran["deploy"] == []
+
+    service.decide(pending[0], "approve")
+    app.reply("c2", "done")
+    state = await RunState.from_string(app.agent, saved)
+    assert await approve_decided(app.agent, state) == 0
+    resumed = await Runner.run(app.agent, state)
+    assert resumed.interruptions == []
+    assert app.ran["deploy"] == [{"service": unique}]
+    assert app.seen == [f"deployed {unique}"] and resumed.final_output == "done"
+    status = service.status(pending[0])
+    assert status["status"] == "executed" and status["caller"]["outcome"] == "ok"
+    app.model.assert_complete()
+
+
+async def test_a_persons_edits_are_what_runs(service: Service, unique: str) -> None:
+    pending: list[str] = []
+    app = App(service, hold_ms=1000, on_pending=lambda answer, call: pending.append(answer.proposal_id))
+    app.call("deploy", {"service": unique}, "c3")
+    first = await Runner.run(app.agent, "deploy it")
+    service.decide(pending[0], edits=[{"path": "parameters.arguments.service", "value": f"{unique}-canary"}])
+    app.reply("c3", "done")
+    state = first.to_state()
+    assert await approve_decided(app.agent, state) == 0
+    await Runner.run(app.agent, state)
+    assert app.ran["deploy"] == [{"service": f"{unique}-canary"}]
+    assert app.seen == [f"deployed {unique}-canary"]
+
+
+async def test_a_denied_call_never_runs_and_the_model_reads_why(service: Service, unique: str) -> None:
+    app = App(service)
+    app.call("comment", {"body": f"key {SECRET} {unique}"}, "c4")
+    app.reply("c4", "could not")
+    result = await Runner.run(app.agent, "post the key")
+    assert app.ran["comment"] == [] and result.interruptions == []
+    assert app.seen[0].startswith("agent-judge REJECT (") and "Not performed" in app.seen[0]
+
+
+async def test_the_sdks_own_approve_cannot_run_a_call_the_gate_has_not_forwarded(
+    service: Service, unique: str
+) -> None:
+    app = App(service, hold_ms=1000)
+    app.call("deploy", {"service": unique}, "c5")
+    first = await Runner.run(app.agent, "deploy it")
+    state = first.to_state()
+    state.approve(first.interruptions[0])
+    app.reply("c5", "waiting")
+    await Runner.run(app.agent, state)
+    assert app.ran["deploy"] == []
+    assert app.seen[0].startswith("agent-judge: pending, not performed yet.")
+
+
+async def test_with_agent_judge_down_nothing_runs(service: Service, unique: str) -> None:
+    app = App(service, url=DOWN_URL, timeout=5)
+    app.call("read_note", {"path": unique}, "c6")
+    app.reply("c6", "sorry")
+    await Runner.run(app.agent, "read my note")
+    assert app.ran["read_note"] == []
+    assert "could not be reached" in app.seen[0] and app.seen[0].endswith("Not performed.")
+
+
+def test_a_hosted_tool_it_cannot_hold_is_refused(service: Service) -> None:
+    with pytest.raises(AgentJudgeToolError, match="WebSearchTool"):
+        with_agent_judge([WebSearchTool()], url=service.url, token=service.token)
