@@ -281,7 +281,8 @@ async function httpListen(
   agent: string | undefined,
   logger: Logger,
 ): Promise<{ host: string; port: number }> {
-  const { isLoopbackHost, parseListen } = await import('../mcp/http-front');
+  const { parseListen } = await import('../mcp/http-front');
+  const { isLoopbackHost } = await import('../gate/service/http');
   const listen = parseListen(flags.http!);
   if (!isLoopbackHost(listen.host)) {
     if (!flags.allowRemote) {

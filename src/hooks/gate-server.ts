@@ -22,13 +22,12 @@ import type { Logger } from '../contracts/logger';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { McpHttpAgent } from '../contracts/mcp';
 import { Gate, type GateAnswer, type Lease } from '../gate';
-import { agentForToken, bearerToken } from '../gate/http-auth';
 import { appendChained } from '../audit/chain';
 import { completeHookCall, type CompletionContext } from '../gate/complete';
 import { realRoots } from '../gate/paths';
 import { hookAdapter } from './runtimes';
 import { GateService } from '../gate/service';
-import { requestProblem } from '../gate/service/http';
+import { readBody, requestAgent, requestProblem } from '../gate/service/http';
 import { packageVersion } from '../package-root';
 import type { HookReply, PostOutcome } from './adapter';
 
@@ -74,12 +73,6 @@ interface HeldLease {
   timer: NodeJS.Timeout;
 }
 
-/** Loopback: 127.0.0.0/8, ::1, localhost (as src/mcp/http-front.ts; not imported, it loads the MCP SDK). */
-function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
-}
-
 function reply(res: ServerResponse, r: HookReply): void {
   if (r.exitCode === 2) {
     res.writeHead(422, { 'content-type': 'text/plain; charset=utf-8', [EXIT_CODE_HEADER]: '2' });
@@ -94,20 +87,6 @@ function plain(res: ServerResponse, status: number, text: string, headers: Recor
   if (res.headersSent) return;
   res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers });
   res.end(text);
-}
-
-function readBody(req: IncomingMessage): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY_BYTES) resolve(null);
-      else chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 export class HookGateServer {
@@ -179,12 +158,6 @@ export class HookGateServer {
     await this.auditQueue;
   }
 
-  private hostAllowed(host: string | undefined): boolean {
-    if (host === undefined) return false;
-    const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$/.exec(host);
-    return m !== null && Number(m[2]) === this.port && isLoopbackHost(m[1]!);
-  }
-
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://gate');
     if (url.pathname.startsWith('/v1/')) {
@@ -196,11 +169,10 @@ export class HookGateServer {
     const m = /^\/hooks\/([a-z-]+)$/.exec(url.pathname);
     if (!m || !isGateRuntime(m[1]!)) return plain(res, 404, `Not Found: POST /hooks/${GATE_RUNTIMES.join('|')}`);
     if (req.method !== 'POST') return plain(res, 405, 'Method Not Allowed', { allow: 'POST' });
-    // DNS rebinding: a page that rebinds a name to loopback sends its own Host; hooks never send an Origin.
-    if (!this.hostAllowed(req.headers.host)) return plain(res, 403, 'Forbidden: Host not allowed');
-    if (req.headers.origin !== undefined) return plain(res, 403, 'Forbidden: browsers may not call the gate');
-    const token = bearerToken(req.headers.authorization);
-    const agent = token === null ? null : agentForToken(this.o.agents, token);
+    // DNS rebinding (a page that rebinds a name to loopback sends its own Host); hooks never send an Origin.
+    const problem = requestProblem(req, this.port);
+    if (problem) return plain(res, 403, problem);
+    const agent = requestAgent(req, this.o.agents);
     if (agent === null) {
       return plain(res, 401, 'Unauthorized: a valid bearer token is required (agent-judge hook token)', {
         'www-authenticate': 'Bearer realm="agent-judge"',
@@ -208,7 +180,7 @@ export class HookGateServer {
     }
     const runtime = m[1];
     const adapter = hookAdapter(runtime);
-    const text = await readBody(req);
+    const text = await readBody(req, MAX_BODY_BYTES);
     if (text === null) return reply(res, adapter.block(`the hook input is larger than ${MAX_BODY_BYTES} bytes`));
     let event;
     try {

@@ -21,6 +21,7 @@ import type { Logger } from '../contracts/logger';
 import type { McpSettings } from '../contracts/mcp';
 import { refuseBatch } from './admission';
 import { agentForToken, bearerToken } from '../gate/http-auth';
+import { isLoopbackHost } from '../gate/service/http';
 import { McpJudgeProxy } from './proxy';
 import { describeUpstream, oneLine, openUpstream, type UpstreamSpec } from './upstream';
 
@@ -59,12 +60,6 @@ interface Session {
   open: number;
   lastActive: number;
   closed: boolean;
-}
-
-/** Loopback: 127.0.0.0/8, ::1, localhost. Anything else is reachable from elsewhere. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
 /** `HOST:PORT` (IPv6 in brackets) into its parts; names the flag and the rule on bad input. */
