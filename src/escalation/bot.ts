@@ -33,14 +33,8 @@ import {
 } from './custom-id';
 import { closedNotice, decideFromChat, FORGED, isClosedError, NOT_AN_APPROVER, NOT_OURS } from './decide';
 import { normalizeApiUrl } from './discord-notifier';
-import {
-  DISCORD_FORMAT,
-  grantEndedText,
-  renderGrantEnded,
-  renderOutcome,
-  renderReasonModal,
-  type MessagePayload,
-} from './render';
+import { DISCORD_FORMAT, grantEndedText } from './chat-outcome';
+import { renderGrantEnded, renderOutcome, renderReasonModal, type MessagePayload } from './render';
 
 /** A refused or suspicious interaction, logged at warn with `event: "governance"`. */
 export interface GovernanceEvent {

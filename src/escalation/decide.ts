@@ -12,7 +12,7 @@ import { proposalContentDigest } from '../contracts/digest';
 import type { ProposalRecord } from '../contracts/status';
 import { signDecision } from '../identity/sign-decision';
 import { humanDecisionUpdate, statusQuery } from '../names';
-import { describeOutcome, DISCORD_FORMAT, type ChatFormat } from './render';
+import { describeOutcome, DISCORD_FORMAT, type ChatFormat } from './chat-outcome';
 
 /** What the clicking user is told when the channel refuses them before Temporal is asked. */
 export const NOT_AN_APPROVER = 'You are not an approver for this proposal. Nothing was done; the attempt was recorded.';

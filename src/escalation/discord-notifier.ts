@@ -20,10 +20,9 @@ import type {
   ResolutionNotice,
   UncertainExecutionNotice,
 } from './notifier';
+import { DISCORD_FORMAT, grantEndedText } from './chat-outcome';
+import { FIELD } from './discord-embed';
 import {
-  DISCORD_FORMAT,
-  FIELD,
-  grantEndedText,
   renderEscalation,
   renderGrant,
   renderGrantEnded,

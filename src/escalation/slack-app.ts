@@ -38,7 +38,8 @@ import {
   REASON_INPUT_ID,
 } from './custom-id';
 import { closedNotice, decideFromChat, FORGED, isClosedError, NOT_AN_APPROVER, NOT_OURS } from './decide';
-import { describeTarget, grantEndedText, type OutcomeView } from './render';
+import { grantEndedText, type OutcomeView } from './chat-outcome';
+import { describeTarget } from './proposal-summary';
 import { slackLogger } from './slack-logger';
 import { hasBlock, isSlackChannelId, normalizeSlackApiUrl } from './slack-notifier';
 import {

@@ -40,7 +40,7 @@ import {
   type SlackBlock,
   type SlackMessage,
 } from './slack-render';
-import { grantEndedText } from './render';
+import { grantEndedText } from './chat-outcome';
 
 export const SLACK_NOTIFIER_NAME = 'slack';
 export const DEFAULT_SLACK_API = 'https://slack.com/api/';

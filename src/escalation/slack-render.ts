@@ -15,20 +15,16 @@ import type { Verdict } from '../contracts/verdict';
 import { slackUserIdOf } from './approvers';
 import { buttonCustomId, MAX_REASON_LENGTH, modalCustomId, REASON_INPUT_ID, revokeGrantCustomId } from './custom-id';
 import type { EscalationNotice, GrantNotice, ReminderNotice, UncertainExecutionNotice } from './notifier';
+import { describeOutcome, type ChatFormat, type OutcomeView } from './chat-outcome';
+import { inertText, statusCommand, truncate } from './chat-text';
+import { FIELD } from './discord-embed';
 import {
-  describeOutcome,
   describeTarget,
   EVIDENCE_MARK,
   evidenceChecksOf,
-  FIELD,
-  inertText,
-  statusCommand,
-  truncate,
-  type ChatFormat,
   type EvidenceStatus,
   type EvidenceView,
-  type OutcomeView,
-} from './render';
+} from './proposal-summary';
 
 export type SlackBlock = types.KnownBlock;
 

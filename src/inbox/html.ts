@@ -4,7 +4,7 @@
  * hostile input: it is HTML-escaped, stripped of control and direction-override characters and of agent-judge's own
  * marks, and shown only inside a framed block labelled as the agent's, so no line of it can pass for one of ours.
  */
-import { inertText } from '../escalation/render';
+import { inertText } from '../escalation/chat-text';
 
 /** Text escaped for HTML element content and for double- or single-quoted attribute values. */
 export function escapeHtml(raw: string): string {

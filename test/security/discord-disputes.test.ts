@@ -8,7 +8,7 @@ import type { APIEmbed } from 'discord.js';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDiscordNotifier } from '../../src/escalation/discord-notifier';
-import { FIELD } from '../../src/escalation/render';
+import { FIELD } from '../../src/escalation/discord-embed';
 import type { Proposal } from '../../src/contracts/proposal';
 import { FAKE_TOKEN, FakeDiscord } from '../helpers/fake-discord';
 import { sampleNotice } from '../helpers/escalation-notice';

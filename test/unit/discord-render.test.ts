@@ -2,16 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { DecisionRecord } from '../../src/contracts/status';
 import type { Verdict } from '../../src/contracts/verdict';
 import { parseButtonCustomId, parseModalCustomId } from '../../src/escalation/custom-id';
+import { escapeText, truncate } from '../../src/escalation/chat-text';
+import { COLORS, FIELD, LIMITS } from '../../src/escalation/discord-embed';
 import {
-  COLORS,
-  escapeText,
-  FIELD,
-  LIMITS,
   renderEscalation,
   renderOutcome,
   renderReasonModal,
   renderReminder,
-  truncate,
   type MessagePayload,
 } from '../../src/escalation/render';
 import { sampleNotice } from '../helpers/escalation-notice';
