@@ -150,8 +150,8 @@ const layerZones = [
   {
     target: './src/adapters',
     from: './src',
-    except: ['./contracts', './gate', './hooks/adapter.ts', './adapters'],
-    message: 'framework adapters sit on the gate alone (and share the texts the model reads with the hooks).',
+    except: ['./contracts', './gate', './adapters'],
+    message: 'framework adapters sit on the gate alone (its service client and the texts the model reads).',
   },
   {
     target: './src/a2a',
