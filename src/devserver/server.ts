@@ -6,6 +6,8 @@ import { Connection } from '@temporalio/client';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes.js';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../names';
 import { AgentJudgeError, SearchAttributeTypeError } from '../contracts/errors';
+import { loadEnv } from '../config/env';
+import { processEnv } from '../config/process-env';
 
 export interface DevServerOptions {
   cliPath: string;
@@ -21,19 +23,40 @@ export interface DevServerOptions {
   readyTimeoutMs?: number;
   ip?: string;
   /**
-   * Dynamic config values (`--dynamic-config-value K=JSON`); default {@link DEV_SERVER_DYNAMIC_CONFIG}. Pass `{}`
-   * for the stock server (benchmarks compare the two).
+   * Dynamic config values (`--dynamic-config-value K=JSON`); default {@link DEV_SERVER_DYNAMIC_CONFIG}, with
+   * {@link DEV_SERVER_FAIRNESS} when `fairness` is true. Pass `{}` for the stock server (benchmarks compare the two).
    */
   dynamicConfig?: Readonly<Record<string, unknown>>;
+  /**
+   * Task-queue fairness between agents (docs/gate.md "Fairness between agents"); default off, on with
+   * `AGENT_JUDGE_TEMPORAL_FAIRNESS=on` in `env`. Ignored when `dynamicConfig` is given.
+   */
+  fairness?: boolean;
+  /** Where `AGENT_JUDGE_TEMPORAL_FAIRNESS` is read when `fairness` is not given (default: the process's). */
+  env?: NodeJS.ProcessEnv;
   /** Port of the server's own Prometheus `/metrics` (`--metrics-port`); default a free one. */
   metricsPort?: number;
 }
 
 /**
+ * Task-queue fairness (issue 38), OFF by default: matching dispatches the backlog of each fairness key in turn, and
+ * every proposal is started with its agent id as its key (src/client/proposals/fairness.ts), so with these settings one
+ * agent's backlog should wait behind its own tasks, not in front of another agent's. Not on by default because it did
+ * not measurably help: in three interleaved runs of `npm run bench:fairness` on this 2-core machine a second agent's
+ * p95 during a flood was better with it in some runs and worse in others (docs/performance.md §7). Opt in with
+ * `fairness: true` or `AGENT_JUDGE_TEMPORAL_FAIRNESS=on`; a backlog written with it off is still dispatched after it
+ * is turned on, and the other way round (tried on a persisted dev server, both ways).
+ */
+export const DEV_SERVER_FAIRNESS: Readonly<Record<string, unknown>> = Object.freeze({
+  'matching.useNewMatcher': true,
+  'matching.enableFairness': true,
+});
+
+/**
  * Settings that make a single-machine dev server dispatch work as fast as a worker can take it. `start-dev` runs one
  * history shard whose queues are read at most 20 times a second by default, so every new workflow task (and every
- * activity on another task queue) waited 0-50 ms before a worker could see it. None of these change semantics: they
- * only let the shard's queue processors poll more often when there is work (docs/performance.md has the figures).
+ * activity on another task queue) waited 0-50 ms before a worker could see it. That setting changes no semantics: it
+ * only lets the shard's queue processors poll more often when there is work (docs/performance.md has the figures).
  */
 export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = Object.freeze({
   'history.transferProcessorMaxPollRPS': 10000,
@@ -62,9 +85,14 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** {@link DEV_SERVER_DYNAMIC_CONFIG}, and {@link DEV_SERVER_FAIRNESS} when `fairness` is true. */
+export function devServerDynamicConfig(fairness: boolean): Readonly<Record<string, unknown>> {
+  return fairness ? { ...DEV_SERVER_DYNAMIC_CONFIG, ...DEV_SERVER_FAIRNESS } : DEV_SERVER_DYNAMIC_CONFIG;
+}
+
 /** The exact `temporal` arguments {@link startDevServer} runs: pure, so the settings we pass are unit tested. */
 export function devServerArgs(
-  options: Pick<DevServerOptions, 'dbFile' | 'dynamicConfig'> & {
+  options: Pick<DevServerOptions, 'dbFile' | 'dynamicConfig' | 'fairness'> & {
     ip: string;
     port: number;
     namespace: string;
@@ -80,7 +108,9 @@ export function devServerArgs(
   if (options.metricsPort !== undefined) args.push('--metrics-port', String(options.metricsPort));
   if (options.dbFile) args.push('--db-filename', options.dbFile, '--sqlite-pragma', 'journal_mode=WAL');
   for (const sa of SEARCH_ATTRIBUTE_DEFINITIONS) args.push('--search-attribute', `${sa.name}=${sa.type}`);
-  for (const [key, value] of Object.entries(options.dynamicConfig ?? DEV_SERVER_DYNAMIC_CONFIG)) {
+  for (const [key, value] of Object.entries(
+    options.dynamicConfig ?? devServerDynamicConfig(options.fairness ?? false),
+  )) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
   return args;
@@ -99,7 +129,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const uiPort = headless ? null : (options.uiPort ?? port + 1000);
   if (options.dbFile) mkdirSync(dirname(options.dbFile), { recursive: true });
   const metricsPort = options.metricsPort ?? (await freePort());
-  const args = devServerArgs({ ...options, ip, port, namespace, headless, uiPort, metricsPort });
+  const fairness = options.fairness ?? loadEnv(options.env ?? processEnv()).AGENT_JUDGE_TEMPORAL_FAIRNESS ?? false;
+  const args = devServerArgs({ ...options, fairness, ip, port, namespace, headless, uiPort, metricsPort });
   let out: 'ignore' | number = 'ignore';
   if (options.logFile) {
     mkdirSync(dirname(options.logFile), { recursive: true });

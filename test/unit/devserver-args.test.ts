@@ -27,6 +27,16 @@ describe('devServerArgs', () => {
     }
   });
 
+  it('leaves task-queue fairness off by default, and turns it on when asked (issue 38)', () => {
+    const off = devServerArgs(base);
+    expect(dynamicValue(off, 'matching.enableFairness')).toBeUndefined();
+    expect(dynamicValue(off, 'matching.useNewMatcher')).toBeUndefined();
+    const on = devServerArgs({ ...base, fairness: true });
+    expect(dynamicValue(on, 'matching.enableFairness')).toBe('true');
+    expect(dynamicValue(on, 'matching.useNewMatcher')).toBe('true');
+    expect(dynamicValue(on, 'history.transferProcessorMaxPollRPS')).toBe('10000');
+  });
+
   it('an explicit empty dynamic config gives the stock server (benchmarks compare the two)', () => {
     expect(devServerArgs({ ...base, dynamicConfig: {} })).not.toContain('--dynamic-config-value');
   });

@@ -6,6 +6,7 @@
  * they share.
  */
 export { proposalWorkflowId } from '../../contracts/digest';
+export { fairnessKeyFor, FAIRNESS_KEY_MAX_BYTES } from './fairness';
 export { RefusedError } from './runs';
 export { submitAndSettle, submitAndWait, submitProposal, type SubmitOptions } from './submit';
 export { reserveProposalId, confirmProposalIdReservation } from './reservation';

@@ -18,6 +18,7 @@ import { workflowIdNamedBy } from '../../contracts/workflow-ids';
 import { awaitSettledUpdate, DEFAULT_TASK_QUEUES, PROPOSAL_WORKFLOW_TYPE, SA, withdrawUpdate } from '../../names';
 import type { proposalWorkflow } from '../../workflows/proposal';
 import { checkSubmissionLimits, type SubmissionLimits } from '../limits';
+import { fairnessKeyFor } from './fairness';
 import { reserveProposalId } from './reservation';
 import { isClosedRunError, isDuplicateStart, resultOf } from './runs';
 
@@ -66,6 +67,9 @@ function prepareStart(
       { key: SA.Target, value: searchableTarget(proposal) },
       { key: SA.Stage, value: 'judging' },
     ],
+    // One agent's backlog is dispatched in turn with another's, not ahead of it (./fairness.ts); its activities
+    // inherit the key. A server without fairness enabled ignores it.
+    priority: { fairnessKey: fairnessKeyFor(proposal.agent_id) },
   };
   return { proposal, workflowId, reserve: named === null, start };
 }
