@@ -46,7 +46,7 @@ class AgentJudgeInterrupt(TypedDict):
     message: str
 
 
-class AgentJudgeMiddleware(AgentMiddleware):  # type: ignore[type-arg]
+class AgentJudgeMiddleware(AgentMiddleware):
     """The middleware that sends every tool call of the agent through agent-judge's gate service.
 
     ``pending="interrupt"`` (default) pauses a call still being decided with ``interrupt()`` (the agent needs a
