@@ -1,6 +1,7 @@
 /**
  * `agent-judge/ai-sdk`: the Vercel AI SDK 7 (`ai`) adapter. One spread puts every tool of a `generateText`,
- * `streamText` or `ToolLoopAgent` call behind the gate: `generateText({ model, ...withAgentJudge(tools, { gate }) })`.
+ * `streamText` or `ToolLoopAgent` call behind the gate service (its URL and this agent's token):
+ * `generateText({ model, ...withAgentJudge(tools, { url, token }) })`.
  * It answers the SDK's own approval hook (`toolApproval`) from the gate: a forward runs the tool, a REJECT (or
  * CLARIFY, or a refusal) is the SDK's denial with the text the model reads, and a call still being decided is the
  * SDK's approval request: the run stops with a `tool-approval-request`, durable in the application's messages. The
@@ -14,6 +15,7 @@ import { AgentJudgeError, BadInputError } from '../contracts/errors';
 import { modelText, personText } from '../gate/texts';
 import type { CallGate, GateToolCall, PerformerLease } from '../gate/types';
 import {
+  editNote,
   gateOf,
   isRecord,
   detailOf,
@@ -109,7 +111,7 @@ function notPerformedText(answer: Exclude<AdapterAnswer, { kind: 'forward' }>): 
 
 /**
  * The `tools` and `toolApproval` options of `generateText`, `streamText` or `ToolLoopAgent`, every tool behind the
- * gate: spread them into the call (`...withAgentJudge(tools, { gate })`). `tools` keeps the given tools' names,
+ * gate: spread them into the call (`...withAgentJudge(tools, { url, token })`). `tools` keeps the given tools' names,
  * schemas and types; only `execute` is wrapped. Provider-executed tools and tools without `execute` are refused
  * (`BadInputError`) rather than passed through unjudged: they do not run where the gate can hold them.
  */
@@ -230,7 +232,10 @@ function judgedTool<T extends AiSdkTool>(
     // A streaming tool (an async iterable of preliminary results) runs while the SDK reads it: report at its end.
     if (lease && isAsyncIterable(output)) return reportedAtEnd(output, lease, call, options);
     if (lease) await reportOutcome(lease.report('ok'), call, options);
-    return output;
+    // Approved with edits: the model is told what ran before the tool's text (another output type is the
+    // application's own and passes as it is).
+    const note = editNote(answer);
+    return note !== undefined && typeof output === 'string' ? `${note}\n${output}` : output;
   };
   return { ...tool, execute: judgedExecute };
 }

@@ -1,6 +1,7 @@
 /**
  * `agent-judge/langchain`: the LangChain.js / LangGraph.js adapter (`langchain` 1.x `createAgent`). One middleware puts
- * every tool call of an agent behind the gate: `createAgent({ ..., middleware: [agentJudgeMiddleware({ gate })] })`.
+ * every tool call of an agent behind the gate service (its URL and this agent's token):
+ * `createAgent({ ..., middleware: [agentJudgeMiddleware({ url, token })] })`.
  * It uses LangChain's own tool hook (`wrapToolCall`): the tool runs only for a `forward`, and its outcome is reported
  * on the lease; every other answer is the ToolMessage the model reads, and the tool never runs. A call still being
  * decided is LangGraph's own durable pause, `interrupt()` (kept by the agent's checkpointer); the run resumed after the
@@ -9,7 +10,7 @@
 import { createMiddleware, HumanMessage, ToolMessage, type AgentMiddleware, type ToolCallRequest } from 'langchain';
 import { modelText, personText } from '../gate/texts';
 import type { GateToolCall } from '../gate/types';
-import { gateOf, isRecord, performAndReport, type AdapterOptions } from './options';
+import { editNote, gateOf, isRecord, performAndReport, type AdapterOptions } from './options';
 
 /** The runtime name calls from this adapter carry (part of each call's identity). */
 export const LANGCHAIN_RUNTIME = 'langchain';
@@ -68,7 +69,7 @@ export function agentJudgeMiddleware(options: AgentJudgeOptions): AgentMiddlewar
         const approved = isRecord(toolCall.args)
           ? { ...request, toolCall: { ...toolCall, args: answer.arguments } }
           : request;
-        return performAndReport(
+        const performed = await performAndReport(
           answer,
           call,
           options,
@@ -79,6 +80,16 @@ export function agentJudgeMiddleware(options: AgentJudgeOptions): AgentMiddlewar
               ? { outcome: 'tool_error', detail: result.text }
               : { outcome: 'ok' },
         );
+        // Approved with edits: the model is told what ran, first in the ToolMessage it reads (after the outcome was
+        // taken, so the recorded detail is the tool's own).
+        const note = editNote(answer);
+        if (note !== undefined && ToolMessage.isInstance(performed)) {
+          performed.content =
+            typeof performed.content === 'string'
+              ? `${note}\n${performed.content}`
+              : [{ type: 'text', text: note }, ...performed.content];
+        }
+        return performed;
       }
       if (answer.kind === 'pending') {
         options.onPending?.(answer, call);

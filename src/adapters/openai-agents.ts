@@ -1,8 +1,9 @@
 /**
  * `agent-judge/openai-agents`: the OpenAI Agents SDK (`@openai/agents`) adapter. One call puts every function tool of
- * an agent behind the gate: `withAgentJudge(agent, { gate })`. It uses the SDK's own approval hook: the tool's
- * `needsApproval` asks the gate; a call still being decided is the SDK's interruption (`result.interruptions`, a
- * durable `RunState`), and the run resumed after the decision asks the gate again. The tool's `invoke` performs only
+ * an agent behind the gate service (its URL and this agent's token): `withAgentJudge(agent, { url, token })`. It uses
+ * the SDK's own approval hook: the tool's `needsApproval` asks the gate; a call still being decided is the SDK's
+ * interruption (`result.interruptions`, a durable `RunState`), and the run resumed after the decision asks the gate
+ * again. The tool's `invoke` performs only
  * a `forward` and reports its outcome on the lease; every other answer is the text the model reads as the tool's
  * result, and the tool never runs. The SDK is imported as types only: the rest of the package works without it.
  * docs/frameworks.md.
@@ -11,7 +12,15 @@ import type { Agent, AgentOutputType, FunctionTool, RunContext, Tool, ToolInputP
 import { BadInputError } from '../contracts/errors';
 import { modelText } from '../gate/texts';
 import type { GateToolCall } from '../gate/types';
-import { gateOf, isRecord, performAndReport, performedInput, type AdapterAnswer, type AdapterOptions } from './options';
+import {
+  editNote,
+  gateOf,
+  isRecord,
+  performAndReport,
+  performedInput,
+  type AdapterAnswer,
+  type AdapterOptions,
+} from './options';
 
 /** The runtime name calls from this adapter carry (part of each call's identity). */
 export const OPENAI_AGENTS_RUNTIME = 'openai-agents';
@@ -116,7 +125,13 @@ function judgedFunction<TContext>(
       // Exactly what was approved (a person's edits included), never the input as the model sent it. A tool error
       // the SDK turned into text (the tool's errorFunction) is the tool's answer: reported `ok`.
       const approved = JSON.stringify(performedInput(parseArguments(input), answer));
-      return performAndReport(answer, call, options, () => Promise.resolve(tool.invoke(runContext, approved, details)));
+      const output = await performAndReport(answer, call, options, () =>
+        Promise.resolve(tool.invoke(runContext, approved, details)),
+      );
+      // Approved with edits: the model is told what ran before the tool's text (another output, e.g. structured, is
+      // the application's own and passes as it is).
+      const note = editNote(answer);
+      return note !== undefined && typeof output === 'string' ? `${note}\n${output}` : output;
     },
   };
 }

@@ -4,6 +4,7 @@
  * the answer carries (a person's edits included), the outcome recorded as it happened. Each adapter adds its own
  * `server` default and `pending` modes.
  */
+import { describeChanges } from '../contracts/action-edit';
 import { remoteGate } from '../gate/remote';
 import type { CallGate, GateAnswer, GateOutcome, GateToolCall, PerformerLease } from '../gate/types';
 
@@ -46,6 +47,19 @@ export function gateOf(options: GateAccess): CallGate {
 export function performedInput(original: unknown, forward: Forward): unknown {
   if (isRecord(original)) return forward.arguments;
   return Object.hasOwn(forward.arguments, 'input') ? forward.arguments.input : original;
+}
+
+/**
+ * What the model is told of a call a person approved with edits (the MCP proxy's words, docs/edits.md): it ran as
+ * edited, not as sent, and what changed. Without it the model would take the tool's answer for its own call's and
+ * tell the user so. `undefined` for a call that ran as sent.
+ */
+export function editNote(forward: Forward): string | undefined {
+  const changes = forward.lease?.edited?.changes;
+  if (!changes || changes.length === 0) return undefined;
+  return (
+    'agent-judge: a person approved this call with edits; it ran as edited, not as sent: ' + describeChanges(changes)
+  );
 }
 
 /**

@@ -3,7 +3,8 @@
  * random loopback port over a test system's workers, with one bearer token per agent. What agents in a test are given
  * is what a user's agents are given: the URL and their own token.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { HookGateServer } from '../../src/hooks/gate-server';
 import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
@@ -18,20 +19,45 @@ export interface TestGateService {
   close(): Promise<void>;
 }
 
-export async function startGateService(sys: TestSystem, agents: readonly string[]): Promise<TestGateService> {
+export interface GateServiceOptions {
+  /**
+   * The longest hold (`spec.hooks.holdFor`) for this service instead of the system policy's: a second service over
+   * the same system can then leave calls pending at once while the first waits for the judge.
+   */
+  holdFor?: string;
+}
+
+export async function startGateService(
+  sys: TestSystem,
+  agents: readonly string[],
+  options: GateServiceOptions = {},
+): Promise<TestGateService> {
   const tokens = Object.fromEntries(agents.map((a) => [a, newAgentToken()]));
-  const project = join(sys.baseDir, 'gate-project');
-  mkdirSync(project, { recursive: true });
+  // A folder of its own per service: two services over one system keep separate audit logs.
+  const project = mkdtempSync(join(sys.baseDir, 'gate-project-'));
+  const spec = sys.policy.spec;
+  const policy = options.holdFor
+    ? { ...sys.policy, spec: { ...spec, hooks: { ...spec.hooks, holdFor: options.holdFor } } }
+    : sys.policy;
   const server = new HookGateServer({
     host: '127.0.0.1',
     port: 0,
-    policy: sys.policy,
+    policy,
     agents: agents.map((agent) => ({ agent, tokenSha256: tokenSha256(tokens[agent]!) })),
     temporal: { client: sys.client, taskQueue: sys.taskQueues.workflow },
     baseDir: project,
-    auditLog: join(sys.baseDir, 'gate-audit.jsonl'),
+    auditLog: join(project, 'gate-audit.jsonl'),
     logger: recordingLogger(),
   });
   const url = await server.start();
   return { url, tokens, server, close: () => server.close() };
+}
+
+/** A gate service URL nothing answers: a loopback port that was just free (bound, then closed). */
+export async function closedGateUrl(): Promise<string> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
 }

@@ -1,340 +1,82 @@
 /**
  * The Vercel AI SDK 7 adapter (`agent-judge/ai-sdk`) driving the real `generateText` of `ai` 7 with the SDK's own
- * scripted model (`MockLanguageModelV4` from `ai/test`), against the real dev server and workers this file starts.
+ * scripted model (`MockLanguageModelV4` from `ai/test`), as users run it: `{ url, token }` of the gate service (the
+ * resident gate's `/v1` API) over the real dev server and workers this file starts, the policy's `spec.mcp.rules`
+ * deciding. The application's process holds no Temporal client and never names its agent id (the token does).
  * `ai` 7 needs Node 22, so the application runs as a Node 22 child process (the test tools' Node 22 and their `ai`,
  * scripts/test-tools.mjs) importing the built package (dist/, through a consumer folder whose node_modules links
- * `agent-judge` to this checkout and `ai` to the installed SDK). Its source ({@link APP}) is first type-checked
- * against `ai` 7's own declarations (strict, nodenext): the adapter's structural types must fit the real SDK's.
+ * `agent-judge` to this checkout and `ai` to the installed SDK). Its source (test/helpers/ai-sdk-app.ts) is first
+ * type-checked against `ai` 7's own declarations (strict, nodenext): the adapter's structural types must fit the real
+ * SDK's.
  * What the user sees: how often each tool really ran, what the model was given for each call, the final text, the
  * approval requests, and the proposal's recorded outcome.
  */
-import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decide, getStatus } from '../../src/client/proposals';
-import { McpRuleSchema } from '../../src/contracts/mcp';
+import { App, call, makeConsumer, REPO } from '../helpers/ai-sdk-app';
+import { closedGateUrl, startGateService, type TestGateService } from '../helpers/gate-service';
 import { startSystem, type TestSystem } from '../helpers/system';
-import { toolPath } from '../helpers/tools';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const TSC = join(REPO, 'node_modules/typescript/bin/tsc');
 const run = promisify(execFile);
 
-/**
- * The application, as a user writes it with `ai` 7 (TypeScript, run by Node 22's type stripping). It answers one JSON
- * command per stdin line with one JSON line: `generate` runs `generateText` on its conversation with the model's
- * scripted turns; `resume: true` first appends the application's own approval (`approved: true`) of every open
- * approval request, the SDK's way to resume a paused call.
- */
-const APP = `
-import { createInterface } from 'node:readline';
-import { generateText, jsonSchema, stepCountIs, streamText, tool, ToolLoopAgent, type ModelMessage } from 'ai';
-import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
-import { connectClient } from 'agent-judge/client';
-import { createGate, type GateAnswer, type GateRules } from 'agent-judge/gate';
-import { AgentJudgePendingError, withAgentJudge } from 'agent-judge/ai-sdk';
-
-type Step = { call: { id: string; tool: string; input: Record<string, unknown> } } | { text: string };
-interface Command {
-  steps: Step[];
-  prompt?: string;
-  resume?: boolean;
-  messages?: ModelMessage[];
-  ownApproval?: boolean;
-  pending?: 'approval-request' | 'answer';
-  /** streamText instead of generateText. */
-  stream?: boolean;
-  /** A ToolLoopAgent's generate() instead of generateText. */
-  agent?: boolean;
-}
-
-const [address, namespace, taskQueue, holdMs, rulesJson] = process.argv.slice(2) as [
-  string,
-  string,
-  string,
-  string,
-  string,
-];
-const client = await connectClient({ address, namespace });
-const gate = createGate({
-  client,
-  taskQueue,
-  rules: JSON.parse(rulesJson) as GateRules,
-  performer: { agentId: '@engineering', redeemer: 'ai-sdk:test' },
-  holdMs: Number(holdMs),
-});
-const ran = { read_note: 0, deploy: 0, comment: 0 };
-const object = (name: string) =>
-  jsonSchema<Record<string, string>>({ type: 'object', properties: { [name]: { type: 'string' } }, required: [name] });
-const tools = {
-  read_note: tool({
-    description: 'Read a note from the vault',
-    inputSchema: object('path'),
-    execute: async ({ path }) => {
-      ran.read_note++;
-      return \`contents of \${path}\`;
-    },
-  }),
-  deploy: tool({
-    description: 'Deploy a service to production',
-    inputSchema: object('service'),
-    execute: async ({ service }) => {
-      ran.deploy++;
-      return \`deployed \${service}\`;
-    },
-  }),
-  comment: tool({
-    description: 'Comment on the issue',
-    inputSchema: object('body'),
-    execute: async () => {
-      ran.comment++;
-      return 'commented';
-    },
-  }),
-};
-const usage = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
-  outputTokens: { total: 1, text: 1, reasoning: 0 },
-};
-
-let conversation: ModelMessage[] = [];
-type ModelMessageLike = { role: string; content: unknown };
-
-/** streamText read to its end: its text, content and response, or the error its stream carried. */
-async function streamed(settings: Parameters<typeof streamText<typeof tools>>[0]) {
-  let failure: unknown;
-  const result = streamText({ ...settings, onError: ({ error }) => void (failure = error) });
-  try {
-    const [text, content, response] = await Promise.all([result.text, result.content, result.response]);
-    return { text, content, response };
-  } catch (err) {
-    throw failure ?? err;
-  }
-}
-
-async function generate(cmd: Command) {
-  const steps = [...cmd.steps];
-  const seen: unknown[] = [];
-  let modelCalls = 0;
-  /** The model's next scripted turn, after recording the tool results it was given. */
-  const turn = (prompt: Array<ModelMessageLike>) => {
-    modelCalls++;
-    const last = prompt.at(-1);
-    if (last?.role === 'tool' && Array.isArray(last.content)) {
-      for (const part of last.content) if (part.type === 'tool-result') seen.push(part.output);
-    }
-    const step = steps.shift();
-    if (!step) throw new Error('unexpected model call');
-    return 'text' in step
-      ? { kind: 'text' as const, text: step.text, finishReason: { unified: 'stop' as const, raw: 'stop' } }
-      : {
-          kind: 'call' as const,
-          call: {
-            type: 'tool-call' as const,
-            toolCallId: step.call.id,
-            toolName: step.call.tool,
-            input: JSON.stringify(step.call.input),
-          },
-          finishReason: { unified: 'tool-calls' as const, raw: 'tool_calls' },
-        };
-  };
-  const model = new MockLanguageModelV4({
-    doGenerate: async ({ prompt }) => {
-      const t = turn(prompt);
-      const content = t.kind === 'text' ? [{ type: 'text' as const, text: t.text }] : [t.call];
-      return { content, finishReason: t.finishReason, usage, warnings: [] };
-    },
-    doStream: async ({ prompt }) => {
-      const t = turn(prompt);
-      const body =
-        t.kind === 'text'
-          ? [
-              { type: 'text-start' as const, id: 't' },
-              { type: 'text-delta' as const, id: 't', delta: t.text },
-              { type: 'text-end' as const, id: 't' },
-            ]
-          : [t.call];
-      const finish = { type: 'finish' as const, finishReason: t.finishReason, usage };
-      const start = { type: 'stream-start' as const, warnings: [] };
-      return { stream: convertArrayToReadableStream([start, ...body, finish]) };
-    },
-  });
-  if (cmd.messages) conversation = cmd.messages;
-  let messages: ModelMessage[] = cmd.prompt ? [...conversation, { role: 'user', content: cmd.prompt }] : conversation;
-  if (cmd.resume) {
-    const open = messages.flatMap((m) =>
-      m.role === 'assistant' && typeof m.content !== 'string'
-        ? m.content.flatMap((p) => (p.type === 'tool-approval-request' ? [p.approvalId] : []))
-        : [],
-    );
-    const response = (approvalId: string) => ({ type: 'tool-approval-response' as const, approvalId, approved: true });
-    const responses = open.map(response);
-    messages = [...messages, { role: 'tool', content: responses }];
-  }
-  const pending: GateAnswer[] = [];
-  // The one line an application adds: the tools and the approval hook, behind the gate.
-  const judged = withAgentJudge(tools, { gate, pending: cmd.pending, onPending: (a) => pending.push(a) });
-  try {
-    const settings = {
-      model,
-      ...judged,
-      // The application's own approval hook in place of agent-judge's (the tools stay judged).
-      ...(cmd.ownApproval ? { toolApproval: () => 'approved' as const } : {}),
-      messages,
-      stopWhen: stepCountIs(5),
-    };
-    const result = cmd.stream
-      ? await streamed(settings)
-      : cmd.agent
-        ? // The same spread into the agent's settings; the conversation goes to generate().
-          await new ToolLoopAgent({ model, ...judged, stopWhen: stepCountIs(5) }).generate({ messages })
-        : await generateText(settings);
-    conversation = [...messages, ...result.response.messages];
-    const approvals = result.content.flatMap((p) =>
-      p.type === 'tool-approval-request' && !p.isAutomatic
-        ? [{ toolCallId: p.toolCall.toolCallId, reason: p.reason }]
-        : [],
-    );
-    const unusedSteps = steps.length;
-    return { ran, text: result.text, approvals, seen, pending, modelCalls, unusedSteps, messages: conversation };
-  } catch (err) {
-    const e = err as Error;
-    const waiting = err instanceof AgentJudgePendingError ? err.answer : undefined;
-    const error = { name: e.name, message: e.message, waiting };
-    return { ran, error, seen, pending, modelCalls, unusedSteps: steps.length };
-  }
-}
-
-for await (const line of createInterface({ input: process.stdin })) {
-  process.stdout.write(JSON.stringify(await generate(JSON.parse(line) as Command)) + '\\n');
-}
-await client.connection.close();
-`;
-
-interface Reply {
-  ran: { read_note: number; deploy: number; comment: number };
-  text?: string;
-  approvals?: Array<{ toolCallId: string; reason?: string }>;
-  seen: Array<{ type: string; value?: unknown; reason?: string }>;
-  pending: Array<{ kind: 'pending'; proposalId: string; workflowId: string; waitingFor: string; status: string }>;
-  modelCalls: number;
-  unusedSteps: number;
-  messages?: unknown[];
-  error?: { name: string; message: string; waiting?: { proposalId: string; workflowId: string } };
-}
-
-type Step = { call: { id: string; tool: string; input: Record<string, unknown> } } | { text: string };
-
 let sys: TestSystem;
+/** The gate service with the policy's 1 s hold: a call a person decides is pending at once. */
+let short: TestGateService;
+/** The same rules with a 15 s hold: the judge's REJECT comes within it. */
+let patient: TestGateService;
 let consumer: string;
 const apps: App[] = [];
 
-const rules = [
-  { name: 'ai.read', server: 'ai-sdk', tool: 'read_note', tier: 'no-judge' },
-  {
-    name: 'ai.comment',
-    server: 'ai-sdk',
-    tool: 'comment',
-    actionType: 'issue_comment',
-    target: { repo: 'a/b', issue: 1 },
-    parameters: { body: '$.body' },
-  },
-].map((r) => McpRuleSchema.parse(r));
+/** What the application is given: the gate service's URL and its agent's token (`agent-judge hook token`). */
+const access = (service: TestGateService) => ({ url: service.url, token: service.tokens['@engineering']! });
 
 beforeAll(async () => {
-  sys = await startSystem({ spec: { escalation: { approvers: ['scott'], timeout: '10m' } } });
-  consumer = mkdtempSync(join(tmpdir(), 'agent-judge-ai-sdk-'));
-  mkdirSync(join(consumer, 'node_modules'));
-  symlinkSync(toolPath('aiSdk'), join(consumer, 'node_modules/ai'));
-  symlinkSync(REPO, join(consumer, 'node_modules/agent-judge'));
-  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ type: 'module', private: true }));
-  writeFileSync(join(consumer, 'app.ts'), APP);
-  writeFileSync(
-    join(consumer, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        module: 'nodenext',
-        moduleResolution: 'nodenext',
-        strict: true,
-        noEmit: true,
-        verbatimModuleSyntax: true,
-        erasableSyntaxOnly: true,
-        skipLibCheck: true,
-        typeRoots: [join(REPO, 'node_modules/@types')],
-        types: ['node'],
+  sys = await startSystem({
+    spec: {
+      escalation: { approvers: ['scott'], timeout: '10m' },
+      hooks: { holdFor: '1s' },
+      // What the policy file says for these tools (matched under the adapter's default `server: ai-sdk`); tools no
+      // rule names are proposals a person decides.
+      mcp: {
+        rules: [
+          { name: 'ai.read', server: 'ai-sdk', tool: 'read_note', tier: 'no-judge' },
+          {
+            name: 'ai.comment',
+            server: 'ai-sdk',
+            tool: 'comment',
+            actionType: 'issue_comment',
+            target: { repo: 'a/b', issue: 1 },
+            parameters: { body: '$.body' },
+          },
+        ],
       },
-      files: ['app.ts'],
-    }),
-  );
+    },
+  });
+  short = await startGateService(sys, ['@engineering']);
+  patient = await startGateService(sys, ['@engineering'], { holdFor: '15s' });
+  consumer = makeConsumer();
 }, 120_000);
 
 afterAll(async () => {
   await Promise.all(apps.map((a) => a.stop()));
+  await short?.close();
+  await patient?.close();
   await sys?.stop();
   if (consumer) rmSync(consumer, { recursive: true, force: true });
 });
 
-/** The application in a Node 22 process of its own: one command in, one reply out. */
-class App {
-  private readonly child: ChildProcessWithoutNullStreams;
-  private readonly replies: Array<(line: string) => void> = [];
-  private stderr = '';
-
-  constructor(holdMs: number) {
-    this.child = spawn(
-      toolPath('node22'),
-      [
-        join(consumer, 'app.ts'),
-        inject('temporalAddress'),
-        inject('temporalNamespace'),
-        sys.taskQueues.workflow,
-        String(holdMs),
-        JSON.stringify({ rules }),
-      ],
-      { cwd: consumer, stdio: 'pipe' },
-    );
-    this.child.stderr.on('data', (d: Buffer) => (this.stderr += d.toString()));
-    createInterface({ input: this.child.stdout }).on('line', (line) => this.replies.shift()?.(line));
-    apps.push(this);
-  }
-
-  generate(cmd: {
-    steps: Step[];
-    prompt?: string;
-    resume?: boolean;
-    messages?: unknown[];
-    ownApproval?: boolean;
-    pending?: string;
-    stream?: boolean;
-    agent?: boolean;
-  }): Promise<Reply> {
-    return new Promise((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`the application exited (${code}): ${this.stderr}`));
-      this.child.once('exit', onExit);
-      this.replies.push((line) => {
-        this.child.off('exit', onExit);
-        resolve(JSON.parse(line) as Reply);
-      });
-      this.child.stdin.write(`${JSON.stringify(cmd)}\n`);
-    });
-  }
-
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null) return;
-    const exited = new Promise((r) => this.child.once('exit', r));
-    this.child.stdin.end();
-    await exited;
-  }
+/** The application in a Node 22 process of its own, given the gate service's URL and a token. */
+function startApp(gate: { url: string; token: string }): App {
+  const app = new App(consumer, gate);
+  apps.push(app);
+  return app;
 }
-
-const call = (id: string, tool: string, input: Record<string, unknown>): Step => ({ call: { id, tool, input } });
 
 describe('the Vercel AI SDK 7 adapter', () => {
   it("type-checks the application against ai 7's own declarations (strict, nodenext)", async () => {
@@ -345,13 +87,13 @@ describe('the Vercel AI SDK 7 adapter', () => {
   }, 120_000);
 
   it('runs a read-only tool the policy maps to no-judge, once', async () => {
-    const app = new App(10_000);
+    const app = startApp(access(patient));
     const reply = await app.generate({
       prompt: 'read my note',
       steps: [call('c1', 'read_note', { path: 'notes/a.md' }), { text: 'The note says: contents of notes/a.md' }],
     });
     expect(reply.error).toBeUndefined();
-    expect(reply.ran).toEqual({ read_note: 1, deploy: 0, comment: 0 });
+    expect(reply.ran).toEqual({ read_note: 1, deploy: 0, comment: 0, write_file: 0, migrate: 0 });
     expect(reply.seen).toEqual([{ type: 'text', value: 'contents of notes/a.md' }]);
     expect(reply.text).toBe('The note says: contents of notes/a.md');
     expect(reply.approvals).toEqual([]);
@@ -359,7 +101,7 @@ describe('the Vercel AI SDK 7 adapter', () => {
   });
 
   it('pauses a call a person decides as the approval request; approved, a resumed run performs it once', async () => {
-    const app = new App(500);
+    const app = startApp(access(short));
     const service = `svc-${randomUUID().slice(0, 8)}`;
     const first = await app.generate({ prompt: 'deploy it', steps: [call('c2', 'deploy', { service })] });
     expect(first.error).toBeUndefined();
@@ -389,7 +131,7 @@ describe('the Vercel AI SDK 7 adapter', () => {
     await decide(sys.client, held.workflowId, { decision: 'approve', approver: 'scott' });
     // The paused run is durable: its messages (JSON) resumed in another process, with a gate of its own.
     const saved = JSON.parse(JSON.stringify(first.messages)) as unknown[];
-    const later = new App(10_000);
+    const later = startApp(access(patient));
     const resumed = await later.generate({
       messages: saved,
       resume: true,
@@ -403,13 +145,15 @@ describe('the Vercel AI SDK 7 adapter', () => {
     expect(await getStatus(sys.client, held.workflowId)).toMatchObject({
       status: 'executed',
       caller: { outcome: 'ok' },
-      capability: { redemption: { redeemer: 'ai-sdk:test' } },
+      // The gate service redeemed the approval for this runtime, and the token named the agent.
+      capability: { redemption: { redeemer: 'api:ai-sdk' } },
+      proposal: { agent_id: '@engineering' },
     });
     expect(early.ran.deploy + resumed.ran.deploy).toBe(1);
   });
 
   it('a held call the person rejects: the resumed run does not run it, the model reads the REJECT', async () => {
-    const app = new App(500);
+    const app = startApp(access(short));
     const first = await app.generate({
       prompt: 'deploy it',
       steps: [call('c9', 'deploy', { service: `svc-${randomUUID().slice(0, 8)}` })],
@@ -434,7 +178,7 @@ describe('the Vercel AI SDK 7 adapter', () => {
   });
 
   it('a rejected call never runs; the model reads the reason as the SDK denial', async () => {
-    const app = new App(10_000);
+    const app = startApp(access(patient));
     const reply = await app.generate({
       prompt: 'post the key',
       steps: [
@@ -460,7 +204,7 @@ describe('the Vercel AI SDK 7 adapter', () => {
   });
 
   it('streamText: the same pause; a resume before the decision is the stream error; approved, runs once', async () => {
-    const app = new App(500);
+    const app = startApp(access(short));
     const service = `svc-${randomUUID().slice(0, 8)}`;
     const first = await app.generate({ stream: true, prompt: 'deploy it', steps: [call('c6', 'deploy', { service })] });
     expect(first.error).toBeUndefined();
@@ -487,7 +231,7 @@ describe('the Vercel AI SDK 7 adapter', () => {
   });
 
   it('ToolLoopAgent: a REJECT never runs; a held call pauses; approved, the resumed agent runs it once', async () => {
-    const app = new App(500);
+    const app = startApp(access(short));
     const rejected = await app.generate({
       agent: true,
       prompt: 'post the key',
@@ -512,7 +256,7 @@ describe('the Vercel AI SDK 7 adapter', () => {
   });
 
   it("the application's own toolApproval ('approved') cannot run a call the gate has not forwarded", async () => {
-    const app = new App(500);
+    const app = startApp(access(short));
     const reply = await app.generate({
       prompt: 'deploy it',
       ownApproval: true,
@@ -534,7 +278,7 @@ describe('the Vercel AI SDK 7 adapter', () => {
   });
 
   it("pending: 'answer' gives the model the pending text and a time to retry, no approval request", async () => {
-    const app = new App(500);
+    const app = startApp(access(short));
     const reply = await app.generate({
       prompt: 'deploy it',
       pending: 'answer',
@@ -549,5 +293,85 @@ describe('the Vercel AI SDK 7 adapter', () => {
       /pending, not performed yet.*Retry the identical call after \d{4}-\d\d-\d\dT/,
     );
     expect(reply.text).toBe('I will retry later.');
+  });
+});
+
+/** What the model is told, before the tool's own text, of a call a person approved with the path changed. */
+const EDITED =
+  'agent-judge: a person approved this call with edits; it ran as edited, not as sent: ' +
+  'parameters.arguments.path: "/etc/passwd" -> "/tmp/safe.txt"';
+
+describe('the Vercel AI SDK 7 adapter: what runs', () => {
+  it('approved with edits by a person: runs once exactly as edited, the model is told, recorded ok', async () => {
+    const app = startApp(access(short));
+    const text = `note ${randomUUID()}`;
+    const first = await app.generate({
+      prompt: 'save my note',
+      steps: [call('e1', 'write_file', { path: '/etc/passwd', text })],
+    });
+    expect(first.approvals).toHaveLength(1);
+    expect(first.ran.write_file).toBe(0);
+    const held = first.pending[0]!;
+    await decide(sys.client, held.proposalId, {
+      decision: 'approve',
+      approver: 'scott',
+      edits: [{ path: 'parameters.arguments.path', value: '/tmp/safe.txt' }],
+    });
+    const resumed = await app.generate({ resume: true, steps: [{ text: 'Saved it where the approver said.' }] });
+    expect(resumed.error).toBeUndefined();
+    // The tool ran once, with the person's path, never the model's.
+    expect(resumed.written).toEqual([{ path: '/tmp/safe.txt', text }]);
+    expect(resumed.ran.write_file).toBe(1);
+    expect(resumed.seen).toEqual([
+      {
+        type: 'text',
+        value: `${EDITED}\nwrote ${text.length} characters to /tmp/safe.txt`,
+      },
+    ]);
+    expect(resumed.text).toBe('Saved it where the approver said.');
+    expect(await getStatus(sys.client, held.proposalId)).toMatchObject({
+      status: 'executed',
+      caller: { outcome: 'ok' },
+      edited: { changes: [{ path: 'parameters.arguments.path', from: '/etc/passwd', to: '/tmp/safe.txt' }] },
+    });
+  });
+
+  it('the gate service out of reach: no tool runs, not even a no-judge read; the model reads the refusal', async () => {
+    const app = startApp({ url: await closedGateUrl(), token: access(patient).token });
+    const reply = await app.generate({
+      prompt: 'read my note',
+      steps: [call('u1', 'read_note', { path: 'notes/a.md' }), { text: 'agent-judge is not reachable.' }],
+    });
+    expect(reply.error).toBeUndefined();
+    expect(reply.ran.read_note).toBe(0);
+    expect(reply.approvals).toEqual([]);
+    expect(reply.seen).toHaveLength(1);
+    expect(reply.seen[0]).toMatchObject({ type: 'execution-denied' });
+    expect(reply.seen[0]!.reason).toMatch(
+      /^agent-judge REJECT: agent-judge's gate service at http:\/\/127\.0\.0\.1:\d+ could not be/,
+    );
+    expect(reply.seen[0]!.reason).toMatch(/Not performed\.$/);
+    expect(reply.text).toBe('agent-judge is not reachable.');
+  });
+
+  it('an approved call whose tool throws is recorded failed; the model reads the error', async () => {
+    // The SDK has no error answer of a tool's own (a tool returns its output or throws): a throw is the failure.
+    const app = startApp(access(short));
+    const first = await app.generate({
+      prompt: 'migrate',
+      steps: [call('m1', 'migrate', { version: `${Date.now()}` })],
+    });
+    expect(first.approvals).toHaveLength(1);
+    const held = first.pending[0]!;
+    await decide(sys.client, held.proposalId, { decision: 'approve', approver: 'scott' });
+    const resumed = await app.generate({ resume: true, steps: [{ text: 'The migration failed.' }] });
+    expect(resumed.error).toBeUndefined();
+    expect(resumed.ran.migrate).toBe(1);
+    expect(resumed.seen).toEqual([{ type: 'error-text', value: 'Error: the database refused the migration' }]);
+    expect(resumed.text).toBe('The migration failed.');
+    expect(await getStatus(sys.client, held.proposalId)).toMatchObject({
+      status: 'failed',
+      caller: { outcome: 'upstream_failure', detail: 'the database refused the migration' },
+    });
   });
 });

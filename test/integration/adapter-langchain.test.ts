@@ -1,8 +1,10 @@
 /**
  * The LangChain adapter (`agent-judge/langchain`) driving a real `createAgent` agent from `langchain` (LangGraph
  * underneath, a `MemorySaver` checkpointer) with LangChain's own scripted chat model (`fakeModel()`: it throws on a
- * model call nothing was queued for), against the real dev server and workers. What the user sees: how often each
- * tool really ran, the ToolMessage the model got back for each call, the final answer, the interrupts, and the
+ * model call nothing was queued for), as users run it: `{ url, token }` of the gate service (the resident gate's `/v1`
+ * API) over the real dev server and workers, the policy's `spec.mcp.rules` deciding. The agent's side holds no
+ * Temporal client and never names its agent id (the token does). What the user sees: how often each tool really ran
+ * and with what, the ToolMessage the model got back for each call, the final answer, the interrupts, and the
  * proposal's recorded outcome.
  */
 import { randomUUID } from 'node:crypto';
@@ -12,97 +14,57 @@ import {
   createAgent,
   fakeModel,
   humanInTheLoopMiddleware,
-  tool,
   ToolMessage,
   type AgentMiddleware,
   type BaseMessage,
   type HITLResponse,
-  type ToolRuntime,
 } from 'langchain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { agentJudgeMiddleware, type AgentJudgeInterrupt } from '../../src/adapters/langchain';
-import { createGate, type GateAnswer, type GateRules } from '../../src/gate';
+import type { GateAnswer } from '../../src/gate/types';
 import { decide, getStatus } from '../../src/client/proposals';
-import { McpRuleSchema } from '../../src/contracts/mcp';
+import { closedGateUrl, startGateService, type TestGateService } from '../helpers/gate-service';
+import { langchainTools } from '../helpers/langchain-tools';
 import { startSystem, type TestSystem } from '../helpers/system';
 
 let sys: TestSystem;
+/** The gate service with the policy's 1 s hold: a call a person decides is pending at once. */
+let short: TestGateService;
+/** The same rules with a 15 s hold: the judge's REJECT comes within it. */
+let patient: TestGateService;
 beforeAll(async () => {
-  sys = await startSystem({ spec: { escalation: { approvers: ['scott'], timeout: '10m' } } });
-});
-afterAll(async () => sys?.stop());
-
-const rules: GateRules = {
-  rules: [
-    { name: 'agents.read', server: 'agents', tool: 'read_note', tier: 'no-judge' },
-    {
-      name: 'agents.comment',
-      server: 'agents',
-      tool: 'comment',
-      actionType: 'issue_comment',
-      target: { repo: 'a/b', issue: 1 },
-      parameters: { body: '$.body' },
+  sys = await startSystem({
+    spec: {
+      escalation: { approvers: ['scott'], timeout: '10m' },
+      hooks: { holdFor: '1s' },
+      // What the policy file says for these tools (matched under the adapter's default `server: agents`); tools no
+      // rule names are proposals a person decides.
+      mcp: {
+        rules: [
+          { name: 'agents.read', server: 'agents', tool: 'read_note', tier: 'no-judge' },
+          {
+            name: 'agents.comment',
+            server: 'agents',
+            tool: 'comment',
+            actionType: 'issue_comment',
+            target: { repo: 'a/b', issue: 1 },
+            parameters: { body: '$.body' },
+          },
+        ],
+      },
     },
-  ].map((r) => McpRuleSchema.parse(r)),
-};
+  });
+  short = await startGateService(sys, ['@engineering']);
+  patient = await startGateService(sys, ['@engineering'], { holdFor: '15s' });
+});
+afterAll(async () => {
+  await short?.close();
+  await patient?.close();
+  await sys?.stop();
+});
 
-/** The application's tools, each counting how often it really ran (and with what). */
-function tools() {
-  const ran = { read_note: 0, deploy: 0, comment: 0, migrate: 0, notify: 0 };
-  const deployed: string[] = [];
-  return {
-    ran,
-    deployed,
-    tools: [
-      tool(
-        ({ path }) => {
-          ran.read_note++;
-          return `contents of ${path}`;
-        },
-        { name: 'read_note', description: 'Read a note from the vault', schema: z.object({ path: z.string() }) },
-      ),
-      tool(
-        ({ service }) => {
-          ran.deploy++;
-          deployed.push(service);
-          return `deployed ${service}`;
-        },
-        {
-          name: 'deploy',
-          description: 'Deploy a service to production',
-          schema: z.object({ service: z.string() }),
-        },
-      ),
-      tool(
-        () => {
-          ran.comment++;
-          return 'commented';
-        },
-        { name: 'comment', description: 'Comment on the issue', schema: z.object({ body: z.string() }) },
-      ),
-      tool(
-        (): string => {
-          ran.migrate++;
-          throw new Error('the database refused the migration');
-        },
-        { name: 'migrate', description: 'Migrate the database', schema: z.object({ version: z.number() }) },
-      ),
-      tool(
-        (_input, runtime) => {
-          ran.notify++;
-          // The tool's own error answer: it ran, and says it failed.
-          return new ToolMessage({
-            content: 'the pager quota is used up',
-            tool_call_id: (runtime as ToolRuntime).toolCallId,
-            status: 'error',
-          });
-        },
-        { name: 'notify', description: 'Page the on-call person', schema: z.object({ text: z.string() }) },
-      ),
-    ],
-  };
-}
+/** What the application is given: the gate service's URL and its agent's token (`agent-judge hook token`). */
+const access = (service: TestGateService) => ({ url: service.url, token: service.tokens['@engineering']! });
 
 /** The ToolMessage the model was given for `callId` (its text). */
 function toolOutputSeen(messages: BaseMessage[], callId: string): string {
@@ -121,38 +83,33 @@ function lastText(result: { messages: BaseMessage[] }): string {
   return result.messages.at(-1)!.text;
 }
 
-function setup(holdMs = 10_000, pendingMode?: 'interrupt' | 'answer') {
-  const app = tools();
+function setup(service: { url: string; token: string } = access(patient), pendingMode?: 'interrupt' | 'answer') {
+  const app = langchainTools();
   const pending: Array<Extract<GateAnswer, { kind: 'pending' }>> = [];
-  const newGate = () =>
-    createGate({
-      client: sys.client,
-      taskQueue: sys.taskQueues.workflow,
-      rules,
-      performer: { agentId: '@engineering', redeemer: 'langchain:test' },
-      holdMs,
-    });
+  // The one line an application adds (its only credential: the token):
+  const middleware = () =>
+    agentJudgeMiddleware({ ...service, pending: pendingMode, onPending: (a) => pending.push(a) });
   const seen: string[] = [];
   let checkpointer = new MemorySaver();
   const model = fakeModel();
-  let judge = agentJudgeMiddleware({ gate: newGate(), pending: pendingMode, onPending: (a) => pending.push(a) });
+  let judge = middleware();
   /** A fresh agent on the checkpointer: nothing of a paused run lives in the agent object. */
   const agent = (review?: AgentMiddleware, saved = true) =>
     createAgent({
       model,
       tools: app.tools,
       ...(saved ? { checkpointer } : {}),
-      // The one line an application adds (after LangChain's own review step, when there is one):
+      // After LangChain's own review step, when there is one:
       middleware: review ? [review, judge] : [judge],
     });
   /**
    * The application restarted: what the checkpointer saved, copied into a new saver (as a database-backed one reloads
-   * it), and a new gate and middleware.
+   * it), and a new middleware.
    */
   const restart = () => {
     const saved = structuredClone({ storage: checkpointer.storage, writes: checkpointer.writes });
     checkpointer = Object.assign(new MemorySaver(), saved);
-    judge = agentJudgeMiddleware({ gate: newGate(), pending: pendingMode, onPending: (a) => pending.push(a) });
+    judge = middleware();
   };
   /** The model's next turn: record the output it was given for `callId`, then answer. */
   const reply = (callId: string, text: (seen: string) => string) =>
@@ -173,7 +130,7 @@ describe('the LangChain adapter', () => {
     model.respondWithTools([{ name: 'read_note', args: { path: 'notes/a.md' }, id: 'c1' }]);
     reply('c1', (out) => `The note says: ${out}`);
     const result = await agent().invoke(ask('read my note'), thread);
-    expect(app.ran).toEqual({ read_note: 1, deploy: 0, comment: 0, migrate: 0, notify: 0 });
+    expect(app.ran).toEqual({ read_note: 1, deploy: 0, comment: 0, migrate: 0, notify: 0, write_file: 0 });
     expect(seen).toEqual(['contents of notes/a.md']);
     expect(interruptsOf(result)).toEqual([]);
     expect(lastText(result)).toBe('The note says: contents of notes/a.md');
@@ -181,7 +138,7 @@ describe('the LangChain adapter', () => {
   });
 
   it('pauses a call a person decides with interrupt(); approved, the resumed thread performs it once', async () => {
-    const { app, agent, restart, model, pending, seen, reply, thread } = setup(500);
+    const { app, agent, restart, model, pending, seen, reply, thread } = setup(access(short));
     const service = `svc-${randomUUID().slice(0, 8)}`;
     model.respondWithTools([{ name: 'deploy', args: { service }, id: 'c2' }]);
     const first = await agent().invoke(ask('deploy it'), thread);
@@ -220,13 +177,15 @@ describe('the LangChain adapter', () => {
     expect(await getStatus(sys.client, held.workflowId)).toMatchObject({
       status: 'executed',
       caller: { outcome: 'ok' },
-      capability: { redemption: { redeemer: 'langchain:test' } },
+      // The gate service redeemed the approval for this runtime, and the token named the agent.
+      capability: { redemption: { redeemer: 'api:langchain' } },
+      proposal: { agent_id: '@engineering' },
     });
     expect(model.callCount).toBe(2);
   });
 
   it('a held call the person rejects never runs; the resumed thread gives the model the REJECT', async () => {
-    const { app, agent, model, pending, seen, reply, thread } = setup(500);
+    const { app, agent, model, pending, seen, reply, thread } = setup(access(short));
     model.respondWithTools([{ name: 'deploy', args: { service: `svc-${randomUUID().slice(0, 8)}` }, id: 'c14' }]);
     expect(interruptsOf(await agent().invoke(ask('deploy it'), thread))).toMatchObject([{ tool: 'deploy' }]);
     await decide(sys.client, pending[0]!.workflowId, { decision: 'reject', approver: 'scott', reason: 'not today' });
@@ -264,7 +223,7 @@ describe('the LangChain adapter', () => {
   });
 
   it("the application's own resume (approve, edit) cannot run a call the gate has not forwarded", async () => {
-    const { app, agent, model, pending, thread } = setup(500);
+    const { app, agent, model, pending, thread } = setup(access(short));
     const service = `svc-${randomUUID().slice(0, 8)}`;
     model.respondWithTools([{ name: 'deploy', args: { service }, id: 'c4' }]);
     const first = await agent().invoke(ask('deploy it'), thread);
@@ -287,7 +246,7 @@ describe('the LangChain adapter', () => {
   });
 
   it("an edit in LangChain's human-in-the-loop step is a new call: the edit is judged and performed", async () => {
-    const { app, agent, model, pending, seen, reply, thread } = setup(500);
+    const { app, agent, model, pending, seen, reply, thread } = setup(access(short));
     const asked = `svc-${randomUUID().slice(0, 8)}`;
     const changed = `svc-${randomUUID().slice(0, 8)}`;
     const hitl = humanInTheLoopMiddleware({ interruptOn: { deploy: true } });
@@ -322,7 +281,7 @@ describe('the LangChain adapter', () => {
   });
 
   it('two calls in one turn: no-judge read runs once, the held deploy waits; resumed, none runs again', async () => {
-    const { app, agent, model, pending, seen, thread } = setup(500);
+    const { app, agent, model, pending, seen, thread } = setup(access(short));
     const service = `svc-${randomUUID().slice(0, 8)}`;
     model.respondWithTools([
       { name: 'read_note', args: { path: 'notes/b.md' }, id: 'c7' },
@@ -345,7 +304,7 @@ describe('the LangChain adapter', () => {
   });
 
   it('two held calls in one turn: each pauses on its own proposal and runs once after its own approval', async () => {
-    const { app, agent, model, pending, seen, thread } = setup(500);
+    const { app, agent, model, pending, seen, thread } = setup(access(short));
     const [a, b] = [`svc-${randomUUID().slice(0, 8)}`, `svc-${randomUUID().slice(0, 8)}`];
     model.respondWithTools([
       { name: 'deploy', args: { service: a }, id: 'c11' },
@@ -377,7 +336,7 @@ describe('the LangChain adapter', () => {
   });
 
   it("an approved tool's own error answer is recorded failed (tool_error); the model reads it", async () => {
-    const { app, agent, model, pending, seen, reply, thread } = setup(500);
+    const { app, agent, model, pending, seen, reply, thread } = setup(access(short));
     model.respondWithTools([{ name: 'notify', args: { text: `disk full ${randomUUID()}` }, id: 'c13' }]);
     expect(interruptsOf(await agent().invoke(ask('page them'), thread))).toMatchObject([{ tool: 'notify' }]);
     await decide(sys.client, pending[0]!.workflowId, { decision: 'approve', approver: 'scott' });
@@ -393,7 +352,7 @@ describe('the LangChain adapter', () => {
   });
 
   it('an approved call whose tool throws is recorded failed; the run ends with the error', async () => {
-    const { app, agent, model, pending, thread } = setup(500);
+    const { app, agent, model, pending, thread } = setup(access(short));
     const version = Date.now();
     model.respondWithTools([{ name: 'migrate', args: { version }, id: 'c9' }]);
     const first = await agent().invoke(ask('migrate'), thread);
@@ -413,7 +372,7 @@ describe('the LangChain adapter', () => {
   });
 
   it('without a checkpointer a held call cannot pause: the run fails and the tool does not run', async () => {
-    const { app, agent, model, pending, thread } = setup(500);
+    const { app, agent, model, pending, thread } = setup(access(short));
     model.respondWithTools([{ name: 'deploy', args: { service: `svc-${randomUUID().slice(0, 8)}` }, id: 'c10' }]);
     await expect(agent(undefined, false).invoke(ask('deploy it'), thread)).rejects.toThrow(/No checkpointer set/);
     expect(app.ran.deploy).toBe(0);
@@ -421,7 +380,7 @@ describe('the LangChain adapter', () => {
   });
 
   it("pending: 'answer' gives the model the pending text and a time to retry, without an interrupt", async () => {
-    const { app, agent, model, seen, reply, thread } = setup(500, 'answer');
+    const { app, agent, model, seen, reply, thread } = setup(access(short), 'answer');
     model.respondWithTools([{ name: 'deploy', args: { service: `svc-${randomUUID().slice(0, 8)}` }, id: 'c6' }]);
     reply('c6', () => 'I will retry later.');
     const result = await agent().invoke(ask('deploy it'), thread);
@@ -430,5 +389,57 @@ describe('the LangChain adapter', () => {
     expect(seen[0]).toMatch(/pending, not performed yet.*Retry the identical call after \d{4}-\d\d-\d\dT/);
     expect(lastText(result)).toBe('I will retry later.');
     expect(model.callCount).toBe(2);
+  });
+});
+
+/** What the model is told, before the tool's own text, of a call a person approved with the path changed. */
+const EDITED =
+  'agent-judge: a person approved this call with edits; it ran as edited, not as sent: ' +
+  'parameters.arguments.path: "/etc/passwd" -> "/tmp/safe.txt"';
+
+describe('the LangChain adapter: what runs', () => {
+  it('approved with edits by a person: runs once exactly as edited, the model is told, recorded ok', async () => {
+    const { app, agent, model, pending, seen, reply, thread } = setup(access(short));
+    const text = `note ${randomUUID()}`;
+    model.respondWithTools([{ name: 'write_file', args: { path: '/etc/passwd', text }, id: 'e1' }]);
+    const first = await agent().invoke(ask('save my note'), thread);
+    expect(interruptsOf(first)).toMatchObject([{ tool: 'write_file', arguments: { path: '/etc/passwd', text } }]);
+    expect(app.ran.write_file).toBe(0);
+    const held = pending[0]!;
+    await decide(sys.client, held.proposalId, {
+      decision: 'approve',
+      approver: 'scott',
+      edits: [{ path: 'parameters.arguments.path', value: '/tmp/safe.txt' }],
+    });
+    reply('e1', () => 'Saved it to /tmp/safe.txt, as the approver changed it.');
+    const resumed = await agent().invoke(new Command({ resume: 'decided' }), thread);
+    expect(interruptsOf(resumed)).toEqual([]);
+    // The tool ran once, with the person's path, never the model's.
+    expect(app.written).toEqual([{ path: '/tmp/safe.txt', text }]);
+    expect(app.ran.write_file).toBe(1);
+    expect(seen).toEqual([`${EDITED}\nwrote ${text.length} characters to /tmp/safe.txt`]);
+    expect(lastText(resumed)).toBe('Saved it to /tmp/safe.txt, as the approver changed it.');
+    expect(await getStatus(sys.client, held.proposalId)).toMatchObject({
+      status: 'executed',
+      caller: { outcome: 'ok' },
+      edited: { changes: [{ path: 'parameters.arguments.path', from: '/etc/passwd', to: '/tmp/safe.txt' }] },
+    });
+    expect(model.callCount).toBe(2);
+  });
+
+  it('the gate service out of reach: no tool runs, not even a no-judge read; the model reads the refusal', async () => {
+    const url = await closedGateUrl();
+    const { app, agent, model, seen, reply, thread } = setup({ url, token: access(patient).token });
+    model.respondWithTools([{ name: 'read_note', args: { path: 'notes/a.md' }, id: 'u1' }]);
+    reply('u1', () => 'agent-judge is not reachable.');
+    const result = await agent().invoke(ask('read my note'), thread);
+    expect(interruptsOf(result)).toEqual([]);
+    expect(app.ran.read_note).toBe(0);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatch(
+      /^agent-judge REJECT: agent-judge's gate service at http:\/\/127\.0\.0\.1:\d+ could not be/,
+    );
+    expect(seen[0]).toMatch(/Not performed\.$/);
+    expect(lastText(result)).toBe('agent-judge is not reachable.');
   });
 });

@@ -1,8 +1,10 @@
 /**
  * The OpenAI Agents SDK adapter (`agent-judge/openai-agents`) driving a real `Agent` and `run()` from `@openai/agents`
  * with the SDK's own scripted model (`@openai/agents/testing`: it fails on an unexpected model call and on an unused
- * step), against the real dev server and workers. What the user sees: how often each tool really ran, the text the
- * model got back for each call, the final output, and the proposal's recorded outcome.
+ * step), as users run it: `{ url, token }` of the gate service (the resident gate's `/v1` API) over the real dev server
+ * and workers, the policy's `spec.mcp.rules` deciding. The agent's side holds no Temporal client and never names its
+ * agent id (the token does). What the user sees: how often each tool really ran and with what, the text the model got
+ * back for each call, the final output, and the proposal's recorded outcome.
  */
 import { randomUUID } from 'node:crypto';
 import { Agent, run, RunState, setTracingDisabled, tool, type Tool } from '@openai/agents';
@@ -16,38 +18,59 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { withAgentJudge } from '../../src/adapters/openai-agents';
-import { createGate, type GateAnswer, type GateRules } from '../../src/gate';
+import type { GateAnswer } from '../../src/gate/types';
 import { decide, getStatus } from '../../src/client/proposals';
-import { McpRuleSchema } from '../../src/contracts/mcp';
+import { closedGateUrl, startGateService, type TestGateService } from '../helpers/gate-service';
 import { startSystem, type TestSystem } from '../helpers/system';
 
 setTracingDisabled(true);
 
 let sys: TestSystem;
+/** The gate service with the policy's 1 s hold: a call a person decides is pending at once. */
+let short: TestGateService;
+/** The same rules with a 15 s hold: the judge's REJECT comes within it. */
+let patient: TestGateService;
 beforeAll(async () => {
-  sys = await startSystem({ spec: { escalation: { approvers: ['scott'], timeout: '10m' } } });
-});
-afterAll(async () => sys?.stop());
-
-const rules: GateRules = {
-  rules: [
-    { name: 'agents.read', server: 'agents', tool: 'read_note', tier: 'no-judge' },
-    {
-      name: 'agents.comment',
-      server: 'agents',
-      tool: 'comment',
-      actionType: 'issue_comment',
-      target: { repo: 'a/b', issue: 1 },
-      parameters: { body: '$.body' },
+  sys = await startSystem({
+    spec: {
+      escalation: { approvers: ['scott'], timeout: '10m' },
+      hooks: { holdFor: '1s' },
+      // What the policy file says for these tools (matched under the adapter's default `server: agents`); tools no
+      // rule names (deploy, write_file, migrate) are proposals a person decides.
+      mcp: {
+        rules: [
+          { name: 'agents.read', server: 'agents', tool: 'read_note', tier: 'no-judge' },
+          {
+            name: 'agents.comment',
+            server: 'agents',
+            tool: 'comment',
+            actionType: 'issue_comment',
+            target: { repo: 'a/b', issue: 1 },
+            parameters: { body: '$.body' },
+          },
+        ],
+      },
     },
-  ].map((r) => McpRuleSchema.parse(r)),
-};
+  });
+  short = await startGateService(sys, ['@engineering']);
+  patient = await startGateService(sys, ['@engineering'], { holdFor: '15s' });
+});
+afterAll(async () => {
+  await short?.close();
+  await patient?.close();
+  await sys?.stop();
+});
 
-/** The application's tools, each counting how often it really ran. */
+/** What the application is given: the gate service's URL and its agent's token (`agent-judge hook token`). */
+const access = (service: TestGateService) => ({ url: service.url, token: service.tokens['@engineering']! });
+
+/** The application's tools, each counting how often it really ran (and with what). */
 function tools() {
-  const ran = { read_note: 0, deploy: 0, comment: 0 };
+  const ran = { read_note: 0, deploy: 0, comment: 0, write_file: 0, migrate: 0 };
+  const written: Array<{ path: string; text: string }> = [];
   return {
     ran,
+    written,
     tools: [
       tool({
         name: 'read_note',
@@ -76,6 +99,27 @@ function tools() {
           return 'commented';
         },
       }),
+      tool({
+        name: 'write_file',
+        description: 'Write a text file',
+        parameters: z.object({ path: z.string(), text: z.string() }),
+        execute: ({ path, text }) => {
+          ran.write_file++;
+          written.push({ path, text });
+          return `wrote ${text.length} characters to ${path}`;
+        },
+      }),
+      tool({
+        name: 'migrate',
+        description: 'Migrate the database',
+        parameters: z.object({ version: z.number() }),
+        // No errorFunction: the tool's exception ends the run instead of becoming text for the model.
+        errorFunction: null,
+        execute: (): string => {
+          ran.migrate++;
+          throw new Error('the database refused the migration');
+        },
+      }),
     ],
   };
 }
@@ -89,21 +133,14 @@ function toolOutputSeen(call: RecordedModelCall, callId: string): string {
   return typeof out === 'string' ? out : 'text' in out ? out.text : JSON.stringify(out);
 }
 
-function setup(holdMs = 10_000, pendingMode?: 'interrupt' | 'answer') {
+function setup(service: { url: string; token: string } = access(patient), pendingMode?: 'interrupt' | 'answer') {
   const app = tools();
   const pending: Array<Extract<GateAnswer, { kind: 'pending' }>> = [];
-  const gate = createGate({
-    client: sys.client,
-    taskQueue: sys.taskQueues.workflow,
-    rules,
-    performer: { agentId: '@engineering', redeemer: 'openai-agents:test' },
-    holdMs,
-  });
   const seen: string[] = [];
   const model = new ScriptedModel();
   const base = new Agent({ name: 'assistant', instructions: 'Help.', model, tools: app.tools });
-  // The one line an application adds:
-  const agent = withAgentJudge(base, { gate, pending: pendingMode, onPending: (a) => pending.push(a) });
+  // The one line an application adds (its only credential: the token):
+  const agent = withAgentJudge(base, { ...service, pending: pendingMode, onPending: (a) => pending.push(a) });
   /** The model's next turn: record the output it was given for `callId`, then answer. */
   const reply = (callId: string, text: (seen: string) => string) =>
     modelResponder((c) => {
@@ -120,14 +157,14 @@ describe('the OpenAI Agents SDK adapter', () => {
     model.enqueue([functionCall('read_note', { path: 'notes/a.md' }, { callId: 'c1' })]);
     model.enqueue(reply('c1', (out) => `The note says: ${out}`));
     const result = await run(agent, 'read my note');
-    expect(app.ran).toEqual({ read_note: 1, deploy: 0, comment: 0 });
+    expect(app.ran).toEqual({ read_note: 1, deploy: 0, comment: 0, write_file: 0, migrate: 0 });
     expect(seen).toEqual(['contents of notes/a.md']);
     expect(result.finalOutput).toBe('The note says: contents of notes/a.md');
     model.assertComplete();
   });
 
   it('holds a call a person decides as the SDK interruption; approved, the resumed run performs it once', async () => {
-    const { app, agent, model, pending, seen, reply } = setup(500);
+    const { app, agent, model, pending, seen, reply } = setup(access(short));
     const service = `svc-${randomUUID().slice(0, 8)}`;
     model.enqueue([functionCall('deploy', { service }, { callId: 'c2' })]);
     const first = await run(agent, 'deploy it');
@@ -155,7 +192,9 @@ describe('the OpenAI Agents SDK adapter', () => {
     expect(await getStatus(sys.client, held.workflowId)).toMatchObject({
       status: 'executed',
       caller: { outcome: 'ok' },
-      capability: { redemption: { redeemer: 'openai-agents:test' } },
+      // The gate service redeemed the approval for this runtime, and the token named the agent.
+      capability: { redemption: { redeemer: 'api:openai-agents' } },
+      proposal: { agent_id: '@engineering', performer: { runtime: 'openai-agents', tool: 'deploy' } },
     });
     model.assertComplete();
   });
@@ -180,7 +219,7 @@ describe('the OpenAI Agents SDK adapter', () => {
   });
 
   it("the SDK's own state.approve() cannot run a call the gate has not forwarded", async () => {
-    const { app, agent, model, pending, seen, reply } = setup(500);
+    const { app, agent, model, pending, seen, reply } = setup(access(short));
     model.enqueue([functionCall('deploy', { service: `svc-${randomUUID().slice(0, 8)}` }, { callId: 'c4' })]);
     const first = await run(agent, 'deploy it');
     expect(first.interruptions).toHaveLength(1);
@@ -197,7 +236,7 @@ describe('the OpenAI Agents SDK adapter', () => {
   });
 
   it("pending: 'answer' gives the model the pending text and a time to retry, without an interruption", async () => {
-    const { app, agent, model, seen, reply } = setup(500, 'answer');
+    const { app, agent, model, seen, reply } = setup(access(short), 'answer');
     model.enqueue([functionCall('deploy', { service: `svc-${randomUUID().slice(0, 8)}` }, { callId: 'c5' })]);
     model.enqueue(reply('c5', () => 'I will retry later.'));
     const result = await run(agent, 'deploy it');
@@ -210,15 +249,76 @@ describe('the OpenAI Agents SDK adapter', () => {
 
   it('refuses to wrap a hosted tool it cannot hold', () => {
     const hosted = { type: 'hosted_tool', name: 'web_search' } as unknown as Tool;
-    expect(() =>
-      withAgentJudge([hosted], {
-        gate: createGate({
-          client: sys.client,
-          rules,
-          performer: { agentId: '@engineering', redeemer: 'x' },
-          holdMs: 1,
-        }),
-      }),
-    ).toThrow(/cannot judge the hosted_tool tool web_search/);
+    expect(() => withAgentJudge([hosted], access(patient))).toThrow(/cannot judge the hosted_tool tool web_search/);
+  });
+});
+
+/** What the model is told, before the tool's own text, of a call a person approved with the path changed. */
+const EDITED =
+  'agent-judge: a person approved this call with edits; it ran as edited, not as sent: ' +
+  'parameters.arguments.path: "/etc/passwd" -> "/tmp/safe.txt"';
+
+describe('the OpenAI Agents SDK adapter: what runs', () => {
+  it('approved with edits by a person: runs once exactly as edited, the model is told, recorded ok', async () => {
+    const { app, agent, model, pending, seen, reply } = setup(access(short));
+    const text = `note ${randomUUID()}`;
+    model.enqueue([functionCall('write_file', { path: '/etc/passwd', text }, { callId: 'e1' })]);
+    const first = await run(agent, 'save my note');
+    expect(first.interruptions).toHaveLength(1);
+    expect(app.ran.write_file).toBe(0);
+    const held = pending[0]!;
+    await decide(sys.client, held.proposalId, {
+      decision: 'approve',
+      approver: 'scott',
+      edits: [{ path: 'parameters.arguments.path', value: '/tmp/safe.txt' }],
+    });
+    model.enqueue(reply('e1', () => 'Saved it to /tmp/safe.txt, as the approver changed it.'));
+    const resumed = await run(agent, first.state);
+    // The tool ran once, with the person's path, never the model's.
+    expect(app.written).toEqual([{ path: '/tmp/safe.txt', text }]);
+    expect(app.ran.write_file).toBe(1);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toBe(`${EDITED}\nwrote ${text.length} characters to /tmp/safe.txt`);
+    expect(resumed.finalOutput).toBe('Saved it to /tmp/safe.txt, as the approver changed it.');
+    expect(await getStatus(sys.client, held.proposalId)).toMatchObject({
+      status: 'executed',
+      caller: { outcome: 'ok' },
+      edited: { changes: [{ path: 'parameters.arguments.path', from: '/etc/passwd', to: '/tmp/safe.txt' }] },
+    });
+    model.assertComplete();
+  });
+
+  it('the gate service out of reach: no tool runs, not even a no-judge read; the model reads the refusal', async () => {
+    const url = await closedGateUrl();
+    const { app, agent, model, seen, reply } = setup({ url, token: access(patient).token });
+    model.enqueue([functionCall('read_note', { path: 'notes/a.md' }, { callId: 'u1' })]);
+    model.enqueue(reply('u1', () => 'agent-judge is not reachable.'));
+    const result = await run(agent, 'read my note');
+    expect(result.interruptions).toHaveLength(0);
+    expect(app.ran.read_note).toBe(0);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatch(
+      /^agent-judge REJECT: agent-judge's gate service at http:\/\/127\.0\.0\.1:\d+ could not be/,
+    );
+    expect(seen[0]).toMatch(/Not performed\.$/);
+    expect(result.finalOutput).toBe('agent-judge is not reachable.');
+    model.assertComplete();
+  });
+
+  it('an approved call whose tool throws is recorded failed; the run ends with the error', async () => {
+    // The SDK has no error answer of a tool's own: with its default errorFunction a tool's exception becomes text the
+    // model reads (the call ran: recorded ok); without one, as here, the exception ends the run.
+    const { app, agent, model, pending } = setup(access(short));
+    model.enqueue([functionCall('migrate', { version: Date.now() }, { callId: 'm1' })]);
+    const first = await run(agent, 'migrate');
+    expect(first.interruptions).toHaveLength(1);
+    await decide(sys.client, pending[0]!.proposalId, { decision: 'approve', approver: 'scott' });
+    await expect(run(agent, first.state)).rejects.toThrow(/the database refused the migration/);
+    expect(app.ran.migrate).toBe(1);
+    expect(await getStatus(sys.client, pending[0]!.proposalId)).toMatchObject({
+      status: 'failed',
+      caller: { outcome: 'upstream_failure', detail: 'the database refused the migration' },
+    });
+    model.assertComplete();
   });
 });
