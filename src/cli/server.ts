@@ -1,5 +1,7 @@
 import { type Command, Option } from 'commander';
-import type { DevOptions, MetricsFlags, WorkerCommandOptions } from './server-run';
+import type { DevOptions } from './dev-run';
+import type { MetricsFlags } from './server-telemetry';
+import type { WorkerCommandOptions } from './worker-run';
 
 // Registration only: the heavy modules (worker, dev server, discord.js) load when a command runs,
 // so `--help` and the short commands start fast.
@@ -41,7 +43,7 @@ export function registerServerCommands(program: Command): void {
     .option('--headless', 'no Web UI')
     .addOption(logFormatOption());
   metricsOptions(dev, '127.0.0.1:9464').action(async (opts: DevOptions & MetricsFlags, cmd: Command) => {
-    const { runDev } = await import('./server-run');
+    const { runDev } = await import('./dev-run');
     await runDev(opts, cmd);
   });
 
@@ -61,7 +63,7 @@ export function registerServerCommands(program: Command): void {
     .option('--task-queue-prefix <name>', 'task queue prefix (default agent-judge)')
     .addOption(logFormatOption());
   metricsOptions(worker, null).action(async (opts: WorkerCommandOptions, cmd: Command) => {
-    const { runWorker } = await import('./server-run');
+    const { runWorker } = await import('./worker-run');
     await runWorker(opts, cmd);
   });
 }

@@ -1,6 +1,6 @@
 /**
  * The one logger interface (issue 22): every module that reports takes a {@link Logger} from its caller, and only the
- * top of a process (a CLI command, the worker start, `npm start`'s server-run) makes one, in `src/cli/shared.ts`
+ * top of a process (a CLI command, the worker start, `npm start`'s `dev`) makes one, in `src/cli/shared.ts`
  * (`createLogger`, pino). Tests pass a recorder (test/helpers/logger.ts).
  *
  * Structural rather than a re-export of pino's `Logger`: contracts stay free of pino (they are the zod-only

@@ -5,8 +5,8 @@
  * expected from the unexpected (level, message, workflow or activity type, task queue, the error's first line); a
  * failing test still shows its own assertion. The one warning every activity-only worker logs by design ("No
  * workflows registered, not polling for workflow tasks") is dropped, as `agent-judge dev` and `worker` drop it
- * (src/cli/server-run.ts), and so are the failures agent-judge makes on purpose (see {@link deliberate}). The tests
- * that cause those assert the outcome they lead to; anything else (a plain error, a timeout, a retry) is still
+ * (src/cli/server-telemetry.ts), and so are the failures agent-judge makes on purpose (see {@link deliberate}). The
+ * tests that cause those assert the outcome they lead to; anything else (a plain error, a timeout, a retry) is still
  * printed.
  */
 import { ApplicationFailure } from '@temporalio/common';

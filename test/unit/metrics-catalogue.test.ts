@@ -16,7 +16,7 @@ import {
 } from '../../src/contracts/metric-catalogue';
 import type { Verdict } from '../../src/contracts/verdict';
 import { parseBindAddress, telemetryOptions } from '../../src/metrics/telemetry';
-import { metricsExportFrom } from '../../src/cli/server-run';
+import { metricsExportFrom } from '../../src/cli/server-telemetry';
 
 const v = (over: Partial<Verdict>): Verdict => ({
   proposal_id: 'p',
