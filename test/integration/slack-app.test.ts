@@ -11,7 +11,9 @@ import { grantStatus, revokeGrant } from '../../src/client/grants';
 import { decide, submitProposal } from '../../src/client/proposals';
 import type { ProposalRecord } from '../../src/contracts/status';
 import { buttonCustomId, revokeGrantCustomId } from '../../src/escalation/custom-id';
-import { REASON_NEEDED, startSlackApp, type SlackApp, type SlackGovernanceEvent } from '../../src/escalation/slack-app';
+import { startSlackApp, type SlackApp } from '../../src/escalation/slack-app';
+import type { SlackGovernanceEvent } from '../../src/escalation/slack-interaction';
+import { REASON_NEEDED } from '../../src/escalation/slack-reason-form';
 import { createSlackNotifier } from '../../src/escalation/slack-notifier';
 import { statusQuery } from '../../src/names';
 import {
