@@ -89,6 +89,7 @@ describe('the gate, for a runtime other than MCP', () => {
       kind: 'forward',
       rule: 'fake.read',
       lease: null,
+      arguments: { path: 'a' },
     });
   });
 
