@@ -1,10 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { AgentJudgeError, BadInputError, LimitExceededError, PolicyError } from '../contracts/errors';
 import { jsonTextDepthProblem } from '../contracts/json-depth';
+import { jsonForDisplay } from '../contracts/untrusted-text';
 
-/** Prints one JSON document on stdout: what scripts read. */
+/**
+ * Prints one JSON document on stdout: what scripts read. Written by the one display rule for JSON
+ * (`jsonForDisplay`): it parses to the same value, but an agent's direction override, zero-width space or fake
+ * ✅ is a `\u` escape, so `list` or `status --json` on a terminal cannot reorder, hide or fake anything.
+ */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(`${jsonForDisplay(JSON.stringify(value, null, 2))}\n`);
 }
 
 /**

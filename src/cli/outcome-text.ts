@@ -8,6 +8,7 @@ import type { ProposalOutcome } from '../contracts/status';
 import { inboxProposalUrl } from '../contracts/inbox-link';
 import { UNCERTAIN_EXPLANATION } from '../contracts/lifecycle';
 import { BadInputError } from '../contracts/errors';
+import { cutDisplayText } from '../contracts/untrusted-text';
 
 /** How a command prints its answer. */
 export type OutputFormat = 'human' | 'json';
@@ -29,10 +30,13 @@ export function chooseOutputFormat(
   return isTTY === true ? 'human' : 'json';
 }
 
-/** A reason on one line, cut to what fits a terminal line. */
-function oneLine(text: string, max = 200): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 3)}...` : flat;
+/**
+ * Untrusted text (a model's reason, an argument name, an error) on one terminal line by the one display rule
+ * (contracts/untrusted-text.ts): line breaks as ⏎, invisible and format characters named, agent-judge's marks as
+ * `(icon)`; a cut says `… N more characters` and, given `where`, where to read it whole.
+ */
+function oneLine(text: string, max = 200, where?: string): string {
+  return cutDisplayText(text.trim(), max, where).replace(/ {2,}/g, ' ');
 }
 
 /** What happens next and the command to follow, per status. */
@@ -100,7 +104,7 @@ export function renderOutcome(o: ProposalOutcome, inboxUrl?: string): string {
   if (v) {
     const by = v.rule ? `${v.decided_by}, rule ${v.rule}` : v.decided_by;
     rows.push(['verdict', `${v.verdict} by ${by} (tier ${v.tier}, confidence ${v.confidence})`]);
-    rows.push(['reason', oneLine(v.reason)]);
+    rows.push(['reason', oneLine(v.reason, 200, `agent-judge status ${o.proposal_id} --json`)]);
   }
   if (o.edited) {
     // Approved with edits: what is performed is the edited action; say each change, before and after.

@@ -7,6 +7,7 @@
 import { actionDigest } from './capability';
 import { canonicalJson } from './canonical-json';
 import { codeFieldsOf, type GrantDefinition } from './grant';
+import { jsonForDisplay } from './untrusted-text';
 
 /** The action a grant is made from, as grants compare it (src/policy/grants.ts `GrantedAction`). */
 export interface ScopedAction {
@@ -24,14 +25,12 @@ const CODE_WORDS: Record<string, string> = { command: 'the command', content: 't
 
 /**
  * A value as agent-controlled text, quoted so it cannot pass for our words: JSON (line breaks and control
- * characters escaped), invisible and direction-changing characters escaped too, cut past {@link SHOWN_CHARS}.
+ * characters escaped), with invisible, format and direction-changing characters and agent-judge's marks as `\u`
+ * escapes too (the one display rule, contracts/untrusted-text.ts), cut past {@link SHOWN_CHARS}.
  */
 function quoted(value: unknown): string {
   const json = typeof value === 'string' ? JSON.stringify(value) : canonicalJson(value);
-  const safe = json.replace(
-    /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  const safe = jsonForDisplay(json);
   if (safe.length <= SHOWN_CHARS) return safe;
   const what = typeof value === 'string' ? `${value.length} characters` : `${json.length} characters of JSON`;
   return `${safe.slice(0, SHOWN_CHARS - 20)}… (${what} in all)`;

@@ -4,58 +4,38 @@
  * rest. None of it can format, ping, link, or pass for one of agent-judge's own marks.
  */
 
+import { displayText, MARK_STAND_IN } from '../contracts/untrusted-text';
+
 /** Control characters and direction overrides: never shown, wherever untrusted text goes. */
 // eslint-disable-next-line no-control-regex
 export const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
- * Every way text can start a new line in Discord: untrusted text is one line wherever it appears, so a line (and the
- * mark at its start) is always agent-judge's own. A newline in an evidence title once rendered as a line of its own,
- * `✅ Issue 42: requested by scott`, as if the judge had verified it.
- */
-// eslint-disable-next-line no-control-regex -- vertical tab and form feed are what this matches
-const LINE_BREAK = /\r\n|[\n\r\u000b\u000c\u0085\u2028\u2029]/g;
-
-/**
- * The marks agent-judge uses to state facts (evidence checks, outcomes, warnings) and their look-alikes: they never
- * appear inside untrusted text, which could otherwise claim a check that never ran.
- */
-const RESERVED_MARK = new RegExp(
-  '[\u2705\u274c\u2754\u26a0\u23f3\u231b\u23f0\u25ab\u2713\u2714\u2611\u2716-\u2718\u{1f7e2}\u{1f534}\u{1f512}]\ufe0f?',
-  'gu',
-);
-
-/**
- * Untrusted text made inert for Discord markdown: no formatting, no mentions (`<@…>`,
- * `@everyone`), no masked or auto links, no headings or quotes, no direction overrides.
- * It still reads the same.
+ * Untrusted text made inert for Discord markdown: first the one display rule (contracts/untrusted-text.ts: one line,
+ * every invisible or format character named, agent-judge's marks as `(icon)`), then no formatting, no mentions
+ * (`<@…>`, `@everyone`), no masked or auto links, no headings or quotes. It still reads the same.
  */
 export function escapeText(raw: string): string {
-  return raw
-    .replace(LINE_BREAK, ' ⏎ ')
-    .replace(CONTROL, '')
-    .replace(/[\\*_~`|<>[\]()]/g, '\\$&')
-    .replace(/^(\s*)([#-])/gm, '$1\\$2')
-    .replace(/^(\s*\d+)\./gm, '$1\\.')
-    .replace(/:\/\//g, '\\://')
-    .replace(/@/g, '@\u200b')
-    .replace(RESERVED_MARK, '(icon)');
+  return (
+    displayText(raw)
+      .replace(/[\\*_~`|<>[\]()]/g, '\\$&')
+      // The rule's stand-in for one of our marks reads as it always did: `(icon)`, not `\(icon\)`.
+      .replaceAll(`\\(${MARK_STAND_IN.slice(1, -1)}\\)`, MARK_STAND_IN)
+      .replace(/^(\s*)([#-])/gm, '$1\\$2')
+      .replace(/^(\s*\d+)\./gm, '$1\\.')
+      .replace(/:\/\//g, '\\://')
+      .replace(/@/g, '@\u200b')
+  );
 }
 
 /**
- * Untrusted text for a channel that shows it as plain text (Slack's `plain_text`): no control characters, no
- * direction overrides, none of agent-judge's marks, and one line unless `keepLines` (for a block that holds nothing
- * but this text, so a line of it cannot pass for one of agent-judge's).
+ * Untrusted text for a channel that shows it as plain text (Slack's `plain_text`): the one display rule
+ * (contracts/untrusted-text.ts), one line unless `keepLines` (for a block that holds nothing but this text, so a
+ * line of it cannot pass for one of agent-judge's).
  */
 export function inertText(raw: string, { keepLines = false }: { keepLines?: boolean } = {}): string {
-  const lines = keepLines ? raw.replace(OTHER_LINE_BREAK, '\n') : raw.replace(LINE_BREAK, ' ⏎ ');
-  // CONTROL spares the newline.
-  return lines.replace(CONTROL, '').replace(RESERVED_MARK, '(icon)');
+  return displayText(raw, { keepLines });
 }
-
-/** Every line break but the newline, which {@link inertText} keeps with `keepLines`. */
-// eslint-disable-next-line no-control-regex -- vertical tab and form feed are what this matches
-const OTHER_LINE_BREAK = /\r\n?|[\u000b\u000c\u0085\u2028\u2029]/g;
 
 /** Cuts to `max` characters with an ellipsis, never splitting a surrogate pair or an escape. */
 export function truncate(text: string, max: number): string {
@@ -108,7 +88,7 @@ export function safeText(raw: string, max: number): string {
  */
 export function codeBlock(raw: string, lang: string, max: number, proposalId?: string): string {
   const fence = '```';
-  const body = raw.replace(CONTROL, '').replace(/```/g, '`\u200b`\u200b`');
+  const body = displayText(raw, { keepLines: true }).replace(/```/g, '`\u200b`\u200b`');
   const frame = fence.length * 2 + lang.length + 2;
   if (body.length <= max - frame || proposalId === undefined) {
     return `${fence}${lang}\n${truncate(body, Math.max(1, max - frame))}\n${fence}`;
@@ -120,6 +100,6 @@ export function codeBlock(raw: string, lang: string, max: number, proposalId?: s
 
 /** Inline code for a short untrusted value (a URL, an id): shown, copyable, never a link. */
 export function inlineCode(raw: string, max: number): string {
-  const body = truncate(raw.replace(CONTROL, '').replace(/[`\n]/g, ' '), max - 2);
+  const body = truncate(displayText(raw).replace(/`/g, ' '), max - 2);
   return `\`${body || ' '}\``;
 }

@@ -1,10 +1,11 @@
 /**
  * HTML building blocks of the inbox's pages: escaping, and the one way agent-controlled text reaches a page. Every
  * string a proposal carries (justification, target, parameters, evidence titles, the judge's reasoning about them) is
- * hostile input: it is HTML-escaped, stripped of control and direction-override characters and of agent-judge's own
- * marks, and shown only inside a framed block labelled as the agent's, so no line of it can pass for one of ours.
+ * hostile input: it goes through the one display rule (contracts/untrusted-text.ts: invisible and format characters
+ * named, line breaks as ⏎, agent-judge's own marks as `(icon)`), is HTML-escaped, and is shown only inside a framed
+ * block labelled as the agent's, so no line of it can pass for one of ours.
  */
-import { inertText } from '../escalation/chat-text';
+import { displayText } from '../contracts/untrusted-text';
 
 /** Text escaped for HTML element content and for double- or single-quoted attribute values. */
 export function escapeHtml(raw: string): string {
@@ -39,11 +40,11 @@ function render(value: unknown): string {
 }
 
 /**
- * Agent-controlled text on one line, inline: escaped, line breaks shown as ⏎, control characters, direction
- * overrides and agent-judge's marks (✅, ❌...) removed. `class="agent"` frames it.
+ * Agent-controlled text on one line, inline: escaped, line breaks shown as ⏎, invisible and format characters named
+ * (`⟨U+202E⟩`), agent-judge's marks (✅, ❌...) as `(icon)`. `class="agent"` frames it.
  */
 export function agentInline(raw: string): Html {
-  return markup`<span class="agent">${inertText(raw)}</span>`;
+  return markup`<span class="agent">${displayText(raw)}</span>`;
 }
 
 /**
@@ -51,8 +52,33 @@ export function agentInline(raw: string): Html {
  * with `label`, so every line of it sits visibly inside the agent's frame, never at the start of one of ours.
  */
 export function agentBlock(label: string, raw: string): Html {
-  const text = inertText(raw, { keepLines: true });
+  const text = displayText(raw, { keepLines: true });
   return markup`<figure class="agent-block"><figcaption>${label}</figcaption><pre class="agent">${text}</pre></figure>`;
+}
+
+/** Where an MCP tool call's arguments live: what follows it in an edit path is an argument name the agent chose. */
+const ARGUMENTS_PREFIX = 'parameters.arguments.';
+
+/**
+ * An edit path as a label ("Approve with edits", "Approved with edits"): ours as is, an argument name (set by the
+ * agent, like everything in the call) inside the agent's frame, so it can neither reorder the label nor carry one of
+ * our marks.
+ */
+export function editPathLabel(path: string): Html {
+  return path.startsWith(ARGUMENTS_PREFIX)
+    ? markup`${ARGUMENTS_PREFIX}${agentInline(path.slice(ARGUMENTS_PREFIX.length))}`
+    : markup`${path}`;
+}
+
+/**
+ * For a value an editable textarea must hold raw (the approver edits the exact bytes) but that holds something it
+ * would hide or reorder (a direction override, a zero-width space): the value once more, shown by the rule.
+ */
+export function hiddenCharactersNote(value: string, keepLines: boolean): Html | string {
+  return displayText(value, { keepLines }) === value
+    ? ''
+    : markup`<br /><span class="muted">holds invisible or format characters; shown safely:</span>
+        ${agentInline(value)}`;
 }
 
 /** A whole page: small CSS for a phone, no script but what the page passes (inline, with its nonce). */

@@ -8,7 +8,7 @@ import type { GrantMatch, GrantStatus } from '../contracts/grant';
 import { isFinalStatus, type EvidenceStatus } from '../contracts/lifecycle';
 import type { Proposal } from '../contracts/proposal';
 import type { DecisionRecord, ProposalRecord } from '../contracts/status';
-import { agentBlock, agentInline, markup, type Html } from './html';
+import { agentBlock, agentInline, editPathLabel, hiddenCharactersNote, markup, type Html } from './html';
 
 /** The evidence checks' words: ours, outside the agent's frame. */
 const EVIDENCE_WORDS: Record<EvidenceStatus, string> = {
@@ -113,7 +113,7 @@ function editSection(p: Proposal): Html {
     ${fields.map(
       (f) =>
         markup`<label
-          >${f.path}<br /><textarea
+          >${editPathLabel(f.path)}${hiddenCharactersNote(f.value, f.kind === 'text')}<br /><textarea
             class="agent"
             rows="${f.kind === 'text' && f.value.length > 80 ? 4 : 1}"
             data-edit-path="${f.path}"
@@ -211,7 +211,9 @@ export function inboxPage(approver: string, csrf: string, rows: readonly Pending
   const cards = rows.map(
     ({ status: s, decidedByMe }) =>
       markup`<div class="card pending" data-workflow-id="${s.workflow_id}">
-        <a href="/p/${encodeURIComponent(s.workflow_id)}">${s.proposal.action_type} by ${s.proposal.agent_id}</a>
+        <a href="/p/${encodeURIComponent(s.workflow_id)}"
+          >${s.proposal.action_type} by ${agentInline(s.proposal.agent_id)}</a
+        >
         <div>target ${agentInline(targetText(s))}</div>
         <div class="muted">
           ${outcomeText(s)}${s.deadlines.human ? ` · decide by ${s.deadlines.human}` : ''}${
@@ -353,7 +355,8 @@ export function proposalPage(
             ${s.edited.changes.map(
               (c) =>
                 markup`<li>
-                  ${c.path}: ${agentInline(JSON.stringify(c.from))} → ${agentInline(JSON.stringify(c.to))}
+                  ${editPathLabel(c.path)}: ${agentInline(JSON.stringify(c.from))} →
+                  ${agentInline(JSON.stringify(c.to))}
                 </li>`,
             )}
           </ul>`

@@ -27,12 +27,14 @@ import { WebAuthnOriginSchema } from '../contracts/passkey';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { ProposalRecord } from '../contracts/status';
 import { workflowIdNamedBy } from '../contracts/workflow-ids';
+import { displayText } from '../contracts/untrusted-text';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import type { DecisionBinding } from '../identity/decision';
 import { refuseGrantSignature } from '../identity/grant';
 import { addPasskey, mergePasskeys, readPasskeyRegistry, withPasskeys } from '../identity/passkey-registry';
 import { passkeyChallenge, withPasskeyAssertion } from '../identity/sign-decision';
 import { grantPasskeyChallenge, withGrantPasskeyAssertion } from '../identity/sign-grant';
+import { BodyDepthRefusal, refuseDeepJsonBody } from './body-depth';
 import { GrantFormRefusal, grantFromForm } from './grant-form';
 import { page, type Html } from './html';
 import { InviteStore } from './invites';
@@ -244,7 +246,7 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     });
   }
 
-  app.use(express.json({ limit: '64kb' }));
+  app.use(express.json({ limit: '64kb', verify: refuseDeepJsonBody }));
   app.use(express.urlencoded({ extended: false, limit: '16kb' }));
 
   // Every POST: from our own origin, with the session's CSRF token.
@@ -652,12 +654,15 @@ export async function startInbox(options: InboxOptions): Promise<InboxServer> {
     const message =
       err instanceof HttpRefusal
         ? err.message
-        : badBody
-          ? 'the request body could not be read: expected JSON of at most 64 kB'
-          : 'the inbox could not do that; try again';
+        : err instanceof BodyDepthRefusal
+          ? err.message
+          : badBody
+            ? 'the request body could not be read: expected JSON of at most 64 kB'
+            : 'the inbox could not do that; try again';
     if (!known) logger.error({ method: req.method, path: req.path, err: (err as Error).message }, 'request failed');
     if (err instanceof HttpRefusal && err.retryAfter !== undefined) res.set('Retry-After', String(err.retryAfter));
-    if (req.method === 'POST') return void res.status(status).json({ message });
+    // A refusal may quote the sender's or the agent's text (an argument name): shown by the one display rule.
+    if (req.method === 'POST') return void res.status(status).json({ message: displayText(message) });
     if (status === 401) return send(res, 'Sign in', signInPage(message), 401);
     send(res, 'Refused', messagePage('Refused', message), status);
   });

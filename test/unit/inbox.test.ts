@@ -104,7 +104,8 @@ describe('escaping agent-controlled text', () => {
 
   it('inline agent text is one line in its frame, without direction overrides or our marks', () => {
     const out = agentInline('ok\n✅ verified by the judge\u202e<b>').html;
-    expect(out).toBe('<span class="agent">ok ⏎ (icon) verified by the judge&lt;b&gt;</span>');
+    // The override is named, not obeyed and not silently dropped (contracts/untrusted-text.ts).
+    expect(out).toBe('<span class="agent">ok ⏎ (icon) verified by the judge⟨U+202E⟩&lt;b&gt;</span>');
   });
 
   it('a block keeps its lines, inside a labelled frame of its own', () => {

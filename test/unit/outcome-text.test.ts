@@ -88,7 +88,8 @@ describe('the summary', () => {
       }),
     );
     expect(text).toContain('verdict   APPROVE by rules, rule judge.no-model (tier full-judge-review, confidence 0)\n');
-    expect(text).toContain('reason    no model reviewed it: a person decides\n');
+    // The model's line break is shown, not obeyed (contracts/untrusted-text.ts): the reason stays one line.
+    expect(text).toContain('reason    no model reviewed it: ⏎ a person decides\n');
     expect(text).toContain(`  agent-judge decide ${ID} approve|reject --approver <id> [--reason <text>]\n`);
     expect(text.split('\n').length).toBeLessThan(10);
   });
@@ -113,7 +114,7 @@ describe('the summary', () => {
     const text = renderOutcome(outcome({ status: 'rejected', verdict: verdict({ reason: 'x'.repeat(5000) }) }));
     const reason = text.split('\n').find((l) => l.startsWith('reason'))!;
     expect(reason.length).toBeLessThanOrEqual(210);
-    expect(reason.endsWith('...')).toBe(true);
+    expect(reason).toMatch(new RegExp(`^reason {4}x+ … \\d+ more characters: agent-judge status ${ID} --json$`));
   });
 
   it('a submission without --wait: the status command to follow', () => {
