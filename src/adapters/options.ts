@@ -4,7 +4,7 @@
  * the answer carries (a person's edits included), the outcome recorded as it happened. Each adapter adds its own
  * `server` default and `pending` modes.
  */
-import { describeChanges } from '../contracts/action-edit';
+import { editedText } from '../gate/texts';
 import { remoteGate } from '../gate/remote';
 import type { CallGate, GateAnswer, GateOutcome, GateToolCall, PerformerLease } from '../gate/types';
 
@@ -57,9 +57,7 @@ export function performedInput(original: unknown, forward: Forward): unknown {
 export function editNote(forward: Forward): string | undefined {
   const changes = forward.lease?.edited?.changes;
   if (!changes || changes.length === 0) return undefined;
-  return (
-    'agent-judge: a person approved this call with edits; it ran as edited, not as sent: ' + describeChanges(changes)
-  );
+  return editedText(changes);
 }
 
 /**

@@ -3,6 +3,7 @@
  * person at the terminal is shown for a call waiting on an approver: one wording for every runtime and language (the
  * hooks, the framework adapters, the gate service's `text` field), so the model reads the same rule everywhere.
  */
+import { describeChanges, type ActionChange } from '../contracts/action-edit';
 import type { GateAnswer, PerformerLease } from './types';
 
 /** Any answer but `cancelled` (nothing to say), whatever kind of lease its forward carries. */
@@ -53,4 +54,10 @@ export function personText(a: Spoken): string | undefined {
     `agent-judge: ${a.proposalId} waits for an approver: agent-judge decide ${a.proposalId} approve|reject ` +
     '--approver <you> (or in Discord)'
   );
+}
+
+/** What the model is told of a call a person approved with edits: it ran as edited, and what changed. */
+export function editedText(changes: readonly ActionChange[]): string {
+  const what = describeChanges(changes);
+  return `agent-judge: a person approved this call with edits; it ran as edited, not as sent: ${what}`;
 }

@@ -3,7 +3,8 @@
  * the gate (src/gate/), which maps, judges, holds and leases it; then its answer rendered, or the call forwarded:
  * an approved one exactly once under its lease, a no-judge one at once with an audit line (pass-through-audit.ts).
  */
-import { describeChanges, type ActionChange } from '../contracts/action-edit';
+import type { ActionChange } from '../contracts/action-edit';
+import { editedText } from '../gate/texts';
 import { leaseWindowMs, holdForMs } from '../contracts/mcp';
 import { Gate, type Lease } from '../gate';
 import { refusedAnswer, renderGateAnswer, type CallAnswer } from './answers';
@@ -182,7 +183,6 @@ export abstract class McpCalls extends McpRelay {
 export function withEditNote(response: Msg, changes: readonly ActionChange[]): Msg {
   const result = response.result as { content?: unknown[] } | undefined;
   if (!result || !Array.isArray(result.content)) return response;
-  const text =
-    'agent-judge: a person approved this call with edits; it ran as edited, not as sent: ' + describeChanges(changes);
+  const text = editedText(changes);
   return { ...response, result: { ...result, content: [{ type: 'text', text }, ...result.content] } };
 }

@@ -94,7 +94,7 @@ describe('POST /v1/calls', () => {
     });
     const approved = await api('/v1/calls', call);
     expect(approved.json).toMatchObject({ kind: 'forward', arguments: { path: '/tmp/safe.txt' } });
-    expect(approved.json.text).toMatch(/runs as edited.*\/tmp\/safe\.txt/);
+    expect(approved.json.text).toMatch(/ran as edited.*\/tmp\/safe\.txt/);
     const lease = approved.json.lease as { id: string; edits: unknown[] };
     expect(lease.edits).toHaveLength(1);
     // Another agent cannot report this agent's lease.

@@ -6,16 +6,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { describeChanges } from '../../contracts/action-edit';
 import { NotFoundError } from '../../contracts/errors';
 import type { CompliancePolicy } from '../../contracts/policy';
 import type { Logger } from '../../contracts/logger';
 import { Gate, type GateAnswer, type GateToolCall, type Lease } from '..';
-import { modelText } from '../texts';
+import { editedText, modelText } from '../texts';
 import type { CallAnswer, CallRequest, OutcomeRequest } from './api';
-
-/** What the model is told of a call a person approved with edits, before the changes. */
-const EDITED_TEXT = 'agent-judge: approved with edits by a person; it runs as edited, not as sent: ';
 
 /** Leases waiting for their outcome, at most (the oldest is dropped first: its proposal then ends uncertain). */
 const MAX_LEASES = 10_000;
@@ -127,7 +123,7 @@ export class CallDesk {
             edits: edited ? edited.changes.map((c) => ({ ...c })) : null,
             report_by: reportBy,
           },
-          text: edited ? `${EDITED_TEXT}${describeChanges(edited.changes)}` : null,
+          text: edited ? editedText(edited.changes) : null,
         };
       }
       case 'deny':
