@@ -276,4 +276,44 @@ describe('the inbox in a browser', () => {
       [],
     );
   });
+
+  it("an MCP tool's argument names: shown by the one rule in the edit labels, named exactly by an edit", async () => {
+    // Issue 38, second review: the agent names the arguments; a direction override, a fake ✅ and a zero-width space
+    // in them are named inside the agent's frame (src/contracts/untrusted-text.ts), never obeyed or hidden.
+    const override = 'limit\u202e✅ verified by the judge';
+    const lookAlike = 'ops-\u200bmain';
+    const call = proposal('mcp_tool_call', {
+      target: { server: 'deploy', tool: 'release' },
+      parameters: { arguments: { [override]: 5, [lookAlike]: 'prod-and-staging' } },
+    });
+    const out = await submitAndWait(sys.client, call, { taskQueue: sys.taskQueues.workflow });
+    expect(out.status).toBe('awaiting_human');
+    await openProposal(out.workflow_id);
+    await page.click('#edits summary');
+    const labels = await page.$$eval('#edits label', (els) => els.map((el) => (el as { innerText: string }).innerText));
+    expect(labels.join('\n')).toContain('parameters.arguments.limit⟨U+202E⟩(icon) verified by the judge');
+    expect(labels.join('\n')).toContain('parameters.arguments.ops-⟨U+200B⟩main');
+    const framed = await page.$$eval('#edits label > span.agent', (els) =>
+      els.map((el) => (el as { textContent: string }).textContent),
+    );
+    expect(framed).toEqual(['limit⟨U+202E⟩(icon) verified by the judge', 'ops-⟨U+200B⟩main']);
+    // What the page shows (the editable textareas aside, which hold the exact bytes) has no override and no ✅.
+    const shown = await page.$eval('main', (el) => {
+      type Node = { querySelectorAll(s: string): { remove(): void }[]; textContent: string };
+      const copy = (el as unknown as { cloneNode(deep: boolean): Node }).cloneNode(true);
+      copy.querySelectorAll('textarea').forEach((t) => t.remove());
+      return copy.textContent;
+    });
+    expect(shown).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060\ufeff✅]/u);
+    // The edit still names the argument by its exact bytes: narrowing it through the page is what is performed.
+    const field = `textarea[data-edit-path="parameters.arguments.${lookAlike}"]`;
+    await page.$eval(field, (el) => ((el as { value: string }).value = ''));
+    await page.type(field, 'prod');
+    await Promise.all([page.waitForNavigation({ waitUntil: 'load', ...WAIT }), page.click('button[value="approve"]')]);
+    expect(await textOf('#message')).toBe('Your decision was recorded.');
+    const after = await getStatus(sys.client, out.workflow_id);
+    expect(after.decisions).toMatchObject([
+      { approver: 'scott', edits: [{ path: `parameters.arguments.${lookAlike}`, value: 'prod' }] },
+    ]);
+  });
 });
