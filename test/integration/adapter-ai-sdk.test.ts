@@ -19,12 +19,19 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decide, getStatus } from '../../src/client/proposals';
 import { App, call, makeConsumer, REPO } from '../helpers/ai-sdk-app';
-import { closedGateUrl, startGateService, type TestGateService } from '../helpers/gate-service';
-import { startSystem, type TestSystem } from '../helpers/system';
+import {
+  type AdapterTestBed,
+  type TestGateService,
+  accessTo,
+  closedGateUrl,
+  startAdapterTestBed,
+} from '../helpers/gate-service';
+import type { TestSystem } from '../helpers/system';
 
 const TSC = join(REPO, 'node_modules/typescript/bin/tsc');
 const run = promisify(execFile);
 
+let bed: AdapterTestBed;
 let sys: TestSystem;
 /** The gate service with the policy's 1 s hold: a call a person decides is pending at once. */
 let short: TestGateService;
@@ -33,33 +40,11 @@ let patient: TestGateService;
 let consumer: string;
 const apps: App[] = [];
 
-/** What the application is given: the gate service's URL and its agent's token (`agent-judge hook token`). */
-const access = (service: TestGateService) => ({ url: service.url, token: service.tokens['@engineering']! });
-
 beforeAll(async () => {
-  sys = await startSystem({
-    spec: {
-      escalation: { approvers: ['scott'], timeout: '10m' },
-      hooks: { holdFor: '1s' },
-      // What the policy file says for these tools (matched under the adapter's default `server: ai-sdk`); tools no
-      // rule names are proposals a person decides.
-      mcp: {
-        rules: [
-          { name: 'ai.read', server: 'ai-sdk', tool: 'read_note', tier: 'no-judge' },
-          {
-            name: 'ai.comment',
-            server: 'ai-sdk',
-            tool: 'comment',
-            actionType: 'issue_comment',
-            target: { repo: 'a/b', issue: 1 },
-            parameters: { body: '$.body' },
-          },
-        ],
-      },
-    },
-  });
-  short = await startGateService(sys, ['@engineering']);
-  patient = await startGateService(sys, ['@engineering'], { holdFor: '15s' });
+  // What the policy file says for these tools (matched under the adapter's default `server: ai-sdk`); tools no rule
+  // names are proposals a person decides.
+  bed = await startAdapterTestBed('ai-sdk', 'ai');
+  ({ sys, short, patient } = bed);
   consumer = makeConsumer();
 }, 120_000);
 
@@ -87,7 +72,7 @@ describe('the Vercel AI SDK 7 adapter', () => {
   }, 120_000);
 
   it('runs a read-only tool the policy maps to no-judge, once', async () => {
-    const app = startApp(access(patient));
+    const app = startApp(accessTo(patient));
     const reply = await app.generate({
       prompt: 'read my note',
       steps: [call('c1', 'read_note', { path: 'notes/a.md' }), { text: 'The note says: contents of notes/a.md' }],
@@ -101,7 +86,7 @@ describe('the Vercel AI SDK 7 adapter', () => {
   });
 
   it('pauses a call a person decides as the approval request; approved, a resumed run performs it once', async () => {
-    const app = startApp(access(short));
+    const app = startApp(accessTo(short));
     const service = `svc-${randomUUID().slice(0, 8)}`;
     const first = await app.generate({ prompt: 'deploy it', steps: [call('c2', 'deploy', { service })] });
     expect(first.error).toBeUndefined();
@@ -131,7 +116,7 @@ describe('the Vercel AI SDK 7 adapter', () => {
     await decide(sys.client, held.workflowId, { decision: 'approve', approver: 'scott' });
     // The paused run is durable: its messages (JSON) resumed in another process, with a gate of its own.
     const saved = JSON.parse(JSON.stringify(first.messages)) as unknown[];
-    const later = startApp(access(patient));
+    const later = startApp(accessTo(patient));
     const resumed = await later.generate({
       messages: saved,
       resume: true,
@@ -153,7 +138,7 @@ describe('the Vercel AI SDK 7 adapter', () => {
   });
 
   it('a held call the person rejects: the resumed run does not run it, the model reads the REJECT', async () => {
-    const app = startApp(access(short));
+    const app = startApp(accessTo(short));
     const first = await app.generate({
       prompt: 'deploy it',
       steps: [call('c9', 'deploy', { service: `svc-${randomUUID().slice(0, 8)}` })],
@@ -178,7 +163,7 @@ describe('the Vercel AI SDK 7 adapter', () => {
   });
 
   it('a rejected call never runs; the model reads the reason as the SDK denial', async () => {
-    const app = startApp(access(patient));
+    const app = startApp(accessTo(patient));
     const reply = await app.generate({
       prompt: 'post the key',
       steps: [
@@ -204,7 +189,7 @@ describe('the Vercel AI SDK 7 adapter', () => {
   });
 
   it('streamText: the same pause; a resume before the decision is the stream error; approved, runs once', async () => {
-    const app = startApp(access(short));
+    const app = startApp(accessTo(short));
     const service = `svc-${randomUUID().slice(0, 8)}`;
     const first = await app.generate({ stream: true, prompt: 'deploy it', steps: [call('c6', 'deploy', { service })] });
     expect(first.error).toBeUndefined();
@@ -231,7 +216,7 @@ describe('the Vercel AI SDK 7 adapter', () => {
   });
 
   it('ToolLoopAgent: a REJECT never runs; a held call pauses; approved, the resumed agent runs it once', async () => {
-    const app = startApp(access(short));
+    const app = startApp(accessTo(short));
     const rejected = await app.generate({
       agent: true,
       prompt: 'post the key',
@@ -256,7 +241,7 @@ describe('the Vercel AI SDK 7 adapter', () => {
   });
 
   it("the application's own toolApproval ('approved') cannot run a call the gate has not forwarded", async () => {
-    const app = startApp(access(short));
+    const app = startApp(accessTo(short));
     const reply = await app.generate({
       prompt: 'deploy it',
       ownApproval: true,
@@ -278,7 +263,7 @@ describe('the Vercel AI SDK 7 adapter', () => {
   });
 
   it("pending: 'answer' gives the model the pending text and a time to retry, no approval request", async () => {
-    const app = startApp(access(short));
+    const app = startApp(accessTo(short));
     const reply = await app.generate({
       prompt: 'deploy it',
       pending: 'answer',
@@ -303,7 +288,7 @@ const EDITED =
 
 describe('the Vercel AI SDK 7 adapter: what runs', () => {
   it('approved with edits by a person: runs once exactly as edited, the model is told, recorded ok', async () => {
-    const app = startApp(access(short));
+    const app = startApp(accessTo(short));
     const text = `note ${randomUUID()}`;
     const first = await app.generate({
       prompt: 'save my note',
@@ -337,7 +322,7 @@ describe('the Vercel AI SDK 7 adapter: what runs', () => {
   });
 
   it('the gate service out of reach: no tool runs, not even a no-judge read; the model reads the refusal', async () => {
-    const app = startApp({ url: await closedGateUrl(), token: access(patient).token });
+    const app = startApp({ url: await closedGateUrl(), token: accessTo(patient).token });
     const reply = await app.generate({
       prompt: 'read my note',
       steps: [call('u1', 'read_note', { path: 'notes/a.md' }), { text: 'agent-judge is not reachable.' }],
@@ -356,7 +341,7 @@ describe('the Vercel AI SDK 7 adapter: what runs', () => {
 
   it('an approved call whose tool throws is recorded failed; the model reads the error', async () => {
     // The SDK has no error answer of a tool's own (a tool returns its output or throws): a throw is the failure.
-    const app = startApp(access(short));
+    const app = startApp(accessTo(short));
     const first = await app.generate({
       prompt: 'migrate',
       steps: [call('m1', 'migrate', { version: `${Date.now()}` })],

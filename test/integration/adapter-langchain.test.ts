@@ -23,48 +23,29 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentJudgeMiddleware, type AgentJudgeInterrupt } from '../../src/adapters/langchain';
 import type { GateAnswer } from '../../src/gate/types';
 import { decide, getStatus } from '../../src/client/proposals';
-import { closedGateUrl, startGateService, type TestGateService } from '../helpers/gate-service';
+import {
+  type AdapterTestBed,
+  type TestGateService,
+  accessTo,
+  closedGateUrl,
+  startAdapterTestBed,
+} from '../helpers/gate-service';
 import { langchainTools } from '../helpers/langchain-tools';
-import { startSystem, type TestSystem } from '../helpers/system';
+import type { TestSystem } from '../helpers/system';
 
+let bed: AdapterTestBed;
 let sys: TestSystem;
 /** The gate service with the policy's 1 s hold: a call a person decides is pending at once. */
 let short: TestGateService;
 /** The same rules with a 15 s hold: the judge's REJECT comes within it. */
 let patient: TestGateService;
 beforeAll(async () => {
-  sys = await startSystem({
-    spec: {
-      escalation: { approvers: ['scott'], timeout: '10m' },
-      hooks: { holdFor: '1s' },
-      // What the policy file says for these tools (matched under the adapter's default `server: agents`); tools no
-      // rule names are proposals a person decides.
-      mcp: {
-        rules: [
-          { name: 'agents.read', server: 'agents', tool: 'read_note', tier: 'no-judge' },
-          {
-            name: 'agents.comment',
-            server: 'agents',
-            tool: 'comment',
-            actionType: 'issue_comment',
-            target: { repo: 'a/b', issue: 1 },
-            parameters: { body: '$.body' },
-          },
-        ],
-      },
-    },
-  });
-  short = await startGateService(sys, ['@engineering']);
-  patient = await startGateService(sys, ['@engineering'], { holdFor: '15s' });
+  // What the policy file says for these tools (matched under the adapter's default `server: agents`); tools no rule
+  // names are proposals a person decides.
+  bed = await startAdapterTestBed('agents', 'agents');
+  ({ sys, short, patient } = bed);
 });
-afterAll(async () => {
-  await short?.close();
-  await patient?.close();
-  await sys?.stop();
-});
-
-/** What the application is given: the gate service's URL and its agent's token (`agent-judge hook token`). */
-const access = (service: TestGateService) => ({ url: service.url, token: service.tokens['@engineering']! });
+afterAll(async () => bed?.stop());
 
 /** The ToolMessage the model was given for `callId` (its text). */
 function toolOutputSeen(messages: BaseMessage[], callId: string): string {
@@ -83,7 +64,7 @@ function lastText(result: { messages: BaseMessage[] }): string {
   return result.messages.at(-1)!.text;
 }
 
-function setup(service: { url: string; token: string } = access(patient), pendingMode?: 'interrupt' | 'answer') {
+function setup(service: { url: string; token: string } = accessTo(patient), pendingMode?: 'interrupt' | 'answer') {
   const app = langchainTools();
   const pending: Array<Extract<GateAnswer, { kind: 'pending' }>> = [];
   // The one line an application adds (its only credential: the token):
@@ -138,7 +119,7 @@ describe('the LangChain adapter', () => {
   });
 
   it('pauses a call a person decides with interrupt(); approved, the resumed thread performs it once', async () => {
-    const { app, agent, restart, model, pending, seen, reply, thread } = setup(access(short));
+    const { app, agent, restart, model, pending, seen, reply, thread } = setup(accessTo(short));
     const service = `svc-${randomUUID().slice(0, 8)}`;
     model.respondWithTools([{ name: 'deploy', args: { service }, id: 'c2' }]);
     const first = await agent().invoke(ask('deploy it'), thread);
@@ -185,7 +166,7 @@ describe('the LangChain adapter', () => {
   });
 
   it('a held call the person rejects never runs; the resumed thread gives the model the REJECT', async () => {
-    const { app, agent, model, pending, seen, reply, thread } = setup(access(short));
+    const { app, agent, model, pending, seen, reply, thread } = setup(accessTo(short));
     model.respondWithTools([{ name: 'deploy', args: { service: `svc-${randomUUID().slice(0, 8)}` }, id: 'c14' }]);
     expect(interruptsOf(await agent().invoke(ask('deploy it'), thread))).toMatchObject([{ tool: 'deploy' }]);
     await decide(sys.client, pending[0]!.workflowId, { decision: 'reject', approver: 'scott', reason: 'not today' });
@@ -223,7 +204,7 @@ describe('the LangChain adapter', () => {
   });
 
   it("the application's own resume (approve, edit) cannot run a call the gate has not forwarded", async () => {
-    const { app, agent, model, pending, thread } = setup(access(short));
+    const { app, agent, model, pending, thread } = setup(accessTo(short));
     const service = `svc-${randomUUID().slice(0, 8)}`;
     model.respondWithTools([{ name: 'deploy', args: { service }, id: 'c4' }]);
     const first = await agent().invoke(ask('deploy it'), thread);
@@ -246,7 +227,7 @@ describe('the LangChain adapter', () => {
   });
 
   it("an edit in LangChain's human-in-the-loop step is a new call: the edit is judged and performed", async () => {
-    const { app, agent, model, pending, seen, reply, thread } = setup(access(short));
+    const { app, agent, model, pending, seen, reply, thread } = setup(accessTo(short));
     const asked = `svc-${randomUUID().slice(0, 8)}`;
     const changed = `svc-${randomUUID().slice(0, 8)}`;
     const hitl = humanInTheLoopMiddleware({ interruptOn: { deploy: true } });
@@ -281,7 +262,7 @@ describe('the LangChain adapter', () => {
   });
 
   it('two calls in one turn: no-judge read runs once, the held deploy waits; resumed, none runs again', async () => {
-    const { app, agent, model, pending, seen, thread } = setup(access(short));
+    const { app, agent, model, pending, seen, thread } = setup(accessTo(short));
     const service = `svc-${randomUUID().slice(0, 8)}`;
     model.respondWithTools([
       { name: 'read_note', args: { path: 'notes/b.md' }, id: 'c7' },
@@ -304,7 +285,7 @@ describe('the LangChain adapter', () => {
   });
 
   it('two held calls in one turn: each pauses on its own proposal and runs once after its own approval', async () => {
-    const { app, agent, model, pending, seen, thread } = setup(access(short));
+    const { app, agent, model, pending, seen, thread } = setup(accessTo(short));
     const [a, b] = [`svc-${randomUUID().slice(0, 8)}`, `svc-${randomUUID().slice(0, 8)}`];
     model.respondWithTools([
       { name: 'deploy', args: { service: a }, id: 'c11' },
@@ -336,7 +317,7 @@ describe('the LangChain adapter', () => {
   });
 
   it("an approved tool's own error answer is recorded failed (tool_error); the model reads it", async () => {
-    const { app, agent, model, pending, seen, reply, thread } = setup(access(short));
+    const { app, agent, model, pending, seen, reply, thread } = setup(accessTo(short));
     model.respondWithTools([{ name: 'notify', args: { text: `disk full ${randomUUID()}` }, id: 'c13' }]);
     expect(interruptsOf(await agent().invoke(ask('page them'), thread))).toMatchObject([{ tool: 'notify' }]);
     await decide(sys.client, pending[0]!.workflowId, { decision: 'approve', approver: 'scott' });
@@ -352,7 +333,7 @@ describe('the LangChain adapter', () => {
   });
 
   it('an approved call whose tool throws is recorded failed; the run ends with the error', async () => {
-    const { app, agent, model, pending, thread } = setup(access(short));
+    const { app, agent, model, pending, thread } = setup(accessTo(short));
     const version = Date.now();
     model.respondWithTools([{ name: 'migrate', args: { version }, id: 'c9' }]);
     const first = await agent().invoke(ask('migrate'), thread);
@@ -372,7 +353,7 @@ describe('the LangChain adapter', () => {
   });
 
   it('without a checkpointer a held call cannot pause: the run fails and the tool does not run', async () => {
-    const { app, agent, model, pending, thread } = setup(access(short));
+    const { app, agent, model, pending, thread } = setup(accessTo(short));
     model.respondWithTools([{ name: 'deploy', args: { service: `svc-${randomUUID().slice(0, 8)}` }, id: 'c10' }]);
     await expect(agent(undefined, false).invoke(ask('deploy it'), thread)).rejects.toThrow(/No checkpointer set/);
     expect(app.ran.deploy).toBe(0);
@@ -380,7 +361,7 @@ describe('the LangChain adapter', () => {
   });
 
   it("pending: 'answer' gives the model the pending text and a time to retry, without an interrupt", async () => {
-    const { app, agent, model, seen, reply, thread } = setup(access(short), 'answer');
+    const { app, agent, model, seen, reply, thread } = setup(accessTo(short), 'answer');
     model.respondWithTools([{ name: 'deploy', args: { service: `svc-${randomUUID().slice(0, 8)}` }, id: 'c6' }]);
     reply('c6', () => 'I will retry later.');
     const result = await agent().invoke(ask('deploy it'), thread);
@@ -399,7 +380,7 @@ const EDITED =
 
 describe('the LangChain adapter: what runs', () => {
   it('approved with edits by a person: runs once exactly as edited, the model is told, recorded ok', async () => {
-    const { app, agent, model, pending, seen, reply, thread } = setup(access(short));
+    const { app, agent, model, pending, seen, reply, thread } = setup(accessTo(short));
     const text = `note ${randomUUID()}`;
     model.respondWithTools([{ name: 'write_file', args: { path: '/etc/passwd', text }, id: 'e1' }]);
     const first = await agent().invoke(ask('save my note'), thread);
@@ -429,7 +410,7 @@ describe('the LangChain adapter: what runs', () => {
 
   it('the gate service out of reach: no tool runs, not even a no-judge read; the model reads the refusal', async () => {
     const url = await closedGateUrl();
-    const { app, agent, model, seen, reply, thread } = setup({ url, token: access(patient).token });
+    const { app, agent, model, seen, reply, thread } = setup({ url, token: accessTo(patient).token });
     model.respondWithTools([{ name: 'read_note', args: { path: 'notes/a.md' }, id: 'u1' }]);
     reply('u1', () => 'agent-judge is not reachable.');
     const result = await agent().invoke(ask('read my note'), thread);

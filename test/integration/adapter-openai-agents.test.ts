@@ -20,49 +20,30 @@ import { z } from 'zod';
 import { withAgentJudge } from '../../src/adapters/openai-agents';
 import type { GateAnswer } from '../../src/gate/types';
 import { decide, getStatus } from '../../src/client/proposals';
-import { closedGateUrl, startGateService, type TestGateService } from '../helpers/gate-service';
-import { startSystem, type TestSystem } from '../helpers/system';
+import {
+  type AdapterTestBed,
+  type TestGateService,
+  accessTo,
+  closedGateUrl,
+  startAdapterTestBed,
+} from '../helpers/gate-service';
+import type { TestSystem } from '../helpers/system';
 
 setTracingDisabled(true);
 
+let bed: AdapterTestBed;
 let sys: TestSystem;
 /** The gate service with the policy's 1 s hold: a call a person decides is pending at once. */
 let short: TestGateService;
 /** The same rules with a 15 s hold: the judge's REJECT comes within it. */
 let patient: TestGateService;
 beforeAll(async () => {
-  sys = await startSystem({
-    spec: {
-      escalation: { approvers: ['scott'], timeout: '10m' },
-      hooks: { holdFor: '1s' },
-      // What the policy file says for these tools (matched under the adapter's default `server: agents`); tools no
-      // rule names (deploy, write_file, migrate) are proposals a person decides.
-      mcp: {
-        rules: [
-          { name: 'agents.read', server: 'agents', tool: 'read_note', tier: 'no-judge' },
-          {
-            name: 'agents.comment',
-            server: 'agents',
-            tool: 'comment',
-            actionType: 'issue_comment',
-            target: { repo: 'a/b', issue: 1 },
-            parameters: { body: '$.body' },
-          },
-        ],
-      },
-    },
-  });
-  short = await startGateService(sys, ['@engineering']);
-  patient = await startGateService(sys, ['@engineering'], { holdFor: '15s' });
+  // What the policy file says for these tools (matched under the adapter's default `server: agents`); tools no rule
+  // names are proposals a person decides.
+  bed = await startAdapterTestBed('agents', 'agents');
+  ({ sys, short, patient } = bed);
 });
-afterAll(async () => {
-  await short?.close();
-  await patient?.close();
-  await sys?.stop();
-});
-
-/** What the application is given: the gate service's URL and its agent's token (`agent-judge hook token`). */
-const access = (service: TestGateService) => ({ url: service.url, token: service.tokens['@engineering']! });
+afterAll(async () => bed?.stop());
 
 /** The application's tools, each counting how often it really ran (and with what). */
 function tools() {
@@ -133,7 +114,7 @@ function toolOutputSeen(call: RecordedModelCall, callId: string): string {
   return typeof out === 'string' ? out : 'text' in out ? out.text : JSON.stringify(out);
 }
 
-function setup(service: { url: string; token: string } = access(patient), pendingMode?: 'interrupt' | 'answer') {
+function setup(service: { url: string; token: string } = accessTo(patient), pendingMode?: 'interrupt' | 'answer') {
   const app = tools();
   const pending: Array<Extract<GateAnswer, { kind: 'pending' }>> = [];
   const seen: string[] = [];
@@ -164,7 +145,7 @@ describe('the OpenAI Agents SDK adapter', () => {
   });
 
   it('holds a call a person decides as the SDK interruption; approved, the resumed run performs it once', async () => {
-    const { app, agent, model, pending, seen, reply } = setup(access(short));
+    const { app, agent, model, pending, seen, reply } = setup(accessTo(short));
     const service = `svc-${randomUUID().slice(0, 8)}`;
     model.enqueue([functionCall('deploy', { service }, { callId: 'c2' })]);
     const first = await run(agent, 'deploy it');
@@ -219,7 +200,7 @@ describe('the OpenAI Agents SDK adapter', () => {
   });
 
   it("the SDK's own state.approve() cannot run a call the gate has not forwarded", async () => {
-    const { app, agent, model, pending, seen, reply } = setup(access(short));
+    const { app, agent, model, pending, seen, reply } = setup(accessTo(short));
     model.enqueue([functionCall('deploy', { service: `svc-${randomUUID().slice(0, 8)}` }, { callId: 'c4' })]);
     const first = await run(agent, 'deploy it');
     expect(first.interruptions).toHaveLength(1);
@@ -236,7 +217,7 @@ describe('the OpenAI Agents SDK adapter', () => {
   });
 
   it("pending: 'answer' gives the model the pending text and a time to retry, without an interruption", async () => {
-    const { app, agent, model, seen, reply } = setup(access(short), 'answer');
+    const { app, agent, model, seen, reply } = setup(accessTo(short), 'answer');
     model.enqueue([functionCall('deploy', { service: `svc-${randomUUID().slice(0, 8)}` }, { callId: 'c5' })]);
     model.enqueue(reply('c5', () => 'I will retry later.'));
     const result = await run(agent, 'deploy it');
@@ -249,7 +230,7 @@ describe('the OpenAI Agents SDK adapter', () => {
 
   it('refuses to wrap a hosted tool it cannot hold', () => {
     const hosted = { type: 'hosted_tool', name: 'web_search' } as unknown as Tool;
-    expect(() => withAgentJudge([hosted], access(patient))).toThrow(/cannot judge the hosted_tool tool web_search/);
+    expect(() => withAgentJudge([hosted], accessTo(patient))).toThrow(/cannot judge the hosted_tool tool web_search/);
   });
 });
 
@@ -260,7 +241,7 @@ const EDITED =
 
 describe('the OpenAI Agents SDK adapter: what runs', () => {
   it('approved with edits by a person: runs once exactly as edited, the model is told, recorded ok', async () => {
-    const { app, agent, model, pending, seen, reply } = setup(access(short));
+    const { app, agent, model, pending, seen, reply } = setup(accessTo(short));
     const text = `note ${randomUUID()}`;
     model.enqueue([functionCall('write_file', { path: '/etc/passwd', text }, { callId: 'e1' })]);
     const first = await run(agent, 'save my note');
@@ -290,7 +271,7 @@ describe('the OpenAI Agents SDK adapter: what runs', () => {
 
   it('the gate service out of reach: no tool runs, not even a no-judge read; the model reads the refusal', async () => {
     const url = await closedGateUrl();
-    const { app, agent, model, seen, reply } = setup({ url, token: access(patient).token });
+    const { app, agent, model, seen, reply } = setup({ url, token: accessTo(patient).token });
     model.enqueue([functionCall('read_note', { path: 'notes/a.md' }, { callId: 'u1' })]);
     model.enqueue(reply('u1', () => 'agent-judge is not reachable.'));
     const result = await run(agent, 'read my note');
@@ -308,7 +289,7 @@ describe('the OpenAI Agents SDK adapter: what runs', () => {
   it('an approved call whose tool throws is recorded failed; the run ends with the error', async () => {
     // The SDK has no error answer of a tool's own: with its default errorFunction a tool's exception becomes text the
     // model reads (the call ran: recorded ok); without one, as here, the exception ends the run.
-    const { app, agent, model, pending } = setup(access(short));
+    const { app, agent, model, pending } = setup(accessTo(short));
     model.enqueue([functionCall('migrate', { version: Date.now() }, { callId: 'm1' })]);
     const first = await run(agent, 'migrate');
     expect(first.interruptions).toHaveLength(1);

@@ -10,19 +10,16 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getStatus } from '../../src/client/proposals';
-import { HookGateServer } from '../../src/hooks/gate-server';
-import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
-import { recordingLogger } from '../helpers/logger';
+import { claudePreToolUse } from '../helpers/claude-hook';
+import { startGateService, type TestGateService } from '../helpers/gate-service';
 import { startSystem, type TestSystem } from '../helpers/system';
 
 /** An asymmetric matcher for a string field, typed as the string it stands for. */
 const matching = (re: RegExp): string => expect.stringMatching(re) as string;
 
 let sys: TestSystem;
-let gate: HookGateServer;
-let url: string;
+let gate: TestGateService;
 let project: string;
-const token = newAgentToken();
 
 beforeAll(async () => {
   sys = await startSystem({
@@ -31,17 +28,7 @@ beforeAll(async () => {
   });
   project = join(sys.baseDir, 'project');
   mkdirSync(join(project, 'src'), { recursive: true });
-  gate = new HookGateServer({
-    host: '127.0.0.1',
-    port: 0,
-    policy: sys.policy,
-    agents: [{ agent: '@coder', tokenSha256: tokenSha256(token) }],
-    temporal: { client: sys.client, taskQueue: sys.taskQueues.workflow },
-    baseDir: project,
-    auditLog: join(sys.baseDir, 'hooks-audit.jsonl'),
-    logger: recordingLogger(),
-  });
-  url = await gate.start();
+  gate = await startGateService(sys, ['@coder'], { project });
 });
 afterAll(async () => {
   await gate?.close();
@@ -49,30 +36,8 @@ afterAll(async () => {
 });
 
 /** Claude Code's http hook: a PreToolUse input for `tool`, the gate's answer as Claude Code reads it. */
-async function preToolUse(
-  tool: string,
-  input: Record<string, unknown>,
-): Promise<{ decision?: string; reason: string }> {
-  const res = await fetch(`${url}/hooks/claude-code`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({
-      session_id: 'sess-judged',
-      transcript_path: '/nonexistent/t.jsonl',
-      cwd: project,
-      permission_mode: 'default',
-      hook_event_name: 'PreToolUse',
-      tool_name: tool,
-      tool_input: input,
-      tool_use_id: randomUUID(),
-    }),
-  });
-  expect(res.status).toBe(200);
-  const out = (
-    (await res.json()) as { hookSpecificOutput: { permissionDecision?: string; permissionDecisionReason?: string } }
-  ).hookSpecificOutput;
-  return { decision: out.permissionDecision, reason: out.permissionDecisionReason ?? '' };
-}
+const preToolUse = (tool: string, input: Record<string, unknown>) =>
+  claudePreToolUse({ url: gate.url, token: gate.tokens['@coder']! }, project, tool, input, 'sess-judged');
 
 /** A call held for a person: its proposal as recorded. */
 async function heldProposal(answer: { decision?: string; reason: string }) {

@@ -6,20 +6,16 @@
  * is configured), and nothing of theirs runs.
  */
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HookGateServer } from '../../src/hooks/gate-server';
-import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
-import { recordingLogger } from '../helpers/logger';
+import { claudePreToolUse } from '../helpers/claude-hook';
+import { startGateService, type TestGateService } from '../helpers/gate-service';
 import { startSystem, type TestSystem } from '../helpers/system';
 
 let sys: TestSystem;
-let gate: HookGateServer;
-let url: string;
+let gate: TestGateService;
 let project: string;
-const token = newAgentToken();
 
 beforeAll(async () => {
   sys = await startSystem({
@@ -34,17 +30,7 @@ beforeAll(async () => {
   // pwn.sh would leave a marker if anything ran it; `-exec` is the file an ordinary Write makes.
   writeFileSync(join(project, 'pwn.sh'), `touch ${join(project, 'PWNED')}\n`);
   writeFileSync(join(project, '-exec'), '');
-  gate = new HookGateServer({
-    host: '127.0.0.1',
-    port: 0,
-    policy: sys.policy,
-    agents: [{ agent: '@coder', tokenSha256: tokenSha256(token) }],
-    temporal: { client: sys.client, taskQueue: sys.taskQueues.workflow },
-    baseDir: project,
-    auditLog: join(sys.baseDir, 'hooks-audit.jsonl'),
-    logger: recordingLogger(),
-  });
-  url = await gate.start();
+  gate = await startGateService(sys, ['@coder'], { project });
 });
 afterAll(async () => {
   await gate?.close();
@@ -53,27 +39,14 @@ afterAll(async () => {
 
 /** Claude Code's http hook for one Bash call: the decision and the reason the model reads. */
 async function bash(command: string): Promise<{ decision: string; reason: string }> {
-  const res = await fetch(`${url}/hooks/claude-code`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({
-      session_id: 'attacker',
-      transcript_path: '/nonexistent/t.jsonl',
-      cwd: project,
-      permission_mode: 'default',
-      hook_event_name: 'PreToolUse',
-      tool_name: 'Bash',
-      tool_input: { command },
-      tool_use_id: randomUUID(),
-    }),
-  });
-  const json = (await res.json()) as {
-    hookSpecificOutput: { permissionDecision: string; permissionDecisionReason?: string };
-  };
-  return {
-    decision: json.hookSpecificOutput.permissionDecision,
-    reason: json.hookSpecificOutput.permissionDecisionReason ?? '',
-  };
+  const r = await claudePreToolUse(
+    { url: gate.url, token: gate.tokens['@coder']! },
+    project,
+    'Bash',
+    { command },
+    'attacker',
+  );
+  return { decision: r.decision ?? '', reason: r.reason };
 }
 
 /** What Claude Code does with an allowed line: runs it in bash, in the project. */
