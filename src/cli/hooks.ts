@@ -19,7 +19,7 @@ import {
   type GateRuntime,
   type HookRuntime,
 } from '../contracts/hooks';
-import { MCP_TOOL_CALL } from '../contracts/mcp';
+import { TOOL_CALL } from '../contracts/mcp';
 import { durationMs } from '../contracts/duration';
 import { loadPolicy } from '../policy/load';
 import { tierFor } from '../policy/classify';
@@ -160,11 +160,11 @@ export function registerHookCommands(program: Command): void {
       const tools = [...new Set([...KNOWN_TOOLS[runtime], ...(opts.tool ?? [])])];
       const rows = tools.map((tool) => {
         const matched = matchRule(rules, BUILTIN_SERVER, tool);
-        const actionType = matched?.rule?.actionType ?? (matched?.rule?.tier ? null : MCP_TOOL_CALL);
+        const actionType = matched?.rule?.actionType ?? (matched?.rule?.tier ? null : TOOL_CALL);
         return {
           tool,
           rule: matched?.name ?? null,
-          tier: matched?.rule?.tier ?? tierFor(policy, actionType ?? MCP_TOOL_CALL),
+          tier: matched?.rule?.tier ?? tierFor(policy, actionType ?? TOOL_CALL),
           action_type: actionType,
           unmapped: matched === null,
         };

@@ -127,6 +127,7 @@ export const EDITABLE_PARAMETERS: Record<KnownActionType, Editable> = {
   web_request: { fields: { 'parameters.prompt': 'shorter', 'parameters.domains': 'subset' } },
   web_request_sensitive: { fields: { 'parameters.prompt': 'shorter', 'parameters.domains': 'subset' } },
   mcp_tool_call: { fields: { [ARGUMENT_FIELD]: 'same_type' } },
+  tool_call: { fields: { [ARGUMENT_FIELD]: 'same_type' } },
 };
 
 /** The most edits one decision carries. */

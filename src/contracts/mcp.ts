@@ -316,6 +316,11 @@ export function leaseWindowMs(settings: Pick<McpSettings, 'leaseWindow'>): numbe
 
 /** The action type of tool calls no rule names: a person decides them by default. */
 export const MCP_TOOL_CALL = 'mcp_tool_call';
+/**
+ * The action type of a tool call no rule maps that did not come through MCP (a coding agent's hook, a framework
+ * adapter, the gate service's API): the same shape as an `mcp_tool_call`, named for what it is.
+ */
+export const TOOL_CALL = 'tool_call';
 
 /** The property the proxy adds to every tool's input schema for the agent's justification. */
 export const AGENT_JUDGE_ARGUMENT = '_agent_judge';

@@ -112,6 +112,15 @@ export const ScopeClaimSchema = z.strictObject({
 export type ScopeClaim = z.infer<typeof ScopeClaimSchema>;
 
 /** Target and parameter shapes of the action types this project knows (seed 000 §2). */
+/** A tool call no rule maps: the tool and its exact arguments, and its definition's hash when the runtime has one. */
+const UnmappedToolCall = {
+  target: z.strictObject({ server: z.string().min(1).max(128), tool: z.string().min(1).max(256) }),
+  parameters: z.strictObject({
+    arguments: z.record(z.string(), z.unknown()),
+    tool_definition_hash: Sha256Hex.optional(),
+  }),
+};
+
 export const actionShapes = {
   memory_write: {
     target: z.strictObject({ store: Identifier.default('memory') }),
@@ -262,13 +271,9 @@ export const actionShapes = {
    * A tool call through a gate (the MCP proxy, a runtime's hook) that no rule maps: the tool and its exact arguments,
    * and its definition's hash when the runtime has one (MCP always does).
    */
-  mcp_tool_call: {
-    target: z.strictObject({ server: z.string().min(1).max(128), tool: z.string().min(1).max(256) }),
-    parameters: z.strictObject({
-      arguments: z.record(z.string(), z.unknown()),
-      tool_definition_hash: Sha256Hex.optional(),
-    }),
-  },
+  mcp_tool_call: UnmappedToolCall,
+  /** The same, for a call that did not come through MCP (a hook, a framework adapter, the gate service's API). */
+  tool_call: UnmappedToolCall,
 } as const;
 
 export type KnownActionType = keyof typeof actionShapes;
@@ -463,6 +468,8 @@ export function targetKey(proposal: Proposal): string {
       return p.target.url !== undefined ? `web:${p.target.url}` : 'web:search';
     case 'mcp_tool_call':
       return `mcp:${p.target.server}/${p.target.tool}`;
+    case 'tool_call':
+      return `tool:${p.target.server}/${p.target.tool}`;
   }
 }
 

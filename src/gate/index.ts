@@ -172,7 +172,7 @@ export class Gate {
   }
 }
 
-/** The edited arguments and changes of a call a person approved with edits (only an mcp_tool_call's), or null. */
+/** The edited arguments and changes of a call a person approved with edits (an unmapped tool call's), or null. */
 function editedCall(status: Lease['status']): Lease['edited'] {
   const e = status.edited;
   if (!e) return null;

@@ -1,13 +1,13 @@
 /**
  * From a tool call to what happens to it: the first rule whose server and tool globs match decides (no-judge, or an
- * action type with target and parameters read from the arguments); no rule makes an `mcp_tool_call`, which a person
- * decides by default. A mapped call must pass its action type's strict proposal schema; any mapping error refuses
- * the call. Pure: no Temporal, no I/O.
+ * action type with target and parameters read from the arguments); no rule makes an `mcp_tool_call` (through MCP) or
+ * a `tool_call` (anything else), which a person decides by default. A mapped call must pass its action type's strict
+ * proposal schema; any mapping error refuses the call. Pure: no Temporal, no I/O.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { canonicalJson } from '../contracts/canonical-json';
 import { toHex, utf8 } from '../contracts/encoding';
-import { applyTemplate, globMatches, MCP_TOOL_CALL, templateReads, type McpRule } from '../contracts/mcp';
+import { applyTemplate, globMatches, MCP_TOOL_CALL, TOOL_CALL, templateReads, type McpRule } from '../contracts/mcp';
 import { proposalWorkflowId, PROPOSAL_WORKFLOW_ID_PREFIX } from '../contracts/digest';
 import {
   actionShapes,
@@ -43,7 +43,12 @@ export type CallMapping =
    */
   | { kind: 'refused'; rule: MatchedRule; refusal: Refusal };
 
-/** The first rule matching server and tool, or null (the call becomes an `mcp_tool_call`). */
+/** What a call no rule maps becomes: an `mcp_tool_call` through the MCP proxy, a `tool_call` through anything else. */
+export function unmappedActionType(runtime: string): string {
+  return runtime === 'mcp' ? MCP_TOOL_CALL : TOOL_CALL;
+}
+
+/** The first rule matching server and tool, or null (the call becomes an unmapped tool call). */
 export function matchRule(rules: GateRules, server: string, tool: string): MatchedRule | null {
   for (const [i, rule] of rules.rules.entries()) {
     if (rule.server !== undefined && !globMatches(rule.server, server)) continue;
@@ -56,14 +61,14 @@ export function matchRule(rules: GateRules, server: string, tool: string): Match
 /** What the rules make of this call (only its server, tool, definition hash and arguments count). */
 export function mapToolCall(
   rules: GateRules,
-  call: Pick<GateToolCall, 'server' | 'tool' | 'toolDefinitionHash' | 'arguments'>,
+  call: Pick<GateToolCall, 'runtime' | 'server' | 'tool' | 'toolDefinitionHash' | 'arguments'>,
 ): CallMapping {
   const matched = matchRule(rules, call.server, call.tool);
   if (!matched?.rule) {
     return {
       kind: 'judged',
       rule: { name: 'unmapped', rule: null },
-      actionType: MCP_TOOL_CALL,
+      actionType: unmappedActionType(call.runtime),
       target: { server: call.server, tool: call.tool },
       parameters: {
         arguments: call.arguments,

@@ -12,12 +12,16 @@ import type { CallerOutcome } from '../contracts/caller-outcome';
 import { proposalWorkflowId } from '../contracts/digest';
 import { capabilityBinding, type SettleLease } from '../contracts/capability';
 import type { Proposal } from '../contracts/proposal';
+import { MCP_TOOL_CALL, TOOL_CALL } from '../contracts/mcp';
 import { clarify, RefusedError, submitAndSettle, waitUntilSettled } from '../client/proposals';
 import type { SubmissionLimits } from '../client/limits';
 import { CapabilityRefusedError, redeemCapability } from '../client/capabilities';
 import { reportCallerOutcome, runState, statusOfRun } from '../client/performer';
 import { grpcCode, GrpcStatus } from '../client/grpc';
 import type { AgentStatement, GateAnswer, GateOutcome, ProposalRef } from './types';
+
+/** The action types of calls no rule maps: their arguments are the action, so an edit to them can be performed. */
+const UNMAPPED_TOOL_CALLS: readonly string[] = [MCP_TOOL_CALL, TOOL_CALL];
 
 /** The most identical calls one proposal chain follows before refusing (each finished call is one step). */
 export const MAX_CALL_SEQUENCE = 10_000;
@@ -283,8 +287,8 @@ async function follow(
         // call about to be performed (the proposal was built from it), and the same Update leases the one
         // performance (one round trip); a refused token (expired, redeemed, already leased) performs nothing.
         // Approved with edits (docs/edits.md): the performer performs the edited call, so the token is redeemed for it.
-        // Only an mcp_tool_call's arguments can be edited for a call its caller performs.
-        if (record.edited && record.edited.proposal.action_type !== 'mcp_tool_call')
+        // Only an unmapped tool call's arguments can be edited for a call its caller performs.
+        if (record.edited && !UNMAPPED_TOOL_CALLS.includes(record.edited.proposal.action_type))
           return refused('the call was approved with edits its caller cannot perform; call again as edited', record);
         const performed = record.edited?.proposal ?? proposal;
         const refusal = await redeemForPerformer(client, performed, record, options.redeemer);

@@ -52,9 +52,9 @@ export interface GateToolCall {
 
 /**
  * How calls become proposals: the first rule whose server and tool globs match decides (no-judge, or an action type
- * with target and parameters read from the arguments); no rule makes an `mcp_tool_call`, which a person decides by
- * default. Today's rule set is the policy's `spec.mcp` (an `McpSettings` is a `GateRules`); other runtimes get rule
- * sets of their own later, of the same shape.
+ * with target and parameters read from the arguments); no rule makes an unmapped tool call (`mcp_tool_call` through
+ * MCP, `tool_call` otherwise), which a person decides by default. The rule sets are the policy's: `spec.mcp` for the
+ * MCP proxy and the gate service's `/v1/calls`, `spec.hooks.<runtime>` for each coding agent's hooks.
  */
 export interface GateRules {
   rules: readonly McpRule[];

@@ -30,7 +30,7 @@ export function matchRule(settings: McpSettings, server: string, tool: string) {
 
 /** What the policy makes of this call. */
 export function mapCall(settings: McpSettings, call: ToolCall): CallMapping {
-  return mapToolCall(settings, call);
+  return mapToolCall(settings, { ...call, runtime: MCP_RUNTIME });
 }
 
 /**

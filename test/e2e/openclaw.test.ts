@@ -44,7 +44,7 @@ interface ToolCall {
 const READ: ToolCall = { tool: 'read', args: { path: 'notes.txt' } };
 const WRITE: ToolCall = { tool: 'write', args: { path: 'out.txt', content: 'written once\n' } };
 const EXEC: ToolCall = { tool: 'exec', args: { command: 'rm -rf build' } };
-/** No rule names `process` (OpenClaw's control of background execs): an mcp_tool_call, which a person decides. */
+/** No rule names `process` (OpenClaw's control of background execs): a tool_call, which a person decides. */
 const HELD: ToolCall = { tool: 'process', args: { action: 'list' } };
 const FINAL = 'The notes are read, out.txt is written, build is kept, and the process list is in.';
 
@@ -383,11 +383,11 @@ describe('the real OpenClaw with the agent-judge plugin', () => {
       verdict: { decided_by: 'human:scott', tier: 'human-only' },
       proposal: {
         agent_id: '@claw',
-        action_type: 'mcp_tool_call',
+        action_type: 'tool_call',
         target: { server: 'builtin', tool: 'process' },
         performer: { runtime: 'openclaw' },
       },
     });
-    expect((await proposals()).filter((p) => p.proposal.action_type === 'mcp_tool_call')).toHaveLength(1);
+    expect((await proposals()).filter((p) => p.proposal.action_type === 'tool_call')).toHaveLength(1);
   });
 });

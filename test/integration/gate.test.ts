@@ -116,7 +116,7 @@ describe('the gate, for a runtime other than MCP', () => {
   it('pending while a person decides; approved, the identical call goes once, to one performer', async () => {
     const first = runtime('hook:fake', 500);
     const second = runtime('hook:other', 500);
-    // No rule maps it: an mcp_tool_call, which a person decides.
+    // No rule maps it: a tool_call, which a person decides.
     const c = call('shell', 'rm', { path: `/tmp/${randomUUID()}` });
     const held = await first.decide(c);
     expect(held).toMatchObject({ kind: 'pending', waitingFor: 'human', status: 'awaiting_human' });

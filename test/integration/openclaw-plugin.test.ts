@@ -150,7 +150,7 @@ describe('OpenClaw through the agent-judge plugin', () => {
     expect(await getStatus(sys.client, proposalId)).toMatchObject({
       status: 'executed',
       caller: { outcome: 'ok' },
-      proposal: { action_type: 'mcp_tool_call', target: { server: 'builtin', tool: 'message' } },
+      proposal: { action_type: 'tool_call', target: { server: 'builtin', tool: 'message' } },
     });
   });
 

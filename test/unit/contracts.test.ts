@@ -30,6 +30,7 @@ function valid(type: string, overrides: Record<string, unknown> = {}): Record<st
       target: { server: 'filesystem', tool: 'write_file' },
       parameters: { arguments: { path: '/srv/ws/a.txt', content: 'a' }, tool_definition_hash: 'a'.repeat(64) },
     },
+    tool_call: { target: { server: 'builtin', tool: 'message' }, parameters: { arguments: { to: 'ops', text: 'hi' } } },
     shell_command: {
       target: { cwd: '/srv/ws' },
       parameters: {

@@ -39,8 +39,8 @@ describe('gate mapping and names', () => {
     expect(PROPOSAL_ID_RE.test(p.proposal_id)).toBe(true);
     expect(workflowIdNamedBy(p.proposal_id)).toBe(proposalWorkflowId(p));
     expect(p.performer).toMatchObject({ by: 'caller', runtime: 'claude-code', server: 'builtin', tool: 'bash' });
-    // No tool definition to hash: none is recorded, and the unmapped call is still a valid mcp_tool_call.
-    expect(p).toMatchObject({ action_type: 'mcp_tool_call', parameters: { arguments: { path: 'a' } } });
+    // No tool definition to hash: none is recorded; the unmapped call is a tool_call (it did not come through MCP).
+    expect(p).toMatchObject({ action_type: 'tool_call', parameters: { arguments: { path: 'a' } } });
     expect(p.parameters).not.toHaveProperty('tool_definition_hash');
   });
 

@@ -124,7 +124,7 @@ describe('hook check', () => {
     expect(row('mcp__forge__merge')).toMatchObject({
       rule: null,
       tier: 'human-only',
-      action_type: 'mcp_tool_call',
+      action_type: 'tool_call',
       unmapped: true,
     });
     expect(r.out.unmapped).toEqual(['mcp__forge__merge']);
