@@ -101,6 +101,64 @@ def test_malformed_calls_are_refused_naming_the_field_here_and_at_the_service(se
     assert (err.value.status, err.value.code) == (400, "bad-input") and "call.tool" in err.value.error
 
 
+def test_a_proposal_naming_no_agent_is_the_tokens_and_one_naming_another_agent_is_refused(
+    service: Service, unique: str
+) -> None:
+    proposal = {
+        "action_type": "memory_write",
+        "target": {},
+        "parameters": {"content": f"remember the milk {unique}"},
+        "justification": "the user asked to remember it",
+        "cited_evidence": [],
+        "scope_claim": {},
+    }
+    with GateClient(service.url, service.token) as gate:
+        with pytest.raises(GateHTTPError) as forged:
+            gate.submit_proposal({**proposal, "agent_id": "@mallory"}, wait_ms=1000)
+        assert (forged.value.status, forged.value.code) == (403, "agent")
+        assert forged.value.error.startswith('proposal.agent_id: "@mallory" is not the agent this token belongs to')
+        done = gate.submit_proposal(proposal, wait_ms=20_000)
+        assert done.status == "executed" and done.verdict is not None and done.verdict.verdict == "APPROVE"
+        read = gate.get_proposal(done.proposal_id, wait_ms=1000)
+        assert (read.proposal_id, read.workflow_id, read.status) == (done.proposal_id, done.workflow_id, "executed")
+        with pytest.raises(GateHTTPError) as again:
+            gate.submit_proposal(proposal)
+        assert (again.value.status, again.value.code) == (409, "duplicate")
+    recorded = service.status(done.proposal_id)["proposal"]
+    assert recorded["agent_id"] == "@agent" and recorded["parameters"] == proposal["parameters"]
+
+
+async def test_a_clarify_is_answered_and_judged_again_waiting_until_it_settles(service: Service, unique: str) -> None:
+    proposal = {
+        "action_type": "forgejo_pr_create",
+        "target": {"repo": "a/b", "branch": f"f-{unique}", "base": "main"},
+        "parameters": {"files_changed": ["src/a.ts"], "estimated_diff_lines": 3},
+        "justification": "the pull request the ticket asks for",
+        "cited_evidence": [],
+        "scope_claim": {"files_only": ["src/"], "max_lines": 10},
+    }
+    evidence = [{"type": "task", "source": f"ops ticket {unique}"}]
+    async with AsyncGateClient(service.url, service.token) as gate:
+        asked = await gate.submit_proposal(proposal, wait_ms=20_000)
+        assert asked.status == "awaiting_clarification"
+        assert asked.verdict is not None
+        assert (asked.verdict.verdict, asked.verdict.rule) == ("CLARIFY", "evidence.missing")
+        assert (await gate.get_proposal(asked.proposal_id, wait_ms=1000)).status == "awaiting_clarification"
+        # A clarification that is not one names the field, and changes nothing.
+        with pytest.raises(GateHTTPError) as bad:
+            await gate.clarify(asked.proposal_id, {"mood": "please"})
+        assert (bad.value.status, bad.value.code) == (400, "bad-input") and "mood" in bad.value.error
+        answered = await gate.clarify(asked.proposal_id, {"cited_evidence": evidence})
+        # Judged again with the evidence: no model here, so a person decides (spec.judge.withoutModel: escalate).
+        assert answered.status == "awaiting_human" and answered.proposal_id == asked.proposal_id
+        assert [v.verdict for v in answered.verdicts][0] == "CLARIFY"
+        settled = await gate.get_proposal(asked.proposal_id, wait_ms=5000)
+        assert settled.status == "awaiting_human"
+    status = service.status(asked.proposal_id)
+    assert status["clarify_rounds"] == 1 and status["proposal"]["cited_evidence"] == evidence
+    assert status["proposal"]["agent_id"] == "@agent"
+
+
 def test_an_unknown_proposal_is_not_found(service: Service) -> None:
     with GateClient(service.url, service.token) as gate, pytest.raises(GateHTTPError) as err:
         gate.get_proposal("call-00000000000000000000000000000000")

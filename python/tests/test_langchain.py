@@ -11,13 +11,14 @@ from typing import Any
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from agent_judge.langchain import AgentJudgeMiddleware
 
 from .conftest import DOWN_URL, SECRET, Service
+from .tools import Tools
 
 
 class ScriptedChatModel(GenericFakeChatModel):
@@ -31,39 +32,17 @@ class App:
     """The application: its tools (each counting how often it really ran, and with what) and its agent."""
 
     def __init__(self, service: Service, script: list[AIMessage], url: str | None = None, **options: Any) -> None:
-        self.ran: dict[str, list[dict[str, Any]]] = {"read_note": [], "deploy": [], "comment": []}
+        tools = Tools()
+        self.ran = tools.ran
         self.model = ScriptedChatModel(messages=iter(script))
         self.thread = {"configurable": {"thread_id": f"t-{uuid.uuid4()}"}}
         self.agent = create_agent(
             self.model,
-            self.tools(),
+            [tool(f) for f in tools.functions()],
             # The one line an application adds:
             middleware=[AgentJudgeMiddleware(url=url or service.url, token=service.token, **options)],
             checkpointer=InMemorySaver(),
         )
-
-    def tools(self) -> list[BaseTool]:
-        ran = self.ran
-
-        @tool
-        def read_note(path: str) -> str:
-            """Read a note from the vault."""
-            ran["read_note"].append({"path": path})
-            return f"contents of {path}"
-
-        @tool
-        def deploy(service: str) -> str:
-            """Deploy a service to production."""
-            ran["deploy"].append({"service": service})
-            return f"deployed {service}"
-
-        @tool
-        def comment(body: str) -> str:
-            """Comment on the issue."""
-            ran["comment"].append({"body": body})
-            return "commented"
-
-        return [read_note, deploy, comment]
 
     def ask(self, text: str) -> dict[str, Any]:
         result: dict[str, Any] = self.agent.invoke({"messages": [{"role": "user", "content": text}]}, self.thread)
@@ -147,8 +126,20 @@ def test_a_person_rejecting_it_means_it_never_runs(service: Service, unique: str
     [paused] = interrupts(app.ask("deploy it"))
     service.decide(paused["proposal_id"], "reject")
     resumed = app.resume()
-    assert app.ran["deploy"] == []
-    assert "REJECT" in tool_output(resumed, "c5").text
+    assert app.ran["deploy"] == [] and interrupts(resumed) == []
+    out = tool_output(resumed, "c5")
+    assert out.status == "error" and out.text.startswith("agent-judge REJECT (human:scott")
+    assert "Not performed" in out.text
+    assert service.status(paused["proposal_id"])["status"] == "rejected"
+
+
+def test_a_call_asked_to_clarify_never_runs_and_the_model_reads_what_is_missing(service: Service, unique: str) -> None:
+    app = App(service, [calls("open_pr", {"branch": f"f-{unique}"}, "c8"), AIMessage("will cite")])
+    result = app.ask("open the pr")
+    assert app.ran["open_pr"] == [] and interrupts(result) == []
+    out = tool_output(result, "c8")
+    assert out.status == "error" and out.text.startswith("agent-judge CLARIFY: cited_evidence is empty")
+    assert "Not performed" in out.text
 
 
 def test_with_agent_judge_down_nothing_runs(service: Service, unique: str) -> None:

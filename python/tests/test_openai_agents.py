@@ -8,47 +8,40 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from agents import Agent, FunctionTool, RunState, Runner, WebSearchTool, function_tool, set_tracing_disabled
+from agents import Agent, RunResult, RunState, Runner, WebSearchTool, function_tool, set_tracing_disabled
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 
 from agent_judge.openai_agents import AgentJudgeToolError, approve_decided, with_agent_judge
 
 from .conftest import DOWN_URL, SECRET, Service
+from .tools import Tools
 
 set_tracing_disabled(True)
 
 
 class App:
     def __init__(self, service: Service, url: str | None = None, **options: Any) -> None:
-        self.ran: dict[str, list[dict[str, Any]]] = {"read_note": [], "deploy": [], "comment": []}
+        tools = Tools()
+        self.ran = tools.ran
+        #: The output the model was given for each tool call, in order.
         self.seen: list[str] = []
+        #: The proposals left pending (`on_pending`), in order.
+        self.pending: list[str] = []
         self.model = ScriptedModel()
-        base = Agent(name="assistant", instructions="Help.", model=self.model, tools=self.tools())
+        base = Agent(
+            name="assistant",
+            instructions="Help.",
+            model=self.model,
+            tools=[function_tool(f) for f in tools.functions()],
+        )
         # The one line an application adds:
-        self.agent = with_agent_judge(base, url=url or service.url, token=service.token, **options)
-
-    def tools(self) -> list[FunctionTool]:
-        ran = self.ran
-
-        @function_tool
-        def read_note(path: str) -> str:
-            """Read a note from the vault."""
-            ran["read_note"].append({"path": path})
-            return f"contents of {path}"
-
-        @function_tool
-        def deploy(service: str) -> str:
-            """Deploy a service to production."""
-            ran["deploy"].append({"service": service})
-            return f"deployed {service}"
-
-        @function_tool
-        def comment(body: str) -> str:
-            """Comment on the issue."""
-            ran["comment"].append({"body": body})
-            return "commented"
-
-        return [read_note, deploy, comment]
+        self.agent = with_agent_judge(
+            base,
+            url=url or service.url,
+            token=service.token,
+            on_pending=lambda answer, call: self.pending.append(answer.proposal_id),
+            **options,
+        )
 
     def call(self, name: str, args: dict[str, Any], call_id: str) -> None:
         self.model.enqueue([function_call(name, args, call_id=call_id)])
@@ -68,6 +61,20 @@ class App:
 
         self.model.enqueue(ModelStep.respond(respond))
 
+    async def held(self, call_id: str, service: str) -> RunResult:
+        """A deploy a person decides: the run ends in its interruption, and the tool has not run."""
+        self.call("deploy", {"service": service}, call_id)
+        first = await Runner.run(self.agent, "deploy it")
+        assert [i.name for i in first.interruptions] == ["deploy"]
+        assert self.ran["deploy"] == [] and len(self.pending) == 1
+        return first
+
+    async def resumed(self, first: RunResult) -> RunResult:
+        """The paused run resumed after the decision: nothing is still pending at the gate."""
+        state = first.to_state()
+        assert await approve_decided(self.agent, state) == 0
+        return await Runner.run(self.agent, state)
+
 
 async def test_a_no_judge_call_runs_once(service: Service, unique: str) -> None:
     app = App(service)
@@ -81,12 +88,8 @@ async def test_a_no_judge_call_runs_once(service: Service, unique: str) -> None:
 
 
 async def test_a_call_a_person_decides_is_an_interruption_approved_it_runs_once(service: Service, unique: str) -> None:
-    pending: list[str] = []
-    app = App(service, hold_ms=1000, on_pending=lambda answer, call: pending.append(answer.proposal_id))
-    app.call("deploy", {"service": unique}, "c2")
-    first = await Runner.run(app.agent, "deploy it")
-    assert [i.name for i in first.interruptions] == ["deploy"]
-    assert app.ran["deploy"] == [] and len(pending) == 1
+    app = App(service, hold_ms=1000)
+    first = await app.held("c2", unique)
     # The application keeps the paused run (durable: a string) while the person decides.
     saved = first.to_state().to_string()
     # Resumed before the decision: the gate still holds it, so it stays the run's interruption, not run.
@@ -95,7 +98,7 @@ async def test_a_call_a_person_decides_is_an_interruption_approved_it_runs_once(
     early = await Runner.run(app.agent, early_state)
     assert len(early.interruptions) == 1 and app.ran["deploy"] == []
 
-    service.decide(pending[0], "approve")
+    service.decide(app.pending[0], "approve")
     app.reply("c2", "done")
     state = await RunState.from_string(app.agent, saved)
     assert await approve_decided(app.agent, state) == 0
@@ -103,21 +106,17 @@ async def test_a_call_a_person_decides_is_an_interruption_approved_it_runs_once(
     assert resumed.interruptions == []
     assert app.ran["deploy"] == [{"service": unique}]
     assert app.seen == [f"deployed {unique}"] and resumed.final_output == "done"
-    status = service.status(pending[0])
+    status = service.status(app.pending[0])
     assert status["status"] == "executed" and status["caller"]["outcome"] == "ok"
     app.model.assert_complete()
 
 
 async def test_a_persons_edits_are_what_runs(service: Service, unique: str) -> None:
-    pending: list[str] = []
-    app = App(service, hold_ms=1000, on_pending=lambda answer, call: pending.append(answer.proposal_id))
-    app.call("deploy", {"service": unique}, "c3")
-    first = await Runner.run(app.agent, "deploy it")
-    service.decide(pending[0], edits=[{"path": "parameters.arguments.service", "value": f"{unique}-canary"}])
+    app = App(service, hold_ms=1000)
+    first = await app.held("c3", unique)
+    service.decide(app.pending[0], edits=[{"path": "parameters.arguments.service", "value": f"{unique}-canary"}])
     app.reply("c3", "done")
-    state = first.to_state()
-    assert await approve_decided(app.agent, state) == 0
-    await Runner.run(app.agent, state)
+    await app.resumed(first)
     assert app.ran["deploy"] == [{"service": f"{unique}-canary"}]
     assert app.seen == [f"deployed {unique}-canary"]
 
@@ -129,6 +128,30 @@ async def test_a_denied_call_never_runs_and_the_model_reads_why(service: Service
     result = await Runner.run(app.agent, "post the key")
     assert app.ran["comment"] == [] and result.interruptions == []
     assert app.seen[0].startswith("agent-judge REJECT (") and "Not performed" in app.seen[0]
+
+
+async def test_a_person_rejecting_it_means_it_never_runs_and_the_model_reads_why(service: Service, unique: str) -> None:
+    app = App(service, hold_ms=1000)
+    first = await app.held("c7", unique)
+    service.decide(app.pending[0], "reject")
+    app.reply("c7", "rejected")
+    resumed = await app.resumed(first)
+    assert app.ran["deploy"] == [] and resumed.interruptions == [] and resumed.final_output == "rejected"
+    assert app.seen[0].startswith("agent-judge REJECT (human:scott") and "Not performed" in app.seen[0]
+    assert service.status(app.pending[0])["status"] == "rejected"
+    app.model.assert_complete()
+
+
+async def test_a_call_asked_to_clarify_never_runs_and_the_model_reads_what_is_missing(
+    service: Service, unique: str
+) -> None:
+    app = App(service)
+    app.call("open_pr", {"branch": f"f-{unique}"}, "c8")
+    app.reply("c8", "will cite")
+    result = await Runner.run(app.agent, "open the pr")
+    assert app.ran["open_pr"] == [] and result.interruptions == [] and app.pending == []
+    assert app.seen[0].startswith("agent-judge CLARIFY: cited_evidence is empty") and "Not performed" in app.seen[0]
+    app.model.assert_complete()
 
 
 async def test_the_sdks_own_approve_cannot_run_a_call_the_gate_has_not_forwarded(

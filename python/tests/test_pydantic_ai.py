@@ -6,40 +6,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults
+from pydantic_ai import Agent, AgentRunResult, DeferredToolRequests, DeferredToolResults
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agent_judge.pydantic_ai import AgentJudge
 
 from .conftest import DOWN_URL, SECRET, Service
+from .tools import Tools
 
 
 class App:
     def __init__(self, service: Service, calls: list[ToolCallPart], url: str | None = None, **options: Any) -> None:
-        self.ran: dict[str, list[dict[str, Any]]] = {"read_note": [], "deploy": [], "comment": []}
+        tools = Tools()
+        self.ran = tools.ran
         self.seen: dict[str, str] = {}
         self.calls = calls
-        ran = self.ran
-
-        def read_note(path: str) -> str:
-            """Read a note from the vault."""
-            ran["read_note"].append({"path": path})
-            return f"contents of {path}"
-
-        def deploy(service: str) -> str:
-            """Deploy a service to production."""
-            ran["deploy"].append({"service": service})
-            return f"deployed {service}"
-
-        def comment(body: str) -> str:
-            """Comment on the issue."""
-            ran["comment"].append({"body": body})
-            return "commented"
-
         self.agent = Agent(
             FunctionModel(self.model),
-            tools=[read_note, deploy, comment],
+            tools=tools.functions(),
             output_type=[str, DeferredToolRequests],
             # The one line an application adds:
             capabilities=[AgentJudge(url=url or service.url, token=service.token, **options)],
@@ -56,9 +41,24 @@ class App:
             return ModelResponse(parts=list(self.calls))
         return ModelResponse(parts=[TextPart("done")])
 
+    async def resume(self, first: AgentRunResult[Any], call_id: str) -> AgentRunResult[Any]:
+        """The deferred run again, with the application's own approval of ``call_id`` (which decides nothing)."""
+        return await self.agent.run(
+            message_history=first.all_messages(),
+            deferred_tool_results=DeferredToolResults(approvals={call_id: True}),
+        )
+
 
 def call(name: str, args: dict[str, Any], call_id: str) -> ToolCallPart:
     return ToolCallPart(tool_name=name, args=args, tool_call_id=call_id)
+
+
+def waiting(result: AgentRunResult[Any], call_id: str) -> dict[str, Any]:
+    """What the deferred call says of the proposal it waits for."""
+    assert isinstance(result.output, DeferredToolRequests)
+    assert [c.tool_call_id for c in result.output.approvals] == [call_id]
+    found: dict[str, Any] = result.output.metadata[call_id]["agent_judge"]
+    return found
 
 
 async def test_a_no_judge_call_runs_once(service: Service, unique: str) -> None:
@@ -72,36 +72,27 @@ async def test_a_no_judge_call_runs_once(service: Service, unique: str) -> None:
 async def test_a_call_a_person_decides_is_deferred_approved_it_runs_once(service: Service, unique: str) -> None:
     app = App(service, [call("deploy", {"service": unique}, "c2")], hold_ms=1000)
     first = await app.agent.run("deploy it")
-    assert isinstance(first.output, DeferredToolRequests)
-    assert [c.tool_call_id for c in first.output.approvals] == ["c2"]
-    waiting = first.output.metadata["c2"]["agent_judge"]
-    assert waiting["waiting_for"] == "human" and app.ran["deploy"] == []
+    held = waiting(first, "c2")
+    assert held["waiting_for"] == "human" and app.ran["deploy"] == []
     # The application's own approval before the person decided: asked again, still deferred, not run.
-    early = await app.agent.run(
-        message_history=first.all_messages(), deferred_tool_results=DeferredToolResults(approvals={"c2": True})
-    )
+    early = await app.resume(first, "c2")
     assert isinstance(early.output, DeferredToolRequests) and app.ran["deploy"] == []
 
-    service.decide(waiting["proposal_id"], "approve")
-    resumed = await app.agent.run(
-        message_history=first.all_messages(), deferred_tool_results=DeferredToolResults(approvals={"c2": True})
-    )
+    service.decide(held["proposal_id"], "approve")
+    resumed = await app.resume(first, "c2")
     assert resumed.output == "done"
     assert app.ran["deploy"] == [{"service": unique}]
     assert app.seen["c2"] == f"deployed {unique}"
-    status = service.status(waiting["proposal_id"])
+    status = service.status(held["proposal_id"])
     assert status["status"] == "executed" and status["caller"]["outcome"] == "ok"
 
 
 async def test_a_persons_edits_are_what_runs(service: Service, unique: str) -> None:
     app = App(service, [call("deploy", {"service": unique}, "c3")], hold_ms=1000)
     first = await app.agent.run("deploy it")
-    assert isinstance(first.output, DeferredToolRequests)
-    proposal = first.output.metadata["c3"]["agent_judge"]["proposal_id"]
+    proposal = waiting(first, "c3")["proposal_id"]
     service.decide(proposal, edits=[{"path": "parameters.arguments.service", "value": f"{unique}-canary"}])
-    await app.agent.run(
-        message_history=first.all_messages(), deferred_tool_results=DeferredToolResults(approvals={"c3": True})
-    )
+    await app.resume(first, "c3")
     assert app.ran["deploy"] == [{"service": f"{unique}-canary"}]
     assert app.seen["c3"] == f"deployed {unique}-canary"
 
@@ -111,6 +102,27 @@ async def test_a_denied_call_never_runs_and_the_model_reads_why(service: Service
     result = await app.agent.run("post the key")
     assert result.output == "done" and app.ran["comment"] == []
     assert app.seen["c4"].startswith("agent-judge REJECT (") and "Not performed" in app.seen["c4"]
+
+
+async def test_a_person_rejecting_it_means_it_never_runs_and_the_model_reads_why(service: Service, unique: str) -> None:
+    app = App(service, [call("deploy", {"service": unique}, "c8")], hold_ms=1000)
+    first = await app.agent.run("deploy it")
+    proposal = waiting(first, "c8")["proposal_id"]
+    service.decide(proposal, "reject")
+    resumed = await app.resume(first, "c8")
+    assert resumed.output == "done" and app.ran["deploy"] == []
+    assert app.seen["c8"].startswith("agent-judge REJECT (human:scott") and "Not performed" in app.seen["c8"]
+    assert service.status(proposal)["status"] == "rejected"
+
+
+async def test_a_call_asked_to_clarify_never_runs_and_the_model_reads_what_is_missing(
+    service: Service, unique: str
+) -> None:
+    app = App(service, [call("open_pr", {"branch": f"f-{unique}"}, "c9")])
+    result = await app.agent.run("open the pr")
+    assert result.output == "done" and app.ran["open_pr"] == []
+    assert app.seen["c9"].startswith("agent-judge CLARIFY: cited_evidence is empty")
+    assert "Not performed" in app.seen["c9"]
 
 
 async def test_with_agent_judge_down_nothing_runs(service: Service, unique: str) -> None:

@@ -6,12 +6,13 @@
 - ``agent_judge.openai_agents.with_agent_judge``: the OpenAI Agents SDK.
 - ``agent_judge.pydantic_ai.AgentJudge``: Pydantic AI.
 
-Only a ``forward`` is ever performed, with exactly its arguments; its outcome is reported on the lease.
+Only a ``forward`` is ever performed, with exactly its arguments (``performed_input``); its outcome is reported on
+the lease (``Judge.perform`` / ``Judge.aperform``, the one way every adapter performs and reports).
 """
 
 from .client import AsyncGateClient, GateClient
 from .errors import AgentJudgeError, ConfigurationError, GateHTTPError, GateUnreachable
-from .gate import Judge, model_text
+from .gate import Judge, JudgeOptions, model_text, performed_input
 from .models import (
     AgentStatement,
     CallAnswer,
@@ -49,6 +50,7 @@ __all__ = [
     "GateHTTPError",
     "GateUnreachable",
     "Judge",
+    "JudgeOptions",
     "Lease",
     "OutcomeAnswer",
     "OutcomeRequest",
@@ -58,4 +60,5 @@ __all__ = [
     "ScopeClaim",
     "Verdict",
     "model_text",
+    "performed_input",
 ]

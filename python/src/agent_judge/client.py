@@ -102,7 +102,39 @@ def _refusal(err: Exception) -> CallAnswer:
     return refused(str(err))
 
 
-class GateClient:
+def _outcome_path(lease: Lease | str) -> str:
+    return f"/v1/calls/{quote(_lease_id(lease), safe='')}/outcome"
+
+
+def _proposal_path(proposal_id: str, tail: str = "") -> str:
+    return f"/v1/proposals/{quote(proposal_id, safe='')}{tail}"
+
+
+class _Client:
+    """What the sync and async clients share: where the service is, this agent's token, and how one request is
+    made and what going wrong on the way means."""
+
+    def __init__(self, url: str | None, token: str | None, timeout: float) -> None:
+        self.url, self._token = _settings(url, token)
+        self.timeout = timeout
+
+    def _request_args(self, method: str, path: str, body: Any, params: Mapping[str, Any] | None) -> dict[str, Any]:
+        return {
+            "method": method,
+            "url": f"{self.url}{path}",
+            "json": body,
+            "params": {k: v for k, v in (params or {}).items() if v is not None},
+            "headers": {"authorization": f"Bearer {self._token}"},
+            "timeout": _timeout(self.timeout),
+        }
+
+    def _unreachable(self, err: httpx.HTTPError) -> GateUnreachable:
+        if isinstance(err, httpx.TimeoutException):
+            return GateUnreachable(self.url, f"did not answer within {self.timeout:g} s")
+        return GateUnreachable(self.url, f"could not be reached ({type(err).__name__}: {err})")
+
+
+class GateClient(_Client):
     """A synchronous client of the gate service, for one agent (its token decides the agent).
 
     Use it as a context manager, or call :meth:`close`. ``http_client`` lets the application pass an
@@ -117,8 +149,7 @@ class GateClient:
         timeout: float = DEFAULT_TIMEOUT_S,
         http_client: httpx.Client | None = None,
     ) -> None:
-        self.url, self._token = _settings(url, token)
-        self.timeout = timeout
+        super().__init__(url, token, timeout)
         self._own = http_client is None
         self._http = http_client or httpx.Client(timeout=_timeout(timeout))
 
@@ -136,18 +167,9 @@ class GateClient:
         self, method: str, path: str, body: Any = None, params: Mapping[str, Any] | None = None
     ) -> Any:
         try:
-            res = self._http.request(
-                method,
-                f"{self.url}{path}",
-                json=body,
-                params={k: v for k, v in (params or {}).items() if v is not None},
-                headers={"authorization": f"Bearer {self._token}"},
-                timeout=_timeout(self.timeout),
-            )
-        except httpx.TimeoutException:
-            raise GateUnreachable(self.url, f"did not answer within {self.timeout:g} s") from None
+            res = self._http.request(**self._request_args(method, path, body, params))
         except httpx.HTTPError as err:
-            raise GateUnreachable(self.url, f"could not be reached ({type(err).__name__}: {err})") from None
+            raise self._unreachable(err) from None
         return _json_of(self.url, res)
 
     def decide(self, call: CallRequest | Mapping[str, Any], *, raise_errors: bool = False) -> CallAnswer:
@@ -165,8 +187,8 @@ class GateClient:
 
     def report(self, lease: Lease | str, outcome: Outcome, detail: str | None = None) -> OutcomeAnswer:
         """Records what happened when a forwarded call was performed (once per lease)."""
-        path = f"/v1/calls/{quote(_lease_id(lease), safe='')}/outcome"
-        return OutcomeAnswer.model_validate(self._request("POST", path, _outcome_body(outcome, detail)))
+        body = self._request("POST", _outcome_path(lease), _outcome_body(outcome, detail))
+        return OutcomeAnswer.model_validate(body)
 
     def submit_proposal(self, proposal: Mapping[str, Any], *, wait_ms: int | None = None) -> ProposalOutcome:
         """Submits a seed 000 §3.1 proposal (its ``agent_id`` comes from the token) and waits up to ``wait_ms``."""
@@ -175,13 +197,13 @@ class GateClient:
 
     def get_proposal(self, proposal_id: str, *, wait_ms: int | None = None) -> ProposalOutcome:
         """One of this agent's proposals, waiting up to ``wait_ms`` for it to settle."""
-        body = self._request("GET", f"/v1/proposals/{quote(proposal_id, safe='')}", None, {"wait_ms": wait_ms})
+        body = self._request("GET", _proposal_path(proposal_id), None, {"wait_ms": wait_ms})
         return ProposalOutcome.model_validate(body)
 
     def clarify(self, proposal_id: str, clarification: Mapping[str, Any]) -> ProposalOutcome:
         """Answers a CLARIFY: ``justification``, ``cited_evidence`` and/or ``scope_claim``."""
-        path = f"/v1/proposals/{quote(proposal_id, safe='')}/clarification"
-        return ProposalOutcome.model_validate(self._request("POST", path, dict(clarification)))
+        body = self._request("POST", _proposal_path(proposal_id, "/clarification"), dict(clarification))
+        return ProposalOutcome.model_validate(body)
 
     def openapi(self) -> dict[str, Any]:
         """The service's OpenAPI 3.1 document."""
@@ -189,7 +211,7 @@ class GateClient:
         return body if isinstance(body, dict) else {}
 
 
-class AsyncGateClient:
+class AsyncGateClient(_Client):
     """The asynchronous twin of :class:`GateClient` (same methods, awaited)."""
 
     def __init__(
@@ -200,8 +222,7 @@ class AsyncGateClient:
         timeout: float = DEFAULT_TIMEOUT_S,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
-        self.url, self._token = _settings(url, token)
-        self.timeout = timeout
+        super().__init__(url, token, timeout)
         self._own = http_client is None
         self._http = http_client or httpx.AsyncClient(timeout=_timeout(timeout))
 
@@ -219,18 +240,9 @@ class AsyncGateClient:
         self, method: str, path: str, body: Any = None, params: Mapping[str, Any] | None = None
     ) -> Any:
         try:
-            res = await self._http.request(
-                method,
-                f"{self.url}{path}",
-                json=body,
-                params={k: v for k, v in (params or {}).items() if v is not None},
-                headers={"authorization": f"Bearer {self._token}"},
-                timeout=_timeout(self.timeout),
-            )
-        except httpx.TimeoutException:
-            raise GateUnreachable(self.url, f"did not answer within {self.timeout:g} s") from None
+            res = await self._http.request(**self._request_args(method, path, body, params))
         except httpx.HTTPError as err:
-            raise GateUnreachable(self.url, f"could not be reached ({type(err).__name__}: {err})") from None
+            raise self._unreachable(err) from None
         return _json_of(self.url, res)
 
     async def decide(self, call: CallRequest | Mapping[str, Any], *, raise_errors: bool = False) -> CallAnswer:
@@ -244,20 +256,20 @@ class AsyncGateClient:
             return _refusal(err)
 
     async def report(self, lease: Lease | str, outcome: Outcome, detail: str | None = None) -> OutcomeAnswer:
-        path = f"/v1/calls/{quote(_lease_id(lease), safe='')}/outcome"
-        return OutcomeAnswer.model_validate(await self._request("POST", path, _outcome_body(outcome, detail)))
+        body = await self._request("POST", _outcome_path(lease), _outcome_body(outcome, detail))
+        return OutcomeAnswer.model_validate(body)
 
     async def submit_proposal(self, proposal: Mapping[str, Any], *, wait_ms: int | None = None) -> ProposalOutcome:
         body = await self._request("POST", "/v1/proposals", dict(proposal), {"wait_ms": wait_ms})
         return ProposalOutcome.model_validate(body)
 
     async def get_proposal(self, proposal_id: str, *, wait_ms: int | None = None) -> ProposalOutcome:
-        path = f"/v1/proposals/{quote(proposal_id, safe='')}"
-        return ProposalOutcome.model_validate(await self._request("GET", path, None, {"wait_ms": wait_ms}))
+        body = await self._request("GET", _proposal_path(proposal_id), None, {"wait_ms": wait_ms})
+        return ProposalOutcome.model_validate(body)
 
     async def clarify(self, proposal_id: str, clarification: Mapping[str, Any]) -> ProposalOutcome:
-        path = f"/v1/proposals/{quote(proposal_id, safe='')}/clarification"
-        return ProposalOutcome.model_validate(await self._request("POST", path, dict(clarification)))
+        body = await self._request("POST", _proposal_path(proposal_id, "/clarification"), dict(clarification))
+        return ProposalOutcome.model_validate(body)
 
     async def openapi(self) -> dict[str, Any]:
         body = await self._request("GET", "/v1/openapi.json")

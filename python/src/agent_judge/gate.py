@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 from .client import DEFAULT_TIMEOUT_S, AsyncGateClient, GateClient, _settings
 from .models import CallAnswer, Forward, Outcome, Pending
@@ -23,6 +23,20 @@ OnPending = Callable[[Pending, Mapping[str, Any]], None]
 OnReportError = Callable[[Exception, Mapping[str, Any]], None]
 #: What a performed call's result says happened: the outcome and an optional detail.
 OutcomeOf = Callable[[Any], "tuple[Outcome, str | None]"]
+
+
+class JudgeOptions(TypedDict, total=False):
+    """The options every adapter takes (``**options``), passed on to :class:`Judge`: see it for each one."""
+
+    url: str | None
+    token: str | None
+    server: str
+    hold_ms: int | None
+    timeout: float
+    client: GateClient | None
+    async_client: AsyncGateClient | None
+    on_pending: OnPending | None
+    on_report_error: OnReportError | None
 
 
 def _ok(_result: Any) -> tuple[Outcome, str | None]:
@@ -116,13 +130,12 @@ class Judge:
         return call
 
     def decide(self, call: Mapping[str, Any]) -> CallAnswer:
-        answer = self.client.decide(call)
-        if isinstance(answer, Pending) and self.on_pending:
-            self.on_pending(answer, call)
-        return answer
+        return self._told(self.client.decide(call), call)
 
     async def adecide(self, call: Mapping[str, Any]) -> CallAnswer:
-        answer = await self.async_client.decide(call)
+        return self._told(await self.async_client.decide(call), call)
+
+    def _told(self, answer: CallAnswer, call: Mapping[str, Any]) -> CallAnswer:
         if isinstance(answer, Pending) and self.on_pending:
             self.on_pending(answer, call)
         return answer
@@ -136,17 +149,15 @@ class Judge:
         error_outcome: Callable[[Exception], Outcome] = _failed,
     ) -> T:
         """Runs a forwarded call once and reports what happened on its lease: ``outcome_of(result)``, or
-        ``error_outcome(err)`` (default ``performer_failure``) when it raises (re-raised)."""
-        lease = forward.lease
+        ``error_outcome(err)`` (default ``performer_failure``) when it raises (re-raised). ``run`` performs the call
+        with exactly the forward's arguments: :func:`performed_input`. A report that cannot be recorded goes to
+        ``on_report_error``, never to the tool's caller."""
         try:
             result = run()
         except Exception as err:
-            if lease:
-                self._report_sync(lease.id, error_outcome(err), _detail(err), call)
+            self._report(forward, (error_outcome(err), _detail(err)), call)
             raise
-        if lease:
-            outcome, detail = outcome_of(result)
-            self._report_sync(lease.id, outcome, detail, call)
+        self._report(forward, outcome_of(result), call)
         return result
 
     async def aperform(
@@ -158,29 +169,27 @@ class Judge:
         error_outcome: Callable[[Exception], Outcome] = _failed,
     ) -> T:
         """The async twin of :meth:`perform`."""
-        lease = forward.lease
         try:
             result = await run()
         except Exception as err:
-            if lease:
-                await self._report_async(lease.id, error_outcome(err), _detail(err), call)
+            await self._areport(forward, (error_outcome(err), _detail(err)), call)
             raise
-        if lease:
-            outcome, detail = outcome_of(result)
-            await self._report_async(lease.id, outcome, detail, call)
+        await self._areport(forward, outcome_of(result), call)
         return result
 
-    def _report_sync(self, lease_id: str, outcome: Outcome, detail: str | None, call: Mapping[str, Any]) -> None:
+    def _report(self, forward: Forward, what: tuple[Outcome, str | None], call: Mapping[str, Any]) -> None:
+        if forward.lease is None:  # a no-judge call: no proposal to report on
+            return
         try:
-            self.client.report(lease_id, outcome, detail)
+            self.client.report(forward.lease.id, *what)
         except Exception as err:  # never the tool's caller's problem: the proposal records "no outcome"
             self._report_failed(err, call)
 
-    async def _report_async(
-        self, lease_id: str, outcome: Outcome, detail: str | None, call: Mapping[str, Any]
-    ) -> None:
+    async def _areport(self, forward: Forward, what: tuple[Outcome, str | None], call: Mapping[str, Any]) -> None:
+        if forward.lease is None:
+            return
         try:
-            await self.async_client.report(lease_id, outcome, detail)
+            await self.async_client.report(forward.lease.id, *what)
         except Exception as err:
             self._report_failed(err, call)
 
@@ -189,6 +198,15 @@ class Judge:
             self.on_report_error(err, call)
         else:
             warnings.warn(f"agent-judge: the outcome of {call.get('tool')} was not recorded: {err}", stacklevel=3)
+
+
+def performed_input(original: Any, forward: Forward) -> Any:
+    """What to hand the tool: the forward's arguments (a person's edits included) in the shape the tool was called
+    with. A call whose input was not an object went to the gate as ``{"input": ...}`` and comes back out the same
+    way; never the input as the model sent it when the gate says otherwise."""
+    if isinstance(original, Mapping):
+        return forward.arguments
+    return forward.arguments.get("input", original)
 
 
 def _detail(err: BaseException) -> str:

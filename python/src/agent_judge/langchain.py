@@ -18,9 +18,9 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
+from typing_extensions import Unpack
 
-from .client import DEFAULT_TIMEOUT_S, AsyncGateClient, GateClient
-from .gate import Judge, OnPending, OnReportError, model_text
+from .gate import Judge, JudgeOptions, model_text, performed_input
 from .models import CallAnswer, Forward, Outcome, Pending
 
 #: The runtime name calls from this adapter carry (part of each call's identity).
@@ -50,36 +50,15 @@ class AgentJudgeMiddleware(AgentMiddleware):
     """The middleware that sends every tool call of the agent through agent-judge's gate service.
 
     ``pending="interrupt"`` (default) pauses a call still being decided with ``interrupt()`` (the agent needs a
-    checkpointer); ``"answer"`` gives the model the pending text ("retry after ...") and the run goes on.
+    checkpointer); ``"answer"`` gives the model the pending text ("retry after ...") and the run goes on. ``options``
+    are :class:`~agent_judge.gate.JudgeOptions` (``url``, ``token``, ``server``, ``hold_ms``, ``on_pending``, ...).
     """
 
     def __init__(
-        self,
-        *,
-        url: str | None = None,
-        token: str | None = None,
-        server: str = "agents",
-        pending: Literal["interrupt", "answer"] = "interrupt",
-        hold_ms: int | None = None,
-        timeout: float = DEFAULT_TIMEOUT_S,
-        client: GateClient | None = None,
-        async_client: AsyncGateClient | None = None,
-        on_pending: OnPending | None = None,
-        on_report_error: OnReportError | None = None,
+        self, *, pending: Literal["interrupt", "answer"] = "interrupt", **options: Unpack[JudgeOptions]
     ) -> None:
         super().__init__()
-        self.judge = Judge(
-            runtime=LANGCHAIN_RUNTIME,
-            url=url,
-            token=token,
-            server=server,
-            hold_ms=hold_ms,
-            timeout=timeout,
-            client=client,
-            async_client=async_client,
-            on_pending=on_pending,
-            on_report_error=on_report_error,
-        )
+        self.judge = Judge(runtime=LANGCHAIN_RUNTIME, **options)
         self.pending = pending
 
     @property
@@ -149,17 +128,17 @@ class AgentJudgeMiddleware(AgentMiddleware):
         )
 
 
-def agent_judge_middleware(**options: Any) -> AgentJudgeMiddleware:
-    """``AgentJudgeMiddleware(**options)``, for symmetry with the TypeScript ``agentJudgeMiddleware``."""
-    return AgentJudgeMiddleware(**options)
+def agent_judge_middleware(
+    *, pending: Literal["interrupt", "answer"] = "interrupt", **options: Unpack[JudgeOptions]
+) -> AgentJudgeMiddleware:
+    """``AgentJudgeMiddleware(...)``, for symmetry with the TypeScript ``agentJudgeMiddleware``."""
+    return AgentJudgeMiddleware(pending=pending, **options)
 
 
 def _approved(request: ToolCallRequest, forward: Forward) -> ToolCallRequest:
     """The request with exactly the approved arguments (a person's edits included)."""
     tool_call = request.tool_call
-    if isinstance(tool_call.get("args"), Mapping):
-        return request.override(tool_call={**tool_call, "args": forward.arguments})
-    return request
+    return request.override(tool_call={**tool_call, "args": performed_input(tool_call.get("args"), forward)})
 
 
 def _outcome_of(result: Any) -> tuple[Outcome, str | None]:

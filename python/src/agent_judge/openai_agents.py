@@ -26,9 +26,9 @@ from typing import Any, Literal, TypeVar, overload
 from agents import Agent, FunctionTool, RunContextWrapper, RunState
 from agents.tool import Tool
 from agents.tool_context import ToolContext
+from typing_extensions import Unpack
 
-from .client import DEFAULT_TIMEOUT_S, AsyncGateClient, GateClient
-from .gate import Judge, OnPending, OnReportError, model_text
+from .gate import Judge, JudgeOptions, model_text, performed_input
 from .models import CallAnswer, Forward, Pending
 
 #: The runtime name calls from this adapter carry (part of each call's identity).
@@ -43,45 +43,24 @@ class AgentJudgeToolError(TypeError):
     """A tool the gate cannot hold (a hosted tool runs on the model provider's side)."""
 
 
-def judge_for(
-    *,
-    url: str | None = None,
-    token: str | None = None,
-    server: str = "agents",
-    hold_ms: int | None = None,
-    timeout: float = DEFAULT_TIMEOUT_S,
-    client: GateClient | None = None,
-    async_client: AsyncGateClient | None = None,
-    on_pending: OnPending | None = None,
-    on_report_error: OnReportError | None = None,
-) -> Judge:
-    return Judge(
-        runtime=OPENAI_AGENTS_RUNTIME,
-        url=url,
-        token=token,
-        server=server,
-        hold_ms=hold_ms,
-        timeout=timeout,
-        client=client,
-        async_client=async_client,
-        on_pending=on_pending,
-        on_report_error=on_report_error,
-    )
+def judge_for(**options: Unpack[JudgeOptions]) -> Judge:
+    """The :class:`~agent_judge.gate.Judge` the tools of :func:`with_agent_judge` share."""
+    return Judge(runtime=OPENAI_AGENTS_RUNTIME, **options)
 
 
 @overload
 def with_agent_judge(
-    agent_or_tools: Agent[TContext], *, pending: Literal["interrupt", "answer"] = ..., **options: Any
+    agent_or_tools: Agent[TContext], *, pending: Literal["interrupt", "answer"] = ..., **options: Unpack[JudgeOptions]
 ) -> Agent[TContext]: ...
 @overload
 def with_agent_judge(
-    agent_or_tools: Sequence[Tool], *, pending: Literal["interrupt", "answer"] = ..., **options: Any
+    agent_or_tools: Sequence[Tool], *, pending: Literal["interrupt", "answer"] = ..., **options: Unpack[JudgeOptions]
 ) -> list[Tool]: ...
 def with_agent_judge(
     agent_or_tools: Agent[TContext] | Sequence[Tool],
     *,
     pending: Literal["interrupt", "answer"] = "interrupt",
-    **options: Any,
+    **options: Unpack[JudgeOptions],
 ) -> Agent[TContext] | list[Tool]:
     """The agent with every tool behind the gate (a clone: ``agent`` itself is unchanged), or the tools judged.
 
@@ -135,8 +114,7 @@ def judged(tool: Tool, judge: Judge, *, pending: Literal["interrupt", "answer"] 
             return model_text(answer)
         # Exactly what was approved (a person's edits included), never the input as the model sent it. A tool error
         # the SDK turned into text (its failure_error_function) is the tool's answer: reported `ok`.
-        performed = answer.arguments if isinstance(arguments, dict) else answer.arguments.get("input", arguments)
-        approved = json.dumps(performed)
+        approved = json.dumps(performed_input(arguments, answer))
         return await judge.aperform(answer, call, lambda: original(ctx, approved))
 
     async def ask_again(arguments: Any, call_id: str) -> CallAnswer:

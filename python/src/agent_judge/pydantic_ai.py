@@ -14,7 +14,6 @@ application's approval itself decides nothing, so it cannot run a call the gate 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -29,9 +28,9 @@ from pydantic_ai.capabilities.abstract import (
 from pydantic_ai.exceptions import ApprovalRequired, ModelRetry, ToolRetryError
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import AgentDepsT, ToolDefinition
+from typing_extensions import Unpack
 
-from .client import DEFAULT_TIMEOUT_S, AsyncGateClient, GateClient
-from .gate import Judge, OnPending, OnReportError, model_text
+from .gate import Judge, JudgeOptions, model_text, performed_input
 from .models import CallAnswer, Forward, Outcome, Pending
 
 #: The runtime name calls from this adapter carry (part of each call's identity).
@@ -43,7 +42,8 @@ class AgentJudge(AbstractCapability[AgentDepsT]):
     """The capability that sends every function tool call of the agent through agent-judge's gate service.
 
     ``pending="defer"`` (default) makes a call still being decided a deferred tool call (``ApprovalRequired``);
-    ``"answer"`` gives the model the pending text ("retry after ...") and the run goes on.
+    ``"answer"`` gives the model the pending text ("retry after ...") and the run goes on. ``options`` are
+    :class:`~agent_judge.gate.JudgeOptions` (``url``, ``token``, ``server``, ``hold_ms``, ``on_pending``, ...).
     """
 
     judge: Judge = field(init=False, repr=False)
@@ -51,32 +51,8 @@ class AgentJudge(AbstractCapability[AgentDepsT]):
     # The gate's answer per tool call, asked at validation and taken (once) at execution.
     _answers: dict[str, tuple[CallAnswer, dict[str, Any]]] = field(init=False, repr=False, default_factory=dict)
 
-    def __init__(
-        self,
-        *,
-        url: str | None = None,
-        token: str | None = None,
-        server: str = "agents",
-        pending: Literal["defer", "answer"] = "defer",
-        hold_ms: int | None = None,
-        timeout: float = DEFAULT_TIMEOUT_S,
-        client: GateClient | None = None,
-        async_client: AsyncGateClient | None = None,
-        on_pending: OnPending | None = None,
-        on_report_error: OnReportError | None = None,
-    ) -> None:
-        self.judge = Judge(
-            runtime=PYDANTIC_AI_RUNTIME,
-            url=url,
-            token=token,
-            server=server,
-            hold_ms=hold_ms,
-            timeout=timeout,
-            client=client,
-            async_client=async_client,
-            on_pending=on_pending,
-            on_report_error=on_report_error,
-        )
+    def __init__(self, *, pending: Literal["defer", "answer"] = "defer", **options: Unpack[JudgeOptions]) -> None:
+        self.judge = Judge(runtime=PYDANTIC_AI_RUNTIME, **options)
         self.pending = pending
         self._answers = {}
 
@@ -104,7 +80,7 @@ class AgentJudge(AbstractCapability[AgentDepsT]):
         self._answers[call.tool_call_id] = (answer, request)
         if isinstance(answer, Forward):
             # Exactly what was approved (a person's edits included) is validated and performed.
-            return await handler(answer.arguments if isinstance(raw, Mapping) else args)
+            return await handler(performed_input(raw, answer))
         validated = await handler(args)
         if isinstance(answer, Pending) and self.pending == "defer":
             self._answers.pop(call.tool_call_id, None)
