@@ -11,7 +11,7 @@ service) and runs pytest with these in the environment:
 The policy's ``spec.mcp.rules`` (server ``agents``): ``read_note`` is no-judge; ``comment`` is an
 ``issue_comment`` the judge decides (a comment carrying an AWS key is rejected); ``open_pr`` is a ``forgejo_pr_create``
 the judge asks to clarify (the call cites no evidence); every other tool (``deploy``) is an
-``mcp_tool_call`` a person decides. Without these variables the tests fail (never skip): run them through vitest.
+``tool_call`` a person decides. Without these variables the tests fail (never skip): run them through vitest.
 """
 
 from __future__ import annotations
