@@ -107,6 +107,34 @@ describe('POST /v1/calls', () => {
     expect(status.proposal.agent_id).toBe('@alice');
   });
 
+  it('a denied call is refused: no arguments to run, no lease; the identical call is refused again', async () => {
+    // No rule names this tool: a person decides, and rejects it.
+    const call = { server: 'agents', tool: 'drop_table', arguments: { table: `t${Date.now()}` }, hold_ms: 1000 };
+    const held = await api('/v1/calls', call, '@mallory');
+    expect(held.json).toMatchObject({ kind: 'pending', waiting_for: 'human' });
+    await decide(sys.client, held.json.proposal_id as string, {
+      decision: 'reject',
+      approver: 'scott',
+      reason: 'not that table',
+    });
+    for (let i = 0; i < 2; i++) {
+      const denied = await api('/v1/calls', call, '@mallory');
+      expect(denied.status).toBe(200);
+      expect(denied.json).toMatchObject({
+        kind: 'deny',
+        proposal_id: held.json.proposal_id,
+        reason: expect.stringMatching(/not that table/) as string,
+      });
+      // A denial carries nothing a caller could perform: no arguments, no lease to report on.
+      expect(denied.json).not.toHaveProperty('arguments');
+      expect(denied.json).not.toHaveProperty('lease');
+    }
+    const status = await getStatus(sys.client, held.json.proposal_id as string);
+    expect(status).toMatchObject({ status: 'rejected', verdict: { verdict: 'REJECT' } });
+    // Never leased for forwarding.
+    expect(status.caller?.forwarded_at ?? null).toBeNull();
+  });
+
   it('remoteGate answers as the in-process gate does, and fails closed when the service is out of reach', async () => {
     const remote = remoteGate({ url: gate.url, token: gate.tokens['@alice']! });
     const a = await remote.decide({ runtime: 'api', server: 'agents', tool: 'read_note', arguments: { path: 'b.md' } });
@@ -131,7 +159,12 @@ describe('POST /v1/calls', () => {
       answers.slice(0, 3).map((a) => a.kind),
       JSON.stringify(answers[0]),
     ).toEqual(['pending', 'pending', 'pending']);
-    expect(answers[3]).toMatchObject({ kind: 'refused', reason: expect.stringMatching(/limit/i) as string });
+    expect(answers[3]).toMatchObject({
+      kind: 'refused',
+      reason: expect.stringMatching(
+        /^limit proposals_per_agent: @flood submitted 3 proposals .*\(spec\.limits\.proposals\.perAgent is 3\)/,
+      ) as string,
+    });
     const other = await api('/v1/calls', { server: 'agents', tool: 'read_note', arguments: {} }, '@mallory');
     expect(other.json.kind).toBe('forward');
     // The same limit holds for the agent's hook calls: one agent, one count, whatever door it uses.
@@ -153,7 +186,9 @@ describe('POST /v1/calls', () => {
       (await hook.json()) as { hookSpecificOutput: { permissionDecision: string; permissionDecisionReason: string } }
     ).hookSpecificOutput;
     expect(out.permissionDecision).toBe('deny');
-    expect(out.permissionDecisionReason).toMatch(/limit/i);
+    expect(out.permissionDecisionReason).toMatch(
+      /limit proposals_per_agent: @flood .*spec\.limits\.proposals\.perAgent/,
+    );
   });
 });
 

@@ -13,13 +13,14 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import pino from 'pino';
 import { LiveGrants } from '../../src/activities/live-grants';
-import { createGrant, grantDefinitionFor, grantSessionFor } from '../../src/client/grants';
+import { createGrant, grantDefinitionFor, grantSessionFor, grantStatus } from '../../src/client/grants';
 import { decide, getStatus } from '../../src/client/proposals';
 import { HookGateServer } from '../../src/hooks/gate-server';
 import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
 import { readChain } from '../../src/audit/chain';
 import { renderOutcome } from '../../src/cli/outcome-text';
 import { outcomeOf } from '../../src/contracts/status';
+import { closedGateUrl } from '../helpers/gate-service';
 import { recordingLogger } from '../helpers/logger';
 import { startSystem, type TestSystem } from '../helpers/system';
 
@@ -104,11 +105,12 @@ function commandHook(
   body: unknown,
   extra: string[] = [],
   gateUrl = url,
+  tokenPath = tokenFile(),
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', CLIENT, runtime, '--url', gateUrl, '--token-file', tokenFile(), ...extra],
+      ['--import', 'tsx', CLIENT, runtime, '--url', gateUrl, '--token-file', tokenPath, ...extra],
       { stdio: ['pipe', 'pipe', 'pipe'] },
     );
     let stdout = '';
@@ -420,6 +422,307 @@ describe('what the post-tool report records, as the runtime said it', () => {
     const status = await getStatus(sys.client, proposalId);
     expect(status).toMatchObject({ status: 'failed', caller: { outcome: 'tool_error', detail: 'exit code 7' } });
     expect(renderOutcome(outcomeOf(status))).toMatch(/^caller {4}tool_error: exit code 7$/m);
+  });
+});
+
+type HookRuntime = 'claude-code' | 'codex' | 'gemini';
+const RUNTIMES: HookRuntime[] = ['claude-code', 'codex', 'gemini'];
+
+/** A pre-tool hook input of `runtime` (Claude Code and Codex name the call; Gemini CLI names it by its content). */
+function preInput(
+  runtime: HookRuntime,
+  tool: string,
+  input: Record<string, unknown>,
+  session: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  switch (runtime) {
+    case 'claude-code':
+      return { ...claudeInput('PreToolUse', tool, input, randomUUID(), session), ...extra };
+    case 'codex':
+      return {
+        session_id: session,
+        turn_id: 't1',
+        transcript_path: null,
+        cwd: project,
+        model: 'gpt-test',
+        permission_mode: 'default',
+        hook_event_name: 'PreToolUse',
+        tool_name: tool,
+        tool_input: input,
+        tool_use_id: randomUUID(),
+        ...extra,
+      };
+    case 'gemini':
+      return {
+        session_id: session,
+        transcript_path: '/x',
+        cwd: project,
+        timestamp: new Date().toISOString(),
+        hook_event_name: 'BeforeTool',
+        tool_name: tool,
+        tool_input: input,
+        ...extra,
+      };
+  }
+}
+
+/** The runtime's post-tool report of the call `pre` named, saying `response`. */
+function postInput(runtime: HookRuntime, pre: Record<string, unknown>, response: unknown): Record<string, unknown> {
+  const event = runtime === 'gemini' ? 'AfterTool' : 'PostToolUse';
+  return { ...pre, hook_event_name: event, tool_response: response };
+}
+
+/** What the runtime reads back from its pre-tool command hook: allow, deny (the reason), or a block (exit 2). */
+interface HookAnswer {
+  decision: string;
+  reason: string;
+  updatedInput?: unknown;
+}
+
+async function ask(runtime: HookRuntime, body: unknown, gateUrl = url, tokenPath = tokenFile()): Promise<HookAnswer> {
+  const r = await commandHook(runtime, body, [], gateUrl, tokenPath);
+  if (r.code === 2) return { decision: 'block', reason: r.stderr };
+  expect(r.code, r.stderr).toBe(0);
+  if (runtime === 'codex' && r.stdout === '') return { decision: 'allow', reason: '' };
+  if (runtime === 'gemini') {
+    const out = JSON.parse(r.stdout) as { decision: string; reason?: string };
+    return { decision: out.decision, reason: out.reason ?? '' };
+  }
+  const out = (JSON.parse(r.stdout) as { hookSpecificOutput: Record<string, unknown> }).hookSpecificOutput;
+  return {
+    decision: String(out.permissionDecision),
+    reason: (out.permissionDecisionReason as string | undefined) ?? '',
+    ...(out.updatedInput !== undefined ? { updatedInput: out.updatedInput } : {}),
+  };
+}
+
+const proposalIn = (reason: string) => /[Pp]roposal (call-[0-9a-f]{32})/.exec(reason)![1]!;
+
+/**
+ * The guarantees every adapter keeps (docs/gate.md, "Conformance: guarantees × adapters"), each asserted here for the
+ * three hook runtimes through the command hook, with each runtime's own input.
+ */
+describe('the guarantees, in Claude Code, Codex and Gemini CLI through the command hook', () => {
+  it('a held call runs only after approval and only once: the identical call after it is held again', async () => {
+    await Promise.all(
+      RUNTIMES.map(async (runtime) => {
+        const input = { service: `once-${randomUUID().slice(0, 8)}` };
+        const session = `once-${runtime}-${randomUUID()}`;
+        const held = await ask(runtime, preInput(runtime, 'deploy_service', input, session));
+        expect(held.decision, held.reason).toBe('deny');
+        const proposalId = proposalIn(held.reason);
+        // Asked again before anyone decides: still not allowed.
+        const early = await ask(runtime, preInput(runtime, 'deploy_service', input, session));
+        expect(early.decision).toBe('deny');
+        expect(proposalIn(early.reason)).toBe(proposalId);
+        await decide(sys.client, proposalId, { decision: 'approve', approver: 'scott' });
+        const retry = preInput(runtime, 'deploy_service', input, session);
+        expect((await ask(runtime, retry)).decision).toBe('allow');
+        const response = runtime === 'gemini' ? { llmContent: 'deployed', returnDisplay: 'deployed' } : {};
+        await commandHook(runtime, postInput(runtime, retry, response));
+        // Performed once (Codex's report of an unknown tool says no more than that it ran: `uncertain`).
+        expect((await getStatus(sys.client, proposalId)).caller?.forwarded_at).toBeTruthy();
+        // Once more: that approval is spent; a new proposal waits for a person.
+        const after = await ask(runtime, preInput(runtime, 'deploy_service', input, session));
+        expect(after.decision).toBe('deny');
+        expect(after.reason).toMatch(/waiting for a person/);
+        expect(proposalIn(after.reason)).not.toBe(proposalId);
+      }),
+    );
+  });
+
+  /** A tool_call (no rule names the tool: a person decides) held, then approved with its service argument edited. */
+  async function approvedWithEdits(runtime: HookRuntime) {
+    const service = `api-${randomUUID().slice(0, 8)}`;
+    const session = `edits-${runtime}-${randomUUID()}`;
+    const held = await ask(runtime, preInput(runtime, 'deploy_service', { service }, session));
+    expect(held.decision, held.reason).toBe('deny');
+    expect(held.reason).toMatch(/waiting for a person/);
+    const proposalId = proposalIn(held.reason);
+    await decide(sys.client, proposalId, {
+      decision: 'approve',
+      approver: 'scott',
+      edits: [{ path: 'parameters.arguments.service', value: `${service}-canary` }],
+    });
+    // The model retries the identical call.
+    const retry = preInput(runtime, 'deploy_service', { service }, session);
+    return { service, proposalId, retry, again: await ask(runtime, retry) };
+  }
+
+  it('an approval with edits: Claude Code runs exactly the edited input (updatedInput), once', async () => {
+    const { service, proposalId, retry, again } = await approvedWithEdits('claude-code');
+    expect(again.decision).toBe('allow');
+    expect(again.updatedInput).toEqual({ service: `${service}-canary` });
+    expect(again.reason).toMatch(/it runs as edited, not as sent: parameters\.arguments\.service/);
+    await commandHook('claude-code', postInput('claude-code', retry, {}));
+    expect(await getStatus(sys.client, proposalId)).toMatchObject({
+      status: 'executed',
+      caller: { outcome: 'ok' },
+      edited: { changes: [{ path: 'parameters.arguments.service', from: service, to: `${service}-canary` }] },
+    });
+  });
+
+  // KNOWN FAILURE (docs/gate.md, Conformance): src/hooks/gate-server.ts passes `appliesEdits: changesInput`, which is
+  // undefined for Codex and Gemini CLI, and the gate refuses an edited lease only when `appliesEdits === false`: the
+  // edited approval is answered `allow`, so the runtime runs the arguments as sent, not as edited. When that is fixed
+  // this test fails as `it.fails`: make it `it` and turn the two cells green in test/conformance.json.
+  it.fails('an approval with edits: Codex and Gemini CLI, which cannot change an input, refuse it', async () => {
+    for (const runtime of ['codex', 'gemini'] as const) {
+      const { proposalId, again } = await approvedWithEdits(runtime);
+      expect(again.decision, runtime).toBe('deny');
+      expect(again.reason).toMatch(/a person approved this call only with edits \(.*\), and (codex|gemini) /);
+      expect(again.reason).toMatch(/cannot change a tool's input, so it was not run/);
+      expect(await getStatus(sys.client, proposalId)).toMatchObject({
+        caller: { outcome: 'upstream_failure', detail: expect.stringMatching(/it was not forwarded$/) as string },
+      });
+    }
+  });
+
+  it('an agent cannot act as another: whatever the input claims, the proposal is the token’s agent’s', async () => {
+    await Promise.all(
+      RUNTIMES.map(async (runtime) => {
+        const claim = { agent_id: '@admin', agent_type: 'admin', agent: '@admin' };
+        const input = { service: `who-${randomUUID().slice(0, 8)}`, ...claim };
+        const held = await ask(runtime, preInput(runtime, 'deploy_service', input, `who-${randomUUID()}`, claim));
+        expect(held.reason).toMatch(/waiting for a person/);
+        const status = await getStatus(sys.client, proposalIn(held.reason));
+        expect(status.proposal).toMatchObject({ agent_id: '@coder', performer: { runtime } });
+      }),
+    );
+  });
+
+  it('with the gate out of reach nothing runs: each command hook blocks (exit 2), even a read', async () => {
+    const closed = await closedGateUrl();
+    const reads: Record<HookRuntime, [string, Record<string, unknown>]> = {
+      'claude-code': ['Read', { file_path: join(project, 'src/a.ts') }],
+      codex: ['Bash', { command: 'cat src/a.ts' }],
+      gemini: ['read_file', { file_path: 'src/a.ts' }],
+    };
+    for (const runtime of RUNTIMES) {
+      const [tool, input] = reads[runtime];
+      const r = await commandHook(runtime, preInput(runtime, tool, input, `down-${randomUUID()}`), [], closed);
+      // Exit 2 is the one answer each of the three runtimes reads as a block (any other failure lets the tool run).
+      expect(r).toMatchObject({ code: 2, stdout: '' });
+      expect(r.stderr).toMatch(/cannot be reached.*the call was not allowed/s);
+    }
+  });
+
+  it('a limit refuses by its name in every runtime: one agent, one count', async () => {
+    const agent = `@limited-${randomUUID().slice(0, 8)}`;
+    const limitedToken = newAgentToken();
+    const limitedTokenFile = join(sys.baseDir, `${agent.slice(1)}-token`);
+    writeFileSync(limitedTokenFile, `${limitedToken}\n`);
+    const { spec } = sys.policy;
+    const limited = new HookGateServer({
+      host: '127.0.0.1',
+      port: 0,
+      policy: {
+        ...sys.policy,
+        spec: { ...spec, limits: { ...spec.limits, proposals: { perAgent: 2, window: '10m' } } },
+      },
+      agents: [{ agent, tokenSha256: tokenSha256(limitedToken) }],
+      temporal: { client: sys.client, taskQueue: sys.taskQueues.workflow },
+      baseDir: project,
+      auditLog: join(sys.baseDir, 'hooks-audit-limited.jsonl'),
+      logger: gateLog,
+    });
+    const limitedUrl = await limited.start();
+    try {
+      const call = (runtime: HookRuntime) =>
+        ask(
+          runtime,
+          preInput(runtime, 'deploy_service', { service: `l-${randomUUID().slice(0, 8)}` }, `lim-${randomUUID()}`),
+          limitedUrl,
+          limitedTokenFile,
+        );
+      expect((await call('codex')).reason).toMatch(/waiting for a person/);
+      expect((await call('gemini')).reason).toMatch(/waiting for a person/);
+      for (const runtime of RUNTIMES) {
+        const refused = await call(runtime);
+        expect(refused.decision, runtime).toBe('deny');
+        expect(refused.reason).toMatch(new RegExp(`limit proposals_per_agent: ${agent} submitted 2 proposals `));
+        expect(refused.reason).toContain('(spec.limits.proposals.perAgent is 2)');
+      }
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it("Codex and Gemini CLI: a session's grant covers its identical call, not another session's", async () => {
+    for (const runtime of ['codex', 'gemini'] as const) {
+      const tool = runtime === 'codex' ? 'Bash' : 'run_shell_command';
+      const input = { command: `echo "$(date)" > grant-${runtime}-${randomUUID()}.log` };
+      const report =
+        runtime === 'codex' ? 'done\n' : { llmContent: 'Output: (empty)\nProcess Group PGID: 4', returnDisplay: '' };
+      const [one, two] = [`${runtime}-s1-${randomUUID()}`, `${runtime}-s2-${randomUUID()}`];
+      const held = await ask(runtime, preInput(runtime, tool, input, one));
+      expect(held.reason).toMatch(/waiting for a person/);
+      const firstId = proposalIn(held.reason);
+      await decide(sys.client, firstId, { decision: 'approve', approver: 'scott' });
+      const { proposal } = await getStatus(sys.client, firstId);
+      expect(proposal).toMatchObject({ session_id: one, action_type: 'shell_command' });
+      const grant = await createGrant(
+        sys.client,
+        {
+          definition: grantDefinitionFor(proposal, {
+            approver: 'scott',
+            lifetimeMs: 600_000,
+            maxUses: 5,
+            scope: { kind: 'identical' },
+            sessionId: grantSessionFor(proposal, { thisSession: true }),
+          }),
+        },
+        { taskQueue: sys.taskQueues.workflow },
+      );
+      const performed = preInput(runtime, tool, input, one);
+      expect((await ask(runtime, performed)).decision).toBe('allow');
+      await commandHook(runtime, postInput(runtime, performed, report));
+      await grants.refresh();
+
+      // The identical call in the same session: the grant allows it, no person is asked.
+      const next = preInput(runtime, tool, input, one);
+      expect((await ask(runtime, next)).decision, runtime).toBe('allow');
+      await commandHook(runtime, postInput(runtime, next, report));
+      // In another session: a proposal of its own, held for a person.
+      const elsewhere = await ask(runtime, preInput(runtime, tool, input, two));
+      expect(elsewhere.decision).toBe('deny');
+      expect(elsewhere.reason).toMatch(/waiting for a person/);
+      expect((await getStatus(sys.client, proposalIn(elsewhere.reason))).status).toBe('awaiting_human');
+      const { uses } = await grantStatus(sys.client, grant.definition.grant_id);
+      expect(uses).toHaveLength(1);
+      expect(await getStatus(sys.client, uses[0]!.workflow_id)).toMatchObject({
+        verdict: { verdict: 'APPROVE', decided_by: `grant:${grant.definition.grant_id}` },
+        proposal: { session_id: one, performer: { runtime } },
+      });
+    }
+  });
+
+  it("recorded as said: Claude Code's PostToolUseFailure is tool_error, Gemini CLI's clean report ok", async () => {
+    for (const runtime of ['claude-code', 'gemini'] as const) {
+      const session = `outcome-${runtime}-${randomUUID()}`;
+      const input = { service: `o-${randomUUID().slice(0, 8)}` };
+      const held = await ask(runtime, preInput(runtime, 'deploy_service', input, session));
+      const proposalId = proposalIn(held.reason);
+      await decide(sys.client, proposalId, { decision: 'approve', approver: 'scott' });
+      const retry = preInput(runtime, 'deploy_service', input, session);
+      expect((await ask(runtime, retry)).decision).toBe('allow');
+      if (runtime === 'claude-code') {
+        const failed = { ...retry, hook_event_name: 'PostToolUseFailure', error: 'deploy refused: quota' };
+        expect(await commandHook(runtime, failed)).toMatchObject({ code: 0 });
+        expect(await getStatus(sys.client, proposalId)).toMatchObject({
+          status: 'failed',
+          caller: { outcome: 'tool_error', detail: 'deploy refused: quota' },
+        });
+      } else {
+        const done = postInput(runtime, retry, { llmContent: 'deployed', returnDisplay: 'deployed' });
+        expect(await commandHook(runtime, done)).toMatchObject({ code: 0 });
+        expect(await getStatus(sys.client, proposalId)).toMatchObject({
+          status: 'executed',
+          caller: { outcome: 'ok' },
+        });
+      }
+    }
   });
 });
 
