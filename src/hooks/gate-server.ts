@@ -225,7 +225,7 @@ export class HookGateServer {
         performer: { agentId: agent, redeemer: `hook:${runtime}` },
         holdMs: this.holdMs,
         refine: (mapping, call) => completeHookCall(mapping, call, this.completion),
-        appliesEdits: hookAdapter(runtime).changesInput,
+        appliesEdits: hookAdapter(runtime).changesInput === true,
       });
       this.gates.set(key, gate);
     }

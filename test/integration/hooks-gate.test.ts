@@ -563,11 +563,9 @@ describe('the guarantees, in Claude Code, Codex and Gemini CLI through the comma
     });
   });
 
-  // KNOWN FAILURE (docs/gate.md, Conformance): src/hooks/gate-server.ts passes `appliesEdits: changesInput`, which is
-  // undefined for Codex and Gemini CLI, and the gate refuses an edited lease only when `appliesEdits === false`: the
-  // edited approval is answered `allow`, so the runtime runs the arguments as sent, not as edited. When that is fixed
-  // this test fails as `it.fails`: make it `it` and turn the two cells green in test/conformance.json.
-  it.fails('an approval with edits: Codex and Gemini CLI, which cannot change an input, refuse it', async () => {
+  // Found by the conformance table: `appliesEdits` was `changesInput` (undefined for these runtimes), so an edited
+  // approval was answered allow and the runtime ran the arguments as sent.
+  it('an approval with edits: Codex and Gemini CLI, which cannot change an input, refuse it', async () => {
     for (const runtime of ['codex', 'gemini'] as const) {
       const { proposalId, again } = await approvedWithEdits(runtime);
       expect(again.decision, runtime).toBe('deny');
