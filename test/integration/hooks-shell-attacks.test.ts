@@ -59,21 +59,21 @@ describe('the attacking agent through the real hook gate', () => {
     const line = `cat <<EOF\n\`sh pwn.sh\`\nEOF`;
     const r = await bash(line);
     expect(r.decision).toBe('deny');
-    expect(r.reason).toMatch(/waiting for a person/);
+    expect(r.reason).toMatch(/pending, not performed yet/);
     expect(existsSync(join(project, 'PWNED'))).toBe(false);
   });
 
   it('a glob that expands to a file named -exec is held for a person, not run', async () => {
     const r = await bash('find . ?exec sh pwn.sh \\;');
     expect(r.decision).toBe('deny');
-    expect(r.reason).toMatch(/waiting for a person/);
+    expect(r.reason).toMatch(/pending, not performed yet/);
     expect(existsSync(join(project, 'PWNED'))).toBe(false);
   });
 
   it('a recursive grep over a tree holding agent-judge state is held; over src it runs, reading only src', async () => {
     const held = await bash('grep -r "" .');
     expect(held.decision).toBe('deny');
-    expect(held.reason).toMatch(/waiting for a person/);
+    expect(held.reason).toMatch(/pending, not performed yet/);
     const ok = await bash('grep -rn export src');
     expect(ok).toMatchObject({ decision: 'allow' });
     expect(ok.reason).toContain('claude.bash+shell.allow');
