@@ -22,6 +22,7 @@ import { renderOutcome } from '../../src/cli/outcome-text';
 import { outcomeOf } from '../../src/contracts/status';
 import { closedGateUrl } from '../helpers/gate-service';
 import { recordingLogger } from '../helpers/logger';
+import { proposalsVisible } from '../helpers/visibility';
 import { startSystem, type TestSystem } from '../helpers/system';
 
 const CLIENT = fileURLToPath(new URL('../../src/hooks/client-main.ts', import.meta.url));
@@ -636,6 +637,8 @@ describe('the guarantees, in Claude Code, Codex and Gemini CLI through the comma
         );
       expect((await call('codex')).reason).toMatch(/waiting for a person/);
       expect((await call('gemini')).reason).toMatch(/waiting for a person/);
+      // The limit counts with visibility, which lags the starts.
+      await proposalsVisible(sys, agent, 2);
       for (const runtime of RUNTIMES) {
         const refused = await call(runtime);
         expect(refused.decision, runtime).toBe('deny');

@@ -18,8 +18,8 @@ import { createGate, type GateRules } from '../../src/gate';
 import { McpRuleSchema } from '../../src/contracts/mcp';
 import { refusedAnswer } from '../../src/mcp/answers';
 import { LimitExceededError } from '../../src/contracts/errors';
-import { PROPOSAL_WORKFLOW_TYPE } from '../../src/names';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
+import { proposalsVisible } from '../helpers/visibility';
 
 const BIN = fileURLToPath(new URL('../../bin/agent-judge.mjs', import.meta.url));
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -47,16 +47,7 @@ afterAll(async () => {
 const opts = () => ({ taskQueue: sys.taskQueues.workflow, limits: { policy: sys.policy } });
 
 /** Waits until visibility shows `n` proposals of `agent` matching `extra` (it lags the starts). */
-async function visible(agent: string, n: number, extra = ''): Promise<void> {
-  const query =
-    `WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}' AND TaskQueue = '${sys.taskQueues.workflow}' ` +
-    `AND AgentId = '${agent}'${extra}`;
-  for (let i = 0; i < 100; i++) {
-    if ((await sys.client.workflow.count(query)).count >= n) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`visibility never showed ${n} proposals for ${query}`);
-}
+const visible = (agent: string, n: number, extra = '') => proposalsVisible(sys, agent, n, extra);
 
 async function refusal(p: Promise<unknown>): Promise<LimitExceededError> {
   const err = await p.then(
