@@ -18,7 +18,8 @@ import type { GrantRequest, GrantStatus } from '../../src/contracts/grant';
 import { PasskeyRegistryReader } from '../../src/identity/passkey-registry';
 import { GRANT_MEMO_KEY, GRANT_WORKFLOW_TYPE, grantWorkflowId } from '../../src/names';
 import { InviteStore } from '../../src/inbox/invites';
-import { inviteLink, startInbox, type InboxServer } from '../../src/inbox/server';
+import { inviteLink, type InboxServer } from '../../src/inbox/server';
+import { startTestInbox } from '../helpers/inbox-server';
 import { silentLogger } from '../helpers/logger';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
 import { toolPath } from '../helpers/tools';
@@ -62,15 +63,7 @@ describe('the inbox in a browser', () => {
       },
       passkeys: () => reader.current(),
     });
-    inbox = await startInbox({
-      client: sys.client,
-      policy: sys.policy,
-      registryPath: registry,
-      stateDir: join(dir, 'state'),
-      port: 0,
-      taskQueue: sys.taskQueues.workflow,
-      logger: silentLogger,
-    });
+    inbox = await startTestInbox(sys, { dir, registry: registry }, silentLogger);
     browser = await puppeteer.launch({ executablePath: toolPath('chromium'), args: ['--no-sandbox'] });
     page = await browser.newPage();
     page.on('console', (m) => {

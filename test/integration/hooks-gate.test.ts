@@ -250,19 +250,7 @@ describe('Claude Code through the resident gate', () => {
     expect(proposal).toMatchObject({ session_id: one, action_type: 'shell_command' });
     // The person approves and grants the identical command for this session only.
     await decide(sys.client, firstId, { decision: 'approve', approver: 'scott' });
-    const grant = await createGrant(
-      sys.client,
-      {
-        definition: grantDefinitionFor(proposal, {
-          approver: 'scott',
-          lifetimeMs: 600_000,
-          maxUses: 5,
-          scope: { kind: 'identical' },
-          sessionId: grantSessionFor(proposal, { thisSession: true }),
-        }),
-      },
-      { taskQueue: sys.taskQueues.workflow },
-    );
+    const grant = await grantThisSession(proposal);
     expect(decisionOf((await httpHook(claudeInput('PreToolUse', 'Bash', command, id, one))).json)).toMatchObject({
       permissionDecision: 'allow',
     });
@@ -498,6 +486,23 @@ async function ask(runtime: HookRuntime, body: unknown, gateUrl = url, tokenPath
   };
 }
 
+/** scott's grant of the identical call for 10 minutes, 5 uses, in this proposal's session only. */
+function grantThisSession(proposal: Parameters<typeof grantDefinitionFor>[0]) {
+  return createGrant(
+    sys.client,
+    {
+      definition: grantDefinitionFor(proposal, {
+        approver: 'scott',
+        lifetimeMs: 600_000,
+        maxUses: 5,
+        scope: { kind: 'identical' },
+        sessionId: grantSessionFor(proposal, { thisSession: true }),
+      }),
+    },
+    { taskQueue: sys.taskQueues.workflow },
+  );
+}
+
 const proposalIn = (reason: string) => /[Pp]roposal (call-[0-9a-f]{32})/.exec(reason)![1]!;
 
 /**
@@ -663,19 +668,7 @@ describe('the guarantees, in Claude Code, Codex and Gemini CLI through the comma
       await decide(sys.client, firstId, { decision: 'approve', approver: 'scott' });
       const { proposal } = await getStatus(sys.client, firstId);
       expect(proposal).toMatchObject({ session_id: one, action_type: 'shell_command' });
-      const grant = await createGrant(
-        sys.client,
-        {
-          definition: grantDefinitionFor(proposal, {
-            approver: 'scott',
-            lifetimeMs: 600_000,
-            maxUses: 5,
-            scope: { kind: 'identical' },
-            sessionId: grantSessionFor(proposal, { thisSession: true }),
-          }),
-        },
-        { taskQueue: sys.taskQueues.workflow },
-      );
+      const grant = await grantThisSession(proposal);
       const performed = preInput(runtime, tool, input, one);
       expect((await ask(runtime, performed)).decision).toBe('allow');
       await commandHook(runtime, postInput(runtime, performed, report));

@@ -14,7 +14,8 @@ import { submitAndWait } from '../../src/client/proposals';
 import { hiddenCharacterIn, RESERVED_MARKS } from '../../src/contracts/untrusted-text';
 import { PasskeyRegistryReader } from '../../src/identity/passkey-registry';
 import { InviteStore } from '../../src/inbox/invites';
-import { startInbox, type InboxServer } from '../../src/inbox/server';
+import type { InboxServer } from '../../src/inbox/server';
+import { startTestInbox } from '../helpers/inbox-server';
 import { softAuthenticator, type SoftAuthenticator } from '../helpers/authenticator';
 import { InboxBrowser, visibleText } from '../helpers/inbox-browser';
 import { silentLogger } from '../helpers/logger';
@@ -42,15 +43,7 @@ describe('the inbox shows agent-controlled text by the one rule', () => {
       },
       passkeys: () => reader.current(),
     });
-    inbox = await startInbox({
-      client: sys.client,
-      policy: sys.policy,
-      registryPath: registry,
-      stateDir: join(dir, 'state'),
-      port: 0,
-      taskQueue: sys.taskQueues.workflow,
-      logger: silentLogger,
-    });
+    inbox = await startTestInbox(sys, { dir, registry: registry }, silentLogger);
     scott = softAuthenticator('localhost', inbox.url);
     browser = new InboxBrowser(inbox.url);
     // Enrol scott's passkey by invite and sign in, as the inbox test does.

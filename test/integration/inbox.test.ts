@@ -18,7 +18,8 @@ import { parseProposal } from '../../src/contracts/proposal';
 import { PasskeyRegistryReader } from '../../src/identity/passkey-registry';
 import { grantPasskeyChallenge, withGrantPasskeyAssertion } from '../../src/identity/sign-grant';
 import { InviteStore } from '../../src/inbox/invites';
-import { startInbox, type InboxServer } from '../../src/inbox/server';
+import type { InboxServer } from '../../src/inbox/server';
+import { startTestInbox } from '../helpers/inbox-server';
 import { softAuthenticator, type SoftAuthenticator } from '../helpers/authenticator';
 import { InboxBrowser, visibleText } from '../helpers/inbox-browser';
 import { recordingLogger, silentLogger } from '../helpers/logger';
@@ -64,15 +65,7 @@ describe('the web approval inbox', () => {
       },
       passkeys: () => reader.current(),
     });
-    inbox = await startInbox({
-      client: sys.client,
-      policy: sys.policy,
-      registryPath: registry,
-      stateDir: join(dir, 'state'),
-      port: 0,
-      taskQueue: sys.taskQueues.workflow,
-      logger: log,
-    });
+    inbox = await startTestInbox(sys, { dir, registry: registry }, log);
     scott = softAuthenticator('localhost', inbox.url);
     browser = new InboxBrowser(inbox.url);
   });
@@ -602,14 +595,7 @@ describe('the web approval inbox', () => {
   });
 
   it('limits sign-in and enrolment per address and per approver: a 429 with Retry-After', async () => {
-    const limited = await startInbox({
-      client: sys.client,
-      policy: sys.policy,
-      registryPath: registry,
-      stateDir: join(dir, 'state'),
-      port: 0,
-      taskQueue: sys.taskQueues.workflow,
-      logger: silentLogger,
+    const limited = await startTestInbox(sys, { dir, registry: registry }, silentLogger, {
       rateLimits: { perIp: { max: 12, windowMs: 60_000 }, perApprover: { max: 2, windowMs: 60_000 } },
     });
     try {
