@@ -34,7 +34,7 @@
  * - The field's benchmarks for `eval --dataset` (Mind2Web-SC from inspect-evals, AgentDojo's tasks; PyPI, pinned):
  *   scripts/install-datasets.sh, into `.agent-judge/tools/datasets`.
  * - The Python package (python/, `agent-judge` on PyPI) with the agent frameworks its adapters drive (LangChain and
- *   LangGraph, the OpenAI Agents SDK, Pydantic AI) and pytest: a venv in `.agent-judge/python`, `pip install -e
+ *   LangGraph, the OpenAI Agents SDK, Pydantic AI), its capability verifier's pyseto and pytest: a venv in `.agent-judge/python`, `pip install -e
  *   python[test,...]` pinned by python/constraints.txt (PyPI), for test/integration/python-adapters.test.ts.
  * (The Temporal CLI is src/devserver/temporal-cli.ts's: `npm start` needs it too.)
  *
@@ -93,7 +93,7 @@ export const DATASETS_DIR = join(TOOLS_DIR, 'datasets');
 export const PYTHON_VENV = join(ROOT, '.agent-judge', 'python');
 const PYTHON_DIR = join(ROOT, 'python');
 /** The extras the Python tests install: every adapter's framework, and pytest. */
-export const PYTHON_EXTRAS = 'test,langchain,openai-agents,pydantic-ai';
+export const PYTHON_EXTRAS = 'test,capability,langchain,openai-agents,pydantic-ai';
 
 function isExecutable(path) {
   try {

@@ -6,7 +6,9 @@ service) and runs pytest with these in the environment:
 
 - ``AGENT_JUDGE_TEST_URL``: the gate service's base URL
 - ``AGENT_JUDGE_TEST_TOKEN``: the bearer token of the agent ``@agent``
-- ``AGENT_JUDGE_TEST_CONTROL``: ``POST /decide {proposal_id, decision, edits?}`` and ``POST /status {proposal_id}``
+- ``AGENT_JUDGE_TEST_CONTROL``: ``POST /decide {proposal_id, decision, edits?}`` and ``POST /status {proposal_id}``;
+  ``POST /capability/mint {claims?, unlisted?}`` (a token signed by agent-judge's issuer code), ``/capability/digests
+  {actions}``, ``/capability/issuers`` and ``/capability/redeem {token, action}`` (through the proposal's workflow)
 
 The policy's ``spec.mcp.rules`` (server ``agents``): ``read_note`` is no-judge; ``comment`` is an
 ``issue_comment`` the judge decides (a comment carrying an AWS key is rejected); ``open_pr`` is a ``forgejo_pr_create``
@@ -40,6 +42,12 @@ class Service:
             body["edits"] = edits
         res = httpx.post(f"{self.control}/decide", json=body, timeout=60)
         res.raise_for_status()
+
+    def ask(self, path: str, body: dict[str, Any]) -> Any:
+        """One of the control endpoint's other questions (``/capability/...``), its JSON answer."""
+        res = httpx.post(f"{self.control}{path}", json=body, timeout=60)
+        res.raise_for_status()
+        return res.json()
 
     def status(self, proposal_id: str) -> dict[str, Any]:
         res = httpx.post(f"{self.control}/status", json={"proposal_id": proposal_id}, timeout=60)

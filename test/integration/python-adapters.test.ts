@@ -13,7 +13,16 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CapabilityRefusedError, redeemCapability } from '../../src/client/capabilities';
 import { decide, getStatus } from '../../src/client/proposals';
+import { actionDigest, type CapabilityClaims } from '../../src/contracts/capability';
+import {
+  capabilityClaims,
+  generateCapabilityKey,
+  loadCapabilityKey,
+  signCapability,
+  type CapabilityKey,
+} from '../../src/identity/capability-key';
 import { startGateService, type TestGateService } from '../helpers/gate-service';
 import { startSystem, type TestSystem } from '../helpers/system';
 import { toolPath } from '../helpers/tools';
@@ -24,6 +33,53 @@ let sys: TestSystem;
 let gate: TestGateService;
 let control: Server;
 let controlUrl: string;
+/** A capability key the Python tests' own tokens are signed with (`/capability/mint`), and one no policy lists. */
+let minting: { key: CapabilityKey; publicKey: string; unlisted: CapabilityKey };
+
+/**
+ * What the Python capability tests ask the TypeScript side: tokens signed by agent-judge's own issuer code
+ * (`signCapability`) for claims they choose (expired, another audience, malformed claims), agent-judge's digests of
+ * generated actions, the running system's issuers, and a redemption through the proposal's workflow.
+ */
+async function capabilityControl(path: string, b: Record<string, unknown>): Promise<unknown> {
+  if (path === '/capability/mint') {
+    const claims: CapabilityClaims = {
+      ...capabilityClaims(
+        {
+          workflow_id: 'call-python-capability',
+          sub: '@agent',
+          aud: 'executor:issue_comment',
+          action_sha256: 'a'.repeat(64),
+          policy_sha256: 'b'.repeat(64),
+          ttl_ms: 60_000,
+        },
+        new Date(),
+      ),
+      ...(b.claims as Partial<CapabilityClaims> | undefined),
+    };
+    const key = b.unlisted ? minting.unlisted : minting.key;
+    return { token: signCapability(claims, key), issuers: { [minting.key.kid]: minting.publicKey }, claims };
+  }
+  if (path === '/capability/digests') {
+    return (b.actions as Parameters<typeof actionDigest>[0][]).map(actionDigest);
+  }
+  if (path === '/capability/issuers') return sys.policy.spec.capabilities.issuers;
+  if (path === '/capability/redeem') {
+    try {
+      const r = await redeemCapability(sys.client, {
+        token: String(b.token),
+        action: b.action as Parameters<typeof actionDigest>[0],
+        issuers: sys.policy.spec.capabilities.issuers,
+        redeemer: 'python-test',
+      });
+      return { redeemed: true, redemption: r };
+    } catch (err) {
+      if (err instanceof CapabilityRefusedError) return { redeemed: false, reason: err.message };
+      throw err;
+    }
+  }
+  return undefined;
+}
 
 /** The person deciding, and `agent-judge status`, over HTTP for the Python tests. */
 function startControl(): Promise<string> {
@@ -46,7 +102,10 @@ function startControl(): Promise<string> {
           });
         } else if (req.url === '/status') {
           out = await getStatus(sys.client, id);
-        } else {
+        } else if (req.url?.startsWith('/capability/')) {
+          out = await capabilityControl(req.url, b);
+        }
+        if (out === undefined) {
           res.writeHead(404).end();
           return;
         }
@@ -90,6 +149,12 @@ beforeAll(async () => {
     },
   });
   gate = await startGateService(sys, ['@agent']);
+  const listed = generateCapabilityKey('python-tests');
+  minting = {
+    key: await loadCapabilityKey(`${listed.kid}:${listed.private_key}`),
+    publicKey: listed.public_key,
+    unlisted: await loadCapabilityKey(`${listed.kid}:${generateCapabilityKey().private_key}`),
+  };
   controlUrl = await startControl();
 });
 afterAll(async () => {
@@ -186,6 +251,7 @@ describe('the Python package against the real gate service', () => {
     const byModule = (m: string) => cases.filter((c) => c.classname.startsWith(`tests.${m}`)).length;
     expect(byModule('test_models_match_openapi')).toBeGreaterThanOrEqual(3);
     expect(byModule('test_client')).toBeGreaterThanOrEqual(9);
+    expect(byModule('test_capability')).toBeGreaterThanOrEqual(8);
     for (const adapter of ['test_langchain', 'test_openai_agents', 'test_pydantic_ai']) {
       expect(byModule(adapter), `${adapter}\n${output.slice(-3000)}`).toBeGreaterThanOrEqual(8);
     }
