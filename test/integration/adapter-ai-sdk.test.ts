@@ -24,8 +24,13 @@ import {
   type TestGateService,
   accessTo,
   closedGateUrl,
+  limitRefusal,
+  PROPOSAL_LIMIT,
   startAdapterTestBed,
+  startLimitedService,
 } from '../helpers/gate-service';
+import { grantIdenticalCalls, onlyUseOf } from '../helpers/grants';
+import { proposalsVisible } from '../helpers/visibility';
 import type { TestSystem } from '../helpers/system';
 
 const TSC = join(REPO, 'node_modules/typescript/bin/tsc');
@@ -50,9 +55,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(apps.map((a) => a.stop()));
-  await short?.close();
-  await patient?.close();
-  await sys?.stop();
+  await bed?.stop();
   if (consumer) rmSync(consumer, { recursive: true, force: true });
 });
 
@@ -358,5 +361,60 @@ describe('the Vercel AI SDK 7 adapter: what runs', () => {
       status: 'failed',
       caller: { outcome: 'upstream_failure', detail: 'the database refused the migration' },
     });
+  });
+
+  it('a grant covers the identical call and nothing else: it runs at once, another service is held', async () => {
+    const app = startApp(accessTo(short));
+    const [service, other] = [`svc-${randomUUID().slice(0, 8)}`, `svc-${randomUUID().slice(0, 8)}`];
+    const first = await app.generate({ prompt: 'deploy it', steps: [call('g1', 'deploy', { service })] });
+    expect(first.approvals).toHaveLength(1);
+    await decide(sys.client, first.pending[0]!.proposalId, { decision: 'approve', approver: 'scott' });
+    // The person grants the identical call (the CLI's decide ... --grant-for); the approved one runs.
+    const grantId = await grantIdenticalCalls(sys, bed.grants, first.pending[0]!.proposalId);
+    expect((await app.generate({ resume: true, steps: [{ text: 'Deployed.' }] })).ran.deploy).toBe(1);
+
+    // The identical call again, in a new conversation: covered by the grant, it runs at once; no approval request.
+    const later = startApp(accessTo(short));
+    const again = await later.generate({
+      prompt: 'again',
+      steps: [call('g2', 'deploy', { service }), { text: 'Done.' }],
+    });
+    expect(again.error).toBeUndefined();
+    expect(again.approvals).toEqual([]);
+    expect(again.seen).toEqual([{ type: 'text', value: `deployed ${service}` }]);
+    expect(again.ran.deploy).toBe(1);
+    // Another service is not what the grant says: held for a person, not run.
+    const elsewhere = await later.generate({ prompt: 'other', steps: [call('g3', 'deploy', { service: other })] });
+    expect(elsewhere.approvals).toHaveLength(1);
+    expect(elsewhere.pending).toMatchObject([{ waitingFor: 'human', status: 'awaiting_human' }]);
+    expect(elsewhere.ran.deploy).toBe(1);
+    expect(await onlyUseOf(sys, grantId)).toMatchObject({
+      status: 'executed',
+      proposal: { agent_id: '@engineering', parameters: { arguments: { service } } },
+    });
+  });
+
+  it('a limit refuses by its name: past the proposal limit nothing runs, the model reads the limit', async () => {
+    const { service, agent } = await startLimitedService(sys);
+    try {
+      const app = startApp(accessTo(service, agent));
+      const seen = [];
+      for (let i = 0; i <= PROPOSAL_LIMIT; i++) {
+        // The limit counts with visibility, which lags the starts: the last call comes once the others are listed.
+        if (i === PROPOSAL_LIMIT) await proposalsVisible(sys, agent, PROPOSAL_LIMIT);
+        const steps = [call(`l${i}`, 'deploy', { service: `svc-${randomUUID().slice(0, 8)}` }), { text: 'Not now.' }];
+        const reply = await app.generate({ prompt: 'deploy it', pending: 'answer', steps });
+        expect(reply.ran.deploy).toBe(0);
+        seen.push(...reply.seen);
+      }
+      expect(seen).toHaveLength(PROPOSAL_LIMIT + 1);
+      expect(seen.slice(0, PROPOSAL_LIMIT).map((s) => s.reason)).toEqual(
+        Array(PROPOSAL_LIMIT).fill(expect.stringMatching(/^agent-judge: pending, not performed yet/)),
+      );
+      expect(seen[PROPOSAL_LIMIT]!.reason).toMatch(limitRefusal(agent));
+      expect(seen[PROPOSAL_LIMIT]!.reason).toMatch(/Not performed/);
+    } finally {
+      await service.close();
+    }
   });
 });

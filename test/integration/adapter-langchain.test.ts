@@ -28,8 +28,13 @@ import {
   type TestGateService,
   accessTo,
   closedGateUrl,
+  limitRefusal,
+  PROPOSAL_LIMIT,
   startAdapterTestBed,
+  startLimitedService,
 } from '../helpers/gate-service';
+import { grantIdenticalCalls, onlyUseOf } from '../helpers/grants';
+import { proposalsVisible } from '../helpers/visibility';
 import { langchainTools } from '../helpers/langchain-tools';
 import type { TestSystem } from '../helpers/system';
 
@@ -422,5 +427,56 @@ describe('the LangChain adapter: what runs', () => {
     );
     expect(seen[0]).toMatch(/Not performed\.$/);
     expect(lastText(result)).toBe('agent-judge is not reachable.');
+  });
+
+  it("a grant for one thread covers its identical call, not another thread's nor another call", async () => {
+    const { app, agent, model, pending, reply, thread } = setup(accessTo(short));
+    const service = `svc-${randomUUID().slice(0, 8)}`;
+    const deploy = (id: string, args = { service }) => model.respondWithTools([{ name: 'deploy', args, id }]);
+    deploy('g1');
+    expect(interruptsOf(await agent().invoke(ask('deploy it'), thread))).toHaveLength(1);
+    await decide(sys.client, pending[0]!.proposalId, { decision: 'approve', approver: 'scott' });
+    // The person grants the identical call in this thread only; the approved one runs.
+    const grantId = await grantIdenticalCalls(sys, bed.grants, pending[0]!.proposalId, { thisSession: true });
+    reply('g1', (out) => out);
+    await agent().invoke(new Command({ resume: 'decided' }), thread);
+    // The identical call again in this thread: covered, it runs at once.
+    deploy('g2');
+    reply('g2', (out) => out);
+    expect(interruptsOf(await agent().invoke(ask('again'), thread))).toEqual([]);
+    expect(app.ran.deploy).toBe(2);
+    // In another thread, and another service in this one: not what the grant says, each held for a person.
+    deploy('g3');
+    const other = { configurable: { thread_id: `t-${randomUUID()}` } };
+    expect(interruptsOf(await agent().invoke(ask('deploy it'), other))).toMatchObject([{ waitingFor: 'human' }]);
+    deploy('g4', { service: `${service}-b` });
+    expect(interruptsOf(await agent().invoke(ask('another'), thread))).toMatchObject([{ waitingFor: 'human' }]);
+    expect(app.ran.deploy).toBe(2);
+    expect(await onlyUseOf(sys, grantId)).toMatchObject({
+      status: 'executed',
+      proposal: { session_id: thread.configurable.thread_id, parameters: { arguments: { service } } },
+    });
+  });
+
+  it('a limit refuses by its name: past the proposal limit nothing runs, the model reads the limit', async () => {
+    const { service, agent: agentId } = await startLimitedService(sys);
+    try {
+      const { app, agent, model, seen, reply, thread } = setup(accessTo(service, agentId), 'answer');
+      for (let i = 0; i <= PROPOSAL_LIMIT; i++) {
+        // The limit counts with visibility, which lags the starts: the last call comes once the others are listed.
+        if (i === PROPOSAL_LIMIT) await proposalsVisible(sys, agentId, PROPOSAL_LIMIT);
+        model.respondWithTools([{ name: 'deploy', args: { service: `svc-${randomUUID().slice(0, 8)}` }, id: `l${i}` }]);
+        reply(`l${i}`, () => 'Not now.');
+        await agent().invoke(ask('deploy it'), thread);
+      }
+      expect(app.ran.deploy).toBe(0);
+      expect(seen.slice(0, PROPOSAL_LIMIT)).toEqual(
+        Array(PROPOSAL_LIMIT).fill(expect.stringMatching(/^agent-judge: pending, not performed yet/)),
+      );
+      expect(seen[PROPOSAL_LIMIT]).toMatch(limitRefusal(agentId));
+      expect(seen[PROPOSAL_LIMIT]).toMatch(/Not performed/);
+    } finally {
+      await service.close();
+    }
   });
 });

@@ -25,8 +25,13 @@ import {
   type TestGateService,
   accessTo,
   closedGateUrl,
+  limitRefusal,
+  PROPOSAL_LIMIT,
   startAdapterTestBed,
+  startLimitedService,
 } from '../helpers/gate-service';
+import { grantIdenticalCalls, onlyUseOf } from '../helpers/grants';
+import { proposalsVisible } from '../helpers/visibility';
 import type { TestSystem } from '../helpers/system';
 
 setTracingDisabled(true);
@@ -301,5 +306,61 @@ describe('the OpenAI Agents SDK adapter: what runs', () => {
       caller: { outcome: 'upstream_failure', detail: 'the database refused the migration' },
     });
     model.assertComplete();
+  });
+
+  it('a grant covers the identical call and nothing else: it runs at once, another service is held', async () => {
+    const { app, agent, model, pending, seen, reply } = setup(accessTo(short));
+    const [service, other] = [`svc-${randomUUID().slice(0, 8)}`, `svc-${randomUUID().slice(0, 8)}`];
+    model.enqueue([functionCall('deploy', { service }, { callId: 'g1' })]);
+    const first = await run(agent, 'deploy it');
+    expect(first.interruptions).toHaveLength(1);
+    await decide(sys.client, pending[0]!.proposalId, { decision: 'approve', approver: 'scott' });
+    // The person grants the identical call (the CLI's decide ... --grant-for); the approved one runs.
+    const grantId = await grantIdenticalCalls(sys, bed.grants, pending[0]!.proposalId);
+    model.enqueue(reply('g1', (out) => out));
+    await run(agent, first.state);
+    expect(app.ran.deploy).toBe(1);
+
+    // The identical call in a new run: covered by the grant, it runs at once; no person is asked.
+    model.enqueue([functionCall('deploy', { service }, { callId: 'g2' })]);
+    model.enqueue(reply('g2', (out) => out));
+    const again = await run(agent, 'deploy it again');
+    expect(again.interruptions).toHaveLength(0);
+    expect(app.ran.deploy).toBe(2);
+    expect(seen).toEqual([`deployed ${service}`, `deployed ${service}`]);
+    // Another service is not what the grant says: held for a person, not run.
+    model.enqueue([functionCall('deploy', { service: other }, { callId: 'g3' })]);
+    const elsewhere = await run(agent, 'deploy the other one');
+    expect(elsewhere.interruptions).toHaveLength(1);
+    expect(app.ran.deploy).toBe(2);
+    expect(pending.at(-1)).toMatchObject({ waitingFor: 'human', status: 'awaiting_human' });
+    expect(await onlyUseOf(sys, grantId)).toMatchObject({
+      status: 'executed',
+      proposal: { agent_id: '@engineering', parameters: { arguments: { service } } },
+    });
+    model.assertComplete();
+  });
+
+  it('a limit refuses by its name: past the proposal limit nothing runs, the model reads the limit', async () => {
+    const { service, agent: agentId } = await startLimitedService(sys);
+    try {
+      const { app, agent, model, seen, reply } = setup(accessTo(service, agentId), 'answer');
+      for (let i = 0; i <= PROPOSAL_LIMIT; i++) {
+        // The limit counts with visibility, which lags the starts: the last call comes once the others are listed.
+        if (i === PROPOSAL_LIMIT) await proposalsVisible(sys, agentId, PROPOSAL_LIMIT);
+        model.enqueue([functionCall('deploy', { service: `svc-${randomUUID().slice(0, 8)}` }, { callId: `l${i}` })]);
+        model.enqueue(reply(`l${i}`, () => 'Not now.'));
+        await run(agent, 'deploy it');
+      }
+      expect(app.ran.deploy).toBe(0);
+      expect(seen.slice(0, PROPOSAL_LIMIT)).toEqual(
+        Array(PROPOSAL_LIMIT).fill(expect.stringMatching(/^agent-judge: pending, not performed yet/)),
+      );
+      expect(seen[PROPOSAL_LIMIT]).toMatch(limitRefusal(agentId));
+      expect(seen[PROPOSAL_LIMIT]).toMatch(/Not performed/);
+      model.assertComplete();
+    } finally {
+      await service.close();
+    }
   });
 });

@@ -9,36 +9,46 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decide, getStatus } from '../../src/client/proposals';
 import { remoteGate } from '../../src/gate/remote';
 import { proposalsVisible } from '../helpers/visibility';
-import { startGateService, type TestGateService } from '../helpers/gate-service';
-import { startSystem, type TestSystem } from '../helpers/system';
+import type { LiveGrants } from '../../src/activities/live-grants';
+import { connectClient } from '../../src/client/connection';
+import { findTemporalCli } from '../../src/devserver/temporal-cli';
+import { startDevServer } from '../../src/devserver/server';
+import { startGateService, startSystemWithGrants, type TestGateService } from '../helpers/gate-service';
+import { grantIdenticalCalls, onlyUseOf } from '../helpers/grants';
+import { silentLogger } from '../helpers/logger';
+import type { TestSystem } from '../helpers/system';
 
 let sys: TestSystem;
+let grants: LiveGrants;
+let stopSystem: () => Promise<void>;
 let gate: TestGateService;
 
 beforeAll(async () => {
-  sys = await startSystem({
-    spec: {
-      escalation: { approvers: ['scott'], timeout: '10m' },
-      limits: { proposals: { perAgent: 3, window: '10m' } },
-      mcp: {
-        rules: [
-          { name: 'api.read', server: 'agents', tool: 'read_note', tier: 'no-judge' },
-          {
-            name: 'api.note',
-            server: 'agents',
-            tool: 'write_memory',
-            actionType: 'memory_write',
-            parameters: { content: '$.text' },
-          },
-        ],
-      },
+  ({
+    sys,
+    grants,
+    stop: stopSystem,
+  } = await startSystemWithGrants({
+    escalation: { approvers: ['scott'], timeout: '10m' },
+    limits: { proposals: { perAgent: 3, window: '10m' } },
+    mcp: {
+      rules: [
+        { name: 'api.read', server: 'agents', tool: 'read_note', tier: 'no-judge' },
+        {
+          name: 'api.note',
+          server: 'agents',
+          tool: 'write_memory',
+          actionType: 'memory_write',
+          parameters: { content: '$.text' },
+        },
+      ],
     },
-  });
-  gate = await startGateService(sys, ['@alice', '@mallory', '@flood']);
+  }));
+  gate = await startGateService(sys, ['@alice', '@mallory', '@flood', '@granted']);
 });
 afterAll(async () => {
   await gate?.close();
-  await sys?.stop();
+  await stopSystem?.();
 });
 
 async function api(
@@ -192,6 +202,72 @@ describe('POST /v1/calls', () => {
     expect(out.permissionDecisionReason).toMatch(
       /limit proposals_per_agent: @flood .*spec\.limits\.proposals\.perAgent/,
     );
+  });
+});
+
+describe('POST /v1/calls: grants, and Temporal down', () => {
+  it("a grant for one session covers the identical call there, not another session's nor another agent's", async () => {
+    const call = { server: 'agents', tool: 'deploy', arguments: { service: `s-${Date.now()}` }, hold_ms: 1000 };
+    const [one, two] = [
+      { ...call, session_id: 'session-1' },
+      { ...call, session_id: 'session-2' },
+    ];
+    const held = await api('/v1/calls', one, '@granted');
+    expect(held.json).toMatchObject({ kind: 'pending', waiting_for: 'human' });
+    const firstId = held.json.proposal_id as string;
+    await decide(sys.client, firstId, { decision: 'approve', approver: 'scott' });
+    const grantId = await grantIdenticalCalls(sys, grants, firstId, { thisSession: true });
+    const approved = await api('/v1/calls', one, '@granted');
+    expect(approved.json).toMatchObject({ kind: 'forward', lease: { proposal_id: firstId } });
+    const lease = (approved.json.lease as { id: string }).id;
+    expect((await api(`/v1/calls/${lease}/outcome`, { outcome: 'ok' }, '@granted')).status).toBe(200);
+
+    // The identical call in the same session: the grant covers it, forwarded at once with its arguments.
+    const again = await api('/v1/calls', one, '@granted');
+    expect(again.json).toMatchObject({ kind: 'forward', arguments: call.arguments });
+    const againId = (again.json.lease as { workflow_id: string }).workflow_id;
+    expect(againId).not.toBe(held.json.workflow_id);
+    // In another session, or from another agent in the same session: not what the grant says, held for a person.
+    for (const [body, agent] of [
+      [two, '@granted'],
+      [one, '@mallory'],
+    ] as const) {
+      const elsewhere = await api('/v1/calls', body, agent);
+      expect(elsewhere.json, agent).toMatchObject({ kind: 'pending', waiting_for: 'human' });
+    }
+    expect(await onlyUseOf(sys, grantId)).toMatchObject({
+      workflow_id: againId,
+      proposal: { agent_id: '@granted', session_id: 'session-1' },
+    });
+  });
+
+  it('with Temporal down behind the service, a judged call is refused: no arguments, no lease', async () => {
+    // A dev server of this test, stopped under a gate service that was serving.
+    const server = await startDevServer({ cliPath: findTemporalCli({ logger: silentLogger }), headless: true });
+    // A call to a stopped Temporal fails after three tries, not the SDK's ten: the same refusal, sooner.
+    const client = await connectClient({ address: server.address, namespace: server.namespace, attempts: 3 });
+    const down = await startGateService({ ...sys, client }, ['@alice']);
+    try {
+      const call = { server: 'agents', tool: 'write_memory', arguments: { text: 'x' }, hold_ms: 1000 };
+      await server.stop();
+      const r = await (
+        await fetch(`${down.url}/v1/calls`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${down.tokens['@alice']}` },
+          body: JSON.stringify(call),
+        })
+      ).json();
+      expect(r).toMatchObject({
+        kind: 'refused',
+        reason: expect.stringMatching(/cannot reach its judge \(Temporal at /) as string,
+      });
+      expect(r).not.toHaveProperty('arguments');
+      expect(r).not.toHaveProperty('lease');
+    } finally {
+      await down.close();
+      await client.connection.close();
+      await server.stop();
+    }
   });
 });
 
