@@ -68,6 +68,8 @@ export function selfCpuMs(): number {
 
 export interface EngineRig {
   client: Client;
+  /** The proposal workflows' task queue. */
+  taskQueue: string;
   /** Runs one request of `kind` to its end; returns the workflow id. */
   run(kind: EngineKind): Promise<string>;
   stop(): Promise<void>;
@@ -113,6 +115,7 @@ export async function startEngineRig(opts: {
   const { client } = system;
   return {
     client,
+    taskQueue: queues.workflow,
     async run(kind) {
       if (kind === 'empty' || kind === 'empty+activity') {
         const workflowId = `floor-${randomUUID()}`;

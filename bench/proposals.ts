@@ -143,13 +143,13 @@ export async function benchProposals(server: BenchServer): Promise<ProposalBench
   const kinds: Kind[] = [
     { key: 'empty', label: 'empty workflow', run: floorRun('emptyWorkflow') },
     { key: 'activity', label: 'empty workflow + 1 activity', run: floorRun('floorWorkflow') },
-    // What every submission pays before its proposal starts (issue 9's race-free proposal_id uniqueness): a start
-    // that never runs, closed by its 1 s execution timeout, whose close is counted with it.
+    // What a submission under a chosen proposal_id pays beside its proposal's start (race-free proposal_id
+    // uniqueness): a start that runs 2 s later, one workflow task that completes it, counted with it.
     {
       key: 'reservation',
-      label: 'proposal_id reservation alone (part of every row below)',
-      run: () => reserveProposalId(client, randomUUID(), `proposal-${randomUUID().replace(/-/g, '')}`),
-      settleMs: 1500,
+      label: 'proposal_id reservation alone (part of the chosen-id rows below)',
+      run: () => reserveProposalId(client, randomUUID(), `proposal-${randomUUID().replace(/-/g, '')}`, queues.workflow),
+      settleMs: 3000,
     },
     { key: 'no-judge', label: 'no-judge (memory_write, executed)', run: proposal('memory_write', 'executed') },
     { key: 'lightweight', label: 'lightweight (vault note, approved)', run: proposal('vault_note_create', 'approved') },

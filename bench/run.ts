@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: starts its own Temporal dev server (in memory) and prints latency, throughput and CPU tables as
  * medians and percentiles over repeated runs, each target of issue 12 beside its figure. Timing lives here, never in
- * tests. BENCH_ONLY=proposals,cli,judge,discord,circles,archive,metrics,reports,capabilities,mcp,hooks,ai-sdk,
+ * tests. BENCH_ONLY=proposals,history,cli,judge,discord,circles,archive,metrics,reports,capabilities,mcp,hooks,ai-sdk,
  * langchain,openai-agents,openclaw,inbox,grants,fatigue,flood,judge-model picks sections (default: all; judge-model
  * skips itself without its model file).
  */
@@ -52,6 +52,18 @@ const sections: Section[] = [
         );
       }
       printTargets('Issue 12 targets: proposals', result.targets);
+    },
+  },
+  {
+    name: 'history',
+    run: async (server) => {
+      const { benchHistoryCounts, HISTORY_COLUMNS } = await import('./history-count');
+      printColumns(
+        'History per proposal, read from the real runs (issue 43): the proposal and its proposal_id reservation, ' +
+          'when the submitter has its answer and once closed',
+        HISTORY_COLUMNS,
+        await benchHistoryCounts(server),
+      );
     },
   },
   {

@@ -29,15 +29,13 @@ export const PROPOSAL_WORKFLOW_TYPE = 'proposalWorkflow';
 export { PROPOSAL_ID_RE, PROPOSAL_WORKFLOW_ID_PREFIX, workflowIdNamedBy } from './contracts/workflow-ids';
 
 /**
- * A proposal_id's reservation: a workflow id Temporal keeps unique, started (never run) beside the
- * proposal's own start, so of two proposals racing in under one proposal_id only one holds it (the
- * other's run is withdrawn, nothing of it performed). See `reserveProposalId` and `startReserved` in
- * src/client/proposals/ (reservation.ts, submit.ts).
+ * A proposal_id's reservation: a workflow id Temporal keeps unique, started beside the proposal's own start (and run
+ * by the workflow worker a moment later, only to complete), so of two proposals racing in under one proposal_id only
+ * one holds it (the other's run is withdrawn, nothing of it performed). See `reserveProposalId` and `startReserved`
+ * in src/client/proposals/ (reservation.ts, submit.ts).
  */
 export const PROPOSAL_ID_RESERVATION_WORKFLOW_TYPE = 'proposalIdReservation';
 export const PROPOSAL_ID_RESERVATION_PREFIX = 'proposal-id-reservation-';
-/** Reservations are never run: no worker polls this queue, and their start delay outlasts their timeout. */
-export const PROPOSAL_ID_RESERVATION_TASK_QUEUE = 'agent-judge-proposal-id-reservations';
 
 /** The proposal workflow's Update and Query names. */
 export const PROPOSAL_MESSAGE_NAMES = {

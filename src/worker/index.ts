@@ -176,7 +176,8 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
         activities: createExecutorActivities({
           baseDir,
           stateDir,
-          confirmReservation: (proposalId, workflowId) => confirmProposalIdReservation(client, proposalId, workflowId),
+          confirmReservation: (proposalId, workflowId) =>
+            confirmProposalIdReservation(client, proposalId, workflowId, options.taskQueues.workflow),
           ...options.executor,
         }),
       }),

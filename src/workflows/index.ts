@@ -19,6 +19,9 @@ export async function circleRegistryWorkflow(input: CircleRegistryInput = {}): P
 
 export { historyArchiveWorkflow } from './history-archive';
 
+/** A chosen proposal_id's reservation: no schemas, nothing to evaluate for proposals. */
+export { proposalIdReservation } from './proposal-id-reservation';
+
 /** The policy in force on this task queue (small, no schemas: a static import costs proposals nothing). */
 export { policyInForceWorkflow } from './policy-in-force';
 

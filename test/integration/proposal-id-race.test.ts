@@ -19,7 +19,7 @@ import {
 } from '../../src/client/proposals';
 import { BadInputError, DuplicateProposalError } from '../../src/contracts/errors';
 import { parseProposal } from '../../src/contracts/proposal';
-import { PROPOSAL_WORKFLOW_TYPE, SA } from '../../src/names';
+import { PROPOSAL_ID_RESERVATION_PREFIX, PROPOSAL_WORKFLOW_TYPE, SA } from '../../src/names';
 import { proposal, startSystem, type TestSystem } from '../helpers/system';
 
 let sys: TestSystem;
@@ -92,5 +92,25 @@ describe('proposal_id under a race', () => {
     const again = await submitAndWait(sys.client, { ...loser, proposal_id: `${proposalId}-b` }, { taskQueue });
     expect(again).toMatchObject({ status: 'executed', workflow_id: proposalWorkflowId(parseProposal(loser)) });
     expect(existsSync(file)).toBe(true);
+  });
+
+  it('the reservation ends completed, not timed out, and still holds the id once closed', async () => {
+    const proposalId = `closed-${randomUUID().slice(0, 8)}`;
+    const taskQueue = sys.taskQueues.workflow;
+    const first = proposal('memory_write', { proposal_id: proposalId, parameters: { content: 'first' } });
+    const out = await submitAndWait(sys.client, first, { taskQueue });
+    expect(out.status).toBe('executed');
+    const reservation = sys.client.workflow.getHandle(`${PROPOSAL_ID_RESERVATION_PREFIX}${proposalId}`);
+    // The workflow worker runs it after its start delay (off the submission's critical path).
+    await expect(reservation.result()).resolves.toBeUndefined();
+    const described = await reservation.describe();
+    expect(described.status.name).toBe('COMPLETED');
+    expect(described.memo).toEqual({ workflow_id: out.workflow_id });
+    // Closed, it refuses other content under its id as it did while open; the holder is still found by it.
+    const other = proposal('memory_write', { proposal_id: proposalId, parameters: { content: 'other' } });
+    await expect(submitAndWait(sys.client, other, { taskQueue })).rejects.toThrow(
+      `proposal.proposal_id: ${proposalId} is already used by another proposal (${out.workflow_id})`,
+    );
+    expect(await findWorkflowId(sys.client, proposalId)).toBe(out.workflow_id);
   });
 });

@@ -6,35 +6,44 @@ import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import { BadInputError } from '../../contracts/errors';
 import {
+  DEFAULT_TASK_QUEUES,
   PROPOSAL_ID_RESERVATION_PREFIX,
-  PROPOSAL_ID_RESERVATION_TASK_QUEUE,
   PROPOSAL_ID_RESERVATION_WORKFLOW_TYPE,
 } from '../../names';
 import { isClosedRunError, isDuplicateStart } from './runs';
+
+/** How long after its start a reservation runs (and completes): past the submission's answer. */
+const RESERVATION_START_DELAY = '2s';
 
 /**
  * Reserves `proposalId` for the content whose workflow id is `workflowId`, or refuses with the
  * proposal that holds it. A visibility query cannot do this: two proposals sent at the same moment
  * both find nothing and both start. A workflow id is the one thing Temporal keeps unique, so the
- * reservation is a start of `proposal-id-reservation-<proposal_id>` that is never run (no worker polls its
- * queue; its start delay outlasts its one-second timeout, so no task is ever made) and closes as
- * timed out, holding the id until the namespace's retention deletes it, as long as the proposal's
- * own run is kept. Its memo names the content it was reserved for: the same content passes (and
- * meets the duplicate-content refusal of its own start, or starts if an earlier start failed).
- * Cost: one start call (no worker, two history events) in place of the visibility query; a
- * describe only when the id is taken. Measured (docs/performance.md, `npm run bench`'s reservation row): ~8 ms of
- * server CPU per submission, a third of a lightweight proposal's; exported for that bench row.
+ * reservation is a start of `proposal-id-reservation-<proposal_id>` (reuse policy REJECT_DUPLICATE: a closed
+ * reservation holds the id too, until the namespace's retention deletes it, as long as the proposal's own run is
+ * kept). Its memo names the content it was reserved for: the same content passes (and meets the duplicate-content
+ * refusal of its own start, or starts if an earlier start failed). The run is started with a delay on the workflow
+ * task queue (`taskQueue`), so the workflow worker completes it once the submission has its answer (the Temporal UI
+ * shows it completed, not timed out) and its one workflow task never competes with the proposal's first.
+ * Cost: one start call in place of the visibility query; a describe only when the id is taken (docs/performance.md,
+ * `npm run bench`'s reservation row; exported for that bench row).
  */
-export async function reserveProposalId(client: Client, proposalId: string, workflowId: string): Promise<void> {
+export async function reserveProposalId(
+  client: Client,
+  proposalId: string,
+  workflowId: string,
+  taskQueue: string = DEFAULT_TASK_QUEUES.workflow,
+): Promise<void> {
   const reservationId = `${PROPOSAL_ID_RESERVATION_PREFIX}${proposalId}`;
   try {
     await client.workflow.start(PROPOSAL_ID_RESERVATION_WORKFLOW_TYPE, {
       workflowId: reservationId,
-      taskQueue: PROPOSAL_ID_RESERVATION_TASK_QUEUE,
+      taskQueue,
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
-      workflowExecutionTimeout: '1s',
-      startDelay: '1h',
+      // Run once the submission is answered; still closed (timed out, holding the id) if no worker ever runs it.
+      startDelay: RESERVATION_START_DELAY,
+      workflowExecutionTimeout: '1d',
       memo: { workflow_id: workflowId },
     });
     return;
@@ -63,6 +72,7 @@ export async function confirmProposalIdReservation(
   client: Client,
   proposalId: string,
   workflowId: string,
+  taskQueue?: string,
 ): Promise<void> {
   const held = await client.workflow
     .getHandle(`${PROPOSAL_ID_RESERVATION_PREFIX}${proposalId}`)
@@ -75,7 +85,7 @@ export async function confirmProposalIdReservation(
       },
     );
   if (held === workflowId) return;
-  if (held === undefined) return reserveProposalId(client, proposalId, workflowId);
+  if (held === undefined) return reserveProposalId(client, proposalId, workflowId, taskQueue);
   throw new BadInputError(
     `proposal.proposal_id: ${proposalId} is already used by another proposal` +
       `${typeof held === 'string' ? ` (${held})` : ''}; give a revision a new proposal_id`,

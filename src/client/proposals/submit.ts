@@ -88,12 +88,12 @@ function prepareStart(
  */
 async function startReserved<T>(
   client: Client,
-  prepared: { proposal: Proposal; workflowId: string; reserve: boolean },
+  prepared: { proposal: Proposal; workflowId: string; reserve: boolean; start: { taskQueue: string } },
   start: (reuse: WorkflowIdReusePolicy) => Promise<T>,
 ): Promise<T> {
   const { proposal, workflowId } = prepared;
   const reserving = prepared.reserve
-    ? reserveProposalId(client, proposal.proposal_id, workflowId).then(
+    ? reserveProposalId(client, proposal.proposal_id, workflowId, prepared.start.taskQueue).then(
         () => null,
         (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
       )
