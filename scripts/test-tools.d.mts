@@ -28,8 +28,12 @@ export declare function ensureXllamacpp(log?: (line: string) => void): string;
 export declare function ensureDatasets(log?: (line: string) => void): string;
 export declare const PYTHON_VENV: string;
 export declare const PYTHON_EXTRAS: string;
+export declare const PYTHON_CREWAI_VENV: string;
 /** The Python package's venv (python/ installed editable with its frameworks and pytest); returns its python. */
-export declare function ensurePythonPackage(log?: (line: string) => void): string;
+export declare function ensurePythonPackage(
+  log?: (line: string) => void,
+  options?: { venv?: string; constraintsFile?: string; extras?: string },
+): string;
 /** The tools the tests drive, by name: where each is. */
 export interface TestTools {
   node22?: string;
@@ -54,6 +58,8 @@ export interface TestTools {
   tree?: string;
   /** The venv's python with the Python package (python/), its adapters' frameworks and pytest. */
   python?: string;
+  /** CrewAI's own venv's python (python/ with `crewai` and pytest; python/constraints-crewai.txt). */
+  pythonCrewai?: string;
 }
 export declare function ensureTestTools(
   log?: (line: string) => void,

@@ -35,7 +35,8 @@
  *   scripts/install-datasets.sh, into `.agent-judge/tools/datasets`.
  * - The Python package (python/, `agent-judge` on PyPI) with the agent frameworks its adapters drive (LangChain and
  *   LangGraph, the OpenAI Agents SDK, Pydantic AI), its capability verifier's pyseto and pytest: a venv in `.agent-judge/python`, `pip install -e
- *   python[test,...]` pinned by python/constraints.txt (PyPI), for test/integration/python-adapters.test.ts.
+ *   python[test,...]` pinned by python/constraints.txt (PyPI), for test/integration/python-adapters.test.ts; CrewAI
+ *   in `.agent-judge/python-crewai` (python/constraints-crewai.txt: about 1 GB, ~1 min).
  * (The Temporal CLI is src/devserver/temporal-cli.ts's: `npm start` needs it too.)
  *
  * `AGENT_JUDGE_TOOL_PATH`, when set, replaces `PATH` for finding system tools: pointing it at an empty folder is how
@@ -92,6 +93,8 @@ export const DATASETS_DIR = join(TOOLS_DIR, 'datasets');
 /** The Python package's venv (python/, its adapters' frameworks and pytest), per checkout like the tools. */
 export const PYTHON_VENV = join(ROOT, '.agent-judge', 'python');
 const PYTHON_DIR = join(ROOT, 'python');
+/** CrewAI's own venv (its pins conflict with the other frameworks'): the package with `crewai` and pytest. */
+export const PYTHON_CREWAI_VENV = join(ROOT, '.agent-judge', 'python-crewai');
 /** The extras the Python tests install: every adapter's framework, and pytest. */
 export const PYTHON_EXTRAS = 'test,capability,langchain,openai-agents,pydantic-ai';
 
@@ -478,40 +481,36 @@ export function ensureDatasets(log = console.error) {
 }
 
 /**
- * The Python package (python/) installed editable into a venv in `.agent-judge/python` with its adapters' frameworks
- * and pytest, pinned by python/constraints.txt (PyPI): created when missing, reinstalled when pyproject.toml or the
- * constraints change. Returns the venv's python.
+ * The Python package (python/) installed editable into a venv with its adapters' frameworks and pytest, pinned by a
+ * constraints file (PyPI): created when missing, reinstalled when pyproject.toml or the constraints change. Returns
+ * the venv's python. CrewAI gets a venv of its own: it pins openai < 3, mcp < 2 and pydantic < 2.13, which the
+ * OpenAI Agents SDK and Pydantic AI versions tested here do not accept.
  */
-export function ensurePythonPackage(log = console.error) {
+export function ensurePythonPackage(
+  log = console.error,
+  { venv = PYTHON_VENV, constraintsFile = 'constraints.txt', extras = PYTHON_EXTRAS } = {},
+) {
   const isWindows = process.platform === 'win32';
-  const python = join(PYTHON_VENV, isWindows ? 'Scripts' : 'bin', isWindows ? 'python.exe' : 'python');
+  const python = join(venv, isWindows ? 'Scripts' : 'bin', isWindows ? 'python.exe' : 'python');
   const pyproject = readFileSync(join(PYTHON_DIR, 'pyproject.toml'));
-  const constraints = readFileSync(join(PYTHON_DIR, 'constraints.txt'));
-  const stamp = join(PYTHON_VENV, '.installed-sha256');
-  const want = sha256(pyproject, constraints, PYTHON_EXTRAS);
+  const constraints = readFileSync(join(PYTHON_DIR, constraintsFile));
+  const stamp = join(venv, '.installed-sha256');
+  const want = sha256(pyproject, constraints, extras);
   if (existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === want && isExecutable(python)) return python;
-  log(
-    `test setup: installing the Python package with LangChain, the OpenAI Agents SDK, Pydantic AI and pytest ` +
-      `(pip, python/constraints.txt) into ${PYTHON_VENV}`,
-  );
+  log(`test setup: installing the Python package with ${extras} (pip, python/${constraintsFile}) into ${venv}`);
   const failures = [];
   if (!isExecutable(python)) {
     let made = false;
     for (const base of ['python3', 'python']) {
-      const venv = spawnSync(base, ['-m', 'venv', PYTHON_VENV], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-        encoding: 'utf8',
-      });
-      if (!venv.error && venv.status === 0 && isExecutable(python)) {
+      const made1 = spawnSync(base, ['-m', 'venv', venv], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+      if (!made1.error && made1.status === 0 && isExecutable(python)) {
         made = true;
         break;
       }
-      failures.push(`${base} -m venv: ${venv.error?.message ?? venv.stderr.trim().split('\n').slice(-1)[0]}`);
+      failures.push(`${base} -m venv: ${made1.error?.message ?? made1.stderr.trim().split('\n').slice(-1)[0]}`);
     }
     if (!made)
-      throw new Error(
-        `cannot create the Python venv ${PYTHON_VENV} (Python >= 3.10 with venv): ${failures.join('; ')}`,
-      );
+      throw new Error(`cannot create the Python venv ${venv} (Python >= 3.10 with venv): ${failures.join('; ')}`);
   }
   const pip = spawnSync(
     python,
@@ -522,15 +521,15 @@ export function ensurePythonPackage(log = console.error) {
       '--quiet',
       '--disable-pip-version-check',
       '-c',
-      join(PYTHON_DIR, 'constraints.txt'),
+      join(PYTHON_DIR, constraintsFile),
       '-e',
-      `${PYTHON_DIR}[${PYTHON_EXTRAS}]`,
+      `${PYTHON_DIR}[${extras}]`,
     ],
     { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' },
   );
   if (pip.error || pip.status !== 0) {
     const why = pip.error?.message ?? pip.stderr.trim().split('\n').slice(-3).join(' | ');
-    throw new Error(`pip install -e python[${PYTHON_EXTRAS}] into ${PYTHON_VENV} failed: ${why}`);
+    throw new Error(`pip install -e python[${extras}] into ${venv} failed: ${why}`);
   }
   writeFileSync(stamp, `${want}\n`);
   return python;
@@ -563,6 +562,13 @@ export async function ensureTestTools(log = console.error) {
   await attempt(['xllamacpp'], () => ({ xllamacpp: ensureXllamacpp(log) }));
   await attempt(['datasets'], () => ({ datasets: ensureDatasets(log) }));
   await attempt(['python'], () => ({ python: ensurePythonPackage(log) }));
+  await attempt(['pythonCrewai'], () => ({
+    pythonCrewai: ensurePythonPackage(log, {
+      venv: PYTHON_CREWAI_VENV,
+      constraintsFile: 'constraints-crewai.txt',
+      extras: 'test,crewai',
+    }),
+  }));
   return { tools, missing };
 }
 

@@ -26,6 +26,8 @@ from typing import Any
 import httpx
 import pytest
 
+from agent_judge import AsyncGateClient, CallAnswer, Forward, GateClient
+
 #: A port nothing listens on: agent-judge "down".
 DOWN_URL = "http://127.0.0.1:9"
 
@@ -72,6 +74,36 @@ def service() -> Service:
 def unique() -> str:
     """A value no other test uses: the call's arguments decide which proposal it is."""
     return uuid.uuid4().hex[:12]
+
+
+class Recording(GateClient):
+    """A client that keeps every answer it was given: which proposal a forwarded call was."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.answers: list[CallAnswer] = []
+
+    def decide(self, call: Any, *, raise_errors: bool = False) -> CallAnswer:
+        self.answers.append(super().decide(call, raise_errors=raise_errors))
+        return self.answers[-1]
+
+
+class AsyncRecording(AsyncGateClient):
+    """The async twin of :class:`Recording`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.answers: list[CallAnswer] = []
+
+    async def decide(self, call: Any, *, raise_errors: bool = False) -> CallAnswer:
+        self.answers.append(await super().decide(call, raise_errors=raise_errors))
+        return self.answers[-1]
+
+
+def forwarded_proposal(answers: list[CallAnswer]) -> str:
+    """The proposal of the one call forwarded with a lease."""
+    [lease] = [a.lease for a in answers if isinstance(a, Forward) and a.lease is not None]
+    return lease.proposal_id
 
 
 #: A comment the judge rejects at once (it carries an AWS access key id).

@@ -17,8 +17,8 @@ from langgraph.types import Command
 
 from agent_judge.langchain import AgentJudgeMiddleware
 
-from .conftest import DOWN_URL, SECRET, Service
-from .tools import Tools
+from .conftest import DOWN_URL, SECRET, Recording, Service, forwarded_proposal
+from .tools import TRACKER_DOWN, Tools
 
 
 class ScriptedChatModel(GenericFakeChatModel):
@@ -99,6 +99,8 @@ def test_a_call_a_person_decides_is_an_interrupt_approved_it_runs_once(service: 
     assert resumed["messages"][-1].text == "done"
     status = service.status(paused["proposal_id"])
     assert status["status"] == "executed" and status["caller"]["outcome"] == "ok"
+    # The proposal is the token's agent's: nothing in a tool call can name another.
+    assert status["proposal"]["agent_id"] == "@agent"
 
 
 def test_a_persons_edits_are_what_runs(service: Service, unique: str) -> None:
@@ -177,3 +179,19 @@ async def test_the_async_path_runs_and_denies_alike(service: Service, unique: st
     assert app.ran["read_note"] == [{"path": unique}] and app.ran["comment"] == []
     assert tool_output(result, "a1").text == f"contents of {unique}"
     assert "REJECT" in tool_output(result, "a2").text
+
+
+def test_a_tool_that_fails_is_recorded_as_it_happened(service: Service, unique: str) -> None:
+    gate = Recording(service.url, service.token)
+    body = f"{TRACKER_DOWN} ({unique})"
+    app = App(service, [calls("comment", {"body": body}, "c10"), AIMessage("it failed")], client=gate)
+    failed: Exception | None = None
+    try:
+        app.ask("comment on the issue")
+    except RuntimeError as err:
+        failed = err
+    assert app.ran["comment"] == [{"body": body}]
+    caller = service.status(forwarded_proposal(gate.answers))["caller"]
+    # The tool raised, and the run with it: the lease's performer_failure, recorded as upstream_failure.
+    assert isinstance(failed, RuntimeError) and caller["outcome"] == "upstream_failure", (failed, caller)
+    assert f"RuntimeError: {body}" in caller["detail"]

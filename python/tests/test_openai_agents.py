@@ -108,6 +108,8 @@ async def test_a_call_a_person_decides_is_an_interruption_approved_it_runs_once(
     assert app.seen == [f"deployed {unique}"] and resumed.final_output == "done"
     status = service.status(app.pending[0])
     assert status["status"] == "executed" and status["caller"]["outcome"] == "ok"
+    # The proposal is the token's agent's: nothing in a tool call can name another.
+    assert status["proposal"]["agent_id"] == "@agent"
     app.model.assert_complete()
 
 

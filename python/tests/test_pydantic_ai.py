@@ -12,8 +12,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agent_judge.pydantic_ai import AgentJudge
 
-from .conftest import DOWN_URL, SECRET, Service
-from .tools import Tools
+from .conftest import DOWN_URL, SECRET, AsyncRecording, Service, forwarded_proposal
+from .tools import TRACKER_DOWN, Tools
 
 
 class App:
@@ -85,6 +85,8 @@ async def test_a_call_a_person_decides_is_deferred_approved_it_runs_once(service
     assert app.seen["c2"] == f"deployed {unique}"
     status = service.status(held["proposal_id"])
     assert status["status"] == "executed" and status["caller"]["outcome"] == "ok"
+    # The proposal is the token's agent's: nothing in a tool call can name another.
+    assert status["proposal"]["agent_id"] == "@agent"
 
 
 async def test_a_persons_edits_are_what_runs(service: Service, unique: str) -> None:
@@ -136,3 +138,19 @@ def test_the_sync_entry_point_is_judged_too(service: Service, unique: str) -> No
     app = App(service, [call("read_note", {"path": unique}, "c6"), call("comment", {"body": SECRET}, "c7")])
     app.agent.run_sync("read and comment")
     assert app.ran["read_note"] == [{"path": unique}] and app.ran["comment"] == []
+
+
+async def test_a_tool_that_fails_is_recorded_as_it_happened(service: Service, unique: str) -> None:
+    gate = AsyncRecording(service.url, service.token)
+    body = f"{TRACKER_DOWN} ({unique})"
+    app = App(service, [call("comment", {"body": body}, "c10")], async_client=gate)
+    failed: Exception | None = None
+    try:
+        await app.agent.run("comment on the issue")
+    except RuntimeError as err:
+        failed = err
+    assert app.ran["comment"] == [{"body": body}]
+    caller = service.status(forwarded_proposal(gate.answers))["caller"]
+    # The tool raised, and the run with it: the lease's performer_failure, recorded as upstream_failure.
+    assert isinstance(failed, RuntimeError) and caller["outcome"] == "upstream_failure", (failed, caller)
+    assert f"RuntimeError: {body}" in caller["detail"]

@@ -5,6 +5,8 @@
 - ``agent_judge.langchain.AgentJudgeMiddleware``: LangChain ``create_agent`` / LangGraph.
 - ``agent_judge.openai_agents.with_agent_judge``: the OpenAI Agents SDK.
 - ``agent_judge.pydantic_ai.AgentJudge``: Pydantic AI.
+- ``agent_judge.crewai.with_agent_judge``: CrewAI (its tools wrapped).
+- ``agent_judge.capability``: verify a capability token (``pip install agent-judge[capability]``).
 
 Only a ``forward`` is ever performed, with exactly its arguments (``performed_input``); its outcome is reported on
 the lease (``Judge.perform`` / ``Judge.aperform``, the one way every adapter performs and reports).
