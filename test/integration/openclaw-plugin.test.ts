@@ -14,12 +14,24 @@ import { HookGateServer } from '../../src/hooks/gate-server';
 import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
 import { readChain } from '../../src/audit/chain';
 import { register, type OpenClawPluginApi } from '../../src/openclaw/plugin';
+import type { LiveGrants } from '../../src/activities/live-grants';
+import {
+  limitRefusal,
+  PROPOSAL_LIMIT,
+  startGateService,
+  startSystemWithGrants,
+  type TestGateService,
+} from '../helpers/gate-service';
+import { grantIdenticalCalls, onlyUseOf } from '../helpers/grants';
 import { silentLogger } from '../helpers/logger';
-import { startSystem, type TestSystem } from '../helpers/system';
+import type { TestSystem } from '../helpers/system';
+import { proposalsVisible } from '../helpers/visibility';
 
 type Handler = (event: Record<string, unknown>, ctx: Record<string, unknown>) => Promise<unknown>;
 
 let sys: TestSystem;
+let grants: LiveGrants;
+let stopSystem: () => Promise<void>;
 let gate: HookGateServer;
 let workspace: string;
 const token = newAgentToken();
@@ -52,9 +64,14 @@ function loadPlugin(pluginConfig: Record<string, unknown>): {
 let plugin: ReturnType<typeof loadPlugin>;
 
 beforeAll(async () => {
-  sys = await startSystem({
-    spec: { escalation: { approvers: ['scott'], timeout: '10m' }, hooks: { holdFor: '20s' } },
-  });
+  ({
+    sys,
+    grants,
+    stop: stopSystem,
+  } = await startSystemWithGrants({
+    escalation: { approvers: ['scott'], timeout: '10m' },
+    hooks: { holdFor: '20s' },
+  }));
   workspace = join(sys.baseDir, 'workspace');
   mkdirSync(workspace, { recursive: true });
   writeFileSync(join(workspace, 'notes.txt'), 'hello\n');
@@ -74,12 +91,12 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await gate?.close();
-  await sys?.stop();
+  await stopSystem?.();
 });
 
-const ctx = (toolCallId: string) => ({
+const ctx = (toolCallId: string, sessionId = 'sess-claw') => ({
   agentId: 'main',
-  sessionId: 'sess-claw',
+  sessionId,
   sessionKey: 'agent:main:main',
   toolCallId,
 });
@@ -204,6 +221,128 @@ describe('OpenClaw through the agent-judge plugin', () => {
     });
   });
 });
+
+type Block = { block: boolean; blockReason: string } | undefined;
+
+/**
+ * The guarantees every adapter keeps (docs/gate.md, "Conformance: guarantees × adapters") through the plugin, on a gate
+ * service with a 1 s hold: a call a person decides is blocked as pending at once, and called again once decided.
+ */
+describe('OpenClaw through the agent-judge plugin: what runs', () => {
+  let quick: TestGateService;
+  let claw: ReturnType<typeof loadPlugin>;
+  beforeAll(async () => {
+    quick = await startGateService(sys, ['@claw'], { holdFor: '1s', project: workspace });
+    claw = pluginOn(quick, '@claw');
+  });
+  afterAll(async () => quick?.close());
+
+  /** A message send held for a person: its proposal, once the plugin blocked it as pending. */
+  async function held(event: Record<string, unknown>, session?: string): Promise<string> {
+    const id = event.toolCallId as string;
+    const answer = (await claw.before(event, ctx(id, session))) as Block;
+    expect(answer?.blockReason).toMatch(/^agent-judge: pending, not performed yet\. Proposal call-[0-9a-f]{32}/);
+    return /Proposal (call-[0-9a-f]{32})/.exec(answer!.blockReason)![1]!;
+  }
+  const send = (text: string) => {
+    const id = `call_${randomUUID()}`;
+    return { toolName: 'message', params: { action: 'send', to: 'ops', text }, toolCallId: id };
+  };
+
+  it('an approval with edits is refused: OpenClaw cannot change params, so the call does not run', async () => {
+    const event = send(`edit me ${randomUUID()}`);
+    const proposalId = await held(event);
+    await decide(sys.client, proposalId, {
+      decision: 'approve',
+      approver: 'scott',
+      edits: [{ path: 'parameters.arguments.text', value: 'the approved words' }],
+    });
+    const again = (await claw.before(event, ctx(event.toolCallId))) as Block;
+    expect(again?.block).toBe(true);
+    expect(again?.blockReason).toMatch(/a person approved this call only with edits \(.*\), and openclaw /);
+    expect(again?.blockReason).toMatch(/cannot change a tool's input, so it was not run/);
+    expect(await getStatus(sys.client, proposalId)).toMatchObject({
+      caller: { outcome: 'upstream_failure', detail: expect.stringMatching(/it was not forwarded$/) as string },
+    });
+  });
+
+  it("a grant for one session covers its identical call, not another session's nor another text", async () => {
+    const text = `granted ${randomUUID()}`;
+    const first = send(text);
+    const proposalId = await held(first);
+    await decide(sys.client, proposalId, { decision: 'approve', approver: 'scott' });
+    const grantId = await grantIdenticalCalls(sys, grants, proposalId, { thisSession: true });
+    expect(await claw.before(first, ctx(first.toolCallId))).toBeUndefined();
+    await claw.after({ ...first, result: { sent: true } }, ctx(first.toolCallId));
+
+    // The identical send in the same session (a new tool call): the grant allows it at once.
+    const next = send(text);
+    expect(await claw.before(next, ctx(next.toolCallId))).toBeUndefined();
+    await claw.after({ ...next, result: { sent: true } }, ctx(next.toolCallId));
+    // In another session, or another text in this one: not what the grant says, each held for a person.
+    await held(send(text), 'sess-other');
+    await held(send(`${text} and more`));
+    expect(await onlyUseOf(sys, grantId)).toMatchObject({
+      status: 'executed',
+      caller: { outcome: 'ok' },
+      proposal: { agent_id: '@claw', session_id: 'sess-claw', parameters: { arguments: { text } } },
+    });
+  });
+
+  it('the outcome is recorded as OpenClaw reports it: an error, an exec that exited 7', async () => {
+    const failing = send(`fails ${randomUUID()}`);
+    const exec = {
+      toolName: 'exec',
+      params: { command: `echo "$(date)" > ran-${randomUUID()}.log` },
+      toolCallId: `call_${randomUUID()}`,
+    };
+    const ids = [await held(failing), await held(exec)];
+    for (const id of ids) await decide(sys.client, id, { decision: 'approve', approver: 'scott' });
+    for (const event of [failing, exec]) expect(await claw.before(event, ctx(event.toolCallId))).toBeUndefined();
+    await claw.after({ ...failing, error: 'channel ops not found' }, ctx(failing.toolCallId));
+    const exited = { content: [], details: { status: 'completed', exitCode: 7 } };
+    await claw.after({ ...exec, result: exited }, ctx(exec.toolCallId));
+    expect(await getStatus(sys.client, ids[0]!)).toMatchObject({
+      status: 'failed',
+      caller: { outcome: 'tool_error', detail: 'channel ops not found' },
+    });
+    expect(await getStatus(sys.client, ids[1]!)).toMatchObject({
+      status: 'failed',
+      caller: { outcome: 'tool_error', detail: 'exit code 7' },
+    });
+  });
+
+  it('a limit refuses by its name: past the proposal limit the call is blocked with the limit', async () => {
+    const agent = `@claw-${randomUUID().slice(0, 8)}`;
+    const limited = await startGateService(sys, [agent], {
+      holdFor: '1s',
+      project: workspace,
+      limits: { proposals: { perAgent: PROPOSAL_LIMIT, window: '10m' } },
+    });
+    try {
+      const p = pluginOn(limited, agent);
+      const answers: Block[] = [];
+      for (let i = 0; i <= PROPOSAL_LIMIT; i++) {
+        // The limit counts with visibility, which lags the starts: the last call comes once the others are listed.
+        if (i === PROPOSAL_LIMIT) await proposalsVisible(sys, agent, PROPOSAL_LIMIT);
+        const event = send(`limited ${i} ${randomUUID()}`);
+        answers.push((await p.before(event, ctx(event.toolCallId))) as Block);
+      }
+      for (const a of answers.slice(0, PROPOSAL_LIMIT)) expect(a?.blockReason).toMatch(/pending, not performed yet/);
+      expect(answers[PROPOSAL_LIMIT]?.block).toBe(true);
+      expect(answers[PROPOSAL_LIMIT]?.blockReason).toMatch(limitRefusal(agent));
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+/** The plugin as OpenClaw loads it, configured for `service` with `agent`'s token in a file. */
+function pluginOn(service: TestGateService, agent: string): ReturnType<typeof loadPlugin> {
+  const tokenFile = join(sys.baseDir, `${agent.slice(1)}-token-${randomUUID().slice(0, 8)}`);
+  writeFileSync(tokenFile, `${service.tokens[agent]}\n`);
+  return loadPlugin({ gateUrl: service.url, tokenFile, timeoutMs: 60_000 });
+}
 
 /** The proposal waiting for a person whose call carries `text` (visibility, as `agent-judge list` reads it). */
 async function waitForAwaitingHuman(text: string): Promise<string> {
