@@ -53,6 +53,7 @@ const ADAPTERS = [
   'py-langchain',
   'py-openai-agents',
   'py-pydantic-ai',
+  'py-crewai',
   'gate-api',
 ];
 
