@@ -1,8 +1,9 @@
 """The OpenAI Agents SDK behind agent-judge: `python examples/python/openai_agents_app.py` with `agent-judge dev`
 running. The model is the SDK's scripted test model (no API key); drop `model=` to use OpenAI's.
 
-The agent calls `deploy`: a person decides (`agent-judge decide <id> approve --approver you`). The run stops with
-the SDK's interruption; the script keeps the durable RunState and resumes it every few seconds."""
+The agent calls `deploy`: a person decides (`agent-judge decide <id> approve --approver you`, with `dev` started as
+AGENT_JUDGE_APPROVERS=you). The run stops with the SDK's interruption; the script keeps the durable RunState and
+resumes it every few seconds."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """Pydantic AI behind agent-judge: `python examples/python/pydantic_ai_agent.py` with `agent-judge dev` running.
 The model is Pydantic AI's FunctionModel (no API key); put a real model name in its place.
 
-The agent calls `deploy`: a person decides (`agent-judge decide <id> approve --approver you`). The run ends with
-DeferredToolRequests (Pydantic AI's human-in-the-loop); the script runs it again every few seconds with the approvals,
-and agent-judge, asked again, decides whether it runs."""
+The agent calls `deploy`: a person decides (`agent-judge decide <id> approve --approver you`, with `dev` started as
+AGENT_JUDGE_APPROVERS=you). The run ends with DeferredToolRequests (Pydantic AI's human-in-the-loop); the script runs
+it again every few seconds with the approvals, and agent-judge, asked again, decides whether it runs."""
 
 from __future__ import annotations
 
