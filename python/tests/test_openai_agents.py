@@ -13,8 +13,8 @@ from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_messag
 
 from agent_judge.openai_agents import AgentJudgeToolError, approve_decided, with_agent_judge
 
-from .conftest import DOWN_URL, SECRET, Service
-from .tools import Tools
+from .conftest import DOWN_URL, SECRET, AsyncRecording, Service, forwarded_proposal
+from .tools import TRACKER_DOWN, Tools
 
 set_tracing_disabled(True)
 
@@ -182,3 +182,19 @@ async def test_with_agent_judge_down_nothing_runs(service: Service, unique: str)
 def test_a_hosted_tool_it_cannot_hold_is_refused(service: Service) -> None:
     with pytest.raises(AgentJudgeToolError, match="WebSearchTool"):
         with_agent_judge([WebSearchTool()], url=service.url, token=service.token)
+
+
+async def test_a_tool_that_fails_is_recorded_as_it_happened(service: Service, unique: str) -> None:
+    gate = AsyncRecording(service.url, service.token)
+    app = App(service, async_client=gate)
+    body = f"{TRACKER_DOWN} ({unique})"
+    app.call("comment", {"body": body}, "c20")
+    app.reply("c20", "it failed")
+    result = await Runner.run(app.agent, "comment on the issue")
+    assert result.final_output == "it failed" and app.ran["comment"] == [{"body": body}]
+    # The model reads the SDK's own error text (its default failure_error_function), as without agent-judge...
+    assert app.seen == ["An error occurred while running the tool."]
+    # ...and the proposal records that the tool raised, not `ok`.
+    caller = service.status(forwarded_proposal(gate.answers))["caller"]
+    assert caller["outcome"] == "upstream_failure" and f"RuntimeError: {body}" in caller["detail"], caller
+    app.model.assert_complete()

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any, Literal, TypeVar, overload
 
 from agents import Agent, FunctionTool, RunContextWrapper, RunState
-from agents.tool import Tool
+from agents.tool import Tool, maybe_invoke_function_tool_failure_error_function
 from agents.tool_context import ToolContext
 from typing_extensions import Unpack
 
@@ -112,10 +112,20 @@ def judged(tool: Tool, judge: Judge, *, pending: Literal["interrupt", "answer"] 
             answer = await judge.adecide(call)
         if not isinstance(answer, Forward):
             return model_text(answer)
-        # Exactly what was approved (a person's edits included), never the input as the model sent it. A tool error
-        # the SDK turned into text (its failure_error_function) is the tool's answer: reported `ok`.
+        # Exactly what was approved (a person's edits included), never the input as the model sent it.
         approved = json.dumps(performed_input(arguments, answer))
-        return await judge.aperform(answer, call, lambda: original(ctx, approved))
+        raw = getattr(original, "_invoke_tool_impl", None)
+        if raw is None:  # not the SDK's failure-handling invoker: a tool error it turns into text is reported `ok`
+            return await judge.aperform(answer, call, lambda: original(ctx, approved))
+        # The SDK's invoker turns a raised error into text (failure_error_function) before this code could see it:
+        # run the tool without it, so a raise is reported as what it was, then give the model the SDK's own text.
+        try:
+            return await judge.aperform(answer, call, lambda: raw(ctx, approved))
+        except Exception as err:
+            text = await maybe_invoke_function_tool_failure_error_function(function_tool=tool, context=ctx, error=err)
+            if text is None:
+                raise
+            return text
 
     async def ask_again(arguments: Any, call_id: str) -> CallAnswer:
         answer = await judge.adecide(call_of(arguments, call_id))
