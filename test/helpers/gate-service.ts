@@ -14,7 +14,7 @@ import { HookGateServer } from '../../src/hooks/gate-server';
 import { newAgentToken, tokenSha256 } from '../../src/gate/http-auth';
 import { taskQueuesFor } from '../../src/wire-names';
 import { recordingLogger, silentLogger } from './logger';
-import { startSystem, type TestSystem } from './system';
+import { startSystem, type SystemOptions, type TestSystem } from './system';
 
 export interface TestGateService {
   url: string;
@@ -101,6 +101,7 @@ export const ADAPTER_AGENT = '@engineering';
  */
 export async function startSystemWithGrants(
   spec: Record<string, unknown>,
+  options: Pick<SystemOptions, 'judge'> = {},
 ): Promise<{ sys: TestSystem; grants: LiveGrants; stop: () => Promise<void> }> {
   const taskQueuePrefix = `grants-${randomUUID()}`;
   const connection = await Connection.connect({ address: inject('temporalAddress') });
@@ -110,6 +111,7 @@ export async function startSystemWithGrants(
     logger: silentLogger,
   });
   const sys = await startSystem({
+    ...options,
     taskQueuePrefix,
     grants,
     spec: { grants: { tiers: ['lightweight-approval', 'full-judge-review', 'human-only'] }, ...spec },

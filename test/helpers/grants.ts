@@ -7,6 +7,8 @@ import type { LiveGrants } from '../../src/activities/live-grants';
 import { expect } from 'vitest';
 import { createGrant, grantDefinitionFor, grantSessionFor, grantStatus } from '../../src/client/grants';
 import { decide, getStatus } from '../../src/client/proposals';
+import type { KeyFile } from '../../src/contracts/identity';
+import { signGrant } from '../../src/identity/sign-grant';
 import { statusQuery } from '../../src/names';
 import type { ProposalRecord } from '../../src/contracts/status';
 import type { TestSystem } from './system';
@@ -31,14 +33,15 @@ export async function approveAndGrant(system: TestSystem, workflowId: string): P
 
 /**
  * scott's grant of calls identical to proposal `proposalId`'s (ten minutes, five uses; with `thisSession`, in its
- * session only), once the index `grants` lists it for that call: a grant not indexed yet is simply not used, so a
- * test that expects the grant to cover the next call waits for it here. Its grant id.
+ * session only; signed with `key` when the policy lists scott's key), once the index `grants` lists it for that call:
+ * a grant not indexed yet is simply not used, so a test that expects the grant to cover the next call waits for it
+ * here. Its grant id.
  */
 export async function grantIdenticalCalls(
   system: TestSystem,
   grants: LiveGrants,
   proposalId: string,
-  options: { thisSession?: boolean } = {},
+  options: { thisSession?: boolean; key?: KeyFile } = {},
 ): Promise<string> {
   const { proposal } = await getStatus(system.client, proposalId);
   const definition = grantDefinitionFor(proposal, {
@@ -49,7 +52,8 @@ export async function grantIdenticalCalls(
     sessionId: grantSessionFor(proposal, { thisSession: options.thisSession ?? false }),
     originWorkflowId: proposalId,
   });
-  await createGrant(system.client, { definition }, { taskQueue: system.taskQueues.workflow });
+  const request = options.key ? signGrant(definition, options.key) : { definition };
+  await createGrant(system.client, request, { taskQueue: system.taskQueues.workflow });
   for (let i = 0; i < 300; i++) {
     await grants.refresh();
     if (grants.candidates(proposal).includes(definition.grant_id)) return definition.grant_id;

@@ -98,6 +98,8 @@ export interface ProxyTarget {
   namespace: string;
   /** Variables the proxy gets on top of the MCP SDK's default environment. */
   env?: Record<string, string>;
+  /** The stdio proxy's `--agent` (default `@engineering`). */
+  agent?: string;
 }
 
 export interface McpEnv extends ProxyTarget {
@@ -107,7 +109,14 @@ export interface McpEnv extends ProxyTarget {
 
 /** Workers (workflow, judge, executor) on the run's shared server, a workspace, and the policy file for the proxy. */
 export async function startMcpEnv(spec: Record<string, unknown> = mcpSpec()): Promise<McpEnv> {
-  const sys = await startSystem({ spec, judge: createJudgeDepsFromEnv(testPolicy('/tmp', spec), {}) });
+  return mcpEnvOf(await startSystem({ spec, judge: mcpJudge(spec) }));
+}
+
+/** The judge the MCP tests' workers run: no model, so `judge.withoutModel` decides full-judge-review calls. */
+export const mcpJudge = (spec: Record<string, unknown>) => createJudgeDepsFromEnv(testPolicy('/tmp', spec), {});
+
+/** A workspace and the policy file for a proxy in front of `sys`'s workers. */
+export function mcpEnvOf(sys: TestSystem): McpEnv {
   const workspace = join(sys.baseDir, '.agent-judge/workspace');
   mkdirSync(workspace, { recursive: true });
   const policyFile = join(sys.baseDir, 'policy.json');
@@ -141,7 +150,7 @@ export function proxyArgs(t: ProxyTarget, upstream: string[] = fsUpstream(t)): s
     BIN,
     'mcp',
     '--agent',
-    '@engineering',
+    t.agent ?? '@engineering',
     '--policy',
     t.policyFile,
     '--address',
