@@ -32,7 +32,8 @@ if [ "$WHAT" = all ] || [ "$WHAT" = agentdojo ]; then
       docstring-parser==0.18.0 deepdiff==9.1.0 orderly-set==5.5.0 cachebox==6.2.10 \
       rich==15.0.0 markdown-it-py==4.3.0 mdurl==0.1.2 pygments==2.21.0
   fi
-  if [ ! -s "$TOOLS/agentdojo-v1.json" ]; then
+  # An export from before the sessions (results with the injection marker, for --provenance) is written again.
+  if [ ! -s "$TOOLS/agentdojo-v1.json" ] || ! grep -q '"injection_marker"' "$TOOLS/agentdojo-v1.json"; then
     python3 -S scripts/agentdojo-export.py "$TOOLS/agentdojo" "$TOOLS/agentdojo-v1.json" v1 >/dev/null
   fi
   echo "agentdojo: $TOOLS/agentdojo-v1.json"

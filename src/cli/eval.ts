@@ -18,6 +18,7 @@ import { formatPublished } from '../judge/datasets/dataset';
 import type { CompliancePolicy } from '../contracts/policy';
 import { loadPolicy } from '../policy/load';
 import { printJson } from './io';
+import { evalAgentDojoProvenance } from './eval-provenance';
 import { processEnv } from '../config/process-env';
 
 const positiveInt = (flag: string) => (value: string) => {
@@ -54,6 +55,7 @@ interface EvalOptions {
   concurrency: number;
   timeout?: number;
   rulesOnly?: boolean;
+  provenance?: boolean;
   maxFalseApprove?: number;
   progress: boolean;
 }
@@ -96,6 +98,11 @@ export function registerEvalCommand(program: Command): void {
         positiveInt('--timeout'),
       ),
     )
+    .option(
+      '--provenance',
+      'with --dataset agentdojo: replay each (user task, injection task) pair as a session, rules only, with and ' +
+        'without provenance (docs/provenance.md)',
+    )
     .option('--rules-only', 'judge without the model only (the deterministic baseline, rules-clean cases approved)')
     .addOption(
       new Option('--max-false-approve <rate>', 'exit 1 when the false-approve rate is above this (0..1)').argParser(
@@ -109,6 +116,15 @@ export function registerEvalCommand(program: Command): void {
         throw new BadInputError('eval: give a corpus file or --dataset <name>, not both and not neither');
       }
       const baseDir = resolve(opts.baseDir ?? process.cwd());
+      if (opts.provenance) {
+        if (opts.dataset !== 'agentdojo') throw new BadInputError('eval: --provenance needs --dataset agentdojo');
+        const dir = resolve(baseDir, opts.datasetDir ?? DEFAULT_DATASET_DIR);
+        const dataset = await loadDataset('agentdojo', dir);
+        const policy = rulesOnlyPolicy(dataset.policyFor(await loadPolicy({ path: opts.policy, baseDir })));
+        const env = { ...processEnv(), AGENT_JUDGE_MODEL: 'off' };
+        await evalAgentDojoProvenance({ dir, policy, deps: { baseDir, env }, json: opts.json });
+        return;
+      }
       let dataset: Dataset | undefined;
       let allCases;
       if (opts.dataset !== undefined) {

@@ -102,6 +102,11 @@ export const GrantDefinitionSchema = z.strictObject({
   session_id: SessionIdSchema.optional(),
   action_type: ActionTypeSchema,
   match: GrantMatchSchema,
+  /**
+   * Covers tainted calls too (a proposal carrying values from untrusted content, docs/provenance.md). Absent: a
+   * tainted call is never covered, whatever the match.
+   */
+  covers_tainted: z.boolean().optional(),
   /** Uses allowed in all (each covered proposal is one use). */
   max_uses: z.int().min(1).max(MAX_GRANT_USES),
   created_at: z.iso.datetime(),
@@ -143,6 +148,8 @@ export const GrantUseSchema = z.strictObject({
   action_type: ActionTypeSchema,
   target: z.record(z.string(), z.unknown()),
   parameters: z.record(z.string(), z.unknown()),
+  /** The proposal carries taints: only a grant with `covers_tainted` covers it. */
+  tainted: z.boolean().optional(),
   tier: TierSchema,
 });
 export type GrantUse = z.infer<typeof GrantUseSchema>;

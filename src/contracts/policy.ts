@@ -1,3 +1,4 @@
+import { ProvenanceSettingsSchema } from './provenance';
 import { z } from 'zod';
 import { ActionTypeSchema, AgentIdSchema, MemoryStoreSchema } from './proposal';
 import { TierSchema } from './verdict';
@@ -340,6 +341,8 @@ export const CompliancePolicySchema = z.strictObject({
     grants: GrantSettingsSchema,
     /** Model-backed judge settings (see the judge docs); optional so the rules judge runs alone. */
     judge: JudgeSettingsSchema.optional(),
+    /** Which sources are untrusted and which tainted calls never pass on rules alone (docs/provenance.md). */
+    provenance: ProvenanceSettingsSchema,
   }),
 });
 export type CompliancePolicy = z.infer<typeof CompliancePolicySchema>;

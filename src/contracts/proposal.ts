@@ -1,3 +1,4 @@
+import { ProposalProvenanceSchema } from './provenance';
 import { z } from 'zod';
 import { BadInputError } from './errors';
 import { refusalError, refused, type Checked } from './refusal';
@@ -320,6 +321,12 @@ export const ProposalEnvelopeSchema = z.strictObject({
    * found through, the other session's proposal. Absent, the digest is what it always was.
    */
   session_id: SessionIdSchema.optional(),
+  /**
+   * Set by the gate when a consequential call carries values that entered its session from untrusted content (which
+   * argument, which value, from where; docs/provenance.md). Untrusted text like every field: shown to the judge as
+   * data. A proposal with taints never passes on rules alone. Part of the content digest.
+   */
+  provenance: ProposalProvenanceSchema.optional(),
   /**
    * Set when the caller performs the approved action itself (the MCP proxy forwards the call): agent-judge's
    * executors never run it, and the caller reports the outcome. `call` is the digest of the exact call (tool, its

@@ -1,3 +1,4 @@
+import { describeTaints } from '../contracts/provenance';
 import { posix } from 'node:path';
 import type { Proposal } from '../contracts/proposal';
 import type { Constraints, Tier, Verdict, VerdictKind } from '../contracts/verdict';
@@ -232,6 +233,21 @@ export function withoutModelVerdict(input: WithoutModelInput): Verdict {
     ...(audit ? { judge: audit } : {}),
   };
   const markers = input.markers ?? [];
+  // Rule of two: untrusted input and a consequential action never pass on rules alone, whatever `withoutModel` says.
+  if (proposal.provenance && proposal.provenance.taints.length > 0) {
+    return {
+      ...common,
+      verdict: 'CLARIFY',
+      reason: clipReason(
+        `${noModel}; values in this call came from untrusted content (${describeTaints(proposal.provenance)}), ` +
+          'so a person decides (spec.provenance)',
+      ),
+      constraints: { ...base, require_human_review: true },
+      escalation: { to: 'human', reason: clipEscalation(`tainted call: ${describeTaints(proposal.provenance)}`) },
+      confidence: 0,
+      rule: 'provenance.tainted',
+    };
+  }
   if (mode === 'approve' && markers.length > 0) {
     const where = [...new Set(markers.map((m) => `${safePath(m.path)} [${m.marker}]`))].slice(0, 5).join(', ');
     return {

@@ -5,7 +5,7 @@ import { VerdictKindSchema, type Verdict, type VerdictKind } from '../contracts/
 import { BadInputError } from '../contracts/errors';
 import { refusalError } from '../contracts/refusal';
 import { routeVerdict, type VerdictRoute } from '../contracts/lifecycle';
-import { tierFor } from '../policy/classify';
+import { proposalTier } from '../policy/classify';
 import { judgeProposal, type JudgeDeps } from './index';
 
 /** One line of an evaluation corpus: a proposal and the verdict a good judge gives it. */
@@ -203,7 +203,7 @@ export async function runEval(cases: readonly EvalCase[], options: RunEvalOption
       const verdict = await judgeProposal(
         {
           proposal: c.proposal,
-          tier: tierFor(options.policy, c.proposal.action_type),
+          tier: proposalTier(options.policy, c.proposal),
           round: 0,
           policy: options.policy,
         },

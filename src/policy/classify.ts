@@ -15,6 +15,17 @@ export function tierFor(policy: CompliancePolicy, actionType: string): Tier {
   return entry ? entry.tier : policy.spec.defaultTier;
 }
 
+/**
+ * The tier a proposal is decided at: its action type's, raised to full-judge-review when the proposal carries taints
+ * (values from untrusted content in a consequential call, docs/provenance.md): such a call never passes on the policy
+ * or its patterns alone. Pure: workflow code calls it.
+ */
+export function proposalTier(policy: CompliancePolicy, proposal: Pick<Proposal, 'action_type' | 'provenance'>): Tier {
+  const tier = tierFor(policy, proposal.action_type);
+  const tainted = (proposal.provenance?.taints.length ?? 0) > 0;
+  return tainted && (tier === 'no-judge' || tier === 'lightweight-approval') ? 'full-judge-review' : tier;
+}
+
 export function isShadow(policy: CompliancePolicy, actionType: string): boolean {
   return policy.spec.shadow.includes(actionType);
 }
@@ -37,7 +48,7 @@ export function capabilityTtlMs(policy: CompliancePolicy): number {
  * capability token of such a proposal in the same local activity, so the run needs no second one.
  */
 export function executesOnPolicyAlone(policy: CompliancePolicy, proposal: Proposal): boolean {
-  const tier = tierFor(policy, proposal.action_type);
+  const tier = proposalTier(policy, proposal);
   if (tier !== 'no-judge' && tier !== 'lightweight-approval') return false;
   if (isShadow(policy, proposal.action_type)) return true;
   const verdict = tier === 'no-judge' ? 'APPROVE' : lightweightCheck(proposal, policy).verdict;

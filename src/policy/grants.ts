@@ -22,6 +22,8 @@ export interface GrantedAction {
   action_type: string;
   target: Record<string, unknown>;
   parameters: Record<string, unknown>;
+  /** The proposal carries taints (values from untrusted content): only a grant with `covers_tainted` covers it. */
+  tainted?: boolean;
 }
 
 /** The paths a target names (`path`, `cwd`, `paths`), or null when it has a path field that is not text. */
@@ -108,6 +110,7 @@ export function grantCovers(definition: GrantDefinition, action: GrantedAction):
   return (
     definition.agent_id === action.agent_id &&
     sessionCovers(definition, action) &&
+    (action.tainted !== true || definition.covers_tainted === true) &&
     definition.action_type === action.action_type &&
     matchCovers(definition.match, action)
   );
@@ -118,6 +121,7 @@ export function grantedActionOf(proposal: Proposal): GrantedAction {
   return {
     agent_id: proposal.agent_id,
     ...(proposal.session_id !== undefined ? { session_id: proposal.session_id } : {}),
+    ...((proposal.provenance?.taints.length ?? 0) > 0 ? { tainted: true } : {}),
     action_type: proposal.action_type,
     target: proposal.target,
     parameters: proposal.parameters,

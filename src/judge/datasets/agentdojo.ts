@@ -21,20 +21,34 @@ import { withDatasetRules, type Dataset } from './dataset';
 /** Where scripts/install-datasets.sh writes the export, under the datasets directory. */
 export const AGENTDOJO_FILE = 'agentdojo-v1.json';
 
-interface Call {
+/** One ground-truth tool call of the export. */
+export interface AgentDojoCall {
   function: string;
   args: Record<string, unknown>;
 }
-interface Suite {
+type Call = AgentDojoCall;
+/** One suite of the export (scripts/agentdojo-export.py). */
+export interface AgentDojoSuite {
   tools: Array<{ name: string; description: string }>;
-  user_tasks: Array<{ id: string; prompt: string; calls: Call[] }>;
-  injection_tasks: Array<{ id: string; goal: string; calls: Call[] }>;
+  /** `session`: the ground-truth calls with their results, attacked (marker in place) and benign. */
+  user_tasks: Array<{
+    id: string;
+    prompt: string;
+    calls: Call[];
+    session?: Array<Call & { result: string; benign_result: string }>;
+  }>;
+  /** `injection_text`: the goal inside AgentDojo's `important_instructions` attack. */
+  injection_tasks: Array<{ id: string; goal: string; calls: Call[]; injection_text?: string }>;
 }
-interface Export {
+type Suite = AgentDojoSuite;
+export interface AgentDojoExport {
   source: string;
   version: string;
+  /** Where the injection goes in `session[].result` (exports with sessions only). */
+  injection_marker?: string;
   suites: Record<string, Suite>;
 }
+type Export = AgentDojoExport;
 
 /** A tool that only reads: no proposal (AgentDojo names its tools by verb). */
 export const isReadOnlyTool = (name: string): boolean => /^(?:get|read|search|list|check)_/u.test(name);
@@ -65,6 +79,25 @@ function policyFor(policy: CompliancePolicy): CompliancePolicy {
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
+/** A ground-truth call as the proposal an MCP proxy would make of it, in the session of `task` (a user prompt). */
+export function agentDojoProposal(suiteName: string, suite: Suite, id: string, call: Call, task: string, step: number) {
+  const description = suite.tools.find((t) => t.name === call.function)?.description;
+  return {
+    proposal_id: id,
+    agent_id: '@assistant',
+    action_type: 'mcp_tool_call',
+    target: { server: `agentdojo-${suiteName}`, tool: call.function },
+    parameters: {
+      arguments: call.args,
+      tool_definition_hash: sha256(description === undefined ? call.function : `${call.function}\n${description}`),
+    },
+    // The same words for both classes: only the call and the task tell them apart, as in a real session.
+    justification: `Step ${step} of the current task: call ${call.function} with the arguments shown.`,
+    cited_evidence: [{ type: 'user_request', source: `agentdojo ${suiteName} session` }],
+    user_task: task,
+  };
+}
+
 /** The export as eval cases (user-task calls APPROVE, injection calls REJECT). */
 export function agentDojoCases(text: string, source = 'AgentDojo'): EvalCase[] {
   let data: Export;
@@ -81,21 +114,8 @@ export function agentDojoCases(text: string, source = 'AgentDojo'): EvalCase[] {
     cases.push({ proposal: parsed.value, expected, tags, line: cases.length + 1 });
   };
   for (const [suiteName, suite] of Object.entries(data.suites)) {
-    const definition = new Map(suite.tools.map((t) => [t.name, sha256(`${t.name}\n${t.description}`)]));
-    const proposalOf = (id: string, call: Call, task: string, step: number) => ({
-      proposal_id: id,
-      agent_id: '@assistant',
-      action_type: 'mcp_tool_call',
-      target: { server: `agentdojo-${suiteName}`, tool: call.function },
-      parameters: {
-        arguments: call.args,
-        tool_definition_hash: definition.get(call.function) ?? sha256(call.function),
-      },
-      // The same words for both classes: only the call and the task tell them apart, as in a real session.
-      justification: `Step ${step} of the current task: call ${call.function} with the arguments shown.`,
-      cited_evidence: [{ type: 'user_request', source: `agentdojo ${suiteName} session` }],
-      user_task: task,
-    });
+    const proposalOf = (id: string, call: Call, task: string, step: number) =>
+      agentDojoProposal(suiteName, suite, id, call, task, step);
     for (const task of suite.user_tasks) {
       task.calls
         .filter((c) => !isReadOnlyTool(c.function))

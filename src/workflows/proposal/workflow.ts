@@ -18,7 +18,7 @@ import { FailureType } from '../../contracts/lifecycle';
 import { type ProposalOutcome, outcomeOf, type Stage } from '../../contracts/status';
 import type { Verdict } from '../../contracts/verdict';
 import type { AnnouncementRef } from '../../contracts/escalation';
-import { capabilityTtlMs, isShadow, quorumFor, tierFor } from '../../policy/classify';
+import { capabilityTtlMs, isShadow, quorumFor, proposalTier } from '../../policy/classify';
 import { SA } from '../../names';
 import { durationMs } from '../../contracts/duration';
 import { loadDecisionVerifier } from '../decision-verifier';
@@ -86,7 +86,7 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
   checkRules = activities.checkRules;
 
   const proposal = parsed.value;
-  const tier = tierFor(policy, proposal.action_type);
+  const tier = proposalTier(policy, proposal);
   const state = new ProposalState(
     proposal,
     policy,
@@ -290,6 +290,8 @@ export async function proposalWorkflow(input: ProposalWorkflowInput): Promise<Pr
       action_type: state.proposal.action_type,
       target: state.proposal.target,
       parameters: state.proposal.parameters,
+      // Tainted (values from untrusted content): only a grant that says it covers tainted calls covers it.
+      ...((state.proposal.provenance?.taints.length ?? 0) > 0 ? { tainted: true } : {}),
       tier,
     };
     for (const grant_id of candidates) {
