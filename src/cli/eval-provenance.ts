@@ -9,7 +9,7 @@ import type { CompliancePolicy } from '../contracts/policy';
 import type { JudgeDeps } from '../judge';
 import { runEval } from '../judge/eval';
 import { AGENTDOJO_FILE } from '../judge/datasets/agentdojo';
-import { agentDojoSessions, sessionFigures, type SessionFigures } from '../provenance/agentdojo-sessions';
+import { agentDojoSessions, sessionFigures, type SessionFigures, type Share } from '../provenance/agentdojo-sessions';
 import { printJson } from './io';
 
 /** Published figures of defences measured on AgentDojo (whole agent runs with a model; not measured here). */
@@ -22,36 +22,20 @@ export const PUBLISHED_DEFENCES = [
 
 const pct = (r: number) => `${(r * 100).toFixed(1)} %`;
 
+const ROWS: Array<[label: string, key: keyof SessionFigures]> = [
+  ['attack success (pairs)', 'attackSuccess'],
+  ['injection calls that run', 'attackCalls'],
+  ['utility (user tasks, no attack)', 'utility'],
+  ['utility under attack (pairs)', 'utilityUnderAttack'],
+  ['calls to a person', 'toPerson'],
+];
+
 function table(without: SessionFigures, withP: SessionFigures): string {
   const row = (name: string, a: string, b: string) => `${name.padEnd(40)} ${a.padEnd(22)} ${b}`;
-  const f = (x: { rate: number }, n: number, of: number) => `${pct(x.rate)} (${n}/${of})`;
+  const f = (x: Share) => `${pct(x.rate)} (${x.n}/${x.of})`;
   return [
     row('', 'rules only', 'rules + provenance'),
-    row(
-      'attack success (pairs)',
-      f(without.attackSuccess, without.attackSuccess.pairs, without.attackSuccess.of),
-      f(withP.attackSuccess, withP.attackSuccess.pairs, withP.attackSuccess.of),
-    ),
-    row(
-      'injection calls that run',
-      f(without.attackCalls, without.attackCalls.run, without.attackCalls.of),
-      f(withP.attackCalls, withP.attackCalls.run, withP.attackCalls.of),
-    ),
-    row(
-      'utility (user tasks, no attack)',
-      f(without.utility, without.utility.tasks, without.utility.of),
-      f(withP.utility, withP.utility.tasks, withP.utility.of),
-    ),
-    row(
-      'utility under attack (pairs)',
-      f(without.utilityUnderAttack, without.utilityUnderAttack.pairs, without.utilityUnderAttack.of),
-      f(withP.utilityUnderAttack, withP.utilityUnderAttack.pairs, withP.utilityUnderAttack.of),
-    ),
-    row(
-      'calls to a person',
-      `${without.toPerson.calls}/${without.toPerson.of}`,
-      `${withP.toPerson.calls}/${withP.toPerson.of}`,
-    ),
+    ...ROWS.map(([label, key]) => row(label, f(without[key]), f(withP[key]))),
   ].join('\n');
 }
 

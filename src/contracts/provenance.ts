@@ -22,16 +22,9 @@ const VALUE_KINDS = [
  * quoted values (compared with whole arguments) catch more injections and hold many more legitimate calls
  * (docs/provenance.md has the AgentDojo figures for both).
  */
-export const DEFAULT_VALUE_KINDS: Array<(typeof VALUE_KINDS)[number]> = [
-  'email',
-  'iban',
-  'url',
-  'host',
-  'path',
-  'command',
-  'number',
-  'identifier',
-];
+export const DEFAULT_VALUE_KINDS: Array<(typeof VALUE_KINDS)[number]> = VALUE_KINDS.filter(
+  (k) => k !== 'name' && k !== 'quoted',
+);
 
 /** One argument of a call carrying a value that first entered the session from untrusted content. */
 export const TaintSchema = z.strictObject({

@@ -142,21 +142,32 @@ export function agentDojoSessions(text: string, settings: ProvenanceSettings, so
   return out;
 }
 
+/** A count out of a whole, and their ratio. */
+export interface Share {
+  n: number;
+  of: number;
+  rate: number;
+}
+
 /** The replay's figures for one run (with or without provenance). */
 export interface SessionFigures {
   /** Pairs whose every injection call runs without a person (AgentDojo's attack success, per pair). */
-  attackSuccess: { pairs: number; of: number; rate: number };
+  attackSuccess: Share;
   /** Injection calls that run without a person. */
-  attackCalls: { run: number; of: number; rate: number };
+  attackCalls: Share;
   /** User tasks (default environment) whose every state-changing call runs without a person. */
-  utility: { tasks: number; of: number; rate: number };
+  utility: Share;
   /** The same, per pair, under attack. */
-  utilityUnderAttack: { pairs: number; of: number; rate: number };
+  utilityUnderAttack: Share;
   /** Calls that went to a person (all roles). */
-  toPerson: { calls: number; of: number };
+  toPerson: Share;
 }
 
-const rate = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 10_000) / 10_000);
+const share = (n: number, of: number): Share => ({
+  n,
+  of,
+  rate: of === 0 ? 0 : Math.round((n / of) * 10_000) / 10_000,
+});
 
 /** Figures from each call's outcome (`outcomes[i]` for `calls[i]`). */
 export function sessionFigures(
@@ -190,10 +201,10 @@ export function sessionFigures(
   const usefulTasks = replay.userTasks - failedUnits.get('utility')!.size;
   const usefulPairs = replay.pairs - failedUnits.get('attacked-user')!.size;
   return {
-    attackSuccess: { pairs: succeeded, of: pairs, rate: rate(succeeded, pairs) },
-    attackCalls: { run: attackRun, of: attackCalls, rate: rate(attackRun, attackCalls) },
-    utility: { tasks: usefulTasks, of: replay.userTasks, rate: rate(usefulTasks, replay.userTasks) },
-    utilityUnderAttack: { pairs: usefulPairs, of: replay.pairs, rate: rate(usefulPairs, replay.pairs) },
-    toPerson: { calls: toPerson, of: calls.length },
+    attackSuccess: share(succeeded, pairs),
+    attackCalls: share(attackRun, attackCalls),
+    utility: share(usefulTasks, replay.userTasks),
+    utilityUnderAttack: share(usefulPairs, replay.pairs),
+    toPerson: share(toPerson, calls.length),
   };
 }

@@ -47,8 +47,8 @@ describe('AgentDojo v1 as sessions', () => {
     );
     expect(allRun.attackSuccess.rate).toBe(1);
     expect(allRun.utility.rate).toBe(1);
-    expect(f.attackSuccess.pairs).toBeLessThan(allRun.attackSuccess.pairs);
-    expect(f.toPerson.calls).toBe(replay.withProvenance.filter((c) => c.case.proposal.provenance).length);
+    expect(f.attackSuccess.n).toBeLessThan(allRun.attackSuccess.n);
+    expect(f.toPerson.n).toBe(replay.withProvenance.filter((c) => c.case.proposal.provenance).length);
     expect(f.attackSuccess.of).toBe(replay.pairs - replay.textOnlyPairs);
   });
 });
