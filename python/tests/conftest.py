@@ -106,5 +106,13 @@ def forwarded_proposal(answers: list[CallAnswer]) -> str:
     return lease.proposal_id
 
 
+def assert_recorded_raise(service: Service, answers: list[CallAnswer], body: str) -> None:
+    """The forwarded call's tool raised ``RuntimeError(body)``: the lease's performer_failure, recorded on the
+    proposal as upstream_failure with the error (src/gate/resolve.ts ``callerOutcomeOf``)."""
+    caller = service.status(forwarded_proposal(answers))["caller"]
+    assert caller["outcome"] == "upstream_failure", caller
+    assert f"RuntimeError: {body}" in caller["detail"], caller
+
+
 #: A comment the judge rejects at once (it carries an AWS access key id).
 SECRET = "AKIAABCDEFGHIJKLMNOP"

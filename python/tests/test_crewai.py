@@ -18,7 +18,7 @@ from crewai.tools import tool
 from agent_judge.crewai import with_agent_judge
 from agent_judge.models import Pending
 
-from .conftest import DOWN_URL, SECRET, Recording, Service, forwarded_proposal
+from .conftest import DOWN_URL, SECRET, Recording, Service, assert_recorded_raise
 from .tools import TRACKER_DOWN, Tools
 
 
@@ -189,7 +189,4 @@ def test_a_tool_that_fails_is_recorded_as_it_happened(service: Service, unique: 
     app.run()
     assert app.ran["comment"] == [{"body": body}] and reported == []
     assert TRACKER_DOWN in model.seen["c0"]  # CrewAI tells the model the tool's error
-    caller = service.status(forwarded_proposal(gate.answers))["caller"]
-    # The tool raised: the lease's performer_failure, recorded on the proposal as upstream_failure (src/gate/resolve.ts).
-    assert caller["outcome"] == "upstream_failure", caller
-    assert f"RuntimeError: {body}" in caller["detail"]
+    assert_recorded_raise(service, gate.answers, body)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import pytest
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -17,7 +18,7 @@ from langgraph.types import Command
 
 from agent_judge.langchain import AgentJudgeMiddleware
 
-from .conftest import DOWN_URL, SECRET, Recording, Service, forwarded_proposal
+from .conftest import DOWN_URL, SECRET, Recording, Service, assert_recorded_raise
 from .tools import TRACKER_DOWN, Tools
 
 
@@ -185,13 +186,7 @@ def test_a_tool_that_fails_is_recorded_as_it_happened(service: Service, unique: 
     gate = Recording(service.url, service.token)
     body = f"{TRACKER_DOWN} ({unique})"
     app = App(service, [calls("comment", {"body": body}, "c10"), AIMessage("it failed")], client=gate)
-    failed: Exception | None = None
-    try:
+    with pytest.raises(RuntimeError):  # the tool raised, and the run with it
         app.ask("comment on the issue")
-    except RuntimeError as err:
-        failed = err
     assert app.ran["comment"] == [{"body": body}]
-    caller = service.status(forwarded_proposal(gate.answers))["caller"]
-    # The tool raised, and the run with it: the lease's performer_failure, recorded as upstream_failure.
-    assert isinstance(failed, RuntimeError) and caller["outcome"] == "upstream_failure", (failed, caller)
-    assert f"RuntimeError: {body}" in caller["detail"]
+    assert_recorded_raise(service, gate.answers, body)

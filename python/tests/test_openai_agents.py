@@ -13,7 +13,7 @@ from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_messag
 
 from agent_judge.openai_agents import AgentJudgeToolError, approve_decided, with_agent_judge
 
-from .conftest import DOWN_URL, SECRET, AsyncRecording, Service, forwarded_proposal
+from .conftest import DOWN_URL, SECRET, AsyncRecording, Service, assert_recorded_raise
 from .tools import TRACKER_DOWN, Tools
 
 set_tracing_disabled(True)
@@ -195,6 +195,5 @@ async def test_a_tool_that_fails_is_recorded_as_it_happened(service: Service, un
     # The model reads the SDK's own error text (its default failure_error_function), as without agent-judge...
     assert app.seen == ["An error occurred while running the tool."]
     # ...and the proposal records that the tool raised, not `ok`.
-    caller = service.status(forwarded_proposal(gate.answers))["caller"]
-    assert caller["outcome"] == "upstream_failure" and f"RuntimeError: {body}" in caller["detail"], caller
+    assert_recorded_raise(service, gate.answers, body)
     app.model.assert_complete()

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from pydantic_ai import Agent, AgentRunResult, DeferredToolRequests, DeferredToolResults
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agent_judge.pydantic_ai import AgentJudge
 
-from .conftest import DOWN_URL, SECRET, AsyncRecording, Service, forwarded_proposal
+from .conftest import DOWN_URL, SECRET, AsyncRecording, Service, assert_recorded_raise
 from .tools import TRACKER_DOWN, Tools
 
 
@@ -144,13 +145,7 @@ async def test_a_tool_that_fails_is_recorded_as_it_happened(service: Service, un
     gate = AsyncRecording(service.url, service.token)
     body = f"{TRACKER_DOWN} ({unique})"
     app = App(service, [call("comment", {"body": body}, "c10")], async_client=gate)
-    failed: Exception | None = None
-    try:
+    with pytest.raises(RuntimeError):  # the tool raised, and the run with it
         await app.agent.run("comment on the issue")
-    except RuntimeError as err:
-        failed = err
     assert app.ran["comment"] == [{"body": body}]
-    caller = service.status(forwarded_proposal(gate.answers))["caller"]
-    # The tool raised, and the run with it: the lease's performer_failure, recorded as upstream_failure.
-    assert isinstance(failed, RuntimeError) and caller["outcome"] == "upstream_failure", (failed, caller)
-    assert f"RuntimeError: {body}" in caller["detail"]
+    assert_recorded_raise(service, gate.answers, body)
