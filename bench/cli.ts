@@ -1,5 +1,5 @@
 /**
- * CLI start-up figures (issue 8): wall time of `agent-judge --help` and `agent-judge status <id>` as a user runs
+ * CLI start-up figures (issues 8, 43): wall time of `agent-judge --help`, `status <id>` and `list` as a user runs
  * them, a fresh `node` process each time. Starts its own in-memory Temporal dev server and in-process workers, settles
  * one memory_write proposal, then times each command. `npm run bench:cli`; `AGENT_JUDGE_BIN=a.mjs,b.mjs` times
  * several checkouts' CLIs (e.g. the one before the package was built) with their runs interleaved, so a machine
@@ -29,11 +29,19 @@ const BUILD_SCRIPT = fileURLToPath(new URL('../scripts/build.mjs', import.meta.u
 
 const HELP = 'agent-judge --help';
 const STATUS = 'agent-judge status <id>';
+const LIST = 'agent-judge list';
 
-/** Issue 12's bounds on the medians: `--help` under 0.25 s, `status` under 0.4 s (one row each per CLI timed). */
+/**
+ * The bounds on the medians: `--help` under 0.25 s (issue 12), `status` and `list` under 0.3 s (issue 43; one row each
+ * per CLI timed).
+ */
 export function cliTargets(rows: readonly Row[]): Target[] {
   return rows.flatMap((row): Target[] => {
-    const limit = row.name.startsWith(HELP) ? 250 : row.name.startsWith(STATUS) ? 400 : undefined;
+    const limit = row.name.startsWith(HELP)
+      ? 250
+      : row.name.startsWith(STATUS) || row.name.startsWith(LIST)
+        ? 300
+        : undefined;
     if (limit === undefined || row.p50 === undefined) return [];
     return [{ name: `${row.name}, median`, value: row.p50, limit, kind: 'max', unit: ' ms' }];
   });
@@ -90,6 +98,7 @@ export async function benchCli(
     return [
       ...(await timeCommand(HELP, bins, ['--help'], runs)),
       ...(await timeCommand(STATUS, bins, ['status', started.proposal_id, ...target], runs)),
+      ...(await timeCommand(LIST, bins, ['list', ...target], runs)),
     ];
   } finally {
     await system.stop();

@@ -16,7 +16,7 @@ import type { GrantRevocation, GrantStatus, GrantUse, GrantUsed } from './contra
 export interface WithdrawInput {
   reason: string;
 }
-import { GRANT_MESSAGE_NAMES, PROPOSAL_ID_SEARCH_ATTRIBUTE, PROPOSAL_MESSAGE_NAMES as M } from './wire-names';
+import { GRANT_MESSAGE_NAMES, PROPOSAL_SEARCH_ATTRIBUTE_NAMES, PROPOSAL_MESSAGE_NAMES as M } from './wire-names';
 
 /**
  * ApplicationFailure types that cross processes (activity -> workflow -> client). Defined in
@@ -95,15 +95,16 @@ export const publishPolicyUpdate = defineUpdate<PolicyPublished, [PolicyPublicat
 /** The memo key of the policy-in-force workflow: the record (`PolicyInForce`), readable without a worker. */
 export const POLICY_MEMO_KEY = 'policy';
 
+const N = PROPOSAL_SEARCH_ATTRIBUTE_NAMES;
 export const SA = {
-  ProposalId: defineSearchAttributeKey(PROPOSAL_ID_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD),
-  AgentId: defineSearchAttributeKey('AgentId', SearchAttributeType.KEYWORD),
-  ActionType: defineSearchAttributeKey('ActionType', SearchAttributeType.KEYWORD),
-  Tier: defineSearchAttributeKey('Tier', SearchAttributeType.KEYWORD),
-  Verdict: defineSearchAttributeKey('Verdict', SearchAttributeType.KEYWORD),
-  Target: defineSearchAttributeKey('Target', SearchAttributeType.KEYWORD),
-  Stage: defineSearchAttributeKey('Stage', SearchAttributeType.KEYWORD),
-  AuditFlag: defineSearchAttributeKey('AuditFlag', SearchAttributeType.BOOL),
+  ProposalId: defineSearchAttributeKey(N.ProposalId, SearchAttributeType.KEYWORD),
+  AgentId: defineSearchAttributeKey(N.AgentId, SearchAttributeType.KEYWORD),
+  ActionType: defineSearchAttributeKey(N.ActionType, SearchAttributeType.KEYWORD),
+  Tier: defineSearchAttributeKey(N.Tier, SearchAttributeType.KEYWORD),
+  Verdict: defineSearchAttributeKey(N.Verdict, SearchAttributeType.KEYWORD),
+  Target: defineSearchAttributeKey(N.Target, SearchAttributeType.KEYWORD),
+  Stage: defineSearchAttributeKey(N.Stage, SearchAttributeType.KEYWORD),
+  AuditFlag: defineSearchAttributeKey(N.AuditFlag, SearchAttributeType.BOOL),
 } as const;
 
 /** `--search-attribute` flags for `temporal server start-dev`, and input for the operator API. */

@@ -63,6 +63,21 @@ export function grantWorkflowId(grantId: string): string {
 /** The search attribute holding a proposal's proposal_id (what `status <proposal_id>` looks up). */
 export const PROPOSAL_ID_SEARCH_ATTRIBUTE = 'ProposalId';
 
+/**
+ * The proposal workflow's search attributes by name (names.ts types them as the SDK's keys, `SA`): plain strings, so
+ * the read-only gRPC path of `status` and `list` (src/client/status-rpc.ts) needs no SDK module to name them.
+ */
+export const PROPOSAL_SEARCH_ATTRIBUTE_NAMES = {
+  ProposalId: PROPOSAL_ID_SEARCH_ATTRIBUTE,
+  AgentId: 'AgentId',
+  ActionType: 'ActionType',
+  Tier: 'Tier',
+  Verdict: 'Verdict',
+  Target: 'Target',
+  Stage: 'Stage',
+  AuditFlag: 'AuditFlag',
+} as const;
+
 /** The workflow that copies closed proposal histories into the archive folder (started by the archive Schedule). */
 export const HISTORY_ARCHIVE_WORKFLOW_TYPE = 'historyArchiveWorkflow';
 

@@ -212,10 +212,14 @@ export function registerHookCommands(program: Command): void {
         httpToken = readFileSync(tokenFile, 'utf8').trim();
       }
       const { settingsPath, shellQuote, readSettings, withOurs, writeSettings } = await import('../hooks/install');
-      const bin = join(PACKAGE_ROOT, 'bin', 'agent-judge-hook.mjs');
+      // The sh + curl fast path (bin/agent-judge-hook.sh: no Node start per call, the Node client behind it for
+      // anything else); Windows has no /bin/sh, so the Node client alone.
+      const hookCommand =
+        process.platform === 'win32'
+          ? [process.execPath, join(PACKAGE_ROOT, 'bin', 'agent-judge-hook.mjs')]
+          : ['/bin/sh', join(PACKAGE_ROOT, 'bin', 'agent-judge-hook.sh'), '--node', process.execPath];
       const command = [
-        process.execPath,
-        bin,
+        ...hookCommand,
         runtime,
         '--url',
         url,

@@ -45,7 +45,6 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
         term: 'propose [options] <file>',
         description: 'submit a proposal (JSON file, or - for stdin); prints {"proposal_id","workflow_id"}',
       },
-      { term: 'list [options]', description: 'list proposals, newest first' },
       {
         term: 'clarify [options] <proposal_id> <file>',
         description:
@@ -64,6 +63,12 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
     load: async () => (await import('./status')).registerStatusCommand,
     // Its own module (it must start fast), listed where it always was.
     listedAfter: 'propose',
+  },
+  {
+    commands: [{ term: 'list [options]', description: 'list proposals, newest first' }],
+    load: async () => (await import('./list')).registerListCommand,
+    // Its own module too (it must start fast), listed where it always was.
+    listedAfter: 'status',
   },
   {
     commands: [

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { Argument, type Command, Option } from 'commander';
 import { BadInputError } from '../contracts/errors';
 import { parseEditFlag, type ActionEdit } from '../contracts/action-edit';
-import { clarify, decide, listProposals, submitAndWait, submitProposal } from '../client/proposals';
+import { clarify, decide, submitAndWait, submitProposal } from '../client/proposals';
 import { SessionIdSchema } from '../contracts/proposal';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { printJson, readJsonInput } from './io';
@@ -76,19 +76,6 @@ export function registerProposalCommands(program: Command): void {
       }
     });
   });
-
-  program
-    .command('list')
-    .description('list proposals, newest first')
-    .option('--status <status>', 'executed|approved|rejected|awaiting_clarification|awaiting_human|failed|pending')
-    .option('--since <duration>', 'only proposals started within this window, e.g. 24h')
-    .option('--audit-flag', 'only proposals that raised the repeated-rejection audit flag')
-    .action(async (opts: { status?: string; since?: string; auditFlag?: boolean }, cmd: Command) => {
-      const sinceMs = sinceWindowMs(opts.since);
-      await withClient(cmd, async (client) =>
-        printJson(await listProposals(client, { status: opts.status, sinceMs, auditFlag: opts.auditFlag })),
-      );
-    });
 
   addOutputOptions(
     program

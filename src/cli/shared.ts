@@ -8,7 +8,6 @@ import { pino } from 'pino';
 import pretty from 'pino-pretty';
 import { connectClient, temporalTarget } from '../client/connection';
 import { loadEnv, type Env } from '../config/env';
-import { durationMs, DurationSchema } from '../contracts/policy';
 import { BadInputError } from '../contracts/errors';
 import type { Logger } from '../contracts/logger';
 
@@ -28,37 +27,7 @@ export async function withClient<T>(cmd: Command, fn: (client: Client) => Promis
   }
 }
 
-/** A duration such as `30s`, `30m`, `24h` or `7d` in milliseconds; anything else is bad input naming `flag`. */
-export function parseDuration(value: string, flag: string): number {
-  const parsed = DurationSchema.safeParse(value.trim());
-  if (!parsed.success || typeof parsed.data !== 'string') {
-    throw new BadInputError(`${flag}: expected a duration such as 30m, 24h or 7d, got ${JSON.stringify(value)}`);
-  }
-  return durationMs(parsed.data);
-}
-
-/**
- * `--since`: a duration ago (`24h`) or an ISO 8601 time, as epoch milliseconds. Every command
- * reads `--since` through this one function, so `list`, `audit` and `circles events` agree.
- */
-export function parseSince(value: string, now = Date.now(), flag = '--since'): number {
-  if (/^\d{4}-\d{2}-\d{2}/.test(value.trim())) {
-    const t = Date.parse(value);
-    if (!Number.isNaN(t)) return t;
-  }
-  try {
-    return now - parseDuration(value, flag);
-  } catch {
-    throw new BadInputError(
-      `${flag}: expected a duration such as 30m, 24h or 7d, or an ISO time, got ${JSON.stringify(value)}`,
-    );
-  }
-}
-
-/** `--since` as a window ending now (milliseconds), which is what the listing functions take. */
-export function sinceWindowMs(value: string | undefined, now = Date.now()): number | undefined {
-  return value === undefined ? undefined : Math.max(0, now - parseSince(value, now));
-}
+export { parseDuration, parseSince, sinceWindowMs } from './since';
 
 /**
  * Aborts `signal` and resolves `done` with the signal's name on the first SIGINT or SIGTERM; the

@@ -1,10 +1,11 @@
 /**
- * `agent-judge status` over plain gRPC: the two WorkflowService calls it needs (find the workflow by proposal_id,
- * query its status), made with grpc-js and a protobuf descriptor cut to those calls (src/client/
- * status-rpc-descriptor.json). Why not the SDK client: loading `@temporalio/client` builds the reflection of the
- * whole Temporal API and takes ~0.3 s of a ~0.6 s command on a small machine; this path answers in well under half.
- * It behaves as {@link getOutcome} over the SDK client does: the same target (address, namespace, TLS, API key,
- * gRPC metadata from the environment and Temporal's config profiles), the same lookups, answers and errors.
+ * `agent-judge status` and `list` over plain gRPC: the WorkflowService calls they need (find the workflow by
+ * proposal_id, query its status, list proposals), made with grpc-js and a protobuf descriptor cut to those calls
+ * (src/client/status-rpc-descriptor.json). Why not the SDK client: loading `@temporalio/client` builds the reflection
+ * of the whole Temporal API and takes ~0.3 s of a ~0.6 s command on a small machine; this path answers in well under
+ * half. It behaves as {@link getOutcome} and `listProposals` over the SDK client do: the same target (address,
+ * namespace, TLS, API key, gRPC metadata from the environment and Temporal's config profiles), the same lookups,
+ * answers and errors.
  * Read-only by design: anything that starts or changes a workflow goes through the SDK client.
  */
 import {
@@ -28,6 +29,7 @@ import {
   PROPOSAL_WORKFLOW_TYPE,
   workflowIdNamedBy,
 } from '../wire-names';
+import { listedProposalOf, proposalListQuery, type ListedProposal, type ListOptions } from './proposals/list-query';
 import descriptor from './status-rpc-descriptor.json';
 import type { TemporalTarget } from './target';
 
@@ -227,8 +229,65 @@ export class StatusRpc {
     return fromPayload(answer.queryResult?.payloads?.[0]) as ProposalRecord;
   }
 
+  /** `list`: proposals from visibility, newest first, as {@link listProposals} over the SDK client gives them. */
+  async listProposals(options: ListOptions = {}): Promise<ListedProposal[]> {
+    const { limit = 1000 } = options;
+    const query = proposalListQuery(options);
+    type Timestamp = { seconds?: number | { toString(): string }; nanos?: number } | null | undefined;
+    type ListAnswer = {
+      executions?: Array<{
+        execution?: { workflowId?: string };
+        startTime?: Timestamp;
+        closeTime?: Timestamp;
+        searchAttributes?: { indexedFields?: Record<string, Payload> } | null;
+      }>;
+      nextPageToken?: Uint8Array;
+    };
+    const dateOf = (t: Timestamp) =>
+      t ? new Date(Number(String(t.seconds ?? 0)) * 1000 + Math.floor((t.nanos ?? 0) / 1e6)) : undefined;
+    const rows: ListedProposal[] = [];
+    let nextPageToken: Uint8Array | undefined;
+    do {
+      let answer: ListAnswer;
+      try {
+        answer = (await this.call('ListWorkflowExecutions', ListRequest, ListResponse, {
+          namespace: this.target.namespace,
+          pageSize: Math.min(limit - rows.length, 1000),
+          query,
+          ...(nextPageToken ? { nextPageToken } : {}),
+        })) as ListAnswer;
+      } catch (err) {
+        throw this.failure(err, 'Failed to list workflows');
+      }
+      for (const e of answer.executions ?? []) {
+        const fields = e.searchAttributes?.indexedFields ?? {};
+        rows.push(
+          listedProposalOf({
+            workflowId: e.execution?.workflowId ?? '',
+            startTime: dateOf(e.startTime) ?? new Date(0),
+            closeTime: dateOf(e.closeTime),
+            attribute: (name) => fromPayload(fields[name]),
+          }),
+        );
+        if (rows.length >= limit) return rows;
+      }
+      nextPageToken = answer.nextPageToken?.length ? answer.nextPageToken : undefined;
+    } while (nextPageToken);
+    return rows;
+  }
+
   close(): void {
     this.client.close();
+  }
+}
+
+/** `agent-judge list`: proposals from visibility, over a connection opened and closed for it. */
+export async function listProposalsOverRpc(target: TemporalTarget, options: ListOptions): Promise<ListedProposal[]> {
+  const rpc = new StatusRpc(target);
+  try {
+    return await rpc.listProposals(options);
+  } finally {
+    rpc.close();
   }
 }
 

@@ -53,7 +53,10 @@ type Group = { matcher?: string; hooks?: Json[] } & Json;
 /** Whether a hook entry is one agent-judge wrote for `runtime`. */
 function ours(hook: Json, runtime: HookRuntime): boolean {
   if (typeof hook.command === 'string') {
-    return new RegExp(`agent-judge-hook\\.mjs'? +${runtime}(?: |$)`).test(hook.command);
+    // The Node client, or the sh fast path with the Node behind it (`--node PATH`).
+    return new RegExp(`agent-judge-hook\\.(?:mjs|sh)'?(?: +--node +(?:'[^']*'|\\S+))? +${runtime}(?: |$)`).test(
+      hook.command,
+    );
   }
   if (typeof hook.url === 'string') return hook.url.includes(`/hooks/${runtime}`);
   return false;

@@ -50,7 +50,7 @@ describe('hook install and uninstall', () => {
     expect(ours.matcher).toBe('*');
     expect(ours.hooks[0]).toMatchObject({ type: 'command', onFailure: 'block', timeout: 50 });
     expect(String(ours.hooks[0]!.command)).toMatch(
-      /agent-judge-hook\.mjs'? claude-code --url http:\/\/127\.0\.0\.1:8766/,
+      /agent-judge-hook\.sh'? --node \S+ claude-code --url http:\/\/127\.0\.0\.1:8766/,
     );
     expect(Object.keys(installed.hooks).sort()).toEqual(['PostToolUse', 'PostToolUseFailure', 'PreToolUse']);
 
