@@ -316,15 +316,21 @@ function fromArchive(record: ArchiveRecord, history: History): AuditRecord {
   };
 }
 
+/** One proposal run as the audit trail reads it: its record and the history it was read from. */
+export interface AuditedRun {
+  record: AuditRecord;
+  history: History;
+}
+
 /**
- * One record per proposal run since `sinceMs`, read from history alone (no worker needed): the final outcome and
- * every human decision that was accepted. With `archiveDir`, runs the server no longer has come from the archive
- * (checked against their hash first: a tampered file throws {@link ArchiveIntegrityError}).
+ * Every proposal run since `sinceMs` with its history: the one reader behind `audit export` and `replay`. With
+ * `archiveDir`, runs the server no longer has come from the archive (checked against their hash first: a tampered
+ * file throws {@link ArchiveIntegrityError}).
  */
-export async function* exportAudit(
+export async function* auditedRuns(
   client: Client,
   { sinceMs, archiveDir }: AuditSource = {},
-): AsyncGenerator<AuditRecord> {
+): AsyncGenerator<AuditedRun> {
   const started = Date.now();
   const query = `WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}'${sinceClause(sinceMs, started)}`;
   const seen = new Set<string>();
@@ -333,13 +339,23 @@ export async function* exportAudit(
     const history = await fetchIfPresent(client, wf);
     if (!history) continue;
     seen.add(wf.runId);
-    yield fromServer(wf, history);
+    yield { record: fromServer(wf, history), history };
   }
   if (archiveDir === undefined) return;
   const sinceEpochMs = sinceMs === undefined ? undefined : started - sinceMs;
   for (const record of archivedRuns(archiveDir, { skip: seen, sinceEpochMs })) {
-    yield fromArchive(record, readArchivedHistory(archiveDir, record));
+    const history = readArchivedHistory(archiveDir, record);
+    yield { record: fromArchive(record, history), history };
   }
+}
+
+/**
+ * One record per proposal run since `sinceMs`, read from history alone (no worker needed): the final outcome and
+ * every human decision that was accepted. With `archiveDir`, runs the server no longer has come from the archive
+ * (checked against their hash first: a tampered file throws {@link ArchiveIntegrityError}).
+ */
+export async function* exportAudit(client: Client, source: AuditSource = {}): AsyncGenerator<AuditRecord> {
+  for await (const { record } of auditedRuns(client, source)) yield record;
 }
 
 export { ArchiveIntegrityError, verifyArchive, type ArchiveVerdict } from './archive';

@@ -6,23 +6,31 @@
 import { formatChange, formatValue, METRIC_LABELS, metricBands, reviewLine, sampleText, type Report } from './report';
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-const esc = (s: string | number | null | undefined): string =>
+/** Text from records as HTML text (agents write justifications and reasons). */
+export const esc = (s: string | number | null | undefined): string =>
   (s === null || s === undefined ? '–' : String(s)).replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c);
 
-const W = 640;
-const H = 220;
-const PAD = { l: 48, r: 16, t: 16, b: 36 };
-const plotW = W - PAD.l - PAD.r;
-const plotH = H - PAD.t - PAD.b;
+/** One chart's size and padding, shared by every chart of the reports (the replay report's too). */
+export const W = 640;
+export const H = 220;
+export const PAD = { l: 48, r: 16, t: 16, b: 36 };
+export const plotW = W - PAD.l - PAD.r;
+export const plotH = H - PAD.t - PAD.b;
 
-function svgOpen(title: string): string {
+/** An SVG chart's opening tag with its accessible title. */
+export function svgOpen(title: string): string {
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" ` +
     `aria-label="${esc(title)}"><title>${esc(title)}</title>`
   );
 }
 
-function axes(yTicks: Array<{ v: number; label: string }>, yMax: number, xLabels: Array<{ x: number; label: string }>) {
+/** The x axis, horizontal grid lines with their labels, and x labels. */
+export function axes(
+  yTicks: Array<{ v: number; label: string }>,
+  yMax: number,
+  xLabels: Array<{ x: number; label: string }>,
+) {
   const y = (v: number) => PAD.t + plotH - (v / yMax) * plotH;
   let s = `<line x1="${PAD.l}" y1="${PAD.t + plotH}" x2="${W - PAD.r}" y2="${PAD.t + plotH}" class="axis"/>`;
   for (const t of yTicks) {
@@ -115,7 +123,7 @@ function latencyChart(r: Report): string {
 }
 
 /** A horizontal threshold line across the plot. */
-function hline(yPos: number, cls: 'target' | 'alert'): string {
+export function hline(yPos: number, cls: 'target' | 'alert'): string {
   return `<line x1="${PAD.l}" y1="${yPos}" x2="${W - PAD.r}" y2="${yPos}" class="${cls}"><title>${cls}</title></line>`;
 }
 
@@ -147,7 +155,8 @@ function escalationChart(r: Report): string {
   return `${s}</svg>`;
 }
 
-const CSS = `
+/** The reports' one stylesheet, inline. */
+export const CSS = `
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:1100px}
 body{color:#1c2430;padding:0 16px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #dde3ea;padding-bottom:4px}
@@ -203,7 +212,8 @@ function incidentRow(i: Report['incidents'][number]): string {
   return `<tr>${cells.join('')}</tr>`;
 }
 
-function chartBox(title: string, svg: string, legend: string): string {
+/** A chart with its heading and legend. */
+export function chartBox(title: string, svg: string, legend: string): string {
   return `<div class="chart"><h3>${esc(title)}</h3>${svg}<div class="legend">${esc(legend)}</div></div>`;
 }
 

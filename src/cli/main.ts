@@ -186,10 +186,22 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
     commands: [
       {
         term: 'policy',
-        description: 'the effective policy: what a file changes against the default, and where each value comes from',
+        description:
+          'the effective policy: what a file changes against the default, where each value comes from; policy tests',
       },
     ],
     load: async () => (await import('./policy')).registerPolicyCommands,
+  },
+  {
+    commands: [
+      {
+        term: 'replay [options]',
+        description:
+          're-decide recorded proposals under a candidate policy or judge model, with no side effect (docs/replay.md)',
+      },
+    ],
+    load: async () => (await import('./replay')).registerReplayCommand,
+    listedAfter: 'policy',
   },
   {
     commands: [

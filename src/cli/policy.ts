@@ -127,7 +127,9 @@ export function renderChanges(loaded: LoadedPolicy): string {
 export function registerPolicyCommands(program: Command): void {
   const policy = program
     .command('policy')
-    .description('the effective policy: what a file changes against the default, and where each value comes from');
+    .description(
+      'the effective policy: what a file changes against the default, where each value comes from; policy tests',
+    );
 
   policy
     .command('show')
@@ -155,5 +157,23 @@ export function registerPolicyCommands(program: Command): void {
       const loaded = await loadPolicyLayers({ path: file });
       if (opts.json) printJson({ path: loaded.path, valid: true, changes: changesFromDefault(loaded.layers) });
       else process.stdout.write(renderChanges(loaded));
+    });
+
+  policy
+    .command('test')
+    .description('run a cases file against a policy like unit tests: a diff per failing case, exit 1 (docs/replay.md)')
+    .argument(
+      '<cases>',
+      'YAML or JSON: cases: [{name, proposal, expect: {tier?, verdict: APPROVE|REJECT|person|CLARIFY, rule?}}]',
+    )
+    .option('--policy <file>', 'the CompliancePolicy file (default: $AGENT_JUDGE_POLICY or the default policy)')
+    .option('--json', 'print every case with what the policy decided as JSON')
+    .action(async (file: string, opts: { policy?: string; json?: boolean }) => {
+      const { loadCases, renderCaseResults, runCases } = await import('../replay/cases');
+      const loaded = await loadPolicyLayers({ path: opts.policy });
+      const results = await runCases(await loadCases(file), loaded.policy, process.cwd());
+      if (opts.json) printJson({ policy: loaded.path, cases: results });
+      else process.stdout.write(renderCaseResults(shortPath(file), results));
+      if (results.some((r) => !r.ok)) process.exitCode = 1;
     });
 }

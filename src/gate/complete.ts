@@ -18,7 +18,7 @@ import {
   WEB_REQUEST_SENSITIVE,
   type HookShellSettings,
 } from '../contracts/hooks';
-import type { PatternRuleSchema } from '../contracts/policy';
+import type { CompliancePolicy, PatternRuleSchema } from '../contracts/policy';
 import { refusal } from '../contracts/refusal';
 import type { z } from 'zod';
 import { parseShell } from './shell/parse';
@@ -26,6 +26,7 @@ import { shellVerdict } from './shell/rules';
 import {
   optionNamedComponent,
   pathVerdict,
+  realRoots,
   repositoryShapeOf,
   runsProgramsGlob,
   type PathContext,
@@ -47,6 +48,18 @@ export interface CompletionContext {
    * Default {@link DEFAULT_RUNS_PROGRAMS}, so a caller that names none still judges them.
    */
   runsPrograms?: readonly string[];
+}
+
+/** The completion context a policy makes for hooks, paths resolved against `baseDir` (the gate's and a replay's). */
+export function completionContextOf(policy: CompliancePolicy, baseDir: string): CompletionContext {
+  const h = policy.spec.hooks;
+  return {
+    shell: h.shell,
+    roots: realRoots(h.files.roots, baseDir),
+    protect: h.files.protect.map((p) => p.toLowerCase()),
+    runsPrograms: h.files.runsPrograms,
+    denyPatterns: policy.spec.lightweight.deny,
+  };
 }
 
 /** Arguments that name a file or directory a read tool opens (Claude Code, Gemini CLI). */

@@ -23,8 +23,7 @@ import type { CompliancePolicy } from '../contracts/policy';
 import type { McpHttpAgent } from '../contracts/mcp';
 import { Gate, type GateAnswer, type Lease } from '../gate';
 import { appendChained } from '../audit/chain';
-import { completeHookCall, type CompletionContext } from '../gate/complete';
-import { realRoots } from '../gate/paths';
+import { completeHookCall, completionContextOf, type CompletionContext } from '../gate/complete';
 import { hookAdapter } from './runtimes';
 import { GateService } from '../gate/service';
 import { readBody, requestAgent, requestProblem } from '../gate/service/http';
@@ -102,13 +101,7 @@ export class HookGateServer {
 
   constructor(private readonly o: HookGateOptions) {
     const h = o.policy.spec.hooks;
-    this.completion = {
-      shell: h.shell,
-      roots: realRoots(h.files.roots, o.baseDir),
-      protect: h.files.protect.map((p) => p.toLowerCase()),
-      runsPrograms: h.files.runsPrograms,
-      denyPatterns: o.policy.spec.lightweight.deny,
-    };
+    this.completion = completionContextOf(o.policy, o.baseDir);
     this.holdMs = durationMs(h.holdFor);
     this.performMs = durationMs(o.policy.spec.mcp.performWithin);
     this.api = new GateService({

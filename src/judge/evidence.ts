@@ -210,6 +210,11 @@ export async function verifyEvidence(
   const checks = await Promise.all(
     proposal.cited_evidence.map((e, i) => checkOne(e, i, targetRepo, resolved, options)),
   );
+  return evidenceReport(checks);
+}
+
+/** The report of a set of checks: the checks and how many ended in each status. */
+export function evidenceReport(checks: EvidenceCheck[]): EvidenceReport {
   const count = (s: EvidenceStatus) => checks.filter((c) => c.status === s).length;
   return {
     checks,

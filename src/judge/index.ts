@@ -3,7 +3,7 @@ import type { Proposal } from '../contracts/proposal';
 import { VerdictSchema, type Tier, type Verdict } from '../contracts/verdict';
 import { PolicyError } from '../contracts/errors';
 import { combineVerdict, rulesVerdict, withoutModelVerdict } from './combine';
-import { describeChecks, verifyEvidence } from './evidence';
+import { describeChecks, verifyEvidence, type EvidenceReport } from './evidence';
 import { askModel, createOllamaModel, DEFAULT_JUDGE_MODEL, type ModelClient } from './model';
 import { createLocalModel, openLocalLlm } from './local';
 import { createOpenAIModel } from './openai';
@@ -42,6 +42,11 @@ export interface JudgeDeps {
   fetch?: typeof fetch;
   /** Where the Forgejo token variable named by the policy is read (no token without it). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * What checking the cited evidence found, when the caller already knows (a replay reuses the recorded checks);
+   * undefined asks {@link verifyEvidence}.
+   */
+  evidence?: (proposal: Proposal) => EvidenceReport | undefined;
 }
 
 /**
@@ -79,10 +84,12 @@ export async function judgeProposal(input: JudgeInput, deps: JudgeDeps): Promise
 
   const settings = policy.spec.judge;
   const tokenEnv = settings?.forgejo?.tokenEnv;
-  const evidence = await verifyEvidence(proposal, settings, {
-    fetch: deps.fetch,
-    forgejoToken: tokenEnv ? deps.env?.[tokenEnv] || undefined : undefined,
-  });
+  const evidence =
+    deps.evidence?.(proposal) ??
+    (await verifyEvidence(proposal, settings, {
+      fetch: deps.fetch,
+      forgejoToken: tokenEnv ? deps.env?.[tokenEnv] || undefined : undefined,
+    }));
   // From here on every verdict carries what the evidence check found, for the people who may decide.
   const withChecks = (v: Verdict): Verdict => ({ ...v, evidence_checks: evidence.checks });
   if (evidence.otherRepo > 0) {

@@ -270,6 +270,18 @@ const SYSTEM_TAIL = [
     'require_human_review, scope_limit.',
 ].join('\n');
 
+/** The hash an audit keeps of the two messages a model saw (with the prompt's version): `sha256:<hex>`. */
+export function promptHash(system: string, user: string): string {
+  const digest = createHash('sha256')
+    .update(PROMPT_VERSION)
+    .update('\0')
+    .update(system)
+    .update('\0')
+    .update(user)
+    .digest('hex');
+  return `sha256:${digest}`;
+}
+
 /** Builds the hardened prompt. Pure: the same inputs always give the same text and hash. */
 export function buildPrompt(input: PromptInput): JudgePrompt {
   const facts = policyFacts(input.proposal, input.tier, input.policy);
@@ -318,13 +330,10 @@ export function buildPrompt(input: PromptInput): JudgePrompt {
           userTaskBlock(task),
         ]),
   ].join('\n');
-  const digest = createHash('sha256')
-    .update(PROMPT_VERSION)
-    .update('\0')
-    .update(system)
-    .update('\0')
-    .update(user)
-    .digest('hex');
-  const hash = `sha256:${digest}`;
-  return { system, user, hash, ...(task === undefined ? {} : { userTaskHash: userTaskHash(task) }) };
+  return {
+    system,
+    user,
+    hash: promptHash(system, user),
+    ...(task === undefined ? {} : { userTaskHash: userTaskHash(task) }),
+  };
 }

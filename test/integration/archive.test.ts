@@ -12,18 +12,14 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { exportAudit, replayProposals, type AuditRecord } from '../../src/audit';
-import {
-  archiveIndexPath,
-  isRunGone,
-  readArchiveIndex,
-  verifyArchive,
-  type ArchiveRecord,
-} from '../../src/audit/archive';
+import { archiveIndexPath, readArchiveIndex, verifyArchive, type ArchiveRecord } from '../../src/audit/archive';
 import { decide, listProposals, submitAndWait } from '../../src/client/proposals';
 import { archiveScheduleId, archiveTaskQueue, HISTORY_ARCHIVE_WORKFLOW_TYPE } from '../../src/names';
 import { ensureArchiveSchedule } from '../../src/worker/archive-schedule';
-import type { HistoryArchiveProgress } from '../../src/workflows/history-archive';
-import { performApproved, proposal, startSystem, workflowBundle, type TestSystem } from '../helpers/system';
+import { performApproved, proposal, startSystem, testPolicy, workflowBundle, type TestSystem } from '../helpers/system';
+import { recordedProposals } from '../../src/replay/history';
+import { replay } from '../../src/replay/run';
+import { deleteRunAndWait, triggerArchiveAndWait } from '../helpers/archive-runs';
 
 const BIN = fileURLToPath(new URL('../../bin/agent-judge.mjs', import.meta.url));
 const run = promisify(execFile);
@@ -92,24 +88,6 @@ afterAll(async () => {
   rmSync(join(dir, '..'), { recursive: true, force: true });
 });
 
-/** Triggers the Schedule and waits for the archive run it starts; returns the run's result and memo. */
-async function triggerAndWait(): Promise<HistoryArchiveProgress & { memo: Record<string, unknown> | undefined }> {
-  const handle = sys.client.schedule.getHandle(archiveScheduleId(sys.taskQueues));
-  const before = (await handle.describe()).info.recentActions.length;
-  await handle.trigger();
-  for (let i = 0; i < 200; i++) {
-    const actions = (await handle.describe()).info.recentActions;
-    if (actions.length > before) {
-      const started = actions.at(-1)!.action.workflow;
-      const wf = sys.client.workflow.getHandle(started.workflowId, started.firstExecutionRunId);
-      const result = (await wf.result()) as HistoryArchiveProgress;
-      return { ...result, memo: (await wf.describe()).memo };
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('the archive Schedule did not start a run');
-}
-
 function indexedRunIds(): string[] {
   return readArchiveIndex(dir).map((e) => e.record.run_id);
 }
@@ -137,7 +115,7 @@ describe('archiving', () => {
     crashOnce = () => {
       throw new Error('crash between the file and the index');
     };
-    const result = await triggerAndWait();
+    const result = await triggerArchiveAndWait(sys);
     expect(crashed).toHaveLength(1);
     expect(result).toMatchObject({ archived: 3, rechecked: 1, missing: 0, indexed: 3 });
     // Progress a person sees in the Web UI: the run's memo.
@@ -150,7 +128,7 @@ describe('archiving', () => {
   });
 
   it('archives nothing twice when triggered again', async () => {
-    const result = await triggerAndWait();
+    const result = await triggerArchiveAndWait(sys);
     expect(result).toMatchObject({ archived: 0, rechecked: 0, indexed: 3 });
     expect(indexedRunIds()).toHaveLength(3);
     expect(result.memo).toEqual({ archived: 0, indexed: 3 });
@@ -161,32 +139,7 @@ describe('a proposal whose history exists only in the archive', () => {
   let deleted: { workflowId: string; runId: string };
   beforeAll(async () => {
     deleted = runs.get(ids[2]!)!;
-    // What the namespace's retention does once it ends. The server deletes asynchronously (a transfer task), which a
-    // loaded CI machine has taken more than 20 s to run: wait up to 100 s, asking again every 10 s (a second request
-    // for a run already gone answers NotFound, which is what we wait for).
-    const deadline = Date.now() + 100_000;
-    let asked = 0;
-    while (Date.now() < deadline) {
-      if (Date.now() >= asked + 10_000) {
-        asked = Date.now();
-        try {
-          await sys.client.workflowService.deleteWorkflowExecution({
-            namespace: inject('temporalNamespace'),
-            workflowExecution: { workflowId: deleted.workflowId, runId: deleted.runId },
-          });
-        } catch (err) {
-          if (!isRunGone(err)) throw err;
-        }
-      }
-      try {
-        await sys.client.workflow.getHandle(deleted.workflowId, deleted.runId).fetchHistory();
-      } catch (err) {
-        if (isRunGone(err)) return;
-        throw err;
-      }
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    throw new Error('the deleted workflow is still there');
+    await deleteRunAndWait(sys, deleted);
   });
 
   it('is still exported, with its verdict and decision, and no run is counted twice', async () => {
@@ -224,6 +177,28 @@ describe('a proposal whose history exists only in the archive', () => {
     expect(summary.from_archive).toBe(1);
     const ours = [...runs.values()].map((r) => r.workflowId);
     expect(summary.problems.filter((p) => ours.includes(p.workflow_id))).toEqual([]);
+  });
+
+  it('is replayed from the archive under a candidate policy, the same as a run the server still has', async () => {
+    const looser = testPolicy(sys.baseDir, {
+      riskMatrix: sys.policy.spec.riskMatrix.map((e) =>
+        e.actionType === 'financial_op' ? { ...e, tier: 'lightweight-approval' } : e,
+      ),
+    });
+    const result = await replay(recordedProposals(sys.client, { sinceMs: 3_600_000, ids }, { archiveDir: dir }), {
+      candidate: { policy: looser, baseDir: sys.baseDir },
+      recordedThresholds: sys.policy.spec.thresholds,
+    });
+    expect(result.replayed).toBe(3);
+    expect(result.from_archive).toBe(1);
+    const archived = result.rows.find((r) => r.proposal_id === ids[2])!;
+    expect(archived).toMatchObject({
+      source: 'archive',
+      recorded: { outcome: 'person', person: 'approve', tier: 'human-only' },
+      candidate: { outcome: 'APPROVE', tier: 'lightweight-approval', rule: 'patterns.clean' },
+    });
+    expect(result.rows.filter((r) => r.source === 'server')).toHaveLength(2);
+    expect(result.changed.map((r) => r.proposal_id)).toEqual([ids[2]]);
   });
 
   it('is exported by the CLI from the archive', async () => {
