@@ -14,12 +14,24 @@ from typing import Any
 import pytest
 from crewai import LLM, Agent, Crew, Task
 from crewai.tools import tool
+from crewai.tools.tool_failure import ToolFailure
 
 from agent_judge.crewai import with_agent_judge
 from agent_judge.models import Pending
 
-from .conftest import DOWN_URL, SECRET, Recording, Service, assert_recorded_raise
-from .tools import TRACKER_DOWN, Tools
+from .conftest import (
+    DOWN_URL,
+    SECRET,
+    Recording,
+    Service,
+    assert_one_grant_use,
+    assert_recorded_raise,
+    assert_recorded_tool_error,
+    limit_refusal,
+    limited_for,
+    wait_until_listed,
+)
+from .tools import TRACKER_DOWN, TRACKER_REFUSED, Tools
 
 
 class ScriptedModel:
@@ -86,9 +98,15 @@ class ScriptedModel:
 
 class App:
     def __init__(
-        self, service: Service, model: ScriptedModel, url: str | None = None, **options: Any
+        self,
+        service: Service,
+        model: ScriptedModel,
+        url: str | None = None,
+        token: str | None = None,
+        refuse: Any = None,
+        **options: Any,
     ) -> None:
-        self.tools = Tools()
+        self.tools = Tools(refuse)
         self.ran = self.tools.ran
         llm = LLM(model="openai/scripted", base_url=model.url, api_key="sk-test-not-used", max_retries=0)
         agent = Agent(
@@ -98,7 +116,10 @@ class App:
             llm=llm,
             # The one line an application adds:
             tools=with_agent_judge(
-                [tool(f) for f in self.tools.functions()], url=url or service.url, token=service.token, **options
+                [tool(f) for f in self.tools.functions()],
+                url=url or service.url,
+                token=token or service.token,
+                **options,
             ),
             max_iter=6,
         )
@@ -190,3 +211,52 @@ def test_a_tool_that_fails_is_recorded_as_it_happened(service: Service, unique: 
     assert app.ran["comment"] == [{"body": body}] and reported == []
     assert TRACKER_DOWN in model.seen["c0"]  # CrewAI tells the model the tool's error
     assert_recorded_raise(service, gate.answers, body)
+
+
+def test_a_tools_error_answer_is_recorded_as_a_tool_error(service: Service, unique: str, scripted: Any) -> None:
+    body = f"{TRACKER_REFUSED} ({unique})"
+    model = scripted([("comment", {"body": body})])
+    gate = Recording(service.url, service.token)
+    app = App(service, model, client=gate, refuse=lambda text: ToolFailure(message=text, code="refused"))
+    app.run()
+    assert app.ran["comment"] == [{"body": body}]
+    assert body in model.seen["c0"]  # the model reads the tool's own failure, as CrewAI renders it
+    assert_recorded_tool_error(service, gate.answers, body)
+
+
+def test_a_grant_covers_the_identical_call_and_holds_another(service: Service, unique: str, scripted: Any) -> None:
+    granted: list[str] = []
+
+    def approve_and_grant(answer: Pending, _call: Any) -> None:
+        service.decide(answer.proposal_id, "approve")
+        # The person grants calls identical to this one; the approved one runs when the model calls it again.
+        granted.append(service.grant_identical_calls(answer.proposal_id))
+
+    first = App(service, scripted([("deploy", {"service": unique})] * 2), hold_ms=1000, on_pending=approve_and_grant)
+    first.run()
+    assert first.ran["deploy"] == [{"service": unique}] and len(granted) == 1
+    # Another crew: the identical call is covered and runs at once; another service is held for a person.
+    held: list[Pending] = []
+    model = scripted([("deploy", {"service": unique}), ("deploy", {"service": f"{unique}-b"})])
+    again = App(service, model, hold_ms=1000, on_pending=lambda answer, _c: held.append(answer))
+    again.run()
+    assert again.ran["deploy"] == [{"service": unique}] and f"deployed {unique}" in model.seen["c0"]
+    assert [h.waiting_for for h in held] == ["human"]
+    assert model.seen["c1"].startswith("agent-judge: pending, not performed yet.")
+    assert_one_grant_use(service, granted[0], {"service": unique})
+
+
+def test_past_the_proposal_limit_nothing_runs_and_the_model_reads_the_limit(
+    service: Service, unique: str, scripted: Any
+) -> None:
+    limited = limited_for(service, "crewai")
+    within = scripted([("deploy", {"service": f"{unique}-{i}"}) for i in range(limited.limit)])
+    first = App(service, within, url=limited.url, token=limited.token, hold_ms=1000)
+    first.run()
+    assert all(text.startswith("agent-judge: pending, not performed yet") for text in within.seen.values())
+    wait_until_listed(service, limited, limited.limit)
+    past = scripted([("deploy", {"service": f"{unique}-past"})])
+    second = App(service, past, url=limited.url, token=limited.token, hold_ms=1000)
+    second.run()
+    assert first.ran["deploy"] == [] and second.ran["deploy"] == []
+    assert limit_refusal(limited).search(past.seen["c0"]) and "Not performed" in past.seen["c0"], past.seen["c0"]

@@ -12,14 +12,25 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.tools import tool
+from langchain_core.tools import BaseTool, ToolException, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from agent_judge.langchain import AgentJudgeMiddleware
 
-from .conftest import DOWN_URL, SECRET, Recording, Service, assert_recorded_raise
-from .tools import TRACKER_DOWN, Tools
+from .conftest import (
+    DOWN_URL,
+    SECRET,
+    Recording,
+    Service,
+    assert_one_grant_use,
+    assert_recorded_raise,
+    assert_recorded_tool_error,
+    limit_refusal,
+    limited_for,
+    wait_until_listed,
+)
+from .tools import TRACKER_DOWN, TRACKER_REFUSED, Tools
 
 
 class ScriptedChatModel(GenericFakeChatModel):
@@ -32,16 +43,25 @@ class ScriptedChatModel(GenericFakeChatModel):
 class App:
     """The application: its tools (each counting how often it really ran, and with what) and its agent."""
 
-    def __init__(self, service: Service, script: list[AIMessage], url: str | None = None, **options: Any) -> None:
-        tools = Tools()
+    def __init__(
+        self,
+        service: Service,
+        script: list[AIMessage],
+        url: str | None = None,
+        token: str | None = None,
+        refuse: Any = None,
+        **options: Any,
+    ) -> None:
+        tools = Tools(refuse)
         self.ran = tools.ran
         self.model = ScriptedChatModel(messages=iter(script))
         self.thread = {"configurable": {"thread_id": f"t-{uuid.uuid4()}"}}
         self.agent = create_agent(
             self.model,
-            [tool(f) for f in tools.functions()],
+            # A ToolException a tool raises is its error answer (a ToolMessage with status "error"), as LangChain does.
+            [_answering_errors(tool(f)) for f in tools.functions()],
             # The one line an application adds:
-            middleware=[AgentJudgeMiddleware(url=url or service.url, token=service.token, **options)],
+            middleware=[AgentJudgeMiddleware(url=url or service.url, token=token or service.token, **options)],
             checkpointer=InMemorySaver(),
         )
 
@@ -53,6 +73,15 @@ class App:
         # The resume value is never read: only agent-judge's approvers decide.
         result: dict[str, Any] = self.agent.invoke(Command(resume="approved, go ahead"), self.thread)
         return result
+
+
+def _answering_errors(t: BaseTool) -> BaseTool:
+    t.handle_tool_error = True
+    return t
+
+
+def _tool_exception(body: str) -> str:
+    raise ToolException(body)
 
 
 def calls(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
@@ -190,3 +219,51 @@ def test_a_tool_that_fails_is_recorded_as_it_happened(service: Service, unique: 
         app.ask("comment on the issue")
     assert app.ran["comment"] == [{"body": body}]
     assert_recorded_raise(service, gate.answers, body)
+
+
+def test_a_tools_error_answer_is_recorded_as_a_tool_error(service: Service, unique: str) -> None:
+    gate = Recording(service.url, service.token)
+    body = f"{TRACKER_REFUSED} ({unique})"
+    script = [calls("comment", {"body": body}, "c11"), AIMessage("it was refused")]
+    app = App(service, script, client=gate, refuse=_tool_exception)
+    result = app.ask("comment on the issue")
+    assert app.ran["comment"] == [{"body": body}]
+    out = tool_output(result, "c11")
+    assert out.status == "error" and body in out.text  # the model reads the tool's own error
+    assert result["messages"][-1].text == "it was refused"
+    assert_recorded_tool_error(service, gate.answers, body)
+
+
+def test_a_grant_covers_the_identical_call_and_holds_another(service: Service, unique: str) -> None:
+    first = App(service, [calls("deploy", {"service": unique}, "g1"), AIMessage("done")], hold_ms=1000)
+    [paused] = interrupts(first.ask("deploy it"))
+    service.decide(paused["proposal_id"], "approve")
+    # The person grants calls identical to this one; the approved one runs.
+    grant_id = service.grant_identical_calls(paused["proposal_id"])
+    first.resume()
+    assert first.ran["deploy"] == [{"service": unique}]
+    # The identical call again (another thread): the grant covers it, it runs at once.
+    again = App(service, [calls("deploy", {"service": unique}, "g2"), AIMessage("done")], hold_ms=1000)
+    result = again.ask("deploy it again")
+    assert interrupts(result) == [] and again.ran["deploy"] == [{"service": unique}]
+    assert tool_output(result, "g2").text == f"deployed {unique}"
+    # Another service: not what the grant says, held for a person.
+    other = App(service, [calls("deploy", {"service": f"{unique}-b"}, "g3"), AIMessage("done")], hold_ms=1000)
+    [held] = interrupts(other.ask("deploy the other"))
+    assert held["waiting_for"] == "human" and other.ran["deploy"] == []
+    assert_one_grant_use(service, grant_id, {"service": unique})
+
+
+def test_past_the_proposal_limit_nothing_runs_and_the_model_reads_the_limit(service: Service, unique: str) -> None:
+    limited = limited_for(service, "langchain")
+    seen: list[str] = []
+    for i in range(limited.limit + 1):
+        if i == limited.limit:
+            wait_until_listed(service, limited, limited.limit)
+        script = [calls("deploy", {"service": f"{unique}-{i}"}, f"l{i}"), AIMessage("not now")]
+        app = App(service, script, url=limited.url, token=limited.token, hold_ms=1000, pending="answer")
+        result = app.ask("deploy it")
+        assert app.ran["deploy"] == [] and interrupts(result) == []
+        seen.append(tool_output(result, f"l{i}").text)
+    assert all("pending, not performed yet" in text for text in seen[: limited.limit]), seen
+    assert limit_refusal(limited).search(seen[-1]) and "Not performed" in seen[-1], seen[-1]

@@ -13,14 +13,24 @@ from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_messag
 
 from agent_judge.openai_agents import AgentJudgeToolError, approve_decided, with_agent_judge
 
-from .conftest import DOWN_URL, SECRET, AsyncRecording, Service, assert_recorded_raise
+from .conftest import (
+    DOWN_URL,
+    SECRET,
+    AsyncRecording,
+    Service,
+    assert_one_grant_use,
+    assert_recorded_raise,
+    limit_refusal,
+    limited_for,
+    wait_until_listed,
+)
 from .tools import TRACKER_DOWN, Tools
 
 set_tracing_disabled(True)
 
 
 class App:
-    def __init__(self, service: Service, url: str | None = None, **options: Any) -> None:
+    def __init__(self, service: Service, url: str | None = None, token: str | None = None, **options: Any) -> None:
         tools = Tools()
         self.ran = tools.ran
         #: The output the model was given for each tool call, in order.
@@ -38,7 +48,7 @@ class App:
         self.agent = with_agent_judge(
             base,
             url=url or service.url,
-            token=service.token,
+            token=token or service.token,
             on_pending=lambda answer, call: self.pending.append(answer.proposal_id),
             **options,
         )
@@ -196,4 +206,42 @@ async def test_a_tool_that_fails_is_recorded_as_it_happened(service: Service, un
     assert app.seen == ["An error occurred while running the tool."]
     # ...and the proposal records that the tool raised, not `ok`.
     assert_recorded_raise(service, gate.answers, body)
+    app.model.assert_complete()
+
+
+async def test_a_grant_covers_the_identical_call_and_holds_another(service: Service, unique: str) -> None:
+    first = App(service, hold_ms=1000)
+    held = await first.held("g1", unique)
+    service.decide(first.pending[0], "approve")
+    # The person grants calls identical to this one; the approved one runs.
+    grant_id = service.grant_identical_calls(first.pending[0])
+    first.reply("g1", "done")
+    await first.resumed(held)
+    assert first.ran["deploy"] == [{"service": unique}]
+    # The identical call again (another run): the grant covers it, it runs at once.
+    again = App(service, hold_ms=1000)
+    again.call("deploy", {"service": unique}, "g2")
+    again.reply("g2", "done")
+    result = await Runner.run(again.agent, "deploy it again")
+    assert result.interruptions == [] and again.ran["deploy"] == [{"service": unique}]
+    assert again.seen == [f"deployed {unique}"]
+    # Another service: not what the grant says, the SDK's interruption, not run.
+    other = App(service, hold_ms=1000)
+    await other.held("g3", f"{unique}-b")
+    assert_one_grant_use(service, grant_id, {"service": unique})
+
+
+async def test_past_the_proposal_limit_nothing_runs_and_the_model_reads_the_limit(service: Service, unique: str) -> None:
+    limited = limited_for(service, "openai_agents")
+    app = App(service, url=limited.url, token=limited.token, hold_ms=1000, pending="answer")
+    for i in range(limited.limit + 1):
+        if i == limited.limit:
+            wait_until_listed(service, limited, limited.limit)
+        app.call("deploy", {"service": f"{unique}-{i}"}, f"l{i}")
+        app.reply(f"l{i}", "not now")
+        result = await Runner.run(app.agent, "deploy it")
+        assert result.interruptions == []
+    assert app.ran["deploy"] == []
+    assert all(text.startswith("agent-judge: pending, not performed yet") for text in app.seen[: limited.limit])
+    assert limit_refusal(limited).search(app.seen[-1]) and "Not performed" in app.seen[-1], app.seen[-1]
     app.model.assert_complete()

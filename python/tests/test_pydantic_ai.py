@@ -7,19 +7,46 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pydantic_ai import Agent, AgentRunResult, DeferredToolRequests, DeferredToolResults
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai import Agent, ModelRetry, AgentRunResult, DeferredToolRequests, DeferredToolResults
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agent_judge.pydantic_ai import AgentJudge
 
-from .conftest import DOWN_URL, SECRET, AsyncRecording, Service, assert_recorded_raise
-from .tools import TRACKER_DOWN, Tools
+from .conftest import (
+    DOWN_URL,
+    SECRET,
+    AsyncRecording,
+    Service,
+    assert_one_grant_use,
+    assert_recorded_raise,
+    assert_recorded_tool_error,
+    limit_refusal,
+    limited_for,
+    wait_until_listed,
+)
+from .tools import TRACKER_DOWN, TRACKER_REFUSED, Tools
 
 
 class App:
-    def __init__(self, service: Service, calls: list[ToolCallPart], url: str | None = None, **options: Any) -> None:
-        tools = Tools()
+    def __init__(
+        self,
+        service: Service,
+        calls: list[ToolCallPart],
+        url: str | None = None,
+        token: str | None = None,
+        refuse: Any = None,
+        **options: Any,
+    ) -> None:
+        tools = Tools(refuse)
         self.ran = tools.ran
         self.seen: dict[str, str] = {}
         self.calls = calls
@@ -28,16 +55,21 @@ class App:
             tools=tools.functions(),
             output_type=[str, DeferredToolRequests],
             # The one line an application adds:
-            capabilities=[AgentJudge(url=url or service.url, token=service.token, **options)],
+            capabilities=[AgentJudge(url=url or service.url, token=token or service.token, **options)],
         )
 
     def model(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         """The scripted model: the queued tool calls first, then a text naming what the tools returned."""
+        # A tool's error answer (ModelRetry) comes back as a retry prompt for that call.
         returns = [
-            p for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)
+            p
+            for m in messages
+            if isinstance(m, ModelRequest)
+            for p in m.parts
+            if isinstance(p, (ToolReturnPart, RetryPromptPart))
         ]
         for r in returns:
-            self.seen[r.tool_call_id] = r.model_response_str()
+            self.seen[r.tool_call_id] = r.model_response_str() if isinstance(r, ToolReturnPart) else r.model_response()
         if not returns and self.calls:
             return ModelResponse(parts=list(self.calls))
         return ModelResponse(parts=[TextPart("done")])
@@ -149,3 +181,53 @@ async def test_a_tool_that_fails_is_recorded_as_it_happened(service: Service, un
         await app.agent.run("comment on the issue")
     assert app.ran["comment"] == [{"body": body}]
     assert_recorded_raise(service, gate.answers, body)
+
+
+def _model_retry(body: str) -> str:
+    raise ModelRetry(body)
+
+
+async def test_a_tools_error_answer_is_recorded_as_a_tool_error(service: Service, unique: str) -> None:
+    gate = AsyncRecording(service.url, service.token)
+    body = f"{TRACKER_REFUSED} ({unique})"
+    app = App(service, [call("comment", {"body": body}, "c11")], async_client=gate, refuse=_model_retry)
+    assert (await app.agent.run("comment on the issue")).output == "done"
+    assert app.ran["comment"] == [{"body": body}]
+    assert body in app.seen["c11"]  # the model reads the tool's own error (Pydantic AI's retry prompt)
+    assert_recorded_tool_error(service, gate.answers, body)
+
+
+async def test_a_grant_covers_the_identical_call_and_holds_another(service: Service, unique: str) -> None:
+    first = App(service, [call("deploy", {"service": unique}, "g1")], hold_ms=1000)
+    run = await first.agent.run("deploy it")
+    proposal = waiting(run, "g1")["proposal_id"]
+    service.decide(proposal, "approve")
+    # The person grants calls identical to this one; the approved one runs.
+    grant_id = service.grant_identical_calls(proposal)
+    await first.resume(run, "g1")
+    assert first.ran["deploy"] == [{"service": unique}]
+    # The identical call again (another run): the grant covers it, it runs at once.
+    again = App(service, [call("deploy", {"service": unique}, "g2")], hold_ms=1000)
+    result = await again.agent.run("deploy it again")
+    assert result.output == "done" and again.ran["deploy"] == [{"service": unique}]
+    assert again.seen["g2"] == f"deployed {unique}"
+    # Another service: not what the grant says, deferred for a person, not run.
+    other = App(service, [call("deploy", {"service": f"{unique}-b"}, "g3")], hold_ms=1000)
+    assert waiting(await other.agent.run("deploy the other"), "g3")["waiting_for"] == "human"
+    assert other.ran["deploy"] == []
+    assert_one_grant_use(service, grant_id, {"service": unique})
+
+
+async def test_past_the_proposal_limit_nothing_runs_and_the_model_reads_the_limit(service: Service, unique: str) -> None:
+    limited = limited_for(service, "pydantic_ai")
+    seen: list[str] = []
+    for i in range(limited.limit + 1):
+        if i == limited.limit:
+            wait_until_listed(service, limited, limited.limit)
+        script = [call("deploy", {"service": f"{unique}-{i}"}, f"l{i}")]
+        app = App(service, script, url=limited.url, token=limited.token, hold_ms=1000, pending="answer")
+        assert (await app.agent.run("deploy it")).output == "done"
+        assert app.ran["deploy"] == []
+        seen.append(app.seen[f"l{i}"])
+    assert all(text.startswith("agent-judge: pending, not performed yet") for text in seen[: limited.limit]), seen
+    assert limit_refusal(limited).search(seen[-1]) and "Not performed" in seen[-1], seen[-1]

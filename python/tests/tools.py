@@ -15,14 +15,20 @@ from typing import Any
 #: A comment body starting with this makes ``comment`` raise after it ran: a tool that failed.
 TRACKER_DOWN = "the tracker is down"
 
+#: A comment body starting with this makes ``comment`` answer an error after it ran, the framework's own way
+#: (``Tools(refuse=...)``: LangChain's ToolException, Pydantic AI's ModelRetry, CrewAI's ToolFailure).
+TRACKER_REFUSED = "the tracker refused"
+
 
 class Tools:
-    def __init__(self) -> None:
+    def __init__(self, refuse: Callable[[str], Any] | None = None) -> None:
         #: Each tool's real runs, with their arguments.
         self.ran: dict[str, list[dict[str, Any]]] = {"read_note": [], "deploy": [], "comment": [], "open_pr": []}
+        self.refuse = refuse
 
-    def functions(self) -> list[Callable[..., str]]:
+    def functions(self) -> list[Callable[..., Any]]:
         ran = self.ran
+        refuse = self.refuse
 
         def read_note(path: str) -> str:
             """Read a note from the vault."""
@@ -39,6 +45,8 @@ class Tools:
             ran["comment"].append({"body": body})
             if body.startswith(TRACKER_DOWN):
                 raise RuntimeError(body)
+            if refuse is not None and body.startswith(TRACKER_REFUSED):
+                return refuse(body)  # type: ignore[no-any-return]
             return "commented"
 
         def open_pr(branch: str) -> str:

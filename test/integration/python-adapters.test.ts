@@ -3,7 +3,9 @@
  * AI adapters) against the REAL gate service over the real dev server and workers: this file starts agent-judge and
  * runs the package's pytest suite (python/tests) from the venv the test setup installs (scripts/test-tools.mjs,
  * `.agent-judge/python`), each framework real and driven by its own scripted model. The person who decides is a
- * small control endpoint calling `decide` (and `getStatus` for what the proposal recorded). Asserted from pytest's
+ * small control endpoint calling `decide` (and `getStatus` for what the proposal recorded), granting identical calls
+ * (the system's live-grant index is the test's own) and waiting for visibility; a second gate service over the same
+ * system allows PROPOSAL_LIMIT proposals per agent (one fresh agent per adapter's limit test). Asserted from pytest's
  * JUnit report: every test ran and passed, none skipped, and each adapter's cases are there.
  */
 import { spawn } from 'node:child_process';
@@ -23,14 +25,26 @@ import {
   signCapability,
   type CapabilityKey,
 } from '../../src/identity/capability-key';
-import { startGateService, type TestGateService } from '../helpers/gate-service';
-import { startSystem, type TestSystem } from '../helpers/system';
+import { randomUUID } from 'node:crypto';
+import type { LiveGrants } from '../../src/activities/live-grants';
+import { grantStatus } from '../../src/client/grants';
+import { PROPOSAL_LIMIT, startGateService, startSystemWithGrants, type TestGateService } from '../helpers/gate-service';
+import { grantIdenticalCalls } from '../helpers/grants';
+import type { TestSystem } from '../helpers/system';
+import { proposalsVisible } from '../helpers/visibility';
 import { toolPath } from '../helpers/tools';
 
 const ROOT = resolve(__dirname, '..', '..');
 
 let sys: TestSystem;
+let grants: LiveGrants;
+let stopSystem: () => Promise<void>;
 let gate: TestGateService;
+/** A gate service whose policy allows PROPOSAL_LIMIT proposals per agent: one fresh agent per adapter's test. */
+let limited: TestGateService;
+const LIMITED_AGENTS = Object.fromEntries(
+  ['langchain', 'openai_agents', 'pydantic_ai', 'crewai'].map((a) => [a, `@limited-${randomUUID().slice(0, 8)}`]),
+);
 let control: Server;
 let controlUrl: string;
 /** A capability key the Python tests' own tokens are signed with (`/capability/mint`), and one no policy lists. */
@@ -102,6 +116,16 @@ function startControl(): Promise<string> {
           });
         } else if (req.url === '/status') {
           out = await getStatus(sys.client, id);
+        } else if (req.url === '/grant') {
+          // The person grants calls identical to this proposal's (any session of its agent), once the index lists it.
+          out = { grant_id: await grantIdenticalCalls(sys, grants, id) };
+        } else if (req.url === '/grant/uses') {
+          const { uses } = await grantStatus(sys.client, String(b.grant_id));
+          out = await Promise.all(uses.map((u) => getStatus(sys.client, u.workflow_id)));
+        } else if (req.url === '/visible') {
+          // The limit counts with visibility, which lags the starts.
+          await proposalsVisible(sys, String(b.agent), Number(b.count));
+          out = {};
         } else if (req.url?.startsWith('/capability/')) {
           out = await capabilityControl(req.url, b);
         }
@@ -121,34 +145,40 @@ function startControl(): Promise<string> {
 }
 
 beforeAll(async () => {
-  sys = await startSystem({
-    spec: {
-      escalation: { approvers: ['scott'], timeout: '10m' },
-      mcp: {
-        rules: [
-          { name: 'agents.read', server: 'agents', tool: 'read_note', tier: 'no-judge' },
-          {
-            name: 'agents.comment',
-            server: 'agents',
-            tool: 'comment',
-            actionType: 'issue_comment',
-            target: { repo: 'a/b', issue: 1 },
-            parameters: { body: '$.body' },
-          },
-          // A full-judge-review proposal citing no evidence: the judge asks to clarify (evidence.missing).
-          {
-            name: 'agents.pr',
-            server: 'agents',
-            tool: 'open_pr',
-            actionType: 'forgejo_pr_create',
-            target: { repo: 'a/b', branch: '$.branch', base: 'main' },
-            parameters: { files_changed: ['src/a.ts'], estimated_diff_lines: 3 },
-          },
-        ],
-      },
+  // A system whose live-grant index is the test's own: the grant tests wait until it lists a person's grant.
+  ({
+    sys,
+    grants,
+    stop: stopSystem,
+  } = await startSystemWithGrants({
+    escalation: { approvers: ['scott'], timeout: '10m' },
+    mcp: {
+      rules: [
+        { name: 'agents.read', server: 'agents', tool: 'read_note', tier: 'no-judge' },
+        {
+          name: 'agents.comment',
+          server: 'agents',
+          tool: 'comment',
+          actionType: 'issue_comment',
+          target: { repo: 'a/b', issue: 1 },
+          parameters: { body: '$.body' },
+        },
+        // A full-judge-review proposal citing no evidence: the judge asks to clarify (evidence.missing).
+        {
+          name: 'agents.pr',
+          server: 'agents',
+          tool: 'open_pr',
+          actionType: 'forgejo_pr_create',
+          target: { repo: 'a/b', branch: '$.branch', base: 'main' },
+          parameters: { files_changed: ['src/a.ts'], estimated_diff_lines: 3 },
+        },
+      ],
     },
-  });
+  }));
   gate = await startGateService(sys, ['@agent']);
+  limited = await startGateService(sys, Object.values(LIMITED_AGENTS), {
+    limits: { proposals: { perAgent: PROPOSAL_LIMIT, window: '10m' } },
+  });
   const listed = generateCapabilityKey('python-tests');
   minting = {
     key: await loadCapabilityKey(`${listed.kid}:${listed.private_key}`),
@@ -160,7 +190,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await new Promise((ok) => (control ? control.close(ok) : ok(undefined)));
   await gate?.close();
-  await sys?.stop();
+  await limited?.close();
+  await stopSystem?.();
 });
 
 interface Case {
@@ -214,6 +245,13 @@ function runPytest(python: string, paths: string[]): Promise<{ code: number | nu
         AGENT_JUDGE_TEST_URL: gate.url,
         AGENT_JUDGE_TEST_TOKEN: gate.tokens['@agent']!,
         AGENT_JUDGE_TEST_CONTROL: controlUrl,
+        AGENT_JUDGE_TEST_LIMITED: JSON.stringify({
+          url: limited.url,
+          limit: PROPOSAL_LIMIT,
+          agents: Object.fromEntries(
+            Object.entries(LIMITED_AGENTS).map(([k, agent]) => [k, { agent, token: limited.tokens[agent] }]),
+          ),
+        }),
         PYTHONDONTWRITEBYTECODE: '1',
         // No framework phones home: tracing and telemetry off, and no key that could reach a real model.
         OPENAI_AGENTS_DISABLE_TRACING: '1',
@@ -255,7 +293,7 @@ describe('the Python package against the real gate service', () => {
     expect(byModule('test_client')).toBeGreaterThanOrEqual(9);
     expect(byModule('test_capability')).toBeGreaterThanOrEqual(8);
     for (const adapter of ['test_langchain', 'test_openai_agents', 'test_pydantic_ai']) {
-      expect(byModule(adapter), `${adapter}\n${output.slice(-3000)}`).toBeGreaterThanOrEqual(8);
+      expect(byModule(adapter), `${adapter}\n${output.slice(-3000)}`).toBeGreaterThanOrEqual(12);
     }
   }, 600_000);
 
@@ -265,7 +303,7 @@ describe('the Python package against the real gate service', () => {
     expect(
       cases.filter((c) => c.classname.startsWith('tests.test_crewai')).length,
       output.slice(-3000),
-    ).toBeGreaterThanOrEqual(6);
+    ).toBeGreaterThanOrEqual(9);
   }, 600_000);
 });
 
