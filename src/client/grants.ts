@@ -4,7 +4,7 @@
  * module only asks it.
  */
 import { randomBytes } from 'node:crypto';
-import { WorkflowIdReusePolicy, type Client, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowIdReusePolicy, type Client, WorkflowFailedError } from '@temporalio/client';
 import { actionDigest } from '../contracts/capability';
 import { describeIssues } from '../contracts/zod-error';
 import { BadInputError, NotFoundError } from '../contracts/errors';
@@ -22,6 +22,7 @@ import {
 import type { CompliancePolicy } from '../contracts/policy';
 import type { Proposal } from '../contracts/proposal';
 import type { Refusal } from '../contracts/refusal';
+import { sendRevocation } from '../escalation/grant-revoke';
 import { tierFor } from '../policy/classify';
 import { refuseGrantByPolicy } from '../policy/grants';
 import {
@@ -31,7 +32,6 @@ import {
   GRANT_WORKFLOW_TYPE,
   grantStatusQuery,
   grantWorkflowId,
-  revokeGrantUpdate,
 } from '../names';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
@@ -265,15 +265,14 @@ export async function listGrants(
   return out;
 }
 
-/** Revokes a live grant; its workflow ends, and no proposal is approved by it any more. */
+/**
+ * Revokes a live grant; its workflow ends, and no proposal is approved by it any more. The CLI and the inbox revoke
+ * here, the chat apps' "Revoke grant" button through `revokeFromChat`: both send it with {@link sendRevocation}.
+ */
 export async function revokeGrant(client: Client, id: string, revocation: GrantRevocation): Promise<GrantStatus> {
   const grantId = requireGrantId(id);
-  try {
-    return await client.workflow.getHandle(grantWorkflowId(grantId)).executeUpdate(revokeGrantUpdate, {
-      args: [revocation],
-    });
-  } catch (err) {
-    if (err instanceof WorkflowUpdateFailedError) throw new BadInputError(innermostMessage(err));
-    throw new NotFoundError(`grant ${grantId} is not running (${innermostMessage(err)})`);
-  }
+  const result = await sendRevocation(client, grantId, revocation);
+  if ('revoked' in result) return result.revoked;
+  if ('refused' in result) throw new BadInputError(innermostMessage(result.refused));
+  throw new NotFoundError(`grant ${grantId} is not running (${innermostMessage(result.unanswered)})`);
 }

@@ -15,13 +15,13 @@ import {
   type Message,
   type ModalSubmitInteraction,
 } from 'discord.js';
-import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Logger } from '../contracts/logger';
 import type { KeyFile } from '../contracts/identity';
 import type { HumanDecision } from '../contracts/messages';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { ProposalRecord } from '../contracts/status';
-import { grantWorkflowId, revokeGrantUpdate, statusQuery } from '../names';
+import { grantWorkflowId, statusQuery } from '../names';
 import { discordApproverId, isDiscordApprover } from './approvers';
 import {
   buttonCustomId,
@@ -33,7 +33,8 @@ import {
 } from './custom-id';
 import { closedNotice, decideFromChat, FORGED, isClosedError, NOT_AN_APPROVER, NOT_OURS } from './decide';
 import { normalizeApiUrl } from './discord-notifier';
-import { DISCORD_FORMAT, grantEndedText } from './chat-outcome';
+import { DISCORD_FORMAT } from './chat-outcome';
+import { revokeFromChat } from './grant-revoke';
 import { renderGrantEnded, renderOutcome, renderReasonModal, type MessagePayload } from './render';
 
 /** A refused or suspicious interaction, logged at warn with `event: "governance"`. */
@@ -290,8 +291,7 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
 
   /**
    * "Revoke grant" on the message of the proposal the grant was made for: the bot's own button on this message, a
-   * listed approver, then the grant workflow's `revokeGrant` Update (which refuses a grant no longer live). Like
-   * `agent-judge grants revoke`, revocation is not signed (it only takes power away); `by` names the approver.
+   * listed approver, then the revocation (src/escalation/grant-revoke.ts), which a grant no longer live refuses.
    */
   async function onRevokeGrant(i: ButtonInteraction, grantId: string): Promise<void> {
     const grantWorkflow = grantWorkflowId(grantId);
@@ -312,29 +312,15 @@ export async function startDiscordBot(opts: DiscordBotOptions): Promise<DiscordB
     const by = discordApproverId(i.user.id);
     const respond = new Responder(i, deferAfterMs, log);
     const embed = i.message.embeds[0]?.toJSON() ?? {};
-    let ended: string;
-    try {
-      const status = await opts.client.workflow
-        .getHandle(grantWorkflow)
-        .executeUpdate(revokeGrantUpdate, { args: [{ by, reason: 'revoked from Discord' }] });
-      ended = grantEndedText(
-        { state: 'revoked', uses: status.uses.length, by, at: status.revoked?.at ?? new Date().toISOString() },
-        status.definition.max_uses,
-        DISCORD_FORMAT,
-      );
-      log.info({ event: 'grant.revoked', grant_id: grantId, by, via: 'discord' }, `grant ${grantId} revoked by ${by}`);
-    } catch (err) {
-      if (!(err instanceof WorkflowUpdateFailedError) && !isClosedError(err)) {
-        log.error({ err, grant_id: grantId }, 'revokeGrant update failed');
-        return respond.ephemeral('agent-judge could not revoke the grant. Nothing was done; please try again.');
-      }
-      // Revoked elsewhere, expired or used up: say so, and bring the message up to date.
-      const why = err instanceof WorkflowUpdateFailedError ? (err.cause?.message ?? err.message) : 'it has ended';
-      await respond.ephemeral(`This grant is no longer live (${why.slice(0, 200)}). Nothing was done.`);
+    const result = await revokeFromChat(opts.client, grantId, by, 'Discord', DISCORD_FORMAT, log);
+    if ('failed' in result) return respond.ephemeral(result.failed);
+    const { ended, notice } = result;
+    if (notice !== undefined) {
+      await respond.ephemeral(notice);
       if (i.channelId)
         await discord.rest
           .patch(Routes.channelMessage(i.channelId, i.message.id), {
-            body: renderGrantEnded(embed, i.message.content, grantId, 'no longer live'),
+            body: renderGrantEnded(embed, i.message.content, grantId, ended),
           })
           .catch((e: unknown) => log.warn({ err: e }, 'could not refresh the grant on the message'));
       return;

@@ -4,19 +4,17 @@
  */
 import type { BlockAction, ButtonAction } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { grantWorkflowId, revokeGrantUpdate } from '../names';
+import { grantWorkflowId } from '../names';
 import { isSlackApprover, slackApproverId } from './approvers';
-import { grantEndedText } from './chat-outcome';
-import { FORGED, isClosedError, NOT_AN_APPROVER } from './decide';
+import { FORGED, NOT_AN_APPROVER } from './decide';
+import { revokeFromChat } from './grant-revoke';
 import { messageCarries, type Origin, type SlackInteraction } from './slack-interaction';
 import { BLOCK, renderSlackGrantEnded, SLACK_FORMAT, slackUpdate, type SlackBlock } from './slack-render';
 
 /**
  * "Revoke grant" on the message of the proposal the grant was made for: the same checks as a decision (the app's
- * own button on this message, a listed approver), then the grant workflow's `revokeGrant` Update, which refuses a
- * grant that is no longer live. Revocation only takes power away: like `agent-judge grants revoke`, it is not signed;
- * `by` names the approver for the audit trail.
+ * own button on this message, a listed approver), then the revocation (src/escalation/grant-revoke.ts), which a grant
+ * no longer live refuses.
  */
 export async function onRevokeGrant(
   ctx: SlackInteraction,
@@ -48,32 +46,10 @@ export async function onRevokeGrant(
     return ctx.ephemeral(client, origin, NOT_AN_APPROVER);
   }
   const by = slackApproverId(origin.userId);
-  let ended: string;
-  try {
-    const status = await ctx.temporal.workflow
-      .getHandle(grantWorkflow)
-      .executeUpdate(revokeGrantUpdate, { args: [{ by, reason: 'revoked from Slack' }] });
-    ended = grantEndedText(
-      { state: 'revoked', uses: status.uses.length, by, at: status.revoked?.at ?? new Date().toISOString() },
-      status.definition.max_uses,
-      SLACK_FORMAT,
-    );
-    ctx.log.info({ event: 'grant.revoked', grant_id: grantId, by, via: 'slack' }, `grant ${grantId} revoked by ${by}`);
-  } catch (err) {
-    if (err instanceof WorkflowUpdateFailedError || isClosedError(err)) {
-      // Revoked elsewhere, expired or used up: say so, and bring the message up to date.
-      const why = err instanceof WorkflowUpdateFailedError ? (err.cause?.message ?? err.message) : 'it has ended';
-      await ctx.ephemeral(client, origin, `This grant is no longer live (${why.slice(0, 200)}). Nothing was done.`);
-      ended = 'no longer live';
-    } else {
-      ctx.log.error({ err, grant_id: grantId }, 'revokeGrant update failed');
-      return ctx.ephemeral(
-        client,
-        origin,
-        'agent-judge could not revoke the grant. Nothing was done; please try again.',
-      );
-    }
-  }
+  const result = await revokeFromChat(ctx.temporal, grantId, by, 'Slack', SLACK_FORMAT, ctx.log);
+  if ('failed' in result) return ctx.ephemeral(client, origin, result.failed);
+  const { ended, notice } = result;
+  if (notice !== undefined) await ctx.ephemeral(client, origin, notice);
   const channel = origin.channelId;
   const ts = origin.messageTs;
   if (!channel || !ts) return;
