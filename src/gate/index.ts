@@ -79,6 +79,8 @@ export class Gate {
     }
 
     const digest = toolCallDigest(call);
+    // Values that entered the session from untrusted content, in a consequential call (docs/provenance.md).
+    const provenance = this.options.provenance?.provenanceOf(this.options.performer.agentId, call, mapping.actionType);
     const proposalAt = (sequence: number) => {
       const p = proposalForToolCall({
         agentId: this.options.performer.agentId,
@@ -87,6 +89,7 @@ export class Gate {
         mapping,
         agent: call.agent ?? {},
         sequence,
+        ...(provenance ? { provenance } : {}),
       });
       if (!p.ok) throw refusalError(p.refusal, `rule ${mapping.rule.name} maps this call to an invalid proposal: `);
       return p.value;
@@ -131,6 +134,23 @@ export class Gate {
       if (err instanceof LimitExceededError) return { kind: 'refused', reason: err.message, proposal: null };
       return { kind: 'refused', reason: unreachableReason(err, client), proposal: null };
     }
+  }
+
+  /**
+   * A performed call's result, as the runtime saw it come back: recorded in the call's session when its source is
+   * untrusted (`spec.provenance`), and scanned. Never changes the result; without provenance configured, nothing.
+   */
+  recordResult(call: Pick<GateToolCall, 'runtime' | 'server' | 'tool' | 'session'>, result: unknown): void {
+    this.options.provenance?.recordResult(
+      {
+        agentId: this.options.performer.agentId,
+        runtime: call.runtime,
+        server: call.server,
+        tool: call.tool,
+        ...(call.session?.sessionId ? { sessionId: call.session.sessionId } : {}),
+      },
+      result,
+    );
   }
 
   private lease(digest: string, status: Lease['status']): Lease {

@@ -4,6 +4,7 @@
  * a `tool_call` (anything else), which a person decides by default. A mapped call must pass its action type's strict
  * proposal schema; any mapping error refuses the call. Pure: no Temporal, no I/O.
  */
+import type { ProposalProvenance } from '../contracts/provenance';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { canonicalJson } from '../contracts/canonical-json';
 import { toHex, utf8 } from '../contracts/encoding';
@@ -193,6 +194,8 @@ export function proposalForToolCall(input: {
   mapping: Extract<CallMapping, { kind: 'judged' }>;
   agent: AgentStatement;
   sequence: number;
+  /** The taints of the call's arguments (src/gate/provenance.ts), when it is tainted. */
+  provenance?: ProposalProvenance;
 }): Checked<Proposal> {
   const { call, mapping, agent } = input;
   const prefix = callProposalIdPrefix(call.runtime);
@@ -211,6 +214,7 @@ export function proposalForToolCall(input: {
     ...userTaskField(call.userTask),
     // The runtime's session, so a grant can be scoped to it (docs/grants.md).
     ...(call.session?.sessionId ? { session_id: proposalSessionId(call.session.sessionId) } : {}),
+    ...(input.provenance ? { provenance: input.provenance } : {}),
     performer: {
       by: 'caller',
       call: input.callDigest,

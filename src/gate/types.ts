@@ -11,6 +11,7 @@ import type { ProposalRecord } from '../contracts/status';
 import type { Verdict } from '../contracts/verdict';
 import type { CallMapping } from './mapping';
 import type { ActionChange } from '../contracts/action-edit';
+import type { GateProvenance } from './provenance';
 
 /** What the agent may say for itself with a call (all optional): the proposal's justification, evidence and scope. */
 export type AgentStatement = Partial<Clarification>;
@@ -99,6 +100,11 @@ export interface GateOptions {
    * the gate records it not performed, so the unedited call never runs.
    */
   appliesEdits?: boolean;
+  /**
+   * Provenance through sessions (docs/provenance.md): results recorded with `recordResult`, a consequential call's
+   * proposal given the taints of its arguments. One per process, shared by every gate; absent, no call is tainted.
+   */
+  provenance?: GateProvenance;
 }
 
 /** Per call: cancellation and progress. */

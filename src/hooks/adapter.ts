@@ -22,8 +22,22 @@ export type HookEvent =
       /** Names this tool call until its outcome comes back (session and tool-use id, or the call itself). */
       key: string;
     }
-  | { kind: 'post'; key: string; outcome: PostOutcome; detail?: string }
+  | {
+      kind: 'post';
+      key: string;
+      outcome: PostOutcome;
+      detail?: string;
+      /** The call performed and what it returned (for provenance, docs/provenance.md), when the runtime says. */
+      performed?: Performed;
+    }
   | { kind: 'ignored'; why: string };
+
+/** A performed call's tool, session and result, as a post-tool report carries them. */
+export interface Performed {
+  tool: string;
+  sessionId: string;
+  result: unknown;
+}
 
 /** A post-tool report: which call, and what happened to it. */
 export type PostEvent = Extract<HookEvent, { kind: 'post' }>;

@@ -84,8 +84,11 @@ export const claudeCode: HookAdapter = {
         // command did not finish.
         const response = (input as { tool_response?: unknown }).tool_response;
         const r = response !== null && typeof response === 'object' ? (response as Record<string, unknown>) : {};
-        if (r.interrupted === true) return { kind: 'post', key, outcome: 'tool_error', detail: 'interrupted' };
-        return { kind: 'post', key, outcome: r.is_error === true ? 'tool_error' : 'ok' };
+        const performed = { tool: i.tool_name, sessionId: i.session_id, result: response };
+        if (r.interrupted === true) {
+          return { kind: 'post', key, outcome: 'tool_error', detail: 'interrupted', performed };
+        }
+        return { kind: 'post', key, outcome: r.is_error === true ? 'tool_error' : 'ok', performed };
       }
       case 'PostToolUseFailure': {
         const error = (input as { error?: unknown }).error;

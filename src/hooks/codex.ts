@@ -94,7 +94,9 @@ export const codex: HookAdapter = {
       };
     }
     if (i.hook_event_name === 'PostToolUse') {
-      return { kind: 'post', key, ...codexOutcome(i.tool_name, (input as { tool_response?: unknown }).tool_response) };
+      const result = (input as { tool_response?: unknown }).tool_response;
+      const performed = { tool: i.tool_name, sessionId: i.session_id, result };
+      return { kind: 'post', key, ...codexOutcome(i.tool_name, result), performed };
     }
     return { kind: 'ignored', why: `agent-judge does not handle ${i.hook_event_name}` };
   },

@@ -10,6 +10,7 @@
  * reports what happened (by session and tool-use id), or until `spec.mcp.performWithin`, when the proposal itself
  * records "forwarded, no outcome".
  */
+import { GateProvenance } from '../gate/provenance';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
@@ -17,7 +18,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { durationMs } from '../contracts/duration';
 import { canonicalJson } from '../contracts/canonical-json';
 import { toHex, utf8 } from '../contracts/encoding';
-import { GATE_RUNTIMES, isGateRuntime, type GateRuntime } from '../contracts/hooks';
+import { BUILTIN_SERVER, GATE_RUNTIMES, isGateRuntime, type GateRuntime } from '../contracts/hooks';
 import type { Logger } from '../contracts/logger';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { McpHttpAgent } from '../contracts/mcp';
@@ -98,13 +99,22 @@ export class HookGateServer {
   private auditQueue: Promise<void> = Promise.resolve();
   private port = 0;
   private readonly api: GateService;
+  /** One per process: the sessions of every agent and runtime, hooks and /v1 alike (docs/provenance.md). */
+  private readonly provenance: GateProvenance;
 
   constructor(private readonly o: HookGateOptions) {
     const h = o.policy.spec.hooks;
     this.completion = completionContextOf(o.policy, o.baseDir);
     this.holdMs = durationMs(h.holdFor);
     this.performMs = durationMs(o.policy.spec.mcp.performWithin);
+    this.provenance = new GateProvenance(o.policy.spec.provenance, undefined, (call, markers) =>
+      o.logger.warn(
+        { agent: call.agentId, runtime: call.runtime, tool: call.tool, markers },
+        'a tool result carries text addressed to a model: the session is marked',
+      ),
+    );
     this.api = new GateService({
+      provenance: this.provenance,
       client: o.temporal.client,
       taskQueue: o.temporal.taskQueue,
       policy: o.policy,
@@ -184,6 +194,14 @@ export class HookGateServer {
     if (event.kind === 'ignored') return reply(res, adapter.acknowledge());
     const leaseKey = `${agent}|${runtime}|${event.key}`;
     if (event.kind === 'post') {
+      // What came back enters the session's provenance (an untrusted tool's result), whether or not it was judged.
+      if (event.performed) {
+        const { tool, sessionId, result } = event.performed;
+        this.gateFor(agent, runtime).recordResult(
+          { runtime, server: BUILTIN_SERVER, tool, session: { sessionId } },
+          result,
+        );
+      }
       await this.reportOutcome(leaseKey, event.outcome, event.detail);
       return reply(res, adapter.acknowledge());
     }
@@ -219,6 +237,7 @@ export class HookGateServer {
         holdMs: this.holdMs,
         refine: (mapping, call) => completeHookCall(mapping, call, this.completion),
         appliesEdits: hookAdapter(runtime).changesInput === true,
+        provenance: this.provenance,
       });
       this.gates.set(key, gate);
     }

@@ -92,7 +92,9 @@ export const gemini: HookAdapter = {
       };
     }
     if (i.hook_event_name === 'AfterTool') {
-      return { kind: 'post', key, ...geminiOutcome(i.tool_name, (input as { tool_response?: unknown }).tool_response) };
+      const result = (input as { tool_response?: unknown }).tool_response;
+      const performed = { tool: i.tool_name, sessionId: i.session_id, result };
+      return { kind: 'post', key, ...geminiOutcome(i.tool_name, result), performed };
     }
     return { kind: 'ignored', why: `agent-judge does not handle ${i.hook_event_name}` };
   },

@@ -4,7 +4,9 @@ import { canonicalJson, type Proposal } from '../contracts/proposal';
 import type { Tier } from '../contracts/verdict';
 import type { EvidenceCheck } from './evidence';
 import { answerJsonSchema, MAX_MODEL_REASON } from './answer';
-import { normaliseForMatching } from '../policy/normalise';
+import { foldForMatching, INJECTION_MARKERS as MARKERS } from '../policy/injection-scan';
+
+export { foldForMatching };
 
 /** Bumped whenever the prompt's wording changes, so audits can tell prompt generations apart. */
 export const PROMPT_VERSION = 'agent-judge/judge-prompt@3';
@@ -70,31 +72,6 @@ export function extractUserTaskBlock(text: string): string | null {
 export interface InjectionMarker {
   path: string;
   marker: string;
-}
-
-/** Patterns of text addressed to a judge model. Matched after NFKC folding and zero-width removal. */
-const MARKERS: Array<[name: string, re: RegExp]> = [
-  [
-    'ignore-instructions',
-    new RegExp(
-      String.raw`\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?` +
-        String.raw`\b(?:previous|prior|above|earlier|all|any|system|your|the)\b[^.\n]{0,24}?` +
-        String.raw`\b(?:instructions?|rules?|prompts?|guidelines|polic(?:y|ies)|directives?)\b`,
-      'u',
-    ),
-  ],
-  ['role-switch', /\byou are now\b|\bnew instructions\b|\bact as (?:the|a|an) (?:judge|admin|system)\b/u],
-  ['system-prompt', /\b(?:system|developer)\s+(?:prompt|message|override|instruction)s?\b/u],
-  ['fake-verdict', /"?\bverdict\b"?\s*[:=]\s*"?(?:approve|reject|clarify)\b/u],
-  ['fake-confidence', /"\s*confidence\s*"\s*:\s*[0-9.]+/u],
-  ['delimiter', /<\s*\/?\s*(?:proposal|user_task)_json\b|<\s*\/?\s*(?:system|assistant|user|instructions?)\s*>/u],
-  ['chat-template', /<\|[a-z_]{2,20}\|>|\[\/?inst\]|<<\/?sys>>|^\s*#{2,}\s*(?:system|assistant)\b/mu],
-  ['approve-request', /\b(?:approve|authorize|allow) this (?:proposal|request|action)\b|\bmust be approved\b/u],
-];
-
-/** Folds look-alike forms together: {@link normaliseForMatching} (NFKC, no invisible characters), lower case. */
-export function foldForMatching(text: string): string {
-  return normaliseForMatching(text).toLowerCase().replace(/\s+/gu, ' ');
 }
 
 function walkStrings(value: unknown, path: string, out: Array<[string, string]>): void {

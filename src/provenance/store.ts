@@ -51,6 +51,8 @@ export class SessionProvenance {
   /** Commands are matched inside longer arguments, so they are kept apart too. */
   private readonly commands = new Map<string, string>();
   readonly scanHits: ProvenanceSnapshot['scanHits'] = [];
+  /** The user's task last recorded (trusted), so the same task is read once, not at every call. */
+  private task: string | undefined;
 
   /** Records an untrusted text (a tool result, a fetched page, an inbound message). */
   recordUntrusted(text: string, source: string, at = new Date().toISOString()): number {
@@ -68,6 +70,13 @@ export class SessionProvenance {
       this.trusted.add(key);
       if (this.trusted.size > MAX_TRUSTED_VALUES) this.trusted.delete(this.trusted.values().next().value!);
     }
+  }
+
+  /** Records the user's task as trusted text, once per distinct task. */
+  recordTask(task: string): void {
+    if (task === this.task) return;
+    this.task = task;
+    this.recordTrusted(task);
   }
 
   /** Records an injection-scan hit in an untrusted result (shown in later disputes). */

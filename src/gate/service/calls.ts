@@ -4,6 +4,7 @@
  * the deciding, with the agent's limits always applied; this module only turns its answer into data and keeps each
  * leased approval until its performer reports, so the agent's process never holds a Temporal client or names itself.
  */
+import type { GateProvenance } from '../provenance';
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { NotFoundError } from '../../contracts/errors';
@@ -25,6 +26,8 @@ export interface CallDeskOptions {
   /** How long a lease waits for its outcome (ms): `spec.mcp.performWithin`. */
   performMs: number;
   logger: Logger;
+  /** Provenance through sessions (docs/provenance.md), shared with the hooks' gates. */
+  provenance?: GateProvenance;
 }
 
 interface HeldLease {
@@ -99,6 +102,7 @@ export class CallDesk {
         rules: this.o.policy.spec.mcp,
         performer: { agentId: agent, redeemer: `api:${runtime}` },
         holdMs: this.o.holdMs,
+        ...(this.o.provenance ? { provenance: this.o.provenance } : {}),
       });
       this.gates.set(key, gate);
     }

@@ -4,6 +4,7 @@
  * token checks. Every request is validated against the zod schemas of ./api.ts (bad input: 400 naming the field,
  * nothing started); every wait is bounded; the token alone decides the agent.
  */
+import type { GateProvenance } from '../provenance';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Client } from '@temporalio/client';
 import type { z } from 'zod';
@@ -42,6 +43,8 @@ export interface GateServiceOptions {
   logger: Logger;
   /** The package's version, for the OpenAPI document. */
   version: string;
+  /** The process's provenance, shared with the hooks' gates (docs/provenance.md); absent, no call is tainted. */
+  provenance?: GateProvenance;
 }
 
 export class GateService {
