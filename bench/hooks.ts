@@ -108,6 +108,8 @@ export async function benchHooks(server: BenchServer): Promise<{ rows: Row[]; ta
         model: 'bench',
         host: fake.host,
       },
+      // Four paths' judged calls in quick succession: the bench measures latency, not the per-agent limit.
+      limits: { proposals: { perAgent: 100_000, window: '1m' } },
     },
     { baseDir: project },
   );
