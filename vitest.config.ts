@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -8,6 +10,9 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Two cores: more parallel files than this only adds contention with the Temporal server.
     maxWorkers: 2,
+    // The per-user state folder (a running dev's addresses, hooked projects' tokens): the suite's own, never the
+    // user's, so no test finds a dev someone else runs, and no dev a test starts is found outside the suite.
+    env: { AGENT_JUDGE_HOME: join(tmpdir(), `agent-judge-test-home-${process.pid}`) },
     projects: [
       {
         extends: true,

@@ -27,7 +27,8 @@ import { createWorkers, runWorkers, WORKER_ROLES } from '../worker';
 import { announceWorkerPolicy } from '../worker/policy-publication';
 import { prepareAudit } from './audit-setup';
 import { DISCORD_OFF, describeDecisionSigning, describePolicy, describeSlack } from './dev-banner';
-import { startDevHookGate, startDevInbox } from './dev-services';
+import { CONTINUED, startDevHookGate, startDevInbox } from './dev-services';
+import { clearRunningDev, userStateDir, writeRunningDev } from '../config/user-state';
 import { startDiscordBotFromEnv } from './discord';
 import {
   circleOperatorKeys,
@@ -66,6 +67,28 @@ export interface DevOptions {
   headless?: boolean;
   /** `pretty` or `json`; else `LOG_FORMAT`, else pretty on a terminal. */
   logFormat?: string;
+  /** The hooks' gate port (else the policy's `spec.hooks.gate.listen`, moved when taken). */
+  gatePort?: string;
+  /** The inbox port (else 8787, moved when taken). */
+  inboxPort?: string;
+  /** The Prometheus `/metrics` port on loopback (else --metrics, else 9464 moved when taken). */
+  metricsPort?: string;
+}
+
+/** A `--*-port` flag: undefined when not given, else a port number (bad input names the flag). */
+function portFlag(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port < 1 || port > 65535)
+    throw new BadInputError(`${flag}: expected 1-65535, got ${value}`);
+  return port;
+}
+
+/** A chosen port that is taken stops `dev` before anything starts, naming the flag. */
+async function requireFree(flag: string, address: string): Promise<void> {
+  if (!(await portFree(address))) {
+    throw new BadInputError(`${flag}: ${address} is taken; choose another port or stop what listens there`);
+  }
 }
 
 /** `agent-judge dev`: embedded Temporal dev server, all workers, the Discord bot when configured. */
@@ -84,10 +107,30 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
   const loaded = await loadPolicyLayers({ path: policyPath });
   const signing = resolveUnsignedDecisions(loaded.policy, 'dev');
   const policy = withCapabilityIssuer(signing.policy, capabilityKey);
-  let metrics = metricsExportFrom(opts, DEFAULT_DEV_METRICS_ADDRESS);
-  // The default address moves aside when taken (another dev running); an explicit one is an error.
-  if (metrics && 'prometheus' in metrics && opts.metrics === undefined && !(await portFree(metrics.prometheus)))
+  const gatePort = portFlag('--gate-port', opts.gatePort);
+  const inboxPort = portFlag('--inbox-port', opts.inboxPort);
+  const metricsPort = portFlag('--metrics-port', opts.metricsPort);
+  if (metricsPort !== undefined && (opts.metrics !== undefined || opts.otlp !== undefined))
+    throw new BadInputError('--metrics-port: give either --metrics-port or --metrics/--otlp');
+  if (gatePort !== undefined) {
+    const { parseGateListen } = await import('../hooks/resident');
+    await requireFree('--gate-port', `${parseGateListen(policy.spec.hooks.gate.listen).host}:${gatePort}`);
+  }
+  if (inboxPort !== undefined) await requireFree('--inbox-port', `127.0.0.1:${inboxPort}`);
+  if (metricsPort !== undefined) await requireFree('--metrics-port', `127.0.0.1:${metricsPort}`);
+  let metrics = metricsExportFrom(
+    metricsPort !== undefined ? { ...opts, metrics: `127.0.0.1:${metricsPort}` } : opts,
+    DEFAULT_DEV_METRICS_ADDRESS,
+  );
+  let metricsMoved = '';
+  // The default address moves aside when taken (another dev running), said in the banner; a chosen one is an error.
+  const chosenMetrics = opts.metrics !== undefined || metricsPort !== undefined;
+  if (metrics && 'prometheus' in metrics && !chosenMetrics && !(await portFree(metrics.prometheus))) {
+    metricsMoved = `\n${CONTINUED}moved from ${metrics.prometheus}: it is taken (--metrics-port chooses one)`;
     metrics = { prometheus: `127.0.0.1:${await freePort()}` };
+  } else if (metrics && 'prometheus' in metrics && opts.metrics !== undefined) {
+    await requireFree('--metrics', metrics.prometheus);
+  }
   const { signal, done } = untilSignal();
 
   const cliPath = findTemporalCli({ logger });
@@ -126,6 +169,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     env.AGENT_JUDGE_PASSKEYS ?? DEV_PASSKEYS_PATH,
     taskQueues.workflow,
     logger,
+    inboxPort,
   );
   const notifiers = await createNotifiersFromEnv(
     inbox.url && !env.AGENT_JUDGE_INBOX_URL ? { ...processEnv(), AGENT_JUDGE_INBOX_URL: inbox.url } : processEnv(),
@@ -165,14 +209,39 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
   });
   const bot = await startDiscordBotFromEnv({ client, policy, logger });
   const slack = await startSlackAppFromEnv({ client, policy, logger });
-  const hooksGate = await startDevHookGate(policy, client, taskQueues.workflow, logger);
+  const hooksGate = await startDevHookGate({
+    policy,
+    client,
+    taskQueue: taskQueues.workflow,
+    logger,
+    port: gatePort,
+    userStateDir: userStateDir(),
+  });
+  // Where this dev is, for `hook install` in any project and for commands in other terminals (no TEMPORAL_ADDRESS).
+  const record = writeRunningDev({
+    pid: process.pid,
+    started_at: new Date().toISOString(),
+    cwd: process.cwd(),
+    temporal: { address: server.address, namespace, ui_url: server.uiUrl ?? null },
+    gate: hooksGate.url
+      ? {
+          url: hooksGate.url,
+          token_file: hooksGate.tokenFile ?? null,
+          audit_log: resolve('.agent-judge', 'hooks-audit.jsonl'),
+        }
+      : null,
+    inbox: inbox.url ? { url: inbox.url } : null,
+    metrics: metrics && 'prometheus' in metrics ? `http://${metrics.prometheus}/metrics` : null,
+    task_queue: taskQueues.workflow,
+  });
 
   const lines = [
     'agent-judge is running',
     `temporal    ${server.address} (namespace ${namespace})`,
+    `${CONTINUED}other terminals find it (and the gate, the inbox) in ${record}`,
     `web ui      ${server.uiUrl ?? 'off (--headless)'}`,
     `database    ${dbFile}`,
-    `metrics     ${describeMetrics(metrics)} (server: ${server.metricsUrl})`,
+    `metrics     ${describeMetrics(metrics)} (server: ${server.metricsUrl})${metricsMoved}`,
     `queues      ${taskQueues.workflow} (workflows), ${taskQueues.judge} (judge), ${taskQueues.execute} (executor)`,
     ...describePolicy(policy, policyPath),
     `in force    ${inForce}`,
@@ -193,6 +262,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
   const sig = await Promise.race([done, running.then(() => 'workers stopped')]);
   logger.info({ reason: sig }, 'shutting down');
   gauges.stop();
+  clearRunningDev();
   await hooksGate.close();
   await inbox.close();
   await bot?.stop().catch((err: unknown) => logger.error({ err }, 'discord bot stop failed'));

@@ -7,29 +7,72 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from '../contracts/logger';
 import type { CompliancePolicy } from '../contracts/policy';
 
-/**
- * `dev`'s resident gate for coding agents' hooks (docs/hooks.md): on the policy's loopback address; a busy port or
- * any other failure leaves it off (said at start: the hooks then block, never allow).
- */
-export async function startDevHookGate(
-  policy: CompliancePolicy,
-  client: Client,
-  taskQueue: string,
-  logger: Logger,
-): Promise<{ line: string; close: () => Promise<void> }> {
+/** The banner's indent for a line that continues the one above. */
+export const CONTINUED = ' '.repeat(12);
+
+/** Who holds a taken gate port: another agent-judge gate answers `/hooks/whoami` with its own realm. */
+async function holderOf(host: string, port: number): Promise<string> {
   try {
-    const { startResidentGate } = await import('../hooks/resident');
-    const gate = await startResidentGate({
-      policy,
-      client,
-      taskQueue,
-      stateDir: resolve('.agent-judge'),
-      logger: logger.child({ component: 'hooks-gate' }),
+    const res = await fetch(`http://${host.includes(':') ? `[${host}]` : host}:${port}/hooks/whoami`, {
+      signal: AbortSignal.timeout(2000),
+    });
+    return (res.headers.get('www-authenticate') ?? '').includes('agent-judge')
+      ? 'another agent-judge gate'
+      : 'another program';
+  } catch {
+    return 'another program';
+  }
+}
+
+/** A started dev service: its banner line and how to stop it. */
+export interface DevService {
+  line: string;
+  url?: string;
+  /** The dev token's file (the gate): `hook install` registers projects with it. */
+  tokenFile?: string;
+  close: () => Promise<void>;
+}
+
+/**
+ * `dev`'s resident gate for coding agents' hooks (docs/hooks.md): on the policy's loopback address, or `--gate-port`.
+ * A chosen port that is taken is an error (checked before anything starts); the default one moves to a free port,
+ * said in the banner with who holds it, and recorded in the user's state folder so `hook install` finds it. Any
+ * other failure leaves it off, said at start (the hooks then block, never allow).
+ */
+export async function startDevHookGate(o: {
+  policy: CompliancePolicy;
+  client: Client;
+  taskQueue: string;
+  logger: Logger;
+  port?: number;
+  userStateDir: string;
+}): Promise<DevService> {
+  try {
+    const { parseGateListen, startResidentGate } = await import('../hooks/resident');
+    const { host, port: policyPort } = parseGateListen(o.policy.spec.hooks.gate.listen);
+    const wanted = o.port ?? policyPort;
+    const start = (port: number) =>
+      startResidentGate({
+        policy: o.policy,
+        client: o.client,
+        taskQueue: o.taskQueue,
+        stateDir: resolve('.agent-judge'),
+        listen: `${host.includes(':') ? `[${host}]` : host}:${port}`,
+        userStateDir: o.userStateDir,
+        logger: o.logger.child({ component: 'hooks-gate' }),
+      });
+    let moved = '';
+    const gate = await start(wanted).catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EADDRINUSE' || o.port !== undefined) throw err;
+      moved = `\n${CONTINUED}moved from port ${wanted}: it is taken by ${await holderOf(host, wanted)}`;
+      return start(0);
     });
     return {
       line:
-        `gate ${gate.url} for ${gate.agents.join(', ')}${gate.tokenFile ? ` (token ${gate.tokenFile})` : ''}; ` +
-        'agent-judge hook install claude-code|codex|gemini',
+        `gate ${gate.url} for ${gate.agents.join(', ')}; ` +
+        `in each project: agent-judge hook install claude-code|codex|gemini${moved}`,
+      url: gate.url,
+      ...(gate.tokenFile ? { tokenFile: gate.tokenFile } : {}),
       close: () => gate.close(),
     };
   } catch (err) {
@@ -41,8 +84,9 @@ export async function startDevHookGate(
 }
 
 /**
- * `dev`'s web approval inbox (docs/inbox.md) on loopback, port 8787 or any free one when that is taken; any other
- * failure leaves it off, said at start.
+ * `dev`'s web approval inbox (docs/inbox.md) on loopback: `--inbox-port` (taken: an error, checked before anything
+ * starts), else 8787 or any free one when that is taken (said in the banner); any other failure leaves it off, said
+ * at start.
  */
 export async function startDevInbox(
   policy: CompliancePolicy,
@@ -50,7 +94,8 @@ export async function startDevInbox(
   registryPath: string,
   taskQueue: string,
   logger: Logger,
-): Promise<{ line: string; url?: string; close: () => Promise<void> }> {
+  port?: number,
+): Promise<DevService> {
   try {
     const { DEFAULT_INBOX_PORT, DEFAULT_INBOX_STATE_DIR, serveInbox } = await import('./inbox');
     const options = {
@@ -61,12 +106,15 @@ export async function startDevInbox(
       taskQueue,
       logger: logger.child({ component: 'inbox' }),
     };
-    const inbox = await serveInbox({ ...options, port: DEFAULT_INBOX_PORT }).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EADDRINUSE') throw err;
+    let moved = '';
+    const wanted = port ?? DEFAULT_INBOX_PORT;
+    const inbox = await serveInbox({ ...options, port: wanted }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EADDRINUSE' || port !== undefined) throw err;
+      moved = `\n${CONTINUED}moved from port ${wanted}: it is taken (--inbox-port chooses one)`;
       return serveInbox({ ...options, port: 0 });
     });
     return {
-      line: `${inbox.url}; enrol an approver's passkey: agent-judge inbox invite --approver <id>`,
+      line: `${inbox.url}; enrol an approver's passkey: agent-judge inbox invite --approver <id>${moved}`,
       url: inbox.url,
       close: () => inbox.close(),
     };

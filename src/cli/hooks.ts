@@ -4,12 +4,12 @@
  * `hook check` lists what the policy makes of a runtime's tools; `hook install` / `uninstall` edit the runtime's
  * settings; `hook token` makes an agent's gate token; `gate` runs the resident gate on its own.
  */
-import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { AgentJudgeError, BadInputError } from '../contracts/errors';
 import { AgentIdSchema } from '../contracts/proposal';
+import type { InstallFlags } from './hook-install';
 import {
   GATE_RUNTIMES,
   HOOK_RUNTIMES,
@@ -20,7 +20,6 @@ import {
   type HookRuntime,
 } from '../contracts/hooks';
 import { TOOL_CALL } from '../contracts/mcp';
-import { durationMs } from '../contracts/duration';
 import { loadPolicy } from '../policy/load';
 import { tierFor } from '../policy/classify';
 import { matchRule } from '../gate/mapping';
@@ -111,24 +110,6 @@ function runtimeArg(value: string): HookRuntime {
   return value;
 }
 
-interface InstallFlags {
-  project?: boolean;
-  user?: boolean;
-  dir?: string;
-  url?: string;
-  tokenFile?: string;
-  http?: boolean;
-  headless?: boolean;
-  timeout?: string;
-  policy?: string;
-  stateDir: string;
-}
-
-function scopeOf(flags: { project?: boolean; user?: boolean }): 'project' | 'user' {
-  if (flags.project && flags.user) throw new BadInputError('--project and --user: choose one');
-  return flags.user ? 'user' : 'project';
-}
-
 export function registerHookCommands(program: Command): void {
   const hook = program
     .command('hook')
@@ -174,79 +155,39 @@ export function registerHookCommands(program: Command): void {
 
   hook
     .command('install')
-    .description("put agent-judge in a runtime's hooks (idempotent; prints what changed)")
+    .description(
+      "put agent-judge in a runtime's hooks, pointed at the running agent-judge dev (this project registered with " +
+        'it) and checked to answer; says whether the runtime will run it (idempotent; prints what changed)',
+    )
     .argument('<runtime>', HOOK_RUNTIMES.join(' | '))
     .option('--project', "this project's settings (default; Claude Code: .claude/settings.local.json)")
     .option('--user', "the user's settings (~/.claude, ~/.codex, ~/.gemini)")
     .option('--dir <dir>', 'the project directory (default: the current one)')
-    .option('--url <url>', "the resident gate (default: the policy's spec.hooks.gate.listen)")
-    .option('--token-file <file>', 'the gate token file (default: <state-dir>/hook-token, made by agent-judge dev)')
+    .option('--url <url>', 'a gate of your own (default: the running agent-judge dev, found in $AGENT_JUDGE_HOME)')
+    .option('--token-file <file>', 'the gate token file for --url (default: the project token the gate gives)')
     .option('--http', "Claude Code: an http hook straight to the gate (the token goes in the settings' env)")
     .option('--headless', 'Claude Code run with -p: a held call is deferred (claude -p --resume asks again)')
     .option('--timeout <seconds>', "the runtime's hook timeout (default: the policy's holdFor + 30 s)")
-    .option('--policy <file>', 'the CompliancePolicy file (holdFor, the gate address)')
-    .option('--state-dir <dir>', 'where agent-judge dev keeps its state', '.agent-judge')
+    .option('--policy <file>', 'the CompliancePolicy file (holdFor, the gate address for --url)')
+    .option('--state-dir <dir>', "a gate's state folder: its hook-token instead of a project token")
     .action(async (runtimeName: string, flags: InstallFlags) => {
-      const runtime = runtimeArg(runtimeName);
-      const scope = scopeOf(flags);
-      const policy = await loadPolicy(flags.policy ? { path: flags.policy } : {});
-      const url = (flags.url ?? `http://${policy.spec.hooks.gate.listen}`).replace(/\/+$/, '');
-      if (!/^http:\/\/[^/]+$/.test(url)) throw new BadInputError(`--url: expected http://HOST:PORT, got ${url}`);
-      const tokenFile = resolve(flags.tokenFile ?? join(flags.stateDir, 'hook-token'));
-      const timeoutSeconds =
-        flags.timeout !== undefined
-          ? Number(flags.timeout)
-          : Math.ceil(durationMs(policy.spec.hooks.holdFor) / 1000) + 30;
-      if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 5 || timeoutSeconds > 3600) {
-        throw new BadInputError(`--timeout: expected whole seconds between 5 and 3600, got ${flags.timeout}`);
-      }
-      if (flags.http && runtime !== 'claude-code') throw new BadInputError('--http: only Claude Code has http hooks');
-      const { readFileSync } = await import('node:fs');
-      let httpToken: string | undefined;
-      if (flags.http) {
-        if (!existsSync(tokenFile)) {
-          throw new BadInputError(
-            `--http: ${tokenFile} does not exist yet; start agent-judge dev once (or pass --token-file)`,
-          );
-        }
-        httpToken = readFileSync(tokenFile, 'utf8').trim();
-      }
-      const { settingsPath, shellQuote, readSettings, withOurs, writeSettings } = await import('../hooks/install');
-      // The sh + curl fast path (bin/agent-judge-hook.sh: no Node start per call, the Node client behind it for
-      // anything else); Windows has no /bin/sh, so the Node client alone.
-      const hookCommand =
-        process.platform === 'win32'
-          ? [process.execPath, join(PACKAGE_ROOT, 'bin', 'agent-judge-hook.mjs')]
-          : ['/bin/sh', join(PACKAGE_ROOT, 'bin', 'agent-judge-hook.sh'), '--node', process.execPath];
-      const command = [
-        ...hookCommand,
-        runtime,
-        '--url',
-        url,
-        '--token-file',
-        tokenFile,
-        '--timeout-ms',
-        String((timeoutSeconds - 2) * 1000),
-        ...(flags.headless ? ['--defer-when-held'] : []),
-      ]
-        .map(shellQuote)
-        .join(' ');
-      const path = settingsPath(runtime, scope, resolve(flags.dir ?? '.'), homedir());
-      const { next, changes } = withOurs(readSettings(path), runtime, {
-        command,
-        url,
-        ...(httpToken !== undefined ? { httpToken } : {}),
-        timeoutSeconds,
-        deferWhenHeld: flags.headless === true,
-      });
-      if (changes.length > 0) writeSettings(path, next);
-      const notes = [
-        ...(existsSync(tokenFile) ? [] : [`${tokenFile} does not exist yet: agent-judge dev makes it on start`]),
-        ...(runtime === 'codex'
-          ? ['Codex runs a new or changed hook only once it is trusted: review it with /hooks in codex']
-          : []),
-      ];
-      printJson({ runtime, settings: path, changed: changes.length > 0, changes, notes });
+      const { runHookInstall } = await import('./hook-install');
+      await runHookInstall(runtimeArg(runtimeName), flags);
+    });
+
+  hook
+    .command('doctor')
+    .description(
+      "send one harmless call through the runtime's own hook configuration, as the runtime runs it, and say " +
+        'whether the gate saw it',
+    )
+    .argument('<runtime>', HOOK_RUNTIMES.join(' | '))
+    .option('--project', "this project's settings (default)")
+    .option('--user', "the user's settings")
+    .option('--dir <dir>', 'the project directory (default: the current one)')
+    .action(async (runtimeName: string, flags: { project?: boolean; user?: boolean; dir?: string }) => {
+      const { runHookDoctor } = await import('./hook-doctor');
+      process.exitCode = await runHookDoctor(runtimeArg(runtimeName), flags);
     });
 
   hook
@@ -256,8 +197,10 @@ export function registerHookCommands(program: Command): void {
     .option('--project', "this project's settings (default)")
     .option('--user', "the user's settings")
     .option('--dir <dir>', 'the project directory (default: the current one)')
+    .option('--policy <file>', 'accepted as hook install takes it (uninstall needs nothing from the policy)')
     .action(async (runtimeName: string, flags: { project?: boolean; user?: boolean; dir?: string }) => {
       const runtime = runtimeArg(runtimeName);
+      const { scopeOf } = await import('./hook-install');
       const { settingsPath, readSettings, withoutOurs, writeSettings } = await import('../hooks/install');
       const path = settingsPath(runtime, scopeOf(flags), resolve(flags.dir ?? '.'), homedir());
       const { next, removed } = withoutOurs(readSettings(path), runtime);

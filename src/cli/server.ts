@@ -41,6 +41,9 @@ export function registerServerCommands(program: Command): void {
     .addOption(new Option('--db <file>', 'SQLite file; state survives restarts').default('.agent-judge/temporal.db'))
     .option('--policy <file>', 'CompliancePolicy YAML (default: $AGENT_JUDGE_POLICY or policies/default.yaml)')
     .option('--headless', 'no Web UI')
+    .option('--gate-port <port>', "the hooks' gate port (default: spec.hooks.gate.listen's, 8766; a free one if taken)")
+    .option('--inbox-port <port>', 'the web inbox port (default 8787; a free one if taken)')
+    .option('--metrics-port <port>', 'serve /metrics on 127.0.0.1:PORT (default 9464; a free one if taken)')
     .addOption(logFormatOption());
   metricsOptions(dev, '127.0.0.1:9464').action(async (opts: DevOptions & MetricsFlags, cmd: Command) => {
     const { runDev } = await import('./dev-run');

@@ -6,6 +6,7 @@ import type { ConnectionOptions } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { BadInputError } from '../contracts/errors';
 import { processEnv } from '../config/process-env';
+import { readRunningDev } from '../config/user-state';
 
 /** Where the Temporal service is, following Temporal's own environment conventions. */
 export interface TemporalTarget {
@@ -79,9 +80,11 @@ export function resolveTemporalTarget(
     throw new BadInputError(`Temporal client configuration: ${(err as Error).message}`);
   }
   const { connectionOptions } = config;
+  // Nothing configured: the running `agent-judge dev` (its --port), as it recorded itself in the user's state folder.
+  const dev = overrides.address === undefined && connectionOptions.address === undefined ? readRunningDev(env) : null;
   return {
-    address: overrides.address ?? connectionOptions.address ?? 'localhost:7233',
-    namespace: overrides.namespace ?? config.namespace ?? 'default',
+    address: overrides.address ?? connectionOptions.address ?? dev?.temporal.address ?? 'localhost:7233',
+    namespace: overrides.namespace ?? config.namespace ?? dev?.temporal.namespace ?? 'default',
     tls: connectionOptions.tls,
     apiKey: typeof connectionOptions.apiKey === 'string' ? connectionOptions.apiKey : undefined,
     metadata: connectionOptions.metadata,

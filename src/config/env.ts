@@ -215,6 +215,23 @@ export const ENV_VARS = {
     default: '.agent-judge/passkeys.json under `dev`',
     description: "workflow worker: the approvers' passkey registry file, re-read when it changes (docs/inbox.md)",
   },
+  AGENT_JUDGE_HOME: {
+    schema: text,
+    default: '~/.agent-judge',
+    description:
+      'the per-user state folder: a running `dev` records its addresses there (other terminals and `hook install` ' +
+      "find it), the gate keeps hooked projects' tokens there (docs/hooks.md)",
+  },
+  CODEX_HOME: {
+    schema: text,
+    default: '~/.codex',
+    description: "Codex's own: `hook install codex` and `hook doctor codex` read its trust records in config.toml there",
+  },
+  GEMINI_CLI_TRUSTED_FOLDERS_PATH: {
+    schema: text,
+    default: '~/.gemini/trustedFolders.json',
+    description: "Gemini CLI's own: `hook install gemini` reads which folders it trusts there",
+  },
   AGENT_JUDGE_INBOX_URL: {
     schema: WebAuthnOriginSchema,
     default: "`dev`'s own inbox",

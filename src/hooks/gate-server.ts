@@ -25,6 +25,9 @@ import type { McpHttpAgent } from '../contracts/mcp';
 import { Gate, type GateAnswer, type Lease } from '../gate';
 import { appendChained } from '../audit/chain';
 import { completeHookCall, completionContextOf, type CompletionContext } from '../gate/complete';
+import { isInside, realPath } from '../guards/paths';
+import { bearerToken } from '../gate/http-auth';
+import { projectDirProblem, type HookedProject, type ProjectRegistry } from './projects';
 import { hookAdapter } from './runtimes';
 import { GateService } from '../gate/service';
 import { readBody, requestAgent, requestProblem } from '../gate/service/http';
@@ -52,6 +55,11 @@ export interface HookGateOptions {
   auditLog: string;
   /** The command's logger: failed requests, and outcomes or audit lines that could not be recorded. */
   logger: Logger;
+  /**
+   * Hooked projects (src/hooks/projects.ts): when set, the agents above may register projects, and a project's own
+   * token is accepted for `projectAgent`, judged with that project's roots.
+   */
+  projects?: { registry: ProjectRegistry; agent: string; stateDirs: readonly string[] };
 }
 
 /** A call decided without a proposal, as its audit line records it. */
@@ -83,6 +91,17 @@ function reply(res: ServerResponse, r: HookReply): void {
   res.end(JSON.stringify(r.stdout ?? {}));
 }
 
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+function unauthorized(res: ServerResponse): void {
+  plain(res, 401, 'Unauthorized: a valid bearer token is required (agent-judge hook token)', {
+    'www-authenticate': 'Bearer realm="agent-judge"',
+  });
+}
+
 function plain(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
   res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers });
@@ -94,6 +113,7 @@ export class HookGateServer {
   private readonly gates = new Map<string, Gate>();
   private readonly leases = new Map<string, HeldLease>();
   private readonly completion: CompletionContext;
+  private readonly projectCompletions = new Map<string, CompletionContext>();
   private readonly holdMs: number;
   private readonly performMs: number;
   private auditQueue: Promise<void> = Promise.resolve();
@@ -169,18 +189,16 @@ export class HookGateServer {
       if (problem) return plain(res, 403, problem);
       return this.api.handle(req, res, url);
     }
+    if (url.pathname === '/hooks/whoami' || url.pathname === '/hooks/projects') return this.manage(req, res, url);
     const m = /^\/hooks\/([a-z-]+)$/.exec(url.pathname);
     if (!m || !isGateRuntime(m[1]!)) return plain(res, 404, `Not Found: POST /hooks/${GATE_RUNTIMES.join('|')}`);
     if (req.method !== 'POST') return plain(res, 405, 'Method Not Allowed', { allow: 'POST' });
     // DNS rebinding (a page that rebinds a name to loopback sends its own Host); hooks never send an Origin.
     const problem = requestProblem(req, this.port);
     if (problem) return plain(res, 403, problem);
-    const agent = requestAgent(req, this.o.agents);
-    if (agent === null) {
-      return plain(res, 401, 'Unauthorized: a valid bearer token is required (agent-judge hook token)', {
-        'www-authenticate': 'Bearer realm="agent-judge"',
-      });
-    }
+    const caller = this.caller(req);
+    if (caller === null) return unauthorized(res);
+    const { agent, project } = caller;
     const runtime = m[1];
     const adapter = hookAdapter(runtime);
     const text = await readBody(req, MAX_BODY_BYTES);
@@ -192,7 +210,7 @@ export class HookGateServer {
       return reply(res, adapter.block(`the hook input cannot be read (${(err as Error).message})`));
     }
     if (event.kind === 'ignored') return reply(res, adapter.acknowledge());
-    const leaseKey = `${agent}|${runtime}|${event.key}`;
+    const leaseKey = `${agent}|${runtime}|${project?.dir ?? ''}|${event.key}`;
     if (event.kind === 'post') {
       // What came back enters the session's provenance (an untrusted tool's result), whether or not it was judged.
       if (event.performed) {
@@ -210,7 +228,14 @@ export class HookGateServer {
     res.on('close', () => {
       if (!res.writableFinished) control.abort();
     });
-    const answer = await this.gateFor(agent, runtime).decide(event.call, { signal: control.signal });
+    if (project && !this.cwdInside(event.call.cwd, project)) {
+      const why =
+        `this hook was installed for ${project.dir}; the call's working directory ${event.call.cwd ?? '(none)'} ` +
+        'lies outside it (run agent-judge hook install in that folder to hook it)';
+      this.audit(agent, runtime, event.call, { kind: 'refused', reason: why, proposal: null });
+      return reply(res, adapter.block(why));
+    }
+    const answer = await this.gateFor(agent, runtime, project).decide(event.call, { signal: control.signal });
     if (answer.kind === 'cancelled') return;
     if (answer.kind === 'forward' && answer.lease) this.hold(leaseKey, answer.lease);
     if ((answer.kind === 'forward' && !answer.lease) || answer.kind === 'refused') {
@@ -223,8 +248,78 @@ export class HookGateServer {
     );
   }
 
-  private gateFor(agent: string, runtime: GateRuntime): Gate {
-    const key = `${agent}|${runtime}`;
+  /** Who calls: an agent of the policy (or the dev token), or a hooked project's token; null when neither. */
+  private caller(req: IncomingMessage): { agent: string; project: HookedProject | null } | null {
+    const agent = requestAgent(req, this.o.agents);
+    if (agent !== null) return { agent, project: null };
+    const token = bearerToken(req.headers.authorization);
+    const project = token !== null && this.o.projects ? this.o.projects.registry.byToken(token) : null;
+    return project && this.o.projects ? { agent: this.o.projects.agent, project } : null;
+  }
+
+  private cwdInside(cwd: string | undefined, project: HookedProject): boolean {
+    if (cwd === undefined) return false;
+    try {
+      return isInside(realPath(cwd, project.dir), project.dir);
+    } catch {
+      return false;
+    }
+  }
+
+  /** `GET /hooks/whoami` (who the gate is, to a caller with a token) and `POST /hooks/projects` (register one). */
+  private async manage(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const problem = requestProblem(req, this.port);
+    if (problem) return plain(res, 403, problem);
+    const caller = this.caller(req);
+    if (caller === null) return unauthorized(res);
+    if (url.pathname === '/hooks/whoami') {
+      if (req.method !== 'GET') return plain(res, 405, 'Method Not Allowed', { allow: 'GET' });
+      return json(res, 200, {
+        service: 'agent-judge gate',
+        version: packageVersion(),
+        agent: caller.agent,
+        project: caller.project?.dir ?? null,
+        registers_projects: this.o.projects !== undefined && caller.project === null,
+      });
+    }
+    if (req.method !== 'POST') return plain(res, 405, 'Method Not Allowed', { allow: 'POST' });
+    // A project's own token never registers: an agent holding it must not widen its roots.
+    if (!this.o.projects || caller.project !== null) {
+      return plain(res, 403, "Forbidden: projects are registered with the gate's dev token (agent-judge hook install)");
+    }
+    const text = await readBody(req, 64 * 1024);
+    let dir: unknown;
+    try {
+      dir = (JSON.parse(text ?? '') as { dir?: unknown }).dir;
+    } catch {
+      dir = undefined;
+    }
+    if (typeof dir !== 'string' || dir.length === 0 || dir.length > 4096 || dir.includes('\0')) {
+      return plain(res, 400, 'Bad Request: dir: expected the absolute path of the project folder');
+    }
+    const why = projectDirProblem(dir, {
+      stateDirs: this.o.projects.stateDirs,
+      protect: this.o.policy.spec.hooks.files.protect.map((p) => p.toLowerCase()),
+    });
+    if (why) return plain(res, 400, `Bad Request: dir: ${why}`);
+    const registered = this.o.projects.registry.register(dir);
+    this.o.logger.info({ project: registered.dir, created: registered.created }, 'project hooked');
+    return json(res, 200, { dir: registered.dir, token_file: registered.tokenFile, created: registered.created });
+  }
+
+  private completionFor(project: HookedProject | null): CompletionContext {
+    if (!project) return this.completion;
+    let ctx = this.projectCompletions.get(project.dir);
+    if (!ctx) {
+      ctx = completionContextOf(this.o.policy, project.dir);
+      this.projectCompletions.set(project.dir, ctx);
+    }
+    return ctx;
+  }
+
+  private gateFor(agent: string, runtime: GateRuntime, project: HookedProject | null = null): Gate {
+    const key = `${agent}|${runtime}|${project?.dir ?? ''}`;
+    const completion = this.completionFor(project);
     let gate = this.gates.get(key);
     if (!gate) {
       gate = new Gate({
@@ -235,7 +330,7 @@ export class HookGateServer {
         limits: { policy: this.o.policy },
         performer: { agentId: agent, redeemer: `hook:${runtime}` },
         holdMs: this.holdMs,
-        refine: (mapping, call) => completeHookCall(mapping, call, this.completion),
+        refine: (mapping, call) => completeHookCall(mapping, call, completion),
         appliesEdits: hookAdapter(runtime).changesInput === true,
         provenance: this.provenance,
       });

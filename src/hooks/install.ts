@@ -51,7 +51,7 @@ type Json = Record<string, unknown>;
 type Group = { matcher?: string; hooks?: Json[] } & Json;
 
 /** Whether a hook entry is one agent-judge wrote for `runtime`. */
-function ours(hook: Json, runtime: HookRuntime): boolean {
+export function ours(hook: Json, runtime: HookRuntime): boolean {
   if (typeof hook.command === 'string') {
     // The Node client, or the sh fast path with the Node behind it (`--node PATH`).
     return new RegExp(`agent-judge-hook\\.(?:mjs|sh)'?(?: +--node +(?:'[^']*'|\\S+))? +${runtime}(?: |$)`).test(

@@ -13,6 +13,7 @@ import type { CompliancePolicy } from '../contracts/policy';
 import type { McpHttpAgent } from '../contracts/mcp';
 import { newAgentToken, tokenSha256 } from '../gate/http-auth';
 import { HookGateServer } from './gate-server';
+import { ProjectRegistry } from './projects';
 
 /** The agent whose calls the dev token stands for. */
 export const LOCAL_AGENT = '@local';
@@ -57,6 +58,11 @@ export async function startResidentGate(o: {
   stateDir: string;
   baseDir?: string;
   listen?: string;
+  /**
+   * The per-user state folder (src/config/user-state.ts): with the dev token, the gate registers hooked projects
+   * there and accepts their tokens, each judged with its own project's roots.
+   */
+  userStateDir?: string;
   logger: Logger;
 }): Promise<ResidentGate> {
   const { host, port } = parseGateListen(o.listen ?? o.policy.spec.hooks.gate.listen);
@@ -76,6 +82,15 @@ export async function startResidentGate(o: {
     baseDir: o.baseDir ?? process.cwd(),
     auditLog: join(o.stateDir, 'hooks-audit.jsonl'),
     logger: o.logger,
+    ...(tokenFile && o.userStateDir
+      ? {
+          projects: {
+            registry: new ProjectRegistry(o.userStateDir),
+            agent: LOCAL_AGENT,
+            stateDirs: [resolve(o.stateDir), resolve(o.userStateDir)],
+          },
+        }
+      : {}),
   });
   const url = await server.start();
   return {

@@ -3,13 +3,15 @@
  * exactly agent-judge's entries (Claude Code's PreToolUse with onFailure block and a timeout), a second install
  * changes nothing, and uninstall removes exactly what install added, leaving the user's own hooks and settings.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main';
 
 const dir = mkdtempSync(join(tmpdir(), 'aj-install-'));
+// No running dev for this test's user: its own empty state folder.
+process.env.AGENT_JUDGE_HOME = join(dir, 'user-state');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function run(...args: string[]): Promise<{ code: number; out: Record<string, unknown> }> {
@@ -83,7 +85,7 @@ describe('hook install and uninstall', () => {
   });
 
   it('Codex and Gemini CLI: their own files and events, with timeouts in their units', async () => {
-    await run('hook', 'install', 'codex', '--dir', dir);
+    await run('hook', 'install', 'codex', '--dir', dir, '--state-dir', join(dir, 's'));
     const c = JSON.parse(readFileSync(join(dir, '.codex', 'hooks.json'), 'utf8')) as {
       hooks: Record<string, Array<{ matcher?: string; hooks: Array<Record<string, unknown>> }>>;
     };
@@ -91,7 +93,7 @@ describe('hook install and uninstall', () => {
     expect(Object.keys(c.hooks).sort()).toEqual(['PostToolUse', 'PreToolUse']);
     expect(c.hooks.PreToolUse![0]).not.toHaveProperty('matcher');
     expect(c.hooks.PreToolUse![0]!.hooks[0]).toMatchObject({ type: 'command', timeout: 50 });
-    await run('hook', 'install', 'gemini', '--dir', dir, '--timeout', '40');
+    await run('hook', 'install', 'gemini', '--dir', dir, '--timeout', '40', '--state-dir', join(dir, 's'));
     const g = JSON.parse(readFileSync(join(dir, '.gemini', 'settings.json'), 'utf8')) as {
       hooks: Record<string, Array<{ hooks: Array<Record<string, unknown>> }>>;
     };
@@ -109,6 +111,30 @@ describe('hook install and uninstall', () => {
     const r = await run('hook', 'install', 'gemini', '--dir', bad);
     expect(r.code).toBe(2);
     expect(readFileSync(join(bad, '.gemini', 'settings.json'), 'utf8')).toBe('{ nope');
+  });
+
+  it('with no agent-judge dev running and no gate named, says so and writes nothing', async () => {
+    const lone = join(dir, 'lone');
+    mkdirSync(lone);
+    let err = '';
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = (c: string) => {
+      err += c;
+      return true;
+    };
+    try {
+      const r = await run('hook', 'install', 'claude-code', '--dir', lone);
+      expect(r.code).not.toBe(0);
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(err).toContain(`no agent-judge dev is running for this user (${join(dir, 'user-state', 'dev.json')}`);
+    expect(existsSync(join(lone, '.claude'))).toBe(false);
+  });
+
+  it('uninstall takes --policy as install does', async () => {
+    const r = await run('hook', 'uninstall', 'gemini', '--dir', dir, '--policy', 'policies/default.yaml');
+    expect(r.code).toBe(0);
   });
 });
 
