@@ -28,6 +28,7 @@ import { announceWorkerPolicy } from '../worker/policy-publication';
 import { prepareAudit } from './audit-setup';
 import { DISCORD_OFF, describeDecisionSigning, describePolicy, describeSlack } from './dev-banner';
 import { CONTINUED, startDevHookGate, startDevInbox } from './dev-services';
+import { DEFAULT_INBOX_STATE_DIR } from './inbox';
 import { clearRunningDev, userStateDir, writeRunningDev } from '../config/user-state';
 import { startDiscordBotFromEnv } from './discord';
 import {
@@ -198,6 +199,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     policy,
     roles: WORKER_ROLES,
     logger,
+    inboxUrl: env.AGENT_JUDGE_INBOX_URL ?? inbox.url,
   });
   const gauges = startVisibilityGauges({
     client,
@@ -230,7 +232,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
           audit_log: resolve('.agent-judge', 'hooks-audit.jsonl'),
         }
       : null,
-    inbox: inbox.url ? { url: inbox.url } : null,
+    inbox: inbox.url ? { url: inbox.url, state_dir: resolve(DEFAULT_INBOX_STATE_DIR) } : null,
     metrics: metrics && 'prometheus' in metrics ? `http://${metrics.prometheus}/metrics` : null,
     task_queue: taskQueues.workflow,
   });

@@ -104,6 +104,31 @@ async function explicitTarget(flags: InstallFlags, listen: string): Promise<Targ
   return { url, tokenFile, project: null, gate, notes: [] };
 }
 
+/**
+ * `hook install openclaw`: OpenClaw loads agent-judge as a plugin, not a settings hook, so nothing is written; the
+ * agent's workspace is registered as a project with the running gate and the plugin's two settings are printed.
+ */
+export async function runOpenClawInstall(flags: InstallFlags): Promise<void> {
+  const dir = resolve(flags.dir ?? '.');
+  const explicit = flags.url !== undefined || flags.tokenFile !== undefined || flags.stateDir !== undefined;
+  const policy = explicit ? await loadPolicy(flags.policy ? { path: flags.policy } : {}) : null;
+  const target = policy ? await explicitTarget(flags, policy.spec.hooks.gate.listen) : await registeredTarget(dir);
+  const config = 'plugins.entries.agent-judge.config';
+  printJson({
+    runtime: 'openclaw',
+    plugin: join(PACKAGE_ROOT, 'dist', 'openclaw'),
+    gate: target.gate,
+    ...(target.project ? { project: target.project } : {}),
+    token_file: target.tokenFile,
+    commands: [
+      `openclaw plugins install --force --accept-capabilities ${join(PACKAGE_ROOT, 'dist', 'openclaw')}`,
+      `openclaw config set ${config}.gateUrl ${JSON.stringify(target.url)}`,
+      `openclaw config set ${config}.tokenFile ${JSON.stringify(target.tokenFile)}`,
+      `openclaw config set ${config}.cwd ${JSON.stringify(dir)}`,
+    ],
+  });
+}
+
 export async function runHookInstall(runtime: HookRuntime, flags: InstallFlags): Promise<void> {
   const scope = scopeOf(flags);
   const policy = await loadPolicy(flags.policy ? { path: flags.policy } : {});

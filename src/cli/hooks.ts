@@ -101,8 +101,9 @@ export const KNOWN_TOOLS: Record<GateRuntime, readonly string[]> = {
 function runtimeArg(value: string): HookRuntime {
   if (value === 'openclaw') {
     throw new BadInputError(
-      'runtime: OpenClaw loads agent-judge as a plugin, not a hook: ' +
-        `openclaw plugins install ${join(PACKAGE_ROOT, 'dist', 'openclaw')} (docs/openclaw.md)`,
+      'runtime: OpenClaw loads agent-judge as a plugin, not a hook: openclaw plugins install --force ' +
+        `--accept-capabilities ${join(PACKAGE_ROOT, 'dist', 'openclaw')}, and agent-judge hook install openclaw ` +
+        'for its settings (docs/openclaw.md)',
     );
   }
   if (!isHookRuntime(value))
@@ -159,7 +160,10 @@ export function registerHookCommands(program: Command): void {
       "put agent-judge in a runtime's hooks, pointed at the running agent-judge dev (this project registered with " +
         'it) and checked to answer; says whether the runtime will run it (idempotent; prints what changed)',
     )
-    .argument('<runtime>', HOOK_RUNTIMES.join(' | '))
+    .argument(
+      '<runtime>',
+      `${HOOK_RUNTIMES.join(' | ')} | openclaw (registers the workspace, prints the plugin config)`,
+    )
     .option('--project', "this project's settings (default; Claude Code: .claude/settings.local.json)")
     .option('--user', "the user's settings (~/.claude, ~/.codex, ~/.gemini)")
     .option('--dir <dir>', 'the project directory (default: the current one)')
@@ -171,7 +175,8 @@ export function registerHookCommands(program: Command): void {
     .option('--policy <file>', 'the CompliancePolicy file (holdFor, the gate address for --url)')
     .option('--state-dir <dir>', "a gate's state folder: its hook-token instead of a project token")
     .action(async (runtimeName: string, flags: InstallFlags) => {
-      const { runHookInstall } = await import('./hook-install');
+      const { runHookInstall, runOpenClawInstall } = await import('./hook-install');
+      if (runtimeName === 'openclaw') return runOpenClawInstall(flags);
       await runHookInstall(runtimeArg(runtimeName), flags);
     });
 

@@ -129,18 +129,23 @@ export function registerInboxCommands(program: Command): void {
         stateDir: string;
       }>();
       const env = loadEnv();
-      const policy = await loadPolicy({
-        path: resolve(opts.policy ?? env.AGENT_JUDGE_POLICY ?? DEFAULT_POLICY_PATH),
-      });
-      const approvers = policy.spec.escalation.approvers;
+      // One running system, one truth: the approvers the workers accept and dev's inbox, unless told otherwise.
+      const { approversInForce, given, runningDev } = await import('./running-system');
+      const dev = runningDev();
+      const policyPath = opts.policy ?? env.AGENT_JUDGE_POLICY;
+      const inForce = policyPath === undefined && dev ? await approversInForce(cmd, dev.task_queue) : null;
+      const { approvers, source } = inForce ?? {
+        approvers: (await loadPolicy({ path: resolve(policyPath ?? DEFAULT_POLICY_PATH) })).spec.escalation.approvers,
+        source: "the policy's spec.escalation.approvers",
+      };
       if (!approvers.includes(opts.approver))
         throw new BadInputError(
-          `--approver: ${opts.approver} is not listed in the policy's spec.escalation.approvers ` +
-            `(${approvers.join(', ') || 'none listed'})`,
+          `--approver: ${opts.approver} is not listed in ${source} (${approvers.join(', ') || 'none listed'})`,
         );
       const ttl = parseDuration(opts.expires, '--expires');
-      const stateDir = resolve(opts.stateDir);
-      const url = invitePublicUrl(opts.publicUrl, stateDir);
+      const devInbox = !given(cmd, 'stateDir') ? dev?.inbox : undefined;
+      const stateDir = devInbox ? devInbox.state_dir : resolve(opts.stateDir);
+      const url = opts.publicUrl ?? devInbox?.url ?? invitePublicUrl(undefined, stateDir);
       relyingPartyOf(url);
       const { token, invite } = new InviteStore(join(stateDir, 'invites')).create(opts.approver, ttl);
       process.stdout.write(

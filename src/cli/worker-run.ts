@@ -157,6 +157,7 @@ export async function runWorker(opts: WorkerCommandOptions, cmd: Command): Promi
     policy,
     roles,
     logger,
+    ...(env.AGENT_JUDGE_INBOX_URL ? { inboxUrl: env.AGENT_JUDGE_INBOX_URL } : {}),
   });
   await Promise.race([done, running]);
   gauges?.stop();

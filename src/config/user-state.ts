@@ -19,7 +19,8 @@ export interface RunningDev {
   temporal: { address: string; namespace: string; ui_url: string | null };
   /** The resident gate for hooks: its base URL, the file of the token that registers projects, its audit log. */
   gate: { url: string; token_file: string | null; audit_log: string } | null;
-  inbox: { url: string } | null;
+  /** The inbox: its URL and the folder its invites are kept in (`inbox invite` in any terminal writes there). */
+  inbox: { url: string; state_dir: string } | null;
   /** `/metrics` URL, or null. */
   metrics: string | null;
   /** The workflow task queue. */

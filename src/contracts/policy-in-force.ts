@@ -30,6 +30,13 @@ export interface PolicyPublication {
   /** Who published: `pid@host` and roles. */
   publisher: string;
   published_at: string;
+  /**
+   * The approvers the workers accept, as they completed the policy (the file's and `AGENT_JUDGE_APPROVERS`): what
+   * `inbox invite` and the MCP proxy compare with. Absent from older publishers.
+   */
+  approvers?: string[];
+  /** The web inbox people decide in (dev's own, or `AGENT_JUDGE_INBOX_URL`), when the workers know one. */
+  inbox_url?: string;
 }
 
 /** One policy the workflow workers have judged with, and when. */
@@ -64,6 +71,7 @@ const MAX_PUBLISHERS = 10;
 export const MAX_POLICY_DOCUMENT_BYTES = 256 * 1024;
 
 const HEX64 = /^[0-9a-f]{64}$/;
+const MAX_PUBLISHED_APPROVERS = 1000;
 
 /** Why a publication is refused (the Update validator throws it), or null. Synchronous, no schema library. */
 export function refusePublication(p: unknown): Refusal | null {
@@ -77,6 +85,15 @@ export function refusePublication(p: unknown): Refusal | null {
     if (typeof o[key] !== 'string' || o[key].length === 0 || o[key].length > 1024)
       return refusal('bad-input', `${key}: expected a string of 1 to 1024 characters`);
   }
+  if (
+    o.approvers !== undefined &&
+    (!Array.isArray(o.approvers) ||
+      o.approvers.length > MAX_PUBLISHED_APPROVERS ||
+      o.approvers.some((a) => typeof a !== 'string' || a.length === 0 || a.length > 256))
+  )
+    return refusal('bad-input', `approvers: expected at most ${MAX_PUBLISHED_APPROVERS} ids of 1 to 256 characters`);
+  if (o.inbox_url !== undefined && (typeof o.inbox_url !== 'string' || !/^https?:\/\/[^\s]{1,1000}$/.test(o.inbox_url)))
+    return refusal('bad-input', 'inbox_url: expected an http(s) URL');
   if (o.document === null || typeof o.document !== 'object')
     return refusal('bad-input', 'document: expected the policy document');
   if (JSON.stringify(o.document).length > MAX_POLICY_DOCUMENT_BYTES)

@@ -78,6 +78,37 @@ export function openclawOutcome(i: OpenClawHookInput): Pick<PostEvent, 'outcome'
   return { outcome: 'ok' };
 }
 
+/** OpenClaw's Tool Search wrapper: a catalog tool the model calls through `tool_call`. */
+export const TOOL_CALL_WRAPPER = 'tool_call';
+/** The catalog id of an OpenClaw core tool (`openclaw:core:<name>`). */
+const CORE_CATALOG_ID = /^openclaw:core:([a-z][a-z0-9_]{0,63})$/;
+const BARE_TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+
+/**
+ * The tool a `tool_call` wrapper calls, when it is plainly one OpenClaw core tool: OpenClaw's Tool Search (on by
+ * default) hides `web_fetch`, `web_search`, `message` and others behind `tool_call {id | name, args | arguments}`, and
+ * OpenClaw runs exactly that tool with exactly those arguments. Unwrapped, the call is judged by the inner tool's own
+ * rule. Anything else (an MCP or plugin catalog id, a nested wrapper, fields beside the selector and the arguments,
+ * arguments that are not an object) stays the wrapper: unmapped, a person decides.
+ */
+export function unwrapToolCall(
+  toolName: string,
+  params: Record<string, unknown>,
+): { toolName: string; params: Record<string, unknown> } | null {
+  if (toolName !== TOOL_CALL_WRAPPER) return null;
+  const keys = Object.keys(params);
+  const selectors = keys.filter((k) => k === 'id' || k === 'name');
+  const argKeys = keys.filter((k) => k === 'args' || k === 'arguments');
+  if (selectors.length !== 1 || argKeys.length > 1 || keys.length !== selectors.length + argKeys.length) return null;
+  const selector = params[selectors[0]!];
+  if (typeof selector !== 'string') return null;
+  const inner = CORE_CATALOG_ID.exec(selector)?.[1] ?? (BARE_TOOL_NAME.test(selector) ? selector : null);
+  if (inner === null || inner === TOOL_CALL_WRAPPER) return null;
+  const args = argKeys.length === 1 ? params[argKeys[0]!] : {};
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) return null;
+  return { toolName: inner, params: args as Record<string, unknown> };
+}
+
 function out(o: OpenClawHookOutput): HookReply {
   return { exitCode: 0, stdout: { ...o } };
 }
@@ -90,16 +121,17 @@ export const openclaw: HookAdapter = {
     // Without a tool-call id a call is named by its session and exact input (as Gemini CLI's are).
     const key = `${session ?? '-'}:${i.toolCallId ?? JSON.stringify([i.toolName, i.params])}`;
     if (i.hook === 'after_tool_call') return { kind: 'post', key, ...openclawOutcome(i) };
+    const { toolName, params } = unwrapToolCall(i.toolName, i.params) ?? i;
     return {
       kind: 'pre',
       key,
       call: {
         runtime: 'openclaw',
         server: BUILTIN_SERVER,
-        tool: i.toolName,
-        arguments: i.params,
+        tool: toolName,
+        arguments: params,
         cwd: i.cwd,
-        agent: hookStatement('openclaw', i.toolName, session, undefined),
+        agent: hookStatement('openclaw', toolName, session, undefined),
         session: { ...(session ? { sessionId: session } : {}), ...(i.toolCallId ? { callId: i.toolCallId } : {}) },
       },
     };

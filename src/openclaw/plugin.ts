@@ -126,12 +126,23 @@ async function ask(s: Settings, body: Record<string, unknown>, signal: AbortSign
   if (token === '') throw new Error(`the token file ${s.tokenFile} is empty`);
   // Below OpenClaw's own budget for the handler, so the gate's reason reaches the model rather than a timeout.
   const budget = AbortSignal.timeout(Math.max(500, s.timeoutMs - 1000));
-  const res = await fetch(`${s.gateUrl}/hooks/openclaw`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify(body),
-    signal: signal ? AbortSignal.any([signal, budget]) : budget,
-  });
+  let res: Response;
+  try {
+    res = await fetch(`${s.gateUrl}/hooks/openclaw`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+      signal: signal ? AbortSignal.any([signal, budget]) : budget,
+    });
+  } catch (err) {
+    // Node's fetch says only "fetch failed": name the gate and the cause (ECONNREFUSED, a timeout).
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    const why = cause?.code ?? cause?.message ?? (err as Error).message;
+    throw new Error(
+      `the agent-judge gate at ${s.gateUrl} cannot be reached (${why}); start it with agent-judge dev, or set ` +
+        'the plugin config gateUrl to the gate dev announces',
+    );
+  }
   const text = await res.text();
   if (res.status !== 200) throw new Error(text.trim().slice(0, 2000) || `the gate answered HTTP ${res.status}`);
   const answer = JSON.parse(text) as Partial<GateAnswer>;

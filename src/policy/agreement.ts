@@ -37,6 +37,14 @@ export interface OwnPolicy {
   source: string;
   document: unknown;
   document_sha256: string;
+  /** The approvers as this process completed its policy (the file's and `AGENT_JUDGE_APPROVERS`). */
+  approvers?: string[];
+}
+
+const APPROVERS_PATH = 'spec.escalation.approvers';
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return canonicalJson([...a].sort()) === canonicalJson([...b].sort());
 }
 
 /** The verdict of one comparison. */
@@ -82,7 +90,15 @@ export function comparePolicies(mine: OwnPolicy, record: PolicyInForce | null, t
   const who =
     `${theirs.source} ("${theirs.name}", version ${theirs.version}, ` +
     `published ${theirs.published_at} by ${theirs.publisher})`;
-  if (theirs.document_sha256 === mine.document_sha256) {
+  // The effective approvers (environment included) when both sides say them: the documents alone miss
+  // AGENT_JUDGE_APPROVERS, so a proxy would see the workers' approvers as [] while the workers accept someone.
+  const effective = mine.approvers !== undefined && theirs.approvers !== undefined;
+  const approversDiffer = effective && !sameList(mine.approvers!, theirs.approvers!);
+  const documentsSame = theirs.document_sha256 === mine.document_sha256;
+  const documentDiffs = documentsSame
+    ? []
+    : documentDifferences(mine.document, theirs.document).filter((p) => !(effective && p === APPROVERS_PATH));
+  if (!approversDiffer && documentDiffs.length === 0 && (documentsSame || effective)) {
     return {
       state: 'same',
       differences: [],
@@ -90,10 +106,16 @@ export function comparePolicies(mine: OwnPolicy, record: PolicyInForce | null, t
       ...known,
     };
   }
-  const differences = documentDifferences(mine.document, theirs.document);
+  const differences = [...(approversDiffer ? [APPROVERS_PATH] : []), ...documentDiffs];
+  const valueOf = (side: 'mine' | 'theirs', p: string) =>
+    effective && p === APPROVERS_PATH
+      ? side === 'mine'
+        ? mine.approvers
+        : theirs.approvers
+      : valueAt(side === 'mine' ? mine.document : theirs.document, p);
   const shown = differences
     .slice(0, 3)
-    .map((p) => `${p} (yours ${brief(valueAt(mine.document, p))}, theirs ${brief(valueAt(theirs.document, p))})`);
+    .map((p) => `${p} (yours ${brief(valueOf('mine', p))}, theirs ${brief(valueOf('theirs', p))})`);
   const more = differences.length > 3 ? `, and ${differences.length - 3} more` : '';
   return {
     state: 'differs',

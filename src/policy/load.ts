@@ -72,7 +72,12 @@ export async function loadPolicyLayers(options: LoadPolicyOptions = {}): Promise
     policy,
     layers,
     path,
-    own: { source: path, document: layers.merged, document_sha256: policyDocumentDigest(layers.merged) },
+    own: {
+      source: path,
+      document: layers.merged,
+      document_sha256: policyDocumentDigest(layers.merged),
+      approvers: [...policy.spec.escalation.approvers],
+    },
   };
 }
 

@@ -30,6 +30,8 @@ export async function announceWorkerPolicy(o: {
   policy: CompliancePolicy;
   roles: readonly WorkerRole[];
   logger: Logger;
+  /** The inbox people decide in, when these workers know one (dev's own, or AGENT_JUDGE_INBOX_URL). */
+  inboxUrl?: string;
 }): Promise<string> {
   const { logger } = o;
   if (!o.roles.includes('workflow')) {
@@ -49,6 +51,8 @@ export async function announceWorkerPolicy(o: {
     source: o.loaded.path,
     publisher: `${process.pid}@${hostname()} (${o.roles.join(',')})`,
     published_at: new Date().toISOString(),
+    approvers: [...o.policy.spec.escalation.approvers],
+    ...(o.inboxUrl ? { inbox_url: o.inboxUrl } : {}),
   };
   let timer: NodeJS.Timeout | undefined;
   try {

@@ -33,6 +33,8 @@ const env = (): NodeJS.ProcessEnv => {
   };
   delete e.TEMPORAL_ADDRESS;
   delete e.AGENT_JUDGE_POLICY;
+  delete e.AGENT_JUDGE_APPROVERS;
+  delete e.AGENT_JUDGE_INBOX_URL;
   return e;
 };
 
@@ -56,10 +58,13 @@ function runHook(command: string, input: unknown, cwd: string): Promise<{ code: 
   });
 }
 
-function startDev(args: string[]): Promise<{ child: ChildProcess; out: () => string; code: Promise<number | null> }> {
+function startDev(
+  args: string[],
+  extra: NodeJS.ProcessEnv = {},
+): Promise<{ child: ChildProcess; out: () => string; code: Promise<number | null> }> {
   const child = spawn(process.execPath, [BIN, 'dev', '--headless', ...args], {
     cwd: devDir,
-    env: env(),
+    env: { ...env(), ...extra },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -112,18 +117,21 @@ describe('one agent-judge dev for every project', () => {
     expect(dev.out()).not.toContain('agent-judge is running');
   });
 
-  it('moves a taken gate port, says so, and hooks a project in another folder with that project as its roots', async () => {
+  it('moves a taken gate port, says so, and hooks a project elsewhere with that project as its roots', async () => {
     const [port, inboxPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
-    const dev = await startDev([
-      '--port',
-      String(port),
-      '--policy',
-      join(devDir, 'gate-port.yaml'),
-      '--inbox-port',
-      String(inboxPort),
-      '--metrics-port',
-      String(metricsPort),
-    ]);
+    const dev = await startDev(
+      [
+        '--port',
+        String(port),
+        '--policy',
+        join(devDir, 'gate-port.yaml'),
+        '--inbox-port',
+        String(inboxPort),
+        '--metrics-port',
+        String(metricsPort),
+      ],
+      { AGENT_JUDGE_APPROVERS: 'scott' },
+    );
     const banner = dev.out();
     expect(banner).toContain(`other terminals find it (and the gate, the inbox) in ${join(userState, 'dev.json')}`);
     expect(banner).toMatch(new RegExp(`^inbox {7}http://localhost:${inboxPort};`, 'm'));
@@ -201,6 +209,30 @@ describe('one agent-judge dev for every project', () => {
     const list = await cli(['list'], base);
     expect(list.code, list.stderr).toBe(0);
 
+    // ...and knows what the running system knows, with no AGENT_JUDGE_APPROVERS or AGENT_JUDGE_INBOX_URL of its own:
+    // the approvers the workers accept (given to dev only), the inbox dev runs.
+    const invite = await cli(['inbox', 'invite', '--approver', 'scott'], base);
+    expect(invite.code, invite.stderr).toBe(0);
+    expect(invite.stdout).toMatch(new RegExp(`^http://localhost:${inboxPort}/`));
+    const stranger = await cli(['inbox', 'invite', '--approver', 'mallory'], base);
+    expect(stranger.code).toBe(2);
+    expect(stranger.stderr).toContain('--approver: mallory is not listed in the policy in force (version 1');
+    expect(stranger.stderr).toContain('(scott)');
+    const examples = fileURLToPath(new URL('../../examples/financial-op.json', import.meta.url));
+    const pending = await cli(['propose', examples, '--wait', '--format', 'human'], base);
+    expect(pending.code, pending.stderr).toBe(0);
+    expect(pending.stdout).toMatch(new RegExp(`or in the inbox: http://localhost:${inboxPort}/p/`));
+
+    // OpenClaw: the workspace registered the same way; the plugin's settings printed, with the moved gate's address.
+    const claw = await cli(['hook', 'install', 'openclaw', '--dir', project], base);
+    expect(claw.code, claw.stderr).toBe(0);
+    expect((JSON.parse(claw.stdout) as { commands: string[] }).commands).toEqual(
+      expect.arrayContaining([
+        `openclaw config set plugins.entries.agent-judge.config.gateUrl ${JSON.stringify(gate![1])}`,
+        `openclaw config set plugins.entries.agent-judge.config.tokenFile ${JSON.stringify(installed.token_file)}`,
+      ]),
+    );
+
     // Installing again keeps the project's token.
     const again = await cli(['hook', 'install', 'claude-code'], project);
     expect(JSON.parse(again.stdout)).toMatchObject({ changed: false, token_file: installed.token_file });
@@ -211,5 +243,6 @@ describe('one agent-judge dev for every project', () => {
     const stopped = await cli(['hook', 'install', 'gemini'], project);
     expect(stopped.code).not.toBe(0);
     expect(stopped.stderr).toContain('no agent-judge dev is running for this user');
-  });
+    // A dev start and some twenty CLI processes: minutes on a loaded machine.
+  }, 300_000);
 });

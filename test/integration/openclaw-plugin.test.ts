@@ -123,6 +123,23 @@ describe('OpenClaw through the agent-judge plugin', () => {
     });
   });
 
+  it("a core tool behind OpenClaw's tool_call wrapper is judged by its own rule (read: no proposal)", async () => {
+    const id = `call_${randomUUID()}`;
+    const wrapped = { toolName: 'tool_call', params: { id: 'openclaw:core:read', args: { path: 'notes.txt' } } };
+    expect(await plugin.before({ ...wrapped, toolCallId: id }, ctx(id))).toBeUndefined();
+    await gate.flushAudit();
+    const last = readChain<{ kind: string; rule: string; tool: string }>(join(sys.baseDir, 'hooks-audit.jsonl')).at(-1);
+    expect(last?.record).toMatchObject({ kind: 'hook_no_judge', rule: 'openclaw.read', tool: 'read' });
+    // Unwrapped, the inner tool's own checks apply: a protected path is refused, wrapper or not.
+    const hidden = `call_${randomUUID()}`;
+    const refused = (await plugin.before(
+      { toolName: 'tool_call', params: { name: 'read', arguments: { path: '.git/config' } }, toolCallId: hidden },
+      ctx(hidden),
+    )) as { block: boolean; blockReason: string };
+    expect(refused.block).toBe(true);
+    expect(refused.blockReason).toContain('files.protect');
+  });
+
   it('a judged write is allowed once, OpenClaw performs it, after_tool_call records the outcome', async () => {
     const id = `call_${randomUUID()}`;
     const event = { toolName: 'write', params: { path: 'out.txt', content: 'written by the agent\n' }, toolCallId: id };
@@ -207,6 +224,9 @@ describe('OpenClaw through the agent-judge plugin', () => {
     const unreachable = (await gone.before(call, ctx(id))) as { block: boolean; blockReason: string };
     expect(unreachable.block).toBe(true);
     expect(unreachable.blockReason).toMatch(/^agent-judge: .*the call was not allowed$/);
+    // What failed, by name: the gate's URL and the cause, not Node's bare "fetch failed".
+    expect(unreachable.blockReason).toContain('the agent-judge gate at http://127.0.0.1:9 cannot be reached (');
+    expect(unreachable.blockReason).not.toContain('fetch failed');
     writeFileSync(join(sys.baseDir, 'wrong-token'), 'not-a-token\n');
     const wrong = loadPlugin({ gateUrl, tokenFile: join(sys.baseDir, 'wrong-token') });
     const refused = (await wrong.before(call, ctx(id))) as { block: boolean; blockReason: string };

@@ -47,6 +47,35 @@ describe('documentDifferences', () => {
 describe('comparePolicies', () => {
   const record = applyPublication(null, publication()).record;
 
+  it("compares the approvers each side accepts (AGENT_JUDGE_APPROVERS included), not the files' lists", () => {
+    const withApprovers = (file: string[]) => doc(['.agent-judge/workspace'], { escalation: { approvers: file } });
+    const theirsDoc = withApprovers([]);
+    const theirs = applyPublication(
+      null,
+      publication({ document: theirsDoc, document_sha256: policyDocumentDigest(theirsDoc), approvers: ['scott'] }),
+    ).record;
+    const mine = (file: string[], effective: string[]) => {
+      const document = withApprovers(file);
+      return { source: 'mine.yaml', document, document_sha256: policyDocumentDigest(document), approvers: effective };
+    };
+    // The file lists scott; the workers got scott from their environment: the same approvers.
+    expect(comparePolicies(mine(['scott'], ['scott']), theirs, 'agent-judge').state).toBe('same');
+    // Nobody here, scott there: named with the effective lists, not "theirs []".
+    const differs = comparePolicies(mine([], []), theirs, 'agent-judge');
+    expect(differs).toMatchObject({ state: 'differs', differences: ['spec.escalation.approvers'] });
+    expect(differs.message).toContain('spec.escalation.approvers (yours [], theirs ["scott"])');
+    // An older publisher (no approvers): the documents alone, as before.
+    const old = comparePolicies(mine(['scott'], ['scott']), record, 'agent-judge');
+    expect(old.differences).toContain('spec.escalation');
+  });
+
+  it('refuses published approvers or an inbox URL of the wrong shape', () => {
+    expect(refusePublication(publication({ approvers: ['scott'], inbox_url: 'http://localhost:8787' }))).toBeNull();
+    expect(refusePublication({ ...publication(), approvers: 'scott' })?.reason).toMatch(/^approvers: /);
+    expect(refusePublication({ ...publication(), approvers: [''] })?.reason).toMatch(/^approvers: /);
+    expect(refusePublication({ ...publication(), inbox_url: 'javascript:alert(1)' })?.reason).toMatch(/^inbox_url: /);
+  });
+
   it('the same document: same, naming the version in force', () => {
     const mine = { source: 'mine.yaml', document: doc(['.agent-judge/workspace']), document_sha256: '' };
     mine.document_sha256 = policyDocumentDigest(mine.document);
