@@ -225,7 +225,8 @@ export const ENV_VARS = {
   CODEX_HOME: {
     schema: text,
     default: '~/.codex',
-    description: "Codex's own: `hook install codex` and `hook doctor codex` read its trust records in config.toml there",
+    description:
+      "Codex's own: `hook install codex` and `hook doctor codex` read its trust records in config.toml there",
   },
   GEMINI_CLI_TRUSTED_FOLDERS_PATH: {
     schema: text,
