@@ -32,7 +32,7 @@ const RECORD = 'dev.json';
 /** The per-user state folder. */
 export function userStateDir(env: NodeJS.ProcessEnv = process.env): string {
   const set = env.AGENT_JUDGE_HOME?.trim();
-  return resolve(set ? set : join(homedir(), '.agent-judge'));
+  return resolve(set ? set : join(env.HOME?.trim() || homedir(), '.agent-judge'));
 }
 
 /** The folder, made private to its owner when it is made. */
