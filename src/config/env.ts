@@ -222,6 +222,10 @@ export const ENV_VARS = {
       'the per-user state folder: a running `dev` records its addresses there (other terminals and `hook install` ' +
       "find it), the gate keeps hooked projects' tokens there (docs/hooks.md)",
   },
+  HOME: {
+    schema: text,
+    description: 'the home folder: `~/.agent-judge` (when AGENT_JUDGE_HOME is unset) is found there',
+  },
   CODEX_HOME: {
     schema: text,
     default: '~/.codex',
