@@ -3,6 +3,7 @@
  * the gate (src/gate/), which maps, judges, holds and leases it; then its answer rendered, or the call forwarded:
  * an approved one exactly once under its lease, a no-judge one at once with an audit line (pass-through-audit.ts).
  */
+import { GateProvenance } from '../gate/provenance';
 import type { ActionChange } from '../contracts/action-edit';
 import { editedText } from '../gate/texts';
 import { leaseWindowMs, holdForMs } from '../contracts/mcp';
@@ -34,6 +35,7 @@ export abstract class McpCalls extends McpRelay {
       performer: { agentId: o.agentId, redeemer: MCP_REDEEMER },
       holdMs: holdForMs(o.settings),
       leaseWindowMs: leaseWindowMs(o.settings),
+      ...(o.provenance ? { provenance: new GateProvenance(o.provenance) } : {}),
     });
   }
 
@@ -91,6 +93,13 @@ export abstract class McpCalls extends McpRelay {
     }
   }
 
+  /** What the upstream returned enters this connection's provenance (after the agent has it, unchanged). */
+  private recordResult(request: Msg, response: Msg): void {
+    if (!response.result) return;
+    const tool = typeof request.params?.name === 'string' ? request.params.name : '';
+    this.gate.recordResult({ runtime: MCP_RUNTIME, server: this.o.server, tool }, response.result);
+  }
+
   /** The call's arguments checked and split, its tool's definition found; or why it is refused. */
   protected async prepare(params: Record<string, unknown>): Promise<Prepared> {
     const name = typeof params.name === 'string' ? params.name : '';
@@ -133,6 +142,7 @@ export abstract class McpCalls extends McpRelay {
     try {
       const response = await this.forward(sent);
       this.toAgent(edited ? withEditNote(response, edited.changes) : response);
+      this.recordResult(request, response);
       if (response.error) {
         outcome = 'performer_failure';
         detail = JSON.stringify(response.error).slice(0, 2000);
@@ -161,6 +171,7 @@ export abstract class McpCalls extends McpRelay {
     try {
       const response = await this.forward(request);
       this.toAgent(response);
+      this.recordResult(request, response);
       outcome = response.error
         ? 'upstream_failure'
         : (response.result as { isError?: boolean } | undefined)?.isError

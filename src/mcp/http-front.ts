@@ -6,6 +6,7 @@
  * Each MCP session gets its own relay and its own upstream connection (a stdio child, or an HTTP session to
  * `--upstream-url`), closed when the session ends (DELETE, idle timeout, or the front closing).
  */
+import type { ProvenanceSettings } from '../contracts/provenance';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -34,6 +35,8 @@ export interface HttpFrontOptions {
   host: string;
   port: number;
   settings: McpSettings;
+  /** `spec.provenance`: each session's upstream results are its own (see ProxyOptions). */
+  provenance?: ProvenanceSettings;
   /** The upstream's name in rules and audit lines. */
   server: string;
   upstream: UpstreamSpec;
@@ -325,6 +328,7 @@ export class McpHttpFront {
       front: transport,
       upstream: await openUpstream(this.o.upstream),
       settings: this.o.settings,
+      ...(this.o.provenance ? { provenance: this.o.provenance } : {}),
       server: this.o.server,
       agentId: agent,
       temporal: this.o.temporal,

@@ -1,4 +1,5 @@
 /** What an MCP judge proxy (proxy.ts) is made with: its two transports, its settings, and where it reports. */
+import type { ProvenanceSettings } from '../contracts/provenance';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Client } from '@temporalio/client';
 import type { SubmissionLimits } from '../client/limits';
@@ -12,6 +13,11 @@ export interface ProxyOptions {
   /** Speaks to the upstream MCP server: a stdio child or a Streamable HTTP session (upstream.ts). */
   upstream: Transport;
   settings: McpSettings;
+  /**
+   * `spec.provenance` (docs/provenance.md): the upstream's results enter this proxy's session (one agent connection)
+   * when the upstream is untrusted, and a later consequential call carrying their values is tainted. Absent: none.
+   */
+  provenance?: ProvenanceSettings;
   /** The upstream's name in rules and audit lines. */
   server: string;
   agentId: string;
