@@ -8,7 +8,7 @@ service) and runs pytest with these in the environment:
 - ``AGENT_JUDGE_TEST_TOKEN``: the bearer token of the agent ``@agent``
 - ``AGENT_JUDGE_TEST_CONTROL``: ``POST /decide {proposal_id, decision, edits?}`` and ``POST /status {proposal_id}``;
   ``POST /capability/mint {claims?, unlisted?}`` (a token signed by agent-judge's issuer code), ``/capability/digests
-  {actions}``, ``/capability/issuers`` and ``/capability/redeem {token, action}`` (through the proposal's workflow);
+  {actions}``, and ``/capability/issuers``;
   ``POST /grant {proposal_id}`` (the person grants calls identical to that proposal's, in any session of its agent,
   five uses; answered once the workflow worker's grant index lists it), ``/grant/uses {grant_id}`` (the status of
   each proposal the grant covered) and ``/visible {agent, count}`` (waits until that many of the agent's proposals

@@ -9,14 +9,17 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
-from agent_judge import GateClient
+from agent_judge import AsyncGateClient, GateClient
 from agent_judge.capability import (
     CapabilityRefused,
     CapabilityVerifier,
     action_digest,
+    aredeem,
     executor_audience,
     mcp_tool_call_digest,
+    redeem,
     verify_capability,
 )
 
@@ -155,7 +158,7 @@ def test_a_verifier_accepts_a_token_once(service: Service) -> None:
     assert wrong.value.code == "action"
 
 
-def test_the_token_of_an_approved_proposal_verifies_here_and_redeems_once_at_its_workflow(
+async def test_the_token_of_an_approved_proposal_verifies_here_and_redeems_once_at_its_workflow(
     service: Service, unique: str
 ) -> None:
     proposal = {
@@ -182,8 +185,37 @@ def test_the_token_of_an_approved_proposal_verifies_here_and_redeems_once_at_its
     with pytest.raises(CapabilityRefused) as other:
         verify_capability(capability["token"], issuers=issuers, action_sha256=action_digest(edited))
     assert other.value.code == "action"
-    # Single use is the workflow's: the first redemption wins, the second is refused there.
-    first = service.ask("/capability/redeem", {"token": capability["token"], "action": recorded})
-    assert first["redeemed"] is True, first
-    second = service.ask("/capability/redeem", {"token": capability["token"], "action": recorded})
-    assert second["redeemed"] is False and "already redeemed" in second["reason"]
+    # Single use is the workflow's, through the gate service: a wrong action spends nothing, the first redemption
+    # wins, a retry with its nonce gets the same answer, any other is refused there (another client, async too).
+    with GateClient(service.url, service.token) as gate:
+        with pytest.raises(CapabilityRefused) as wrong:
+            redeem(gate, capability["token"], edited)
+        assert wrong.value.code == "action"
+        first = redeem(gate, capability["token"], recorded, nonce=f"n-{unique}")
+        assert first.token_id == capability["token_id"] and first.redeemer == "gate:@agent"
+        assert redeem(gate, capability["token"], recorded, nonce=f"n-{unique}") == first
+    with GateClient(service.url, service.token) as other:
+        with pytest.raises(CapabilityRefused) as again:
+            redeem(other, capability["token"], recorded)
+    assert again.value.code == "redeemed" and "already redeemed" in again.value.reason
+    async with AsyncGateClient(service.url, service.token) as agate:
+        with pytest.raises(CapabilityRefused) as async_again:
+            await aredeem(agate, capability["token"], {"action_sha256": digest}, audience=capability["audience"])
+    assert async_again.value.code == "redeemed"
+    assert service.status(approved.proposal_id)["capability"]["redemption"] == first.model_dump()
+
+
+def test_only_the_tokens_own_agent_redeems_it_and_a_token_no_issuer_signed_is_refused(service: Service) -> None:
+    with GateClient(service.url, service.token) as gate:
+        token, _, claims = mint(service, claims={"sub": "@someone-else"})
+        with pytest.raises(CapabilityRefused) as other_agent:
+            redeem(gate, token, {"action_sha256": claims["action_sha256"]}, audience=claims["aud"])
+        assert other_agent.value.code == "agent"
+        # The test's own key is not one of the running policy's issuers: refused before the workflow is asked.
+        token, _, claims = mint(service)
+        with pytest.raises(CapabilityRefused) as unlisted:
+            redeem(gate, token, {"action_sha256": claims["action_sha256"]}, audience=claims["aud"])
+        assert unlisted.value.code == "unknown-key"
+        # A malformed request never leaves: the model names the field.
+        with pytest.raises(ValidationError, match="action_sha256"):
+            gate.redeem_capability(token, "not-a-digest", claims["aud"])

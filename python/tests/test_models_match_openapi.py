@@ -122,6 +122,7 @@ def test_requests_match_field_for_field_with_their_bounds(document: Json) -> Non
     schemas = document["components"]["schemas"]
     compare(m.CallRequest, schemas["CallRequest"], document, bounds=True)
     compare(m.OutcomeRequest, schemas["OutcomeRequest"], document, bounds=True)
+    compare(m.RedeemRequest, schemas["RedeemRequest"], document, bounds=True)
 
 
 def test_every_answer_kind_matches_its_model(document: Json) -> None:
@@ -142,6 +143,7 @@ def test_every_answer_kind_matches_its_model(document: Json) -> None:
 def test_other_answers_match(document: Json) -> None:
     schemas = document["components"]["schemas"]
     compare(m.OutcomeAnswer, schemas["OutcomeAnswer"], document, bounds=False)
+    compare(m.RedeemAnswer, schemas["RedeemAnswer"], document, bounds=False)
     compare(m.ProposalOutcome, schemas["ProposalOutcome"], document, bounds=False)
     compare(m.ErrorBody, schemas["Error"], document, bounds=False)
 
@@ -151,6 +153,7 @@ def test_the_client_speaks_every_route_the_service_has(document: Json) -> None:
     assert routes == {
         ("POST", "/v1/calls"),  # GateClient.decide
         ("POST", "/v1/calls/{id}/outcome"),  # GateClient.report
+        ("POST", "/v1/capabilities/redeem"),  # GateClient.redeem_capability
         ("POST", "/v1/proposals"),  # GateClient.submit_proposal
         ("GET", "/v1/proposals/{id}"),  # GateClient.get_proposal
         ("POST", "/v1/proposals/{id}/clarification"),  # GateClient.clarify

@@ -308,6 +308,7 @@ describe('GET /v1/openapi.json', () => {
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/v1/calls',
       '/v1/calls/{id}/outcome',
+      '/v1/capabilities/redeem',
       '/v1/proposals',
       '/v1/proposals/{id}',
       '/v1/proposals/{id}/clarification',

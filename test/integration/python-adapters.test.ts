@@ -15,7 +15,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CapabilityRefusedError, redeemCapability } from '../../src/client/capabilities';
 import { decide, getStatus } from '../../src/client/proposals';
 import { actionDigest, type CapabilityClaims } from '../../src/contracts/capability';
 import {
@@ -53,9 +52,9 @@ let minting: { key: CapabilityKey; publicKey: string; unlisted: CapabilityKey };
 /**
  * What the Python capability tests ask the TypeScript side: tokens signed by agent-judge's own issuer code
  * (`signCapability`) for claims they choose (expired, another audience, malformed claims), agent-judge's digests of
- * generated actions, the running system's issuers, and a redemption through the proposal's workflow.
+ * generated actions, and the running system's issuers.
  */
-async function capabilityControl(path: string, b: Record<string, unknown>): Promise<unknown> {
+function capabilityControl(path: string, b: Record<string, unknown>): unknown {
   if (path === '/capability/mint') {
     const claims: CapabilityClaims = {
       ...capabilityClaims(
@@ -78,20 +77,6 @@ async function capabilityControl(path: string, b: Record<string, unknown>): Prom
     return (b.actions as Parameters<typeof actionDigest>[0][]).map(actionDigest);
   }
   if (path === '/capability/issuers') return sys.policy.spec.capabilities.issuers;
-  if (path === '/capability/redeem') {
-    try {
-      const r = await redeemCapability(sys.client, {
-        token: String(b.token),
-        action: b.action as Parameters<typeof actionDigest>[0],
-        issuers: sys.policy.spec.capabilities.issuers,
-        redeemer: 'python-test',
-      });
-      return { redeemed: true, redemption: r };
-    } catch (err) {
-      if (err instanceof CapabilityRefusedError) return { redeemed: false, reason: err.message };
-      throw err;
-    }
-  }
   return undefined;
 }
 
@@ -127,7 +112,7 @@ function startControl(): Promise<string> {
           await proposalsVisible(sys, String(b.agent), Number(b.count));
           out = {};
         } else if (req.url?.startsWith('/capability/')) {
-          out = await capabilityControl(req.url, b);
+          out = capabilityControl(req.url, b);
         }
         if (out === undefined) {
           res.writeHead(404).end();

@@ -10,10 +10,11 @@ the token brings), the signature before any claim is read, every claim present, 
 characters, then expiry, audience, workflow and the digest of the exact action about to be performed.
 
 Single use: a token is spent by the ``redeemCapability`` Update on its proposal's workflow, which accepts exactly one
-redemption whoever sends it (``agent-judge capability verify --redeem``, or ``redeemCapability`` in
-``agent-judge/client``); the gate service's HTTP API does not offer it. A :class:`CapabilityVerifier` refuses a
-second use of a token *at that verifier* (its ledger lives in its process until the token expires): it stops a
-replay to the same tool, not a use of the same token by another process.
+redemption whoever sends it. From Python, :func:`redeem` (or :func:`aredeem`) sends it through the gate service
+(``POST /v1/capabilities/redeem``, with this agent's token: only the token's own agent may redeem it): the first
+redemption wins, any other is refused (``redeemed``), whichever process sends it. A :class:`CapabilityVerifier`
+refuses a second use of a token *at that verifier* only (its ledger lives in its process until the token expires):
+it needs no round trip, and stops a replay to the same tool, not a use of the same token by another process.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ except ImportError as err:  # pragma: no cover - the message is the point
         f"agent_judge.capability needs {err.name}: pip install 'agent-judge[capability]' (pyseto, rfc8785)"
     ) from err
 
-from .errors import AgentJudgeError
+from .client import AsyncGateClient, GateClient
+from .errors import AgentJudgeError, GateHTTPError
+from .models import Redemption
 
 #: Why a token was refused; the codes of the TypeScript verifier, plus ``redeemed`` (a second use at one verifier).
 CapabilityRefusal = Literal[
@@ -50,6 +53,10 @@ CapabilityRefusal = Literal[
     "workflow",
     "action",
     "redeemed",
+    # Refused by the workflow or the gate service when redeeming (:func:`redeem`):
+    "agent",
+    "closed",
+    "refused",
 ]
 
 V4_PUBLIC_HEADER = "v4.public."
@@ -315,3 +322,57 @@ class CapabilityVerifier:
                 raise CapabilityRefused("redeemed", f"token {verified.claims.jti} was already used at this verifier")
             self._used[verified.claims.jti] = verified.claims.expires_at
         return verified
+
+
+def _redeem_args(action: Mapping[str, Any], audience: str | None) -> tuple[str, str]:
+    if "action_sha256" in action:
+        digest = str(action["action_sha256"])
+    else:
+        digest = action_digest(action)
+    if audience is None:
+        if "action_type" not in action:
+            raise ValueError("audience: required unless the action is a proposal action (action_type, ...)")
+        audience = executor_audience(str(action["action_type"]))
+    return digest, audience
+
+
+def _refusal_of(err: GateHTTPError) -> CapabilityRefused | GateHTTPError:
+    prefix = "capability."
+    if err.status == 409 and err.code and err.code.startswith(prefix):
+        return CapabilityRefused(err.code[len(prefix) :], err.error)  # type: ignore[arg-type]
+    return err
+
+
+def redeem(
+    gate: GateClient,
+    token: str,
+    action: Mapping[str, Any],
+    *,
+    audience: str | None = None,
+    nonce: str | None = None,
+) -> Redemption:
+    """Spends ``token`` once, through its proposal's workflow, for ``action`` (a proposal action ``{action_type,
+    target, parameters}``, or ``{"action_sha256": ...}``); the audience defaults to ``executor:<action_type>``.
+    Perform the action only if this returns. Raises :class:`CapabilityRefused` (``redeemed``: someone redeemed it
+    first; ``agent``: another agent's token; ``expired``, ``action``, ...) and nothing was spent."""
+    digest, audience = _redeem_args(action, audience)
+    try:
+        return gate.redeem_capability(token, digest, audience, nonce=nonce).redemption
+    except GateHTTPError as err:
+        raise _refusal_of(err) from None
+
+
+async def aredeem(
+    gate: AsyncGateClient,
+    token: str,
+    action: Mapping[str, Any],
+    *,
+    audience: str | None = None,
+    nonce: str | None = None,
+) -> Redemption:
+    """The async twin of :func:`redeem`."""
+    digest, audience = _redeem_args(action, audience)
+    try:
+        return (await gate.redeem_capability(token, digest, audience, nonce=nonce)).redemption
+    except GateHTTPError as err:
+        raise _refusal_of(err) from None

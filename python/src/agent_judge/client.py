@@ -31,6 +31,8 @@ from .models import (
     OutcomeAnswer,
     OutcomeRequest,
     ProposalOutcome,
+    RedeemAnswer,
+    RedeemRequest,
     refused,
 )
 
@@ -38,6 +40,8 @@ from .models import (
 DEFAULT_TIMEOUT_S = 150.0
 #: How long connecting may take (s).
 CONNECT_TIMEOUT_S = 10.0
+#: Where a capability token is redeemed.
+REDEEM_PATH = "/v1/capabilities/redeem"
 
 
 def _settings(url: str | None, token: str | None) -> tuple[str, str]:
@@ -70,6 +74,11 @@ def _outcome_body(outcome: Outcome, detail: str | None) -> dict[str, Any]:
     if detail is not None and len(detail) > 2000:
         detail = detail[:1999] + "…"
     return OutcomeRequest(outcome=outcome, detail=detail).model_dump(mode="json", exclude_none=True)
+
+
+def _redeem_body(token: str, action_sha256: str, audience: str, nonce: str | None) -> dict[str, Any]:
+    request = RedeemRequest(token=token, action_sha256=action_sha256, audience=audience, nonce=nonce)
+    return request.model_dump(mode="json", exclude_none=True)
 
 
 def _json_of(base: str, res: httpx.Response) -> Any:
@@ -205,6 +214,16 @@ class GateClient(_Client):
         body = self._request("POST", _proposal_path(proposal_id, "/clarification"), dict(clarification))
         return ProposalOutcome.model_validate(body)
 
+    def redeem_capability(
+        self, token: str, action_sha256: str, audience: str, *, nonce: str | None = None
+    ) -> RedeemAnswer:
+        """Spends the capability token of one of this agent's proposals once, through its workflow, for the action
+        whose digest is ``action_sha256``; perform the action only if this returns. A refusal raises
+        :class:`~agent_judge.errors.GateHTTPError` (409, ``code`` ``capability.<why>``). Pass the same ``nonce`` to
+        retry one redemption. :func:`agent_judge.capability.redeem` computes the digest from the action."""
+        body = _redeem_body(token, action_sha256, audience, nonce)
+        return RedeemAnswer.model_validate(self._request("POST", REDEEM_PATH, body))
+
     def openapi(self) -> dict[str, Any]:
         """The service's OpenAPI 3.1 document."""
         body = self._request("GET", "/v1/openapi.json")
@@ -270,6 +289,13 @@ class AsyncGateClient(_Client):
     async def clarify(self, proposal_id: str, clarification: Mapping[str, Any]) -> ProposalOutcome:
         body = await self._request("POST", _proposal_path(proposal_id, "/clarification"), dict(clarification))
         return ProposalOutcome.model_validate(body)
+
+    async def redeem_capability(
+        self, token: str, action_sha256: str, audience: str, *, nonce: str | None = None
+    ) -> RedeemAnswer:
+        """See :meth:`GateClient.redeem_capability`."""
+        body = _redeem_body(token, action_sha256, audience, nonce)
+        return RedeemAnswer.model_validate(await self._request("POST", REDEEM_PATH, body))
 
     async def openapi(self) -> dict[str, Any]:
         body = await self._request("GET", "/v1/openapi.json")

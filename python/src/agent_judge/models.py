@@ -222,6 +222,31 @@ class OutcomeAnswer(_Answer):
     proposal_id: str
 
 
+# --- POST /v1/capabilities/redeem ------------------------------------------------------------------------------
+
+
+class RedeemRequest(_Request):
+    """A capability token spent once, through its proposal's workflow, for the action about to be performed."""
+
+    token: Annotated[str, Field(min_length=1, max_length=8192)]
+    action_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    audience: Annotated[str, Field(min_length=1, max_length=200)]
+    nonce: Annotated[str | None, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")] = None
+
+
+class Redemption(_Answer):
+    token_id: str
+    audience: str
+    redeemer: str
+    nonce: str
+    redeemed_at: str
+
+
+class RedeemAnswer(_Answer):
+    redeemed: Literal[True]
+    redemption: Redemption
+
+
 # --- /v1/proposals ----------------------------------------------------------------------------------------------
 
 

@@ -127,6 +127,34 @@ export type OutcomeRequest = z.infer<typeof OutcomeRequestSchema>;
 export const OutcomeAnswerSchema = z.strictObject({ recorded: z.literal(true), proposal_id: z.string() });
 
 /**
+ * `POST /v1/capabilities/redeem`: a capability token spent once, through its proposal's workflow (the
+ * `redeemCapability` Update), for exactly the action about to be performed (its digest, computed by the performer).
+ */
+export const RedeemRequestSchema = z.strictObject({
+  token: z.string().min(1).max(8192),
+  action_sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** The audience the performer is (`executor:<action_type>`, `mcp:<server>`): must be the token's. */
+  audience: z.string().min(1).max(200),
+  /** Names this redemption: the same value when retrying it gets the same answer. Default: a new redemption. */
+  nonce: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/)
+    .optional(),
+});
+export type RedeemRequest = z.infer<typeof RedeemRequestSchema>;
+
+export const RedeemAnswerSchema = z.strictObject({
+  redeemed: z.literal(true),
+  redemption: z.strictObject({
+    token_id: z.string(),
+    audience: z.string(),
+    redeemer: z.string(),
+    nonce: z.string(),
+    redeemed_at: z.string(),
+  }),
+});
+
+/**
  * A proposal as agent-judge reports it (seed 000 §3.2 and the run's state): the verdict, its history, the execution's
  * result, deadlines. Documented by its main fields; further fields may be added.
  */

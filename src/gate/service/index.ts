@@ -21,7 +21,15 @@ import type { CompliancePolicy } from '../../contracts/policy';
 import { describeIssues } from '../../contracts/zod-error';
 import { RefusedError } from '../../client/proposals';
 import { unreachableReason } from '../resolve';
-import { CallRequestSchema, OutcomeRequestSchema, WaitQuerySchema } from './api';
+import { CapabilityRefusedError, redeemCapability } from '../../client/capabilities';
+import { unverifiedClaims } from '../../identity/capability';
+import {
+  CallRequestSchema,
+  OutcomeRequestSchema,
+  RedeemRequestSchema,
+  WaitQuerySchema,
+  type RedeemRequest,
+} from './api';
 import { CallDesk } from './calls';
 import { parseJsonBody, readBody, requestAgent, sendError, sendJson } from './http';
 import { openApiDocument } from './openapi';
@@ -122,7 +130,31 @@ export class GateService {
       const body = await this.body(req, null, 'clarification');
       return this.followed(res, await this.proposals.clarify(agent, m[1]!, body));
     }
+    if (path === '/v1/capabilities/redeem') {
+      if (method !== 'POST') return sendError(res, 405, 'Method Not Allowed: POST /v1/capabilities/redeem');
+      const request = await this.body(req, RedeemRequestSchema, 'redemption');
+      return sendJson(res, 200, { redeemed: true, redemption: await this.redeem(agent, request) });
+    }
     sendError(res, 404, `Not Found: ${method} ${path} (the API is described at GET /v1/openapi.json)`);
+  }
+
+  /**
+   * Spends the token once through its proposal's workflow. Only the token's own agent may: a token of another agent's
+   * proposal is refused before anything is asked (its `sub` is read unverified here, then the signature, expiry,
+   * audience and action are checked against the policy's issuers before Temporal, and again by the workflow).
+   */
+  private async redeem(agent: string, request: RedeemRequest) {
+    if (unverifiedClaims(request.token)?.sub !== agent) {
+      throw new CapabilityRefusedError(`capability refused: the token is not one of ${agent}'s proposals`, 'agent');
+    }
+    return redeemCapability(this.o.client, {
+      token: request.token,
+      action: { action_sha256: request.action_sha256 },
+      audience: request.audience,
+      redeemer: `gate:${agent}`,
+      issuers: this.o.policy.spec.capabilities.issuers,
+      ...(request.nonce ? { nonce: request.nonce } : {}),
+    });
   }
 
   private followed(res: ServerResponse, f: Followed): void {
@@ -154,6 +186,7 @@ export class GateService {
       const retry = err.resetsAt ? Math.max(1, Math.ceil((Date.parse(err.resetsAt) - Date.now()) / 1000)) : null;
       return sendError(res, 429, err.message, `limits.${err.limit}`, retry ? { 'retry-after': String(retry) } : {});
     }
+    if (err instanceof CapabilityRefusedError) return sendError(res, 409, err.message, `capability.${err.code}`);
     if (err instanceof DuplicateProposalError) return sendError(res, 409, err.message, 'duplicate');
     if (err instanceof RefusedError) return sendError(res, 409, err.message, 'refused');
     if (err instanceof NotFoundError) return sendError(res, 404, err.message, 'not-found');

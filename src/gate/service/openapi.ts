@@ -12,6 +12,8 @@ import {
   OutcomeAnswerSchema,
   OutcomeRequestSchema,
   ProposalOutcomeSchema,
+  RedeemAnswerSchema,
+  RedeemRequestSchema,
 } from './api';
 import { ClarificationSchema } from '../../contracts/messages';
 import { ProposalSchema } from '../../contracts/proposal-schema';
@@ -126,6 +128,24 @@ export function openApiDocument(version: string): Json {
           },
         },
       },
+      '/v1/capabilities/redeem': {
+        post: {
+          operationId: 'redeemCapability',
+          summary:
+            "Spend a capability token of one of the agent's proposals once, through its workflow, for the action " +
+            'about to be performed; perform it only on 200',
+          requestBody: { required: true, content: json('RedeemRequest') },
+          responses: {
+            '200': { description: 'Redeemed: this redemption is the one', content: json('RedeemAnswer') },
+            '400': error('The request is malformed'),
+            '401': error('No valid bearer token'),
+            '404': error('No proposal workflow for the token'),
+            '409': error(
+              'Refused (the code names why: capability.redeemed, .expired, .action, .audience, .agent, ...)',
+            ),
+          },
+        },
+      },
     },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'agent-judge hook token --agent @x' } },
@@ -137,6 +157,8 @@ export function openApiDocument(version: string): Json {
         Proposal: schemaOf(ProposalSchema, 'input'),
         ProposalOutcome: schemaOf(ProposalOutcomeSchema, 'output'),
         Clarification: schemaOf(ClarificationSchema, 'input'),
+        RedeemRequest: schemaOf(RedeemRequestSchema, 'input'),
+        RedeemAnswer: schemaOf(RedeemAnswerSchema, 'output'),
         Error: schemaOf(ErrorSchema, 'output'),
       },
     },
