@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -28,4 +28,14 @@ function findPackageRoot(start: string): string {
 export function packageVersion(): string {
   const manifest = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: unknown };
   return typeof manifest.version === 'string' ? manifest.version : 'unknown';
+}
+
+/**
+ * A file of the package's examples/ as a user in `cwd` can type it: relative when it lies below `cwd` (a checkout),
+ * else the installed package's own copy (examples/ ships in the package).
+ */
+export function examplePath(name: string, cwd = process.cwd()): string {
+  const file = join(PACKAGE_ROOT, 'examples', name);
+  const path = relative(cwd, file);
+  return path.startsWith(`..${sep}`) || isAbsolute(path) ? file : path;
 }

@@ -22,6 +22,7 @@ import { resolveUnsignedDecisions } from '../identity/decision';
 import { startVisibilityGauges } from '../metrics/gauges';
 import { DEFAULT_DEV_METRICS_ADDRESS } from '../metrics/telemetry';
 import { taskQueuesFor } from '../names';
+import { examplePath } from '../package-root';
 import { DEFAULT_POLICY_PATH, loadPolicyLayers } from '../policy/load';
 import { createWorkers, runWorkers, WORKER_ROLES } from '../worker';
 import { announceWorkerPolicy } from '../worker/policy-publication';
@@ -256,7 +257,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
     `hooks       ${hooksGate.line}`,
     `inbox       ${inbox.line}`,
     ...audit,
-    `try         agent-judge propose examples/memory-write.json --wait`,
+    `try         agent-judge propose ${examplePath('memory-write.json')} --wait`,
     'stop        Ctrl-C',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -319,10 +319,10 @@ describe('the installed package', () => {
     expect(JSON.parse(stdout)).toEqual({ interrupts: [['agent-judge', 'human']], ran: false });
   }, 600_000);
 
-  it('runs the installed CLI: propose --wait prints the executed outcome', async () => {
+  it("runs the installed CLI: propose --wait of the package's own example (what `dev` suggests) executes", async () => {
     const consumer = join(dir, 'consumer');
-    const file = join(dir, 'memory-write.json');
-    writeFileSync(file, JSON.stringify(proposal('memory_write')));
+    // examples/ ships in the package: `dev` on an installed package suggests this file by its installed path.
+    const file = join(consumer, 'node_modules/agent-judge/examples/memory-write.json');
     const { stdout } = await run(join(consumer, 'node_modules/.bin/agent-judge'), [
       'propose',
       file,
