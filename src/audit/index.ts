@@ -14,8 +14,15 @@ import { archivedRuns, isRunGone, readArchivedHistory, type ArchiveRecord } from
 import type { HumanDecision } from '../contracts/messages';
 import { outcomeStatusOf, stageFrom } from '../contracts/lifecycle';
 import type { Proposal } from '../contracts/proposal';
-import type { ProposalOutcome } from '../contracts/status';
-import { humanDecisionUpdate, PROPOSAL_WORKFLOW_TYPE, SA } from '../names';
+import type { ProposalOutcome, ProposalRecord } from '../contracts/status';
+import {
+  awaitSettledUpdate,
+  callerOutcomeUpdate,
+  clarifyUpdate,
+  humanDecisionUpdate,
+  PROPOSAL_WORKFLOW_TYPE,
+  SA,
+} from '../names';
 import { defaultWorkflowCode } from '../workflow-code';
 
 export interface ReplaySummary {
@@ -185,6 +192,7 @@ const msBetween = (from: string | null | undefined, to: string | null | undefine
 function mcpRecordOf(
   performer: Proposal['performer'] | undefined,
   outcome: ProposalOutcome | null,
+  verdict: ProposalOutcome['verdict'],
   startedAt: string,
 ): McpCallRecord | undefined {
   if (performer?.by !== 'caller') return undefined;
@@ -199,35 +207,64 @@ function mcpRecordOf(
     token_id: outcome?.capability?.token_id ?? null,
     outcome: caller?.outcome ?? null,
     detail: caller?.detail ?? null,
-    judged_ms: msBetween(startedAt, outcome?.verdict?.decided_at),
+    judged_ms: msBetween(startedAt, verdict?.decided_at),
     forwarded_ms: msBetween(startedAt, caller?.forwarded_at),
     upstream_ms: msBetween(caller?.forwarded_at, caller?.finished_at),
   };
 }
 
-/** The final outcome and every accepted human decision, from a run's history. */
+/** The Updates whose answer is the run's record at that moment (src/names.ts). */
+const RECORD_UPDATES: ReadonlySet<string> = new Set([
+  clarifyUpdate.name,
+  humanDecisionUpdate.name,
+  awaitSettledUpdate.name,
+  callerOutcomeUpdate.name,
+]);
+
+/**
+ * The final outcome and every accepted human decision, from a run's history. A run still open (an approval waiting for
+ * its token or its caller) has no result yet: its verdicts are those of the last record an Update answered with, so a
+ * human decision's verdict is exported as soon as the decision's Update completed.
+ */
 function readHistory(history: History): {
   outcome: ProposalOutcome | null;
+  /** The verdicts as they stand: the outcome's, else those of the last record an Update answered with. */
+  judged: Pick<ProposalOutcome, 'verdict' | 'verdicts'>;
   decisions: AuditRecord['decisions'];
   performer: Proposal['performer'] | undefined;
 } {
   let outcome: ProposalOutcome | null = null;
+  let answered: Pick<ProposalRecord, 'verdict' | 'verdicts'> | null = null;
   const decisions: AuditRecord['decisions'] = [];
+  const recordUpdateIds = new Set<string>();
   // The proposal as started (the workflow validated it before acting; here it is only read for its performer).
   const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
   const started = input ? defaultPayloadConverter.fromPayload<{ proposal?: Partial<Proposal> } | null>(input) : null;
   const performer = started?.proposal?.performer;
   for (const event of history.events ?? []) {
     const accepted = event.workflowExecutionUpdateAcceptedEventAttributes;
-    if (accepted?.acceptedRequest?.input?.name === humanDecisionUpdate.name) {
-      const payload = accepted.acceptedRequest.input.args?.payloads?.[0];
+    const name = accepted?.acceptedRequest?.input?.name;
+    if (name && RECORD_UPDATES.has(name)) recordUpdateIds.add(accepted?.acceptedRequest?.meta?.updateId ?? '');
+    if (name === humanDecisionUpdate.name) {
+      const payload = accepted?.acceptedRequest?.input?.args?.payloads?.[0];
       if (payload) decisions.push({ ...defaultPayloadConverter.fromPayload<HumanDecision>(payload), accepted: true });
     }
+    const completed = event.workflowExecutionUpdateCompletedEventAttributes;
+    const answer = completed?.outcome?.success?.payloads?.[0];
+    if (answer && recordUpdateIds.has(completed?.meta?.updateId ?? ''))
+      answered = defaultPayloadConverter.fromPayload<ProposalRecord>(answer);
     const done = event.workflowExecutionCompletedEventAttributes;
     const payload = done?.result?.payloads?.[0];
     if (payload) outcome = defaultPayloadConverter.fromPayload<ProposalOutcome>(payload);
   }
-  return { outcome, decisions, performer };
+  // Only the verdicts of an open run's record: its capability token is still redeemable and stays out of the export.
+  const judged = outcome ?? answered;
+  return {
+    outcome,
+    judged: { verdict: judged?.verdict ?? null, verdicts: judged?.verdicts ?? [] },
+    decisions,
+    performer,
+  };
 }
 
 /** A run's search attributes as its history set them (start, then each upsert), for runs visibility no longer has. */
@@ -260,8 +297,8 @@ function eventTimeIso(ts: { seconds?: unknown; nanos?: number | null } | null | 
 }
 
 function fromServer(wf: WorkflowExecutionInfo, history: History): AuditRecord {
-  const { outcome, decisions, performer } = readHistory(history);
-  const mcp = mcpRecordOf(performer, outcome, wf.startTime.toISOString());
+  const { outcome, judged, decisions, performer } = readHistory(history);
+  const mcp = mcpRecordOf(performer, outcome, judged.verdict, wf.startTime.toISOString());
   const sa = wf.typedSearchAttributes;
   return {
     proposal_id: outcome?.proposal_id ?? sa.get(SA.ProposalId) ?? '',
@@ -269,8 +306,7 @@ function fromServer(wf: WorkflowExecutionInfo, history: History): AuditRecord {
     run_id: wf.runId,
     // The run's own result when it completed; otherwise the one rule `list` uses too.
     status: outcome?.status ?? outcomeStatusOf(stageFrom(sa.get(SA.Stage)), wf.closeTime !== undefined),
-    verdict: outcome?.verdict ?? null,
-    verdicts: outcome?.verdicts ?? [],
+    ...judged,
     execution: outcome?.execution ?? null,
     agent_id: sa.get(SA.AgentId) ?? null,
     action_type: sa.get(SA.ActionType) ?? null,
@@ -286,7 +322,7 @@ function fromServer(wf: WorkflowExecutionInfo, history: History): AuditRecord {
 }
 
 function fromArchive(record: ArchiveRecord, history: History): AuditRecord {
-  const { outcome, decisions, performer } = readHistory(history);
+  const { outcome, judged, decisions, performer } = readHistory(history);
   const sa = searchAttributesOf(history);
   const text = (key: { name: string }) => {
     const v = sa.get(key.name);
@@ -294,14 +330,13 @@ function fromArchive(record: ArchiveRecord, history: History): AuditRecord {
   };
   const events = history.events ?? [];
   const startedAt = eventTimeIso(events[0]?.eventTime) ?? record.start_time;
-  const mcp = mcpRecordOf(performer, outcome, startedAt);
+  const mcp = mcpRecordOf(performer, outcome, judged.verdict, startedAt);
   return {
     proposal_id: outcome?.proposal_id ?? text(SA.ProposalId) ?? '',
     workflow_id: record.workflow_id,
     run_id: record.run_id,
     status: outcome?.status ?? outcomeStatusOf(stageFrom(text(SA.Stage) ?? undefined), true),
-    verdict: outcome?.verdict ?? null,
-    verdicts: outcome?.verdicts ?? [],
+    ...judged,
     execution: outcome?.execution ?? null,
     agent_id: text(SA.AgentId),
     action_type: text(SA.ActionType),
