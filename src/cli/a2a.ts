@@ -9,7 +9,7 @@ import { type Command, Option } from 'commander';
 import { CircleRegistryClient } from '../client/circles';
 import { CIRCLE_REGISTRY_WORKFLOW_ID } from '../circles/names';
 import { AmidSchema } from '../contracts/identity';
-import { AgentJudgeError, BadInputError } from '../contracts/errors';
+import { BadInputError } from '../contracts/errors';
 import { DEFAULT_TASK_QUEUES } from '../names';
 import { PACKAGE_ROOT } from '../package-root';
 
@@ -77,19 +77,9 @@ export function registerA2ACommand(program: Command): void {
       if (opts.publicUrl !== undefined && !URL.canParse(opts.publicUrl))
         throw new BadInputError(`--public-url: expected a URL, got ${JSON.stringify(opts.publicUrl)}`);
       const flags = cmd.optsWithGlobals<{ address?: string; namespace?: string }>();
-      const { connectClient, temporalTarget } = await import('../client/connection');
+      const { connectCheckedClient, temporalTarget } = await import('../client/connection');
       const target = temporalTarget({ address: flags.address, namespace: flags.namespace });
-      let client;
-      try {
-        client = await connectClient(target);
-        await client.workflowService.describeNamespace({ namespace: target.namespace });
-      } catch (err) {
-        await client?.connection.close().catch(() => undefined);
-        throw new AgentJudgeError(
-          `cannot reach Temporal at ${target.address}: ${(err as Error).message}; refusing to start, so no A2A ` +
-            'message passes without a KNOCK',
-        );
-      }
+      const client = await connectCheckedClient(target, 'refusing to start, so no A2A message passes without a KNOCK');
       const registry = new CircleRegistryClient({ client, workflowId: opts.registryId, taskQueue: opts.taskQueue });
       const { startA2AFront } = await import('../a2a/front');
       const { upstreamExecutor } = await import('../a2a/upstream');

@@ -7,7 +7,7 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { AgentJudgeError, BadInputError } from '../contracts/errors';
+import { BadInputError } from '../contracts/errors';
 import { AgentIdSchema } from '../contracts/proposal';
 import type { InstallFlags } from './hook-install';
 import {
@@ -245,19 +245,9 @@ export function registerGateCommand(program: Command): void {
       async (opts: { listen?: string; policy?: string; taskQueuePrefix?: string; stateDir: string }, cmd: Command) => {
         const flags = cmd.optsWithGlobals<{ address?: string; namespace?: string }>();
         const policy = await loadPolicy(opts.policy ? { path: opts.policy } : {});
-        const { connectClient, temporalTarget } = await import('../client/connection');
+        const { connectCheckedClient, temporalTarget } = await import('../client/connection');
         const target = temporalTarget({ address: flags.address, namespace: flags.namespace });
-        let client;
-        try {
-          client = await connectClient(target);
-          await client.workflowService.describeNamespace({ namespace: target.namespace });
-        } catch (err) {
-          await client?.connection.close().catch(() => undefined);
-          throw new AgentJudgeError(
-            `cannot reach Temporal at ${target.address}: ${(err as Error).message}; refusing to start, so no hook ` +
-              'call is allowed unjudged',
-          );
-        }
+        const client = await connectCheckedClient(target, 'refusing to start, so no hook call is allowed unjudged');
         const { startResidentGate } = await import('../hooks/resident');
         const logger = (await import('./shared')).createLogger().child({ component: 'gate' });
         const gate = await startResidentGate({

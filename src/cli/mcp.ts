@@ -143,19 +143,9 @@ async function runProxy(upstreamArgs: string[], flags: McpFlags): Promise<number
   const listen = flags.http === undefined ? undefined : await httpListen(flags, policy, agent?.data, logger);
   const counters = flags.metrics === undefined ? undefined : await metricsCounters(flags.metrics, logger);
 
-  const { connectClient, temporalTarget } = await import('../client/connection');
+  const { connectCheckedClient, temporalTarget } = await import('../client/connection');
   const target = temporalTarget({ address: flags.address, namespace: flags.namespace });
-  let client;
-  try {
-    client = await connectClient(target);
-    await client.workflowService.describeNamespace({ namespace: target.namespace });
-  } catch (err) {
-    await client?.connection.close().catch(() => undefined);
-    throw new AgentJudgeError(
-      `cannot reach Temporal at ${target.address} (namespace ${target.namespace}): ${(err as Error).message}; ` +
-        'refusing to start, so no call is forwarded unjudged',
-    );
-  }
+  const client = await connectCheckedClient(target, 'refusing to start, so no call is forwarded unjudged');
 
   const temporal = {
     client,

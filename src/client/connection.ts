@@ -1,6 +1,7 @@
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { loadEnv } from '../config/env';
-import { resolveTemporalTarget, type TemporalTarget } from './target';
+import { AgentJudgeError } from '../contracts/errors';
+import { resolveTemporalTarget, unreachableError, type TemporalTarget } from './target';
 import { processEnv } from '../config/process-env';
 
 export type { TemporalTarget } from './target';
@@ -36,6 +37,8 @@ export async function connect(target: TemporalTarget): Promise<Connection> {
     ...(target.attempts !== undefined
       ? { interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: target.attempts }))] }
       : {}),
+  }).catch((err: unknown) => {
+    throw unreachableError(target, err);
   });
 }
 
@@ -43,4 +46,21 @@ export async function connect(target: TemporalTarget): Promise<Connection> {
 export async function connectClient(target: TemporalTarget): Promise<Client> {
   const connection = await connect(target);
   return new Client({ connection, namespace: target.namespace });
+}
+
+/**
+ * A client whose server answered for its namespace, for a process that must not start without one (the MCP proxy, the
+ * hook gate, the A2A front): any failure is {@link unreachableError} followed by `consequence`.
+ */
+export async function connectCheckedClient(target: TemporalTarget, consequence: string): Promise<Client> {
+  let client: Client | undefined;
+  try {
+    client = await connectClient(target);
+    await client.workflowService.describeNamespace({ namespace: target.namespace });
+    return client;
+  } catch (err) {
+    await client?.connection.close().catch(() => undefined);
+    const reached = unreachableError(target, (err as { cause?: unknown }).cause ?? err);
+    throw new AgentJudgeError(`${reached.message}; ${consequence}`, { cause: err });
+  }
 }

@@ -31,7 +31,7 @@ import {
 } from '../wire-names';
 import { listedProposalOf, proposalListQuery, type ListedProposal, type ListOptions } from './proposals/list-query';
 import descriptor from './status-rpc-descriptor.json';
-import type { TemporalTarget } from './target';
+import { unreachableError, type TemporalTarget } from './target';
 
 const SERVICE = 'temporal.api.workflowservice.v1.WorkflowService';
 /** What the SDK client waits for a connection (src/client/connection.ts) before it gives up. */
@@ -133,7 +133,7 @@ export class StatusRpc {
     this.ready ??= new Promise((resolve, reject) => {
       this.client.waitForReady(Date.now() + CONNECT_TIMEOUT_MS, (err) => {
         // grpc-js's own error ("Failed to connect before the deadline"), which the SDK passes on as is.
-        if (err) reject(err);
+        if (err) reject(unreachableError(this.target, err));
         else resolve();
       });
     });

@@ -4,7 +4,7 @@
  */
 import type { ConnectionOptions } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { BadInputError } from '../contracts/errors';
+import { AgentJudgeError, BadInputError } from '../contracts/errors';
 import { processEnv } from '../config/process-env';
 import { readRunningDev } from '../config/user-state';
 
@@ -90,4 +90,20 @@ export function resolveTemporalTarget(
     metadata: connectionOptions.metadata,
     ...(present.AGENT_JUDGE_TEMPORAL_ATTEMPTS ? { attempts: Number(present.AGENT_JUDGE_TEMPORAL_ATTEMPTS) } : {}),
   };
+}
+
+/**
+ * A connection that never came up, said so a person can act on it: the address and namespace tried, the transport's
+ * own words, and how to start agent-judge or point at the server it runs on. Both ways of connecting (the SDK's and
+ * `status`'s own) throw this one error.
+ */
+export function unreachableError(target: Pick<TemporalTarget, 'address' | 'namespace'>, err: unknown): AgentJudgeError {
+  const why = err instanceof Error ? err.message : String(err);
+  return new AgentJudgeError(
+    `cannot reach Temporal at ${target.address} (namespace ${target.namespace}): ${why}. ` +
+      'Is agent-judge running? Start it with `agent-judge dev` (a Temporal server on localhost:7233 and the ' +
+      'workers), or point TEMPORAL_ADDRESS or --address at the server it uses (`agent-judge dev --port P` ' +
+      'listens on 127.0.0.1:P)',
+    { cause: err },
+  );
 }
