@@ -106,6 +106,7 @@ export function renderOutcome(o: ProposalOutcome, inboxUrl?: string): string {
     rows.push(['verdict', `${v.verdict} by ${by} (tier ${v.tier}, confidence ${v.confidence})`]);
     rows.push(['reason', oneLine(v.reason, 200, `agent-judge status ${o.proposal_id} --json`)]);
   }
+  if (o.escalation_reason) rows.push(['why', oneLine(o.escalation_reason, 300)]);
   if (o.edited) {
     // Approved with edits: what is performed is the edited action; say each change, before and after.
     rows.push(['edited', `approved with ${o.edited.changes.length} edit(s): the edited action is what is performed`]);

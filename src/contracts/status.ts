@@ -5,6 +5,7 @@ import type { ExecutionStatus, OutcomeStatus, Stage } from './lifecycle';
 import type { CapabilityRecord, CapabilityRedemption } from './capability';
 import type { CallerRecord } from './caller-outcome';
 import type { ActionEdited, EditedRecord } from './action-edit';
+import { proposalSubject } from './subject';
 
 export type { ExecutionStatus, OutcomeStatus, Stage } from './lifecycle';
 export { FINAL_STAGES, SETTLED_STAGES, UNCERTAIN_EXPLANATION } from './lifecycle';
@@ -96,6 +97,10 @@ export interface ProposalOutcome {
    * performed instead of the proposal as submitted. A caller that performs the action performs exactly this one.
    */
   edited?: ActionEdited & { action: { action_type: string; target: unknown; parameters: unknown } };
+  /** The command, path or URL an approver is asked about (src/contracts/subject.ts). */
+  subject?: string;
+  /** While a person must decide (`awaiting_human`): why it came to a person, as the dispute says it. */
+  escalation_reason?: string;
 }
 
 export function outcomeOf(s: ProposalRecord): ProposalOutcome {
@@ -104,6 +109,7 @@ export function outcomeOf(s: ProposalRecord): ProposalOutcome {
     proposal_id: s.proposal_id,
     workflow_id: s.workflow_id,
     status: s.status,
+    subject: proposalSubject(s.proposal),
     verdict: s.verdict,
     verdicts: s.verdicts,
     execution: s.execution,
@@ -121,6 +127,7 @@ export function outcomeOf(s: ProposalRecord): ProposalOutcome {
       : {}),
     ...(s.caller ? { caller: s.caller } : {}),
     policy_sha256: s.policy_sha256,
+    ...(s.status === 'awaiting_human' && s.dispute ? { escalation_reason: s.dispute.reason } : {}),
     ...(s.edited
       ? {
           edited: {

@@ -9,6 +9,7 @@ import type { DecisionRecord } from '../../contracts/status';
 import type { Verdict } from '../../contracts/verdict';
 import type { EditResult } from '../../contracts/action-edit';
 import { refusal, type Refusal } from '../../contracts/refusal';
+import { unlistedActionTypeReason } from '../../policy/action-types';
 import { decisionVerifier } from '../decision-verifier';
 import { applyActionEdits, proposalContentDigest } from '../schemas';
 import { ProposalCore } from './core';
@@ -25,7 +26,11 @@ export class EscalationState extends ProposalCore {
 
   /** Why a person must decide, in the words the dispute shows. */
   escalationReason(v: Verdict | null): string {
-    if (v === null) return `tier ${this.tier}: a person must decide`;
+    // An action type the risk matrix does not list says so (a typo gets its closest listed types).
+    if (v === null) {
+      const unlisted = unlistedActionTypeReason(this.policy, this._proposal.action_type);
+      return unlisted ? `${unlisted}, a person must decide` : `tier ${this.tier}: a person must decide`;
+    }
     // A verdict that names its own escalation (e.g. no model reviewed it) says why in its words.
     if (v.escalation) return v.escalation.reason;
     const { human } = this.policy.spec.thresholds;
