@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { AgentJudgeError, BadInputError, LimitExceededError, PolicyError } from '../contracts/errors';
 import { jsonTextDepthProblem } from '../contracts/json-depth';
 import { jsonForDisplay } from '../contracts/untrusted-text';
+import { jsonSyntaxProblem } from '../contracts/syntax-position';
 
 /**
  * Prints one JSON document on stdout: what scripts read. Written by the one display rule for JSON
@@ -28,7 +29,7 @@ export async function readJsonInput(source: string, what: string): Promise<unkno
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new BadInputError(`${what}: not valid JSON (${(err as Error).message})`);
+    throw new BadInputError(`${what}: not valid JSON (${jsonSyntaxProblem(text, err)})`);
   }
 }
 

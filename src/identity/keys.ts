@@ -12,6 +12,7 @@ import { BadInputError } from '../contracts/errors';
 import { describeIssues } from '../contracts/zod-error';
 import { KeyFileSchema, type KeyFile } from '../contracts/identity';
 import { amidFromPublicKey } from './verify';
+import { jsonSyntaxProblem } from '../contracts/syntax-position';
 
 // PKCS#8 DER header of an Ed25519 private key; the 32-byte seed follows it.
 const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
@@ -74,7 +75,7 @@ export async function loadKeyFile(path: string): Promise<KeyFile> {
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new BadInputError(`key file ${path}: not valid JSON (${(err as Error).message})`);
+    throw new BadInputError(`key file ${path}: not valid JSON (${jsonSyntaxProblem(text, err)})`);
   }
   return parseKeyFile(json, `key file ${path}`);
 }

@@ -15,6 +15,7 @@ import {
 } from '../contracts/passkey';
 import type { CompliancePolicy } from '../contracts/policy';
 import { describeIssues } from '../contracts/zod-error';
+import { jsonSyntaxProblem } from '../contracts/syntax-position';
 
 const EMPTY: PasskeyRegistry = { version: 1, approvers: {} };
 
@@ -31,7 +32,7 @@ export function readPasskeyRegistry(path: string): PasskeyRegistry {
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new BadInputError(`passkey registry ${path}: not valid JSON (${(err as Error).message})`);
+    throw new BadInputError(`passkey registry ${path}: not valid JSON (${jsonSyntaxProblem(text, err)})`);
   }
   const parsed = PasskeyRegistrySchema.safeParse(json);
   if (!parsed.success) throw new BadInputError(describeIssues(`passkey registry ${path}`, parsed.error.issues));

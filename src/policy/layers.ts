@@ -41,7 +41,12 @@ export interface PolicyFile {
 export function parsePolicyText(path: string, text: string): PolicyFile {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
-  if (doc.errors.length > 0) throw doc.errors[0]!;
+  const broken = doc.errors[0];
+  if (broken) {
+    // Where it breaks, as an editor counts (the yaml package's own position, 1-based).
+    const { line, col } = lineCounter.linePos(broken.pos[0]);
+    throw new Error(`line ${line}, column ${col}: ${broken.message.split('\n')[0]}`);
+  }
   const lines = new Map<string, number>();
   const visit = (node: unknown, at: string[]) => {
     if (isMap(node)) {

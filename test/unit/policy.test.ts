@@ -258,7 +258,10 @@ describe('a bad policy is refused, naming the field', () => {
   });
 
   it('text that is not YAML', async () => {
-    expect(await refusal('spec: [unclosed\n  - : :')).toMatch(/: not valid YAML \(/);
+    expect(await refusal('spec: [unclosed\n  - : :')).toMatch(/: not valid YAML \(line 1, column 8: /);
+    expect(await refusal('kind: CompliancePolicy\nspec:\n  a: 1\n   b: 2\n')).toMatch(
+      /: not valid YAML \(line 3, column 6: Nested mappings are not allowed in compact mappings\)$/,
+    );
   });
 
   it('YAML that is not a mapping, in one readable line', async () => {
