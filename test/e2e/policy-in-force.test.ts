@@ -215,9 +215,13 @@ describe('a process whose policy is not the workers', () => {
 });
 
 describe('agent-judge worker', () => {
-  it('a workflow worker process publishes the policy it judges with when it starts', async () => {
-    const prefix = `test-${randomUUID()}`;
-    const capability = workerProcessCapability(env.baseDir);
+  /** Runs `agent-judge worker` until its publication is logged; returns its stderr once it has stopped. */
+  async function workerUntilPublished(
+    prefix: string,
+    capability: { policyFile: string; env: Record<string, string> },
+    event: 'policy.published' | 'policy.changed',
+    check: (stderr: string) => Promise<void> = () => Promise.resolve(),
+  ): Promise<string> {
     const child = spawn(
       process.execPath,
       [BIN, 'worker', '--task-queue-prefix', prefix, '--policy', capability.policyFile, '--log-format', 'json'],
@@ -235,23 +239,65 @@ describe('agent-judge worker', () => {
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     try {
-      await until(
-        'the publication log line',
-        () => logRecordsOf(stderr).find((r) => r.event === 'policy.published'),
-        90_000,
-      );
+      await until('the publication log line', () => logRecordsOf(stderr).find((r) => r.event === event), 90_000);
+      await check(stderr);
+    } finally {
+      const exited = new Promise((r) => child.once('close', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    return stderr;
+  }
+
+  it('a workflow worker process publishes the policy it judges with when it starts', async () => {
+    const prefix = `test-${randomUUID()}`;
+    const capability = workerProcessCapability(env.baseDir);
+    await workerUntilPublished(prefix, capability, 'policy.published', async (stderr) => {
       const record = await readPolicyInForce(env.sys.client, prefix);
       expect(record?.current).toMatchObject({ version: 1, source: capability.policyFile, name: 'default' });
       expect(record?.current.publisher).toMatch(/^\d+@\S+ \(workflow,judge,executor,archive\)$/);
       expect(stderr).toContain(
         `version 1 on task queue ${prefix} (policy_sha256 ${record!.current.policy_sha256.slice(0, 12)}`,
       );
-    } finally {
-      const exited = new Promise((r) => child.once('close', r));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    });
   }, 120_000);
+
+  it('a restart warns about nothing: the same policy, or a changed one replacing a stopped worker', async () => {
+    const prefix = `test-${randomUUID()}`;
+    const capability = workerProcessCapability(env.baseDir);
+    // About the policy (a plain worker on the test server also warns about the namespace's retention).
+    const warnings = (stderr: string) =>
+      logRecordsOf(stderr).filter((r) => (r.level === 'warn' || r.level === 'error') && /polic/.test(r.msg));
+    expect(warnings(await workerUntilPublished(prefix, capability, 'policy.published'))).toEqual([]);
+    // The README's restart: the same policy again, then with an approver added (AGENT_JUDGE_APPROVERS=scott npm start).
+    const again = await workerUntilPublished(prefix, capability, 'policy.published');
+    expect(warnings(again)).toEqual([]);
+    expect(logRecordsOf(again).find((r) => r.event === 'policy.published')).toMatchObject({ policy_version: 1 });
+    const approvers = await workerUntilPublished(
+      prefix,
+      { ...capability, env: { ...capability.env, AGENT_JUDGE_APPROVERS: 'scott' } },
+      'policy.changed',
+    );
+    expect(warnings(approvers)).toEqual([]);
+    expect(logRecordsOf(approvers).find((r) => r.event === 'policy.changed')?.msg).toMatch(
+      new RegExp(`^version 2 on task queue ${prefix} .*; it replaces version 1 .*, whose workers have stopped$`),
+    );
+  }, 300_000);
+
+  it('a changed policy while the worker that published the old one still runs is a warning', async () => {
+    const prefix = `test-${randomUUID()}`;
+    const capability = workerProcessCapability(env.baseDir);
+    await workerUntilPublished(prefix, capability, 'policy.published', async () => {
+      const second = await workerUntilPublished(
+        prefix,
+        { ...capability, env: { ...capability.env, AGENT_JUDGE_APPROVERS: 'scott' } },
+        'policy.changed',
+      );
+      const changed = logRecordsOf(second).find((r) => r.event === 'policy.changed');
+      expect(changed?.level).toBe('warn');
+      expect(changed?.msg).toMatch(/the two judge alike proposals differently$/);
+    });
+  }, 300_000);
 });
 
 function publicationOf(loaded: LoadedPolicy): PolicyPublication {
