@@ -14,6 +14,14 @@ export function mcpAuditLogPath(stateDir: string): string {
 }
 
 /**
+ * Where the hook gate (`agent-judge dev`, `hook serve`) keeps the hook calls it decided without a proposal (refused by
+ * a rule, or let run by one): the same chained form, read by `list --hooks` and `audit export`.
+ */
+export function hooksAuditLogPath(stateDir: string): string {
+  return join(stateDir, 'hooks-audit.jsonl');
+}
+
+/**
  * Every pass-through record since `sinceMs` ago, each with its chain position and hash; a broken chain is refused
  * naming the first bad line (tampered or truncated logs are never exported as if whole).
  */

@@ -243,18 +243,26 @@ export function registerProposalCommands(program: Command): void {
     .command('export')
     .description(
       'one JSON line per proposal run with every verdict and decision (server and archive, each run once), ' +
-        'then the MCP pass-through calls',
+        'then the MCP pass-through calls and the hook calls decided without a proposal',
     )
     .option('--since <duration>', 'only proposals started within this window', '7d')
     .addOption(archiveOption())
-    .option('--state-dir <dir>', 'where agent-judge mcp keeps its pass-through log (mcp-audit.jsonl)', '.agent-judge')
+    .option(
+      '--state-dir <dir>',
+      'where agent-judge mcp and the hook gate keep their logs (mcp-audit.jsonl, hooks-audit.jsonl)',
+      '.agent-judge',
+    )
     .action(async (opts: { since: string; archive?: string; stateDir: string }, cmd: Command) => {
       const sinceMs = sinceWindowMs(opts.since);
       const archiveDir = archiveDirOption(opts.archive);
       const { exportAudit } = await import('../audit');
-      const { mcpAuditLogPath, readPassThroughLog } = await import('../audit/mcp-log');
-      // Read (and verify) the chained log first: a broken chain fails the export before anything is printed.
-      const passThrough = readPassThroughLog(mcpAuditLogPath(opts.stateDir), { sinceMs });
+      const { hooksAuditLogPath, mcpAuditLogPath, readPassThroughLog } = await import('../audit/mcp-log');
+      // Read (and verify) the chained logs first: a broken chain fails the export before anything is printed. The
+      // hook gate's calls decided without a proposal follow the MCP proxy's pass-through calls.
+      const passThrough = [
+        ...readPassThroughLog(mcpAuditLogPath(opts.stateDir), { sinceMs }),
+        ...readPassThroughLog(hooksAuditLogPath(opts.stateDir), { sinceMs }),
+      ];
       await withClient(cmd, async (client) => {
         for await (const record of exportAudit(client, { sinceMs, archiveDir }))
           process.stdout.write(`${JSON.stringify(record)}\n`);

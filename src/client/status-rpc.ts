@@ -240,6 +240,7 @@ export class StatusRpc {
         startTime?: Timestamp;
         closeTime?: Timestamp;
         searchAttributes?: { indexedFields?: Record<string, Payload> } | null;
+        memo?: { fields?: Record<string, Payload> } | null;
       }>;
       nextPageToken?: Uint8Array;
     };
@@ -267,6 +268,7 @@ export class StatusRpc {
             startTime: dateOf(e.startTime) ?? new Date(0),
             closeTime: dateOf(e.closeTime),
             attribute: (name) => fromPayload(fields[name]),
+            memo: (key) => fromPayload(e.memo?.fields?.[key]),
           }),
         );
         if (rows.length >= limit) return rows;

@@ -171,7 +171,12 @@ describe('propose, status, list', () => {
     expect(oneLine(noProposal.stderr)).toBe(`agent-judge: no proposal with id ${unknownId}`);
     expect(oneLine(badId.stderr)).toBe('agent-judge: proposal_id: "not an id!" is not a valid proposal id');
     expect(oneLine(noNamespace.stderr)).toBe("agent-judge: Namespace not found: 'agent-judge-no-such-namespace'");
-    expect(oneLine(noServer.stderr)).toBe('agent-judge: Failed to connect before the deadline');
+    expect(oneLine(noServer.stderr)).toBe(
+      'agent-judge: cannot reach Temporal at 127.0.0.1:1 (namespace default): Failed to connect before the deadline. ' +
+        'Is agent-judge running? Start it with `agent-judge dev` (a Temporal server on localhost:7233 and the ' +
+        'workers), or point TEMPORAL_ADDRESS or --address at the server it uses (`agent-judge dev --port P` listens ' +
+        'on 127.0.0.1:P)',
+    );
     for (const run of [noWorkflow, noProposal, badId, noNamespace, noServer]) expect(run.stdout).toBe('');
   });
 
@@ -184,6 +189,7 @@ describe('propose, status, list', () => {
       'policy_sha256',
       'proposal_id',
       'status',
+      'subject',
       'verdict',
       'verdicts',
       'workflow_id',
@@ -267,7 +273,7 @@ describe('bad input', () => {
       oversize: `${marker}-oversize`,
     };
     const runs = await Promise.all([
-      propose(writeJson(`{"proposal_id":"${ids.malformed}","action_type":"memory_write",`), '--wait'),
+      propose(writeJson(`{"proposal_id":"${ids.malformed}",\n  "action_type":"memory_write" "x"}`), '--wait'),
       propose(writeJson(proposal('exec', { proposal_id: ids.wrongType, parameters: { command: 'ls -la' } }))),
       propose(writeJson({ ...proposal('memory_write', { proposal_id: ids.unknownField }), run_as: 'root' })),
       propose(writeJson(proposal('memory_write', { proposal_id: ids.actionType, action_type: 'rm -rf' }))),
@@ -278,7 +284,8 @@ describe('bad input', () => {
       ),
     ]);
     const expected = [
-      /^agent-judge: proposal: not valid JSON \(/,
+      // Where it breaks, as an editor counts: line 2, column 32 is the stray "x".
+      /^agent-judge: proposal: not valid JSON \(line 2, column 32: /,
       /^agent-judge: proposal\.parameters\.command: Invalid input: expected array, received string$/,
       /^agent-judge: proposal: Unrecognized key: "run_as"$/,
       /^agent-judge: proposal\.action_type: expected a snake_case action type/,
@@ -351,6 +358,28 @@ describe('clarify and decide', () => {
       reason: 'budgeted',
       tier: 'human-only',
     });
+  });
+});
+
+describe('an action type the risk matrix does not list', () => {
+  it('goes to a person who reads why: "not in the risk matrix" and the closest listed types', async () => {
+    const p = proposal('memory_write', {
+      action_type: 'memry_write',
+      parameters: { content: `typo ${randomUUID()}` },
+    });
+    const json = outcome(await propose(writeJson(p), '--wait'));
+    expect(json.status).toBe('awaiting_human');
+    expect(json.escalation_reason).toMatch(
+      new RegExp(
+        '^action_type "memry_write" is not in the risk matrix of policy \\S+ \\(did you mean memory_write\\?\\): ' +
+          'its default tier human-only applies, a person must decide$',
+      ),
+    );
+    const human = await cli(['status', String(p.proposal_id), '--format', 'human']);
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(
+      /^why {7}action_type "memry_write" is not in the risk matrix .*did you mean memory_write\?/m,
+    );
   });
 });
 
@@ -466,6 +495,44 @@ describe('audit', () => {
       decisions: [{ decision: 'reject', approver: 'scott', reason: 'not this quarter', via: 'api', accepted: true }],
     });
     expect(record?.verdicts).toHaveLength(1);
+  });
+
+  it('export carries the deciding verdict of a human approval whose run still waits for its token', async () => {
+    // financial_op has no executor here: approved, the run stays open until the caller redeems its token.
+    const p = proposal('financial_op', { target: { account: `audit-open-${randomUUID().slice(0, 8)}` } });
+    expect((await submitAndWait(sys.client, p, { taskQueue: sys.taskQueues.workflow })).status).toBe('awaiting_human');
+    const approved = outcome(await cli(['decide', String(p.proposal_id), 'approve', '--approver', 'scott']));
+    expect(approved.status).toBe('approved');
+    let record: AuditRecord | undefined;
+    for (let attempt = 0; attempt < 6 && !record; attempt++) {
+      const run = await cli(['audit', 'export', '--since', '1h']);
+      expect(run.code, run.stderr).toBe(0);
+      const records = run.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as AuditRecord);
+      record = records.find((r) => r.proposal_id === p.proposal_id && r.status === 'approved');
+      if (!record) await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(record).toMatchObject({
+      status: 'approved',
+      closed_at: null,
+      verdict: { verdict: 'APPROVE', decided_by: 'human:scott', tier: 'human-only' },
+      decisions: [{ decision: 'approve', approver: 'scott', accepted: true }],
+    });
+    expect(record?.verdicts.map((v) => v.verdict)).toEqual(['APPROVE']);
+    // `list` says what the open run waits for: its token.
+    const mine = (r: { proposal_id: string; status: string }) => r.proposal_id === p.proposal_id;
+    const rows = await listUntil(['--since', '1h'], (all) => all.some((r) => mine(r) && r.status === 'approved'));
+    expect(rows.find(mine)).toMatchObject({
+      status: 'approved',
+      waiting_for: 'token',
+      closed_at: null,
+      subject: `financial_op {"account":"${(p.target as { account: string }).account}"}`,
+    });
+    // The export never carries a token that can still be redeemed.
+    expect(JSON.stringify(record)).not.toContain(approved.capability?.token ?? 'no token in the outcome');
+    expect(approved.capability?.token).toBeTruthy();
   });
 
   it('replay reports no nondeterminism over the closed proposals', async () => {

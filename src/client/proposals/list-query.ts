@@ -6,6 +6,7 @@
 import { BadInputError } from '../../contracts/errors';
 import { FINAL_STAGES, OUTCOME_STATUSES, outcomeStatusOf, stageFrom } from '../../contracts/lifecycle';
 import type { OutcomeStatus } from '../../contracts/status';
+import { SUBJECT_MEMO_KEY } from '../../contracts/subject';
 import { PROPOSAL_SEARCH_ATTRIBUTE_NAMES as SA, PROPOSAL_WORKFLOW_TYPE } from '../../wire-names';
 
 export interface ListedProposal {
@@ -17,6 +18,13 @@ export interface ListedProposal {
   tier: string | null;
   verdict: string | null;
   target: string | null;
+  /** The command, path or URL an approver is asked about (src/contracts/subject.ts); null for runs without it. */
+  subject: string | null;
+  /**
+   * `token`: approved, the run still open until its performer redeems the capability token (or reports what it did);
+   * null otherwise.
+   */
+  waiting_for: 'token' | null;
   audit_flag: boolean;
   started_at: string;
   closed_at: string | null;
@@ -75,6 +83,8 @@ export interface ListedRun {
   startTime: Date;
   closeTime: Date | undefined;
   attribute: (name: string) => unknown;
+  /** A memo field by key (the proposal's subject, src/contracts/subject.ts). */
+  memo: (key: string) => unknown;
 }
 
 /** The row `list` prints for one run. */
@@ -83,15 +93,20 @@ export function listedProposalOf(run: ListedRun): ListedProposal {
     const v = run.attribute(name);
     return typeof v === 'string' ? v : null;
   };
+  const closed = run.closeTime !== undefined;
+  const status = outcomeStatusOf(stageFrom(text(SA.Stage) ?? undefined), closed);
+  const subject = run.memo(SUBJECT_MEMO_KEY);
   return {
     proposal_id: text(SA.ProposalId) ?? '',
     workflow_id: run.workflowId,
-    status: outcomeStatusOf(stageFrom(text(SA.Stage) ?? undefined), run.closeTime !== undefined),
+    status,
     agent_id: text(SA.AgentId),
     action_type: text(SA.ActionType),
     tier: text(SA.Tier),
     verdict: text(SA.Verdict),
     target: text(SA.Target),
+    subject: typeof subject === 'string' ? subject : null,
+    waiting_for: status === 'approved' && !closed ? 'token' : null,
     audit_flag: run.attribute(SA.AuditFlag) === true,
     started_at: run.startTime.toISOString(),
     closed_at: run.closeTime?.toISOString() ?? null,

@@ -21,6 +21,7 @@ import { checkSubmissionLimits, type SubmissionLimits } from '../limits';
 import { fairnessKeyFor } from './fairness';
 import { reserveProposalId } from './reservation';
 import { isClosedRunError, isDuplicateStart, resultOf } from './runs';
+import { proposalSubject, SUBJECT_MEMO_KEY } from '../../contracts/subject';
 
 export interface SubmitOptions {
   /** The workflow task queue (default `agent-judge`). */
@@ -67,6 +68,8 @@ function prepareStart(
       { key: SA.Target, value: searchableTarget(proposal) },
       { key: SA.Stage, value: 'judging' },
     ],
+    // What an approver is asked about (the command, path or URL), readable from visibility by `list`.
+    memo: { [SUBJECT_MEMO_KEY]: proposalSubject(proposal) },
     // One agent's backlog is dispatched in turn with another's, not ahead of it (./fairness.ts); its activities
     // inherit the key. A server without fairness enabled ignores it.
     priority: { fairnessKey: fairnessKeyFor(proposal.agent_id) },

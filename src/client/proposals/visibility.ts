@@ -18,6 +18,7 @@ export async function listProposals(client: Client, options: ListOptions = {}): 
         startTime: wf.startTime,
         closeTime: wf.closeTime,
         attribute: (name) => attributes.get(name),
+        memo: (key) => wf.memo?.[key],
       }),
     );
     if (rows.length >= limit) break;
