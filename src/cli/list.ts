@@ -13,10 +13,7 @@ import { sinceWindowMs } from './since';
 export function registerListCommand(program: Command): void {
   program
     .command('list')
-    .description(
-      'list proposals, newest first (a table on a terminal: what each is about, an approval waiting for its ' +
-        'token); with --hooks, the hook calls decided without a proposal',
-    )
+    .description('list proposals, newest first (a table on a terminal); --hooks: hook calls decided without a proposal')
     .option('--status <status>', 'executed|approved|rejected|awaiting_clarification|awaiting_human|failed|pending')
     .option('--since <duration>', 'only proposals started within this window, e.g. 24h')
     .option('--audit-flag', 'only proposals that raised the repeated-rejection audit flag')

@@ -65,7 +65,13 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
     listedAfter: 'propose',
   },
   {
-    commands: [{ term: 'list [options]', description: 'list proposals, newest first' }],
+    commands: [
+      {
+        term: 'list [options]',
+        description:
+          'list proposals, newest first (a table on a terminal); --hooks: hook calls decided without a proposal',
+      },
+    ],
     load: async () => (await import('./list')).registerListCommand,
     // Its own module too (it must start fast), listed where it always was.
     listedAfter: 'status',
