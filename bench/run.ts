@@ -1,9 +1,9 @@
 /**
  * `npm run bench`: starts its own Temporal dev server (in memory) and prints latency, throughput and CPU tables as
  * medians and percentiles over repeated runs, each target of issue 12 beside its figure. Timing lives here, never in
- * tests. BENCH_ONLY=proposals,history,cli,judge,discord,circles,archive,metrics,reports,capabilities,mcp,hooks,ai-sdk,
- * langchain,openai-agents,openclaw,inbox,grants,fatigue,flood,judge-model picks sections (default: all; judge-model
- * skips itself without its model file).
+ * tests. BENCH_ONLY=proposals,history,cli,judge,discord,circles,archive,replay,metrics,reports,capabilities,mcp,hooks,
+ * ai-sdk,langchain,openai-agents,openclaw,inbox,grants,fatigue,flood,judge-model picks sections (default: all;
+ * judge-model skips itself without its model file).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { freePort, startDevServer } from '../src/devserver/server';
@@ -87,6 +87,10 @@ const sections: Section[] = [
   {
     name: 'archive',
     run: table('History archive (issue 11)', async (s) => (await import('./archive')).benchArchive(s)),
+  },
+  {
+    name: 'replay',
+    run: table('Replay of recorded proposals (issue 41)', async (s) => (await import('./replay')).benchReplay(s)),
   },
   {
     name: 'metrics',
