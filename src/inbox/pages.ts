@@ -8,6 +8,7 @@ import type { GrantMatch, GrantStatus } from '../contracts/grant';
 import { isFinalStatus, type EvidenceStatus } from '../contracts/lifecycle';
 import type { Proposal } from '../contracts/proposal';
 import type { DecisionRecord, ProposalRecord } from '../contracts/status';
+import { proposalSubject } from '../contracts/subject';
 import { agentBlock, agentInline, editPathLabel, hiddenCharactersNote, markup, type Html } from './html';
 
 /** The evidence checks' words: ours, outside the agent's frame. */
@@ -214,6 +215,7 @@ export function inboxPage(approver: string, csrf: string, rows: readonly Pending
         <a href="/p/${encodeURIComponent(s.workflow_id)}"
           >${s.proposal.action_type} by ${agentInline(s.proposal.agent_id)}</a
         >
+        <div class="subject">about ${agentInline(proposalSubject(s.proposal))}</div>
         <div>target ${agentInline(targetText(s))}</div>
         <div class="muted">
           ${outcomeText(s)}${s.deadlines.human ? ` · decide by ${s.deadlines.human}` : ''}${

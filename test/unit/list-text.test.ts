@@ -107,3 +107,26 @@ describe('what an approver is asked about', () => {
     );
   });
 });
+
+describe('the inbox card', () => {
+  it('says what the approver is asked about: the command, escaped as agent text', async () => {
+    const { inboxPage } = await import('../../src/inbox/pages');
+    const status = {
+      workflow_id: 'proposal-1',
+      status: 'awaiting_human',
+      decisions: [],
+      approvals_needed: 1,
+      deadlines: { human: null, clarification: null },
+      proposal: {
+        agent_id: '@local',
+        action_type: 'shell_command',
+        target: { cwd: '/w' },
+        parameters: { command: 'echo <b>hi</b> > out.txt' },
+      },
+    } as unknown as Parameters<typeof inboxPage>[2][number]['status'];
+    const { html } = inboxPage('scott', 'csrf', [{ status, decidedByMe: false }]);
+    expect(html).toContain('about');
+    expect(html).toContain('echo &lt;b&gt;hi&lt;/b&gt; &gt; out.txt (in /w)');
+    expect(html).not.toContain('<b>hi</b>');
+  });
+});
