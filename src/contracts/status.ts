@@ -45,6 +45,11 @@ export interface ProposalRecord {
   dispute: Dispute | null;
   decisions: DecisionRecord[];
   approvals_needed: number;
+  /**
+   * Who may decide: the approvers this run was started with (its policy snapshot). Absent from a record written
+   * before it was added; the `humanDecision` Update checks it with `refuseDecider` (contracts/decider.ts).
+   */
+  approvers?: readonly string[];
   execution: ExecutionResult | null;
   /** Set for proposals their caller performs (the MCP proxy, a gate): what it reported. Absent for any other. */
   caller?: CallerRecord | null;

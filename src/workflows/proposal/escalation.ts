@@ -9,6 +9,7 @@ import type { DecisionRecord } from '../../contracts/status';
 import type { Verdict } from '../../contracts/verdict';
 import type { EditResult } from '../../contracts/action-edit';
 import { refusal, type Refusal } from '../../contracts/refusal';
+import { refuseDecider } from '../../contracts/decider';
 import { unlistedActionTypeReason } from '../../policy/action-types';
 import { decisionVerifier } from '../decision-verifier';
 import { applyActionEdits, proposalContentDigest } from '../schemas';
@@ -80,10 +81,6 @@ export class EscalationState extends ProposalCore {
     this._deadlines.human = null;
   }
 
-  isApprover(id: string): boolean {
-    return this.policy.spec.escalation.approvers.includes(id);
-  }
-
   /**
    * Why a human decision cannot be accepted now, or null. Used by the Update validator. `nowMs`
    * is workflow time, for the freshness of a signed decision.
@@ -95,8 +92,8 @@ export class EscalationState extends ProposalCore {
         `proposal ${this._proposal.proposal_id} is not awaiting a human decision (stage: ${this._stage})`,
       );
     }
-    if (!this.isApprover(d.approver))
-      return refusal('not-approver', `${d.approver} is not an approver for this proposal`);
+    const notDecider = refuseDecider(this.policy.spec.escalation.approvers, d.approver);
+    if (notDecider) return notDecider;
     if (this._editCheck !== null)
       return refusal(
         'busy',

@@ -81,6 +81,7 @@ export class ProposalState extends CapabilityState {
       dispute: this._dispute,
       decisions: this._decisions,
       approvals_needed: this.approvalsNeeded,
+      approvers: this.policy.spec.escalation.approvers,
       execution: this._execution,
       ...(this.performedByCaller ? { caller: this._caller } : {}),
       audit_flag: this._auditFlag,
