@@ -9,6 +9,7 @@ import { isFinalStatus, type EvidenceStatus } from '../contracts/lifecycle';
 import type { Proposal } from '../contracts/proposal';
 import type { DecisionRecord, ProposalRecord } from '../contracts/status';
 import { proposalSubject } from '../contracts/subject';
+import { cannotDecideNotice, whyCannotDecide } from './decidable';
 import { agentBlock, agentInline, editPathLabel, hiddenCharactersNote, markup, type Html } from './html';
 
 /** The evidence checks' words: ours, outside the agent's frame. */
@@ -222,6 +223,7 @@ export function inboxPage(approver: string, csrf: string, rows: readonly Pending
             decidedByMe ? ' · you have decided' : ''
           }
         </div>
+        ${cannotDecideNotice(s, approver)}
       </div>`,
   );
   return markup`<h1>Pending for ${approver}</h1>
@@ -318,7 +320,8 @@ export function proposalPage(
   options: { grants?: GrantBounds } = {},
 ): Html {
   const mine = s.decisions.find((d) => d.approver === approver);
-  const open = s.stage === 'awaiting_human' && !mine;
+  const cannot = whyCannotDecide(s, approver);
+  const open = s.stage === 'awaiting_human' && !mine && !cannot;
   const dispute = s.dispute;
   return markup`<h1>${s.proposal.action_type} by ${agentInline(s.proposal.agent_id)}</h1>
     ${
@@ -380,6 +383,7 @@ export function proposalPage(
             <label>Reason<br /><textarea name="reason" maxlength="4096"></textarea></label><br />
             ${editSection(s.proposal)}
             ${options.grants ? grantSection(s.proposal, options.grants) : ''}
+            <p class="notice error" id="decide-refusal" role="alert" hidden></p>
             <button class="approve" type="submit" name="decision" value="approve">Approve</button>
             <button class="reject" type="submit" name="decision" value="reject">Reject</button>
             <div class="notice" id="grant-confirm" hidden>
@@ -397,7 +401,9 @@ export function proposalPage(
           ? markup`<p class="notice ok" id="mine">
             You ${mine.decision === 'approve' ? 'approved' : 'rejected'} this proposal.
           </p>`
-          : ''
+          : s.stage === 'awaiting_human'
+            ? cannotDecideNotice(s, approver)
+            : ''
     }
     <p><a href="/">Back to the inbox</a></p>`;
 }

@@ -180,6 +180,13 @@ export const PAGE_SCRIPT = String.raw`
       const granted = done.grant ? '&grant=' + encodeURIComponent(done.grant.grant_id) : '';
       location.assign(path + '?done=' + encodeURIComponent(done.status) + granted);
     } catch (err) {
+      // Shown where the buttons are, not only at the top of the page: the approver is looking there.
+      const here = document.getElementById('decide-refusal');
+      if (here) {
+        here.textContent = 'Not decided: ' + err.message;
+        here.hidden = false;
+        here.scrollIntoView({ block: 'center' });
+      }
       say('Not decided: ' + err.message, 'error');
     }
   });

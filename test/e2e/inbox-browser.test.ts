@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-core';
 import { Client, Connection, WorkflowIdReusePolicy } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LiveGrants } from '../../src/activities/live-grants';
@@ -25,6 +25,22 @@ import { proposal, startSystem, type TestSystem } from '../helpers/system';
 import { toolPath } from '../helpers/tools';
 
 const WAIT = { timeout: 30_000 };
+
+/** A virtual platform authenticator with user verification, for this page's WebAuthn ceremonies. */
+async function withAuthenticator(page: Page): Promise<void> {
+  const cdp = await page.createCDPSession();
+  await cdp.send('WebAuthn.enable', { enableUI: false });
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+}
 
 describe('the inbox in a browser', () => {
   let sys: TestSystem;
@@ -71,18 +87,7 @@ describe('the inbox in a browser', () => {
     });
     page.on('pageerror', (e) => problems.push(`page error: ${String(e)}`));
     await page.setViewport({ width: 390, height: 844, isMobile: true });
-    const cdp = await page.createCDPSession();
-    await cdp.send('WebAuthn.enable', { enableUI: false });
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
+    await withAuthenticator(page);
   });
   afterAll(async () => {
     await browser?.close();
@@ -308,5 +313,80 @@ describe('the inbox in a browser', () => {
     expect(after.decisions).toMatchObject([
       { approver: 'scott', edits: [{ path: `parameters.arguments.${lookAlike}`, value: 'prod' }] },
     ]);
+  });
+
+  it('a proposal started before the approver was listed: marked with the reason, no Approve button', async () => {
+    // The inbox runs a policy that lists tess since; the proposal's run was started with scott alone, and its
+    // humanDecision Update would refuse her. Her own browser context, authenticator and passkey registry.
+    const p = await submit({ amount: 12, currency: 'EUR', memo: 'before tess' });
+    expect(p.status).toBe('awaiting_human');
+    const tessDir = mkdtempSync(join(tmpdir(), 'agent-judge-inbox-tess-'));
+    const escalation = { ...sys.policy.spec.escalation, approvers: ['scott', 'tess'] };
+    const later = await startTestInbox(sys, { dir: tessDir, registry: join(tessDir, 'passkeys.json') }, silentLogger, {
+      policy: { ...sys.policy, spec: { ...sys.policy.spec, escalation } },
+    });
+    const context = await browser.createBrowserContext();
+    try {
+      const tess = await context.newPage();
+      await withAuthenticator(tess);
+      const text = (sel: string) => tess.$eval(sel, (el) => (el as { innerText: string }).innerText.trim());
+      const { token } = new InviteStore(join(tessDir, 'state', 'invites')).create('tess', 3_600_000);
+      await tess.goto(inviteLink(later.url, token), { waitUntil: 'load', ...WAIT });
+      await tess.type('input[name="name"]', 'virtual');
+      await tess.click('#enrol button[type="submit"]');
+      await tess.waitForFunction(`!document.getElementById('message').hidden`, WAIT);
+      await tess.goto(later.url, { waitUntil: 'load', ...WAIT });
+      await Promise.all([tess.waitForNavigation({ waitUntil: 'load', ...WAIT }), tess.click('#sign-in')]);
+      expect(await text('h1')).toBe('Pending for tess');
+      const reason =
+        'You cannot decide this proposal: you are not among the approvers it was started with (scott); ' +
+        'an approver listed since decides only proposals started after.';
+      const card = `.card[data-workflow-id="${p.workflow_id}"]`;
+      expect(await text(`${card} .cannot-decide`)).toBe(reason);
+      await Promise.all([
+        tess.waitForNavigation({ waitUntil: 'load', ...WAIT }),
+        tess.click(`a[href="/p/${p.workflow_id}"]`),
+      ]);
+      expect(await text('.cannot-decide')).toBe(reason);
+      expect(await tess.$('#decide')).toBeNull();
+      expect(await tess.$('button[value="approve"]')).toBeNull();
+      expect(await tess.$('button[value="reject"]')).toBeNull();
+      // scott, whom the run was started with, still gets the buttons on the same proposal.
+      await openProposal(p.workflow_id);
+      expect(await page.$('button[value="approve"]')).not.toBeNull();
+      expect(await page.$('.cannot-decide')).toBeNull();
+      expect((await getStatus(sys.client, p.workflow_id)).stage).toBe('awaiting_human');
+    } finally {
+      await context.close();
+      await later.close();
+      rmSync(tessDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a refusal from the decision POST is shown in the form, where the buttons are', async () => {
+    // The race: the page offered Approve, then the run ended before the signed decision reached it.
+    const p = await submit({ amount: 13, currency: 'EUR', memo: 'race' });
+    await openProposal(p.workflow_id);
+    await page.setRequestInterception(true);
+    const onRequest = (request: HTTPRequest) => {
+      if (request.method() === 'POST' && request.url().endsWith(`/p/${encodeURIComponent(p.workflow_id)}/decide`))
+        void sys.client.workflow
+          .getHandle(p.workflow_id)
+          .terminate('ended while the approver was signing')
+          .finally(() => void request.continue());
+      else void request.continue();
+    };
+    page.on('request', onRequest);
+    try {
+      await page.click('button[value="approve"]');
+      await page.waitForFunction(`!document.getElementById('decide-refusal').hidden`, WAIT);
+    } finally {
+      page.off('request', onRequest);
+      await page.setRequestInterception(false);
+    }
+    const inPlace = await page.$eval('#decide #decide-refusal', (el) => (el as { innerText: string }).innerText);
+    expect(inPlace).toBe('Not decided: Not accepted: decision refused: the proposal is already closed');
+    // It sits next to the buttons, in view.
+    expect(await page.$('#decide-refusal + button[value="approve"]')).not.toBeNull();
   });
 });

@@ -15,6 +15,7 @@ import { readPasskeyRegistry, withPasskeys } from '../../identity/passkey-regist
 import { passkeyChallenge, withPasskeyAssertion } from '../../identity/sign-decision';
 import { grantPasskeyChallenge, withGrantPasskeyAssertion } from '../../identity/sign-grant';
 import type { InboxContext } from '../context';
+import { whyCannotDecide } from '../decidable';
 import { GrantFormRefusal, grantFromForm } from '../grant-form';
 import { HttpRefusal } from '../http-refusal';
 import { outcomeText } from '../pages';
@@ -58,6 +59,8 @@ export function registerDecisionRoutes(app: Express, ctx: InboxContext): void {
       throw new HttpRefusal(409, `this proposal is no longer waiting for a decision: ${outcomeText(status)}`);
     if (status.decisions.some((d) => d.approver === approver))
       throw new HttpRefusal(409, 'you have already decided this proposal');
+    const cannot = whyCannotDecide(status, approver);
+    if (cannot) throw new HttpRefusal(409, cannot);
     // Edits are checked here with the function the workflow runs (the table, the action type's schema), so a refused
     // edit names its field and rule and nothing is signed or sent.
     if (body.edits) {
