@@ -26,6 +26,7 @@ import { examplePath } from '../package-root';
 import { DEFAULT_POLICY_PATH, loadPolicyLayers } from '../policy/load';
 import { createWorkers, runWorkers, WORKER_ROLES } from '../worker';
 import { announceWorkerPolicy } from '../worker/policy-publication';
+import { hooksAuditLogPath } from '../audit/mcp-log';
 import { prepareAudit } from './audit-setup';
 import { DISCORD_OFF, describeDecisionSigning, describePolicy, describeSlack } from './dev-banner';
 import { CONTINUED, startDevHookGate, startDevInbox } from './dev-services';
@@ -230,7 +231,7 @@ export async function runDev(opts: DevOptions & MetricsFlags, cmd: Command): Pro
       ? {
           url: hooksGate.url,
           token_file: hooksGate.tokenFile ?? null,
-          audit_log: resolve('.agent-judge', 'hooks-audit.jsonl'),
+          audit_log: hooksAuditLogPath(resolve('.agent-judge')),
         }
       : null,
     inbox: inbox.url ? { url: inbox.url, state_dir: resolve(DEFAULT_INBOX_STATE_DIR) } : null,

@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { AgentJudgeError } from '../contracts/errors';
 import type { HookRuntime } from '../contracts/hooks';
 import { readRunningDev } from '../config/user-state';
+import { hooksAuditLogPath } from '../audit/mcp-log';
 import { scopeOf } from './hook-install';
 import { printJson } from './io';
 
@@ -153,7 +154,7 @@ export async function runHookDoctor(
         : { code: res.ok ? 0 : 2, stdout: res.ok ? await res.text() : '', stderr: res.ok ? '' : await res.text() };
   }
   const dev = readRunningDev();
-  const auditLog = dev?.gate?.audit_log ?? join(dev?.cwd ?? '.', '.agent-judge', 'hooks-audit.jsonl');
+  const auditLog = dev?.gate?.audit_log ?? hooksAuditLogPath(join(dev?.cwd ?? '.', '.agent-judge'));
   const seen = ran.code === 0 ? await auditedCall(auditLog, sessionId) : null;
   const works = seen !== null && trust.state !== 'untrusted';
   printJson({

@@ -21,7 +21,10 @@ export function registerListCommand(program: Command): void {
       '--hooks',
       'list the hook calls the gate decided without a proposal (refused by a rule, or let run by one) instead',
     )
-    .option('--state-dir <dir>', "with --hooks: the gate's state folder (hooks-audit.jsonl)", '.agent-judge')
+    .option(
+      '--state-dir <dir>',
+      "with --hooks: the gate's state folder (hooks-audit.jsonl); default: the running dev's, else .agent-judge",
+    )
     .option('--json', 'print the JSON (the default when stdout is not a terminal)')
     .addOption(
       new Option('--format <format>', 'human (a table; the default on a terminal) or json').choices(['human', 'json']),
@@ -33,7 +36,7 @@ export function registerListCommand(program: Command): void {
           since?: string;
           auditFlag?: boolean;
           hooks?: boolean;
-          stateDir: string;
+          stateDir?: string;
           json?: boolean;
           format?: string;
         },
@@ -47,7 +50,8 @@ export function registerListCommand(program: Command): void {
             throw new BadInputError('--hooks: hook calls have no status or audit flag; use --since to narrow them');
           const { hooksAuditLogPath, readPassThroughLog } = await import('../audit/mcp-log');
           // Newest first, as proposals are listed.
-          const records = readPassThroughLog(hooksAuditLogPath(opts.stateDir), { sinceMs }).reverse();
+          const log = opts.stateDir !== undefined ? hooksAuditLogPath(opts.stateDir) : await runningGateAuditLog();
+          const records = readPassThroughLog(log, { sinceMs }).reverse();
           if (format === 'json') printJson(records);
           else process.stdout.write(renderHookCallTable(records));
           return;
@@ -59,4 +63,11 @@ export function registerListCommand(program: Command): void {
         else process.stdout.write(renderProposalTable(rows));
       },
     );
+}
+
+/** The hook log of the running `agent-judge dev`'s gate (its record in the user's state folder), else here. */
+async function runningGateAuditLog(): Promise<string> {
+  const { readRunningDev } = await import('../config/user-state');
+  const { hooksAuditLogPath } = await import('../audit/mcp-log');
+  return readRunningDev()?.gate?.audit_log ?? hooksAuditLogPath('.agent-judge');
 }

@@ -6,7 +6,7 @@
  * everything comes from flags and the policy file; anything missing or wrong refuses the start.
  */
 import { resolve } from 'node:path';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import type { Client } from '@temporalio/client';
 import type { LimitName } from '../contracts/errors';
 import type { Logger } from '../contracts/logger';
@@ -18,6 +18,7 @@ import { taskQueuesFor } from '../names';
 import { loadPolicyLayers, type LoadedPolicy } from '../policy/load';
 import { tierFor } from '../policy/classify';
 import { printJson } from './io';
+import { chooseOutputFormat } from './outcome-text';
 import { matchRule } from '../mcp/mapping';
 import { MCP_TOOL_CALL } from '../contracts/mcp';
 import { describeUpstream, oneLine, upstreamSpec, type UpstreamSpec } from '../mcp/upstream';
@@ -51,6 +52,15 @@ function serverName(flag: string | undefined, policy: CompliancePolicy): string 
     throw new BadInputError(`--server: expected a server name such as filesystem, got ${JSON.stringify(flag)}`);
   }
   return flag;
+}
+
+/** `mcp check`'s flags. */
+interface McpCheckOptions {
+  policy?: string;
+  server?: string;
+  upstreamUrl?: string;
+  json?: boolean;
+  format?: string;
 }
 
 export function registerMcpCommands(program: Command): void {
@@ -88,8 +98,13 @@ export function registerMcpCommands(program: Command): void {
     .option('--policy <file>', 'the CompliancePolicy file')
     .option('--server <name>', "the upstream's name in rules")
     .option('--upstream-url <url>', 'the upstream is a Streamable HTTP MCP server at this URL')
+    .option('--json', 'print the JSON (the default when stdout is not a terminal)')
+    .addOption(
+      new Option('--format <format>', 'human (a table; the default on a terminal) or json').choices(['human', 'json']),
+    )
     .passThroughOptions()
-    .action(async (upstream: string[], opts: { policy?: string; server?: string; upstreamUrl?: string }) => {
+    .action(async (upstream: string[], opts: McpCheckOptions) => {
+      const format = chooseOutputFormat(opts, process.stdout.isTTY);
       const { policy } = await policyFrom(opts.policy);
       const server = serverName(opts.server, policy);
       const spec = upstreamSpec(opts.upstreamUrl, upstream);
@@ -106,7 +121,9 @@ export function registerMcpCommands(program: Command): void {
           unmapped: matched === null,
         };
       });
-      printJson({ server, tools: rows, unmapped: rows.filter((r) => r.unmapped).map((r) => r.tool) });
+      const checked = { server, tools: rows, unmapped: rows.filter((r) => r.unmapped).map((r) => r.tool) };
+      if (format === 'json') printJson(checked);
+      else process.stdout.write((await import('./mcp-check-text')).renderMcpCheck(checked));
     });
 
   mcp

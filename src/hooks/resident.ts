@@ -5,13 +5,14 @@
  * hooks at.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { BadInputError } from '../contracts/errors';
 import type { Logger } from '../contracts/logger';
 import type { CompliancePolicy } from '../contracts/policy';
 import type { McpHttpAgent } from '../contracts/mcp';
 import { newAgentToken, tokenSha256 } from '../gate/http-auth';
+import { hooksAuditLogPath } from '../audit/mcp-log';
 import { HookGateServer } from './gate-server';
 import { ProjectRegistry } from './projects';
 
@@ -80,7 +81,7 @@ export async function startResidentGate(o: {
     agents,
     temporal: { client: o.client, taskQueue: o.taskQueue },
     baseDir: o.baseDir ?? process.cwd(),
-    auditLog: join(o.stateDir, 'hooks-audit.jsonl'),
+    auditLog: hooksAuditLogPath(o.stateDir),
     logger: o.logger,
     ...(tokenFile && o.userStateDir
       ? {

@@ -496,6 +496,24 @@ describe('agent-judge mcp in front of server-filesystem (a person decides full-j
       action_type: 'mcp_tool_call',
       unmapped: true,
     });
+    // What a person at a terminal reads (--format human, the default on a TTY): the same findings as a table.
+    const human = await runCli([
+      BIN,
+      'mcp',
+      'check',
+      '--format',
+      'human',
+      '--policy',
+      env.policyFile,
+      '--',
+      ...FS_UPSTREAM(env),
+    ]);
+    expect(human.code).toBe(0);
+    const lines = human.stdout.split('\n');
+    expect(lines[0]).toMatch(/^TOOL +RULE +TIER +ACTION TYPE$/);
+    expect(lines).toContainEqual(expect.stringMatching(/^write_file +fs\.write +full-judge-review +file_write$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^edit_file +\(unmapped\) +human-only +mcp_tool_call$/));
+    expect(human.stdout).toContain(`${report.unmapped.length} of ${report.tools.length} tools of fs match no rule`);
   });
 
   it('a mapped call that does not fit its action type is denied, naming the field', async () => {
