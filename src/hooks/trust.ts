@@ -10,6 +10,7 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
+import { processEnv } from '../config/process-env';
 import type { HookRuntime } from '../contracts/hooks';
 
 /** The runtime's trust state for our hook: `trusted` (it will run), `untrusted` (it will not), `unknown`. */
@@ -57,7 +58,7 @@ const CODEX_HOOK_STEP =
   'with /hooks; codex exec --dangerously-bypass-hook-trust runs them without (automation that vets its hook files)';
 
 function codexTrust(c: TrustContext): TrustState {
-  const env = c.env ?? process.env;
+  const env = c.env ?? processEnv();
   const codexHome = env.CODEX_HOME?.trim() || join(c.home, '.codex');
   const configFile = join(codexHome, 'config.toml');
   const config = readToml(configFile);
@@ -101,7 +102,7 @@ function codexTrust(c: TrustContext): TrustState {
 
 function geminiTrust(c: TrustContext): TrustState {
   if (c.scope === 'user') return { state: 'not-needed', detail: "Gemini CLI always loads the user's settings" };
-  const env = c.env ?? process.env;
+  const env = c.env ?? processEnv();
   const userSettings = join(c.home, '.gemini', 'settings.json');
   try {
     const s = existsSync(userSettings)
