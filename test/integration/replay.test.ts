@@ -70,8 +70,11 @@ const transitions = (r: Awaited<ReturnType<typeof replayUnder>>) =>
     Object.entries(id).map(([name, pid]) => [name, `${r.by(pid).recorded.outcome} -> ${r.by(pid).candidate.outcome}`]),
   );
 
+/** This file's proposal runs (its own task queue: other files start proposals on the same server meanwhile). */
 async function proposalRuns(): Promise<number> {
-  const { count } = await sys.client.workflow.count(`WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}'`);
+  const { count } = await sys.client.workflow.count(
+    `WorkflowType = '${PROPOSAL_WORKFLOW_TYPE}' AND TaskQueue = '${sys.taskQueues.workflow}'`,
+  );
   return count;
 }
 
