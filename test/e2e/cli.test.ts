@@ -172,7 +172,8 @@ describe('propose, status, list', () => {
     expect(oneLine(badId.stderr)).toBe('agent-judge: proposal_id: "not an id!" is not a valid proposal id');
     expect(oneLine(noNamespace.stderr)).toBe("agent-judge: Namespace not found: 'agent-judge-no-such-namespace'");
     expect(oneLine(noServer.stderr)).toBe(
-      'agent-judge: cannot reach Temporal at 127.0.0.1:1 (namespace default): Failed to connect before the deadline. ' +
+      `agent-judge: cannot reach Temporal at 127.0.0.1:1 (namespace ${inject('temporalNamespace')}): ` +
+        'Failed to connect before the deadline. ' +
         'Is agent-judge running? Start it with `agent-judge dev` (a Temporal server on localhost:7233 and the ' +
         'workers), or point TEMPORAL_ADDRESS or --address at the server it uses (`agent-judge dev --port P` listens ' +
         'on 127.0.0.1:P)',
