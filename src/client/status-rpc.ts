@@ -38,6 +38,8 @@ const SERVICE = 'temporal.api.workflowservice.v1.WorkflowService';
 const CONNECT_TIMEOUT_MS = 5000;
 /** Each call's deadline: an answer that does not come within it is an error, never a hang. */
 const CALL_TIMEOUT_MS = 30_000;
+/** The answers after which a read is asked again (load shed by a rate limit, a server briefly unavailable). */
+const RETRIED: ReadonlySet<number> = new Set([GrpcStatus.RESOURCE_EXHAUSTED, GrpcStatus.UNAVAILABLE]);
 /** Visibility is eventually consistent: how often, and how long apart, a fresh proposal_id is looked up again. */
 const LOOKUP_RETRIES = 8;
 const LOOKUP_RETRY_MS = 250;
@@ -145,18 +147,30 @@ export class StatusRpc {
     const metadata = new Metadata();
     for (const [k, v] of Object.entries(this.metadata)) metadata.set(k, v);
     const bytes = Buffer.from(requestType.encode(requestType.fromObject(request)).finish());
-    const answer = await new Promise<Buffer>((resolve, reject) => {
-      this.client.makeUnaryRequest(
-        `/${SERVICE}/${method}`,
-        (b: Buffer) => b,
-        (b: Buffer) => b,
-        bytes,
-        metadata,
-        { deadline: Date.now() + CALL_TIMEOUT_MS },
-        (err, value) => (err || !value ? reject(err ?? new Error(`${method}: empty answer`)) : resolve(value)),
-      );
-    });
-    return responseType.decode(answer) as unknown;
+    const deadline = Date.now() + CALL_TIMEOUT_MS;
+    const once = () =>
+      new Promise<Buffer>((resolve, reject) => {
+        this.client.makeUnaryRequest(
+          `/${SERVICE}/${method}`,
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          bytes,
+          metadata,
+          { deadline },
+          (err, value) => (err || !value ? reject(err ?? new Error(`${method}: empty answer`)) : resolve(value)),
+        );
+      });
+    // Every call here only reads, so a server that sheds load (a namespace's rate limit on a cluster) or is briefly
+    // unavailable is asked again after a growing pause, within the same deadline, as the SDK client's retry does.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return responseType.decode(await once()) as unknown;
+      } catch (err) {
+        const pause = Math.min(100 * 2 ** attempt, 2_000);
+        if (!isServiceError(err) || !RETRIED.has(err.code) || Date.now() + pause >= deadline) throw err;
+        await new Promise((r) => setTimeout(r, pause));
+      }
+    }
   }
 
   /** A gRPC failure as the SDK client reports it (its `ServiceError`: a summary, the gRPC error as the cause). */

@@ -143,13 +143,19 @@ describe('the inbox in a browser', () => {
     );
   });
 
-  /** Opens a pending proposal's page from the inbox's list (scott is signed in from the test before). */
+  /**
+   * Opens a pending proposal's page from the inbox's list (scott is signed in from the test before). The list reads
+   * visibility, which lags the start (more on the multi-process cluster): the page is loaded again until the proposal
+   * is listed, for at most 15 s.
+   */
   async function openProposal(workflowId: string): Promise<void> {
-    await page.goto(inbox.url, { waitUntil: 'load', ...WAIT });
-    await Promise.all([
-      page.waitForNavigation({ waitUntil: 'load', ...WAIT }),
-      page.click(`a[href="/p/${workflowId}"]`),
-    ]);
+    const link = `a[href="/p/${workflowId}"]`;
+    for (let tries = 0; ; tries++) {
+      await page.goto(inbox.url, { waitUntil: 'load', ...WAIT });
+      if ((await page.$(link)) !== null || tries >= 60) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    await Promise.all([page.waitForNavigation({ waitUntil: 'load', ...WAIT }), page.click(link)]);
   }
   const submit = (parameters: Record<string, unknown>) =>
     submitAndWait(sys.client, proposal('financial_op', { parameters }), { taskQueue: sys.taskQueues.workflow });
