@@ -10,7 +10,8 @@ import { printJson, readJsonInput } from './io';
 import { chooseOutputFormat, renderOutcome, renderSubmitted } from './outcome-text';
 import type { ProposalOutcome } from '../contracts/status';
 import { loadKeyFile } from '../identity/keys';
-import { sinceWindowMs, withClient } from './shared';
+import { createLogger, sinceWindowMs, withClient } from './shared';
+import { loadEnv } from '../config/env';
 import { warnIfPolicyNotInForce } from './policy-check';
 import { DEFAULT_POLICY_PATH, loadPolicy } from '../policy/load';
 import { inboxUrl } from '../config/inbox-url';
@@ -228,6 +229,9 @@ export function registerProposalCommands(program: Command): void {
       const sinceMs = sinceWindowMs(opts.since);
       const archiveDir = archiveDirOption(opts.archive);
       const { replayProposals } = await import('../audit');
+      // The replaying worker's and Temporal core's log lines go to stderr through our logger: stdout is the JSON.
+      const { installQuietRuntime } = await import('./server-telemetry');
+      installQuietRuntime(createLogger(), loadEnv());
       await withClient(cmd, async (client) => {
         const summary = await replayProposals(client, {
           sinceMs,

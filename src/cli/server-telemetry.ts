@@ -3,7 +3,7 @@
  * the SDK runtime installed with that export and with its log lines sent to the command's logger.
  */
 import { createServer } from 'node:net';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import type { Env } from '../config/env';
 import { BadInputError } from '../contracts/errors';
 import type { Logger } from '../contracts/logger';
@@ -57,6 +57,21 @@ export function installRuntimeLogging(logger: Logger, env: Env, metrics: Metrics
     logger: new DefaultLogger(level, (entry) => {
       // Activity-only workers (judge, executor) poll no workflows by design.
       if (entry.message.startsWith('No workflows registered')) return;
+      const fn = entry.level === 'ERROR' ? logger.error : entry.level === 'WARN' ? logger.warn : logger.info;
+      fn.call(logger, { temporal: entry.meta }, entry.message);
+    }),
+  });
+}
+
+/**
+ * For a command whose stdout is its answer (`audit replay`): the replaying worker's lines and Temporal core's own
+ * (which core prints straight to stdout unless forwarded) go through `logger`, which writes to stderr.
+ */
+export function installQuietRuntime(logger: Logger, env: Env): void {
+  const level = env.TEMPORAL_LOG_LEVEL ?? 'WARN';
+  Runtime.install({
+    telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: level }) } },
+    logger: new DefaultLogger(level, (entry) => {
       const fn = entry.level === 'ERROR' ? logger.error : entry.level === 'WARN' ? logger.warn : logger.info;
       fn.call(logger, { temporal: entry.meta }, entry.message);
     }),
